@@ -64,22 +64,15 @@ dsl::Shared<T> rows_of(std::uint32_t rows) {
   }
 }
 
-/// Where one stream of a tile's copies goes and comes from: a KV tile has two (keys and values)
-/// with the same rows, whose addresses are then formed once for both.
-template <class T>
-struct CopyStream {
-  const dsl::Shared<T>& dst;
-  const dsl::Tensor<T>& src;
-};
-
-/// Starts copying rows first … first + Rows of each stream's tensor (row j at element row_at(j),
-/// D elements) into its `dst`, element c of row r at place(r, c), by the 16-byte asynchronous
-/// copies of a group of THREADS: zeros for rows at or past `count`, whose addresses are never
-/// formed from their own index.
+/// Starts copying rows first … first + Rows of a tensor (row j at element row_at(j), D
+/// elements) into `dst`, element c of row r at place(r, c), by the 16-byte asynchronous copies
+/// of a group of THREADS: zeros for rows at or past `count`, whose addresses are never formed
+/// from their own index.
 template <class T, std::uint32_t D, std::uint32_t Rows, std::uint32_t THREADS, class RowAt,
-          class Place, std::size_t N>
-void start_copies(const std::array<CopyStream<T>, N>& streams, const dsl::Expr<dsl::u32>& first,
-                  const dsl::Expr<dsl::u32>& count, RowAt&& row_at, Place&& place) {
+          class Place>
+void start_copies(const dsl::Shared<T>& dst, const dsl::Tensor<T>& src,
+                  const dsl::Expr<dsl::u32>& first, const dsl::Expr<dsl::u32>& count,
+                  RowAt&& row_at, Place&& place) {
   using namespace iron::dsl;
   constexpr std::uint32_t kW = 16 / lane_bytes<T>();
   constexpr std::uint32_t kPerRow = D / kW;
@@ -90,21 +83,19 @@ void start_copies(const std::array<CopyStream<T>, N>& streams, const dsl::Expr<d
     auto c = piece % kPerRow * kW;
     auto inside = first + r < count;
     auto from = row_at(select(inside, first + r, Expr<u32>(0u))) + c;
-    for (const CopyStream<T>& stream : streams) {
-      copy_async<kW>(stream.dst[place(r, c)], stream.src[from], inside);
-    }
+    copy_async<kW>(dst[place(r, c)], src[from], inside);
   }
 }
 
 /// start_copies by this body's group into rows of pitch<T, D>() elements at `at`.
-template <class T, std::uint32_t D, std::uint32_t Rows, class RowAt, std::size_t N>
-void start_rows(const std::array<CopyStream<T>, N>& streams, const dsl::Expr<dsl::u32>& at,
+template <class T, std::uint32_t D, std::uint32_t Rows, class RowAt>
+void start_rows(const dsl::Shared<T>& dst, const dsl::Expr<dsl::u32>& at, const dsl::Tensor<T>& src,
                 const dsl::Expr<dsl::u32>& first, const dsl::Expr<dsl::u32>& count,
                 RowAt&& row_at) {
   using dsl::Expr;
   using dsl::u32;
   start_copies<T, D, Rows, kThreads>(
-      streams, first, count, row_at,
+      dst, src, first, count, row_at,
       [&](const Expr<u32>& r, const Expr<u32>& c) { return at + r * pitch<T, D>() + c; });
 }
 
@@ -281,7 +272,7 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
 
   // The tile's queries, into each simdgroup's registers.
   auto q_tile = rows_of<T, D, false>(kBlockQ);
-  start_rows<T, D, kBlockQ>(std::array{CopyStream<T>{q_tile, q}}, Expr<u32>(0u), q0, q_len, q_row);
+  start_rows<T, D, kBlockQ>(q_tile, Expr<u32>(0u), q, q0, q_len, q_row);
   async_commit();
   async_wait(0);
   barrier();
@@ -301,9 +292,8 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
       range.begin, range.end, Expr<u32>(kBlockK), kStages,
       [&](const Expr<u32>& p, const Expr<u32>& slot) {
         kv.with_rows([&](const auto& row) {
-          start_rows<T, D, kBlockK>(
-              std::array{CopyStream<T>{k_ring, kv.k}, CopyStream<T>{v_ring, kv.v}}, slot * kStage,
-              p, keys, row);
+          start_rows<T, D, kBlockK>(k_ring, slot * kStage, kv.k, p, keys, row);
+          start_rows<T, D, kBlockK>(v_ring, slot * kStage, kv.v, p, keys, row);
         });
       },
       [&](const Expr<u32>& p, const Expr<u32>& slot) {

@@ -43,14 +43,14 @@ dsl::Shared<T> panels(std::uint32_t rows, bool ring) {
 }
 
 /// start_copies by this body's group into panels of Rows rows at `at`.
-template <class T, std::uint32_t D, std::uint32_t Rows, class RowAt, std::size_t N>
-void start_panels(const std::array<CopyStream<T>, N>& streams, const dsl::Expr<dsl::u32>& at,
-                  const dsl::Expr<dsl::u32>& first, const dsl::Expr<dsl::u32>& count,
-                  RowAt&& row_at) {
+template <class T, std::uint32_t D, std::uint32_t Rows, class RowAt>
+void start_panels(const dsl::Shared<T>& dst, const dsl::Expr<dsl::u32>& at,
+                  const dsl::Tensor<T>& src, const dsl::Expr<dsl::u32>& first,
+                  const dsl::Expr<dsl::u32>& count, RowAt&& row_at) {
   using dsl::Expr;
   using dsl::u32;
   start_copies<T, D, Rows, kThreads>(
-      streams, first, count, row_at, [&](const Expr<u32>& r, const Expr<u32>& c) {
+      dst, src, first, count, row_at, [&](const Expr<u32>& r, const Expr<u32>& c) {
         return at + c / kPanel * (Rows * kPanel) + r * kPanel + c % kPanel;
       });
 }
@@ -74,8 +74,7 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
 
   // The tile's queries, published to the asynchronous proxy that reads them.
   auto q_tile = panels<T, D>(kBlockQ, false);
-  start_panels<T, D, kBlockQ>(std::array{CopyStream<T>{q_tile, q}}, Expr<u32>(0u), q0, q_len,
-                              q_row);
+  start_panels<T, D, kBlockQ>(q_tile, Expr<u32>(0u), q, q0, q_len, q_row);
   async_commit();
   async_wait(0);
   fence_async_proxy();
@@ -94,9 +93,8 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
       range.begin, range.end, Expr<u32>(kBlockK), kStages,
       [&](const Expr<u32>& p, const Expr<u32>& slot) {
         kv.with_rows([&](const auto& row) {
-          start_panels<T, D, kBlockK>(
-              std::array{CopyStream<T>{k_ring, kv.k}, CopyStream<T>{v_ring, kv.v}}, slot * kStage,
-              p, keys, row);
+          start_panels<T, D, kBlockK>(k_ring, slot * kStage, kv.k, p, keys, row);
+          start_panels<T, D, kBlockK>(v_ring, slot * kStage, kv.v, p, keys, row);
         });
       },
       [&](const Expr<u32>& p, const Expr<u32>& slot) {

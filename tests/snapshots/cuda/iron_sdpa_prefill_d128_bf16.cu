@@ -360,183 +360,183 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d128_bf16(
     const unsigned int v45 = v41 << 4u;  // kernels/sdpa/flash_warpgroup.hpp:73
     const unsigned int v46 = v25 + v45;
     unsigned int v47 = 0u;  // kernels/sdpa/flash_warpgroup.hpp:77
-    const unsigned int v49 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v52 = v49 >> 4u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v55 = v49 & 15u;  // kernels/sdpa/flash_tile.hpp:90
+    const unsigned int v49 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v52 = v49 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v55 = v49 & 15u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v56 = v55 << 3u;
-    const unsigned int v57 = v25 + v52;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v57 = v25 + v52;  // kernels/sdpa/flash_tile.hpp:84
     const bool v58 = v57 < v18;
-    const unsigned int v61 = v58 ? v57 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v61 = v58 ? v57 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v63 = v11 + v61;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v64 = v63 * v1;
     const unsigned int v65 = v64 + v26;
     const unsigned int v66 = v65 << 7u;
-    const unsigned int v67 = v66 + v56;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v67 = v66 + v56;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v69 = v56 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v71 = v52 << 6u;
     const unsigned int v74 = v56 >> 6u;
     const unsigned int v75 = v74 << 13u;
     const unsigned int v77 = v75 + v71;
     const unsigned int v78 = v77 + v69;
-    iron_copy_async<16>(shm0 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), q + v67, v58);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v81 = v49 + 256u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v83 = v81 >> 4u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v86 = v81 & 15u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), q + v67, v58);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v81 = v49 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v83 = v81 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v86 = v81 & 15u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v87 = v86 << 3u;
-    const unsigned int v88 = v25 + v83;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v88 = v25 + v83;  // kernels/sdpa/flash_tile.hpp:84
     const bool v89 = v88 < v18;
-    const unsigned int v92 = v89 ? v88 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v92 = v89 ? v88 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v94 = v11 + v92;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v95 = v94 * v1;
     const unsigned int v96 = v95 + v26;
     const unsigned int v97 = v96 << 7u;
-    const unsigned int v98 = v97 + v87;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v98 = v97 + v87;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v100 = v87 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v102 = v83 << 6u;
     const unsigned int v105 = v87 >> 6u;
     const unsigned int v106 = v105 << 13u;
     const unsigned int v108 = v106 + v102;
     const unsigned int v109 = v108 + v100;
-    iron_copy_async<16>(shm0 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), q + v98, v89);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v112 = v49 + 512u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v114 = v112 >> 4u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v117 = v112 & 15u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), q + v98, v89);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v112 = v49 + 512u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v114 = v112 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v117 = v112 & 15u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v118 = v117 << 3u;
-    const unsigned int v119 = v25 + v114;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v119 = v25 + v114;  // kernels/sdpa/flash_tile.hpp:84
     const bool v120 = v119 < v18;
-    const unsigned int v123 = v120 ? v119 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v123 = v120 ? v119 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v125 = v11 + v123;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v126 = v125 * v1;
     const unsigned int v127 = v126 + v26;
     const unsigned int v128 = v127 << 7u;
-    const unsigned int v129 = v128 + v118;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v129 = v128 + v118;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v131 = v118 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v133 = v114 << 6u;
     const unsigned int v136 = v118 >> 6u;
     const unsigned int v137 = v136 << 13u;
     const unsigned int v139 = v137 + v133;
     const unsigned int v140 = v139 + v131;
-    iron_copy_async<16>(shm0 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), q + v129, v120);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v143 = v49 + 768u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v145 = v143 >> 4u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v148 = v143 & 15u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), q + v129, v120);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v143 = v49 + 768u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v145 = v143 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v148 = v143 & 15u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v149 = v148 << 3u;
-    const unsigned int v150 = v25 + v145;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v150 = v25 + v145;  // kernels/sdpa/flash_tile.hpp:84
     const bool v151 = v150 < v18;
-    const unsigned int v154 = v151 ? v150 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v154 = v151 ? v150 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v156 = v11 + v154;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v157 = v156 * v1;
     const unsigned int v158 = v157 + v26;
     const unsigned int v159 = v158 << 7u;
-    const unsigned int v160 = v159 + v149;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v160 = v159 + v149;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v162 = v149 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v164 = v145 << 6u;
     const unsigned int v167 = v149 >> 6u;
     const unsigned int v168 = v167 << 13u;
     const unsigned int v170 = v168 + v164;
     const unsigned int v171 = v170 + v162;
-    iron_copy_async<16>(shm0 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), q + v160, v151);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v174 = v49 + 1024u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v176 = v174 >> 4u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v179 = v174 & 15u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), q + v160, v151);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v174 = v49 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v176 = v174 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v179 = v174 & 15u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v180 = v179 << 3u;
-    const unsigned int v181 = v25 + v176;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v181 = v25 + v176;  // kernels/sdpa/flash_tile.hpp:84
     const bool v182 = v181 < v18;
-    const unsigned int v185 = v182 ? v181 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v185 = v182 ? v181 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v187 = v11 + v185;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v188 = v187 * v1;
     const unsigned int v189 = v188 + v26;
     const unsigned int v190 = v189 << 7u;
-    const unsigned int v191 = v190 + v180;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v191 = v190 + v180;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v193 = v180 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v195 = v176 << 6u;
     const unsigned int v198 = v180 >> 6u;
     const unsigned int v199 = v198 << 13u;
     const unsigned int v201 = v199 + v195;
     const unsigned int v202 = v201 + v193;
-    iron_copy_async<16>(shm0 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), q + v191, v182);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v205 = v49 + 1280u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v207 = v205 >> 4u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v210 = v205 & 15u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), q + v191, v182);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v205 = v49 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v207 = v205 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v210 = v205 & 15u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v211 = v210 << 3u;
-    const unsigned int v212 = v25 + v207;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v212 = v25 + v207;  // kernels/sdpa/flash_tile.hpp:84
     const bool v213 = v212 < v18;
-    const unsigned int v216 = v213 ? v212 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v216 = v213 ? v212 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v218 = v11 + v216;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v219 = v218 * v1;
     const unsigned int v220 = v219 + v26;
     const unsigned int v221 = v220 << 7u;
-    const unsigned int v222 = v221 + v211;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v222 = v221 + v211;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v224 = v211 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v226 = v207 << 6u;
     const unsigned int v229 = v211 >> 6u;
     const unsigned int v230 = v229 << 13u;
     const unsigned int v232 = v230 + v226;
     const unsigned int v233 = v232 + v224;
-    iron_copy_async<16>(shm0 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), q + v222, v213);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v236 = v49 + 1536u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v238 = v236 >> 4u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v241 = v236 & 15u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), q + v222, v213);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v236 = v49 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v238 = v236 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v241 = v236 & 15u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v242 = v241 << 3u;
-    const unsigned int v243 = v25 + v238;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v243 = v25 + v238;  // kernels/sdpa/flash_tile.hpp:84
     const bool v244 = v243 < v18;
-    const unsigned int v247 = v244 ? v243 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v247 = v244 ? v243 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v249 = v11 + v247;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v250 = v249 * v1;
     const unsigned int v251 = v250 + v26;
     const unsigned int v252 = v251 << 7u;
-    const unsigned int v253 = v252 + v242;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v253 = v252 + v242;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v255 = v242 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v257 = v238 << 6u;
     const unsigned int v260 = v242 >> 6u;
     const unsigned int v261 = v260 << 13u;
     const unsigned int v263 = v261 + v257;
     const unsigned int v264 = v263 + v255;
-    iron_copy_async<16>(shm0 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), q + v253, v244);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v267 = v49 + 1792u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v269 = v267 >> 4u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v272 = v267 & 15u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), q + v253, v244);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v267 = v49 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v269 = v267 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v272 = v267 & 15u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v273 = v272 << 3u;
-    const unsigned int v274 = v25 + v269;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v274 = v25 + v269;  // kernels/sdpa/flash_tile.hpp:84
     const bool v275 = v274 < v18;
-    const unsigned int v278 = v275 ? v274 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v278 = v275 ? v274 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v280 = v11 + v278;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v281 = v280 * v1;
     const unsigned int v282 = v281 + v26;
     const unsigned int v283 = v282 << 7u;
-    const unsigned int v284 = v283 + v273;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v284 = v283 + v273;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v286 = v273 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v288 = v269 << 6u;
     const unsigned int v291 = v273 >> 6u;
     const unsigned int v292 = v291 << 13u;
     const unsigned int v294 = v292 + v288;
     const unsigned int v295 = v294 + v286;
-    iron_copy_async<16>(shm0 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), q + v284, v275);  // kernels/sdpa/flash_tile.hpp:94
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:79
-    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:80
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:82
-    const unsigned int v297 = v25 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:84
+    iron_copy_async<16>(shm0 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), q + v284, v275);  // kernels/sdpa/flash_tile.hpp:86
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:78
+    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:79
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:81
+    const unsigned int v297 = v25 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:83
     const unsigned int v298 = min(v297, v18);
-    const unsigned int v299 = v298 + v37;  // kernels/sdpa/flash_tile.hpp:136
-    const unsigned int v301 = v299 - v18;  // kernels/sdpa/flash_tile.hpp:138
+    const unsigned int v299 = v298 + v37;  // kernels/sdpa/flash_tile.hpp:127
+    const unsigned int v301 = v299 - v18;  // kernels/sdpa/flash_tile.hpp:129
     const unsigned int v302 = min(v37, v301);
     const bool v303 = v299 > v18;
     const unsigned int v304 = v303 ? v302 : v47;
-    const bool v306 = v6 == v47;  // kernels/sdpa/flash_tile.hpp:137
+    const bool v306 = v6 == v47;  // kernels/sdpa/flash_tile.hpp:128
     const unsigned int v307 = v306 ? v37 : v304;
-    const unsigned int v309 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:139
+    const unsigned int v309 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:130
     const unsigned int v310 = v309 + 1u;
-    const unsigned int v314 = v310 - v18;  // kernels/sdpa/flash_tile.hpp:141
+    const unsigned int v314 = v310 - v18;  // kernels/sdpa/flash_tile.hpp:132
     const unsigned int v315 = v314 - v7;
     const unsigned int v316 = v315 >> 7u;
     const unsigned int v317 = v316 << 7u;
-    const bool v319 = v7 > v47;  // kernels/sdpa/flash_tile.hpp:140
+    const bool v319 = v7 > v47;  // kernels/sdpa/flash_tile.hpp:131
     const unsigned int v320 = v18 + v7;
     const bool v321 = v310 > v320;
     const bool v322 = v319 && v321;
     const unsigned int v323 = v322 ? v317 : v47;
-    const float v325 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:86
-    iron_frag<float, 2, 16, 8> v327;  // kernels/sdpa/flash_tile.hpp:174
+    const float v325 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:85
+    iron_frag<float, 2, 16, 8> v327;  // kernels/sdpa/flash_tile.hpp:165
     iron_frag_fill(v327, __uint_as_float(0xff800000u));
     iron_frag<float, 2, 16, 8> v329;
     iron_frag_fill(v329, 0.0f);
@@ -544,3798 +544,3798 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d128_bf16(
     iron_frag_fill(v331, 0.0f);
     iron_frag<float, 2, 16, 64> v333;
     iron_frag_fill(v333, 0.0f);
-    const bool v9162 = v323 < v307;  // kernels/sdpa/flash_warpgroup.hpp:93
-    if (v9162) {
-      const unsigned int v9166 = v323 + v52;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v9167 = v9166 < v37;
-      const unsigned int v9168 = v9167 ? v9166 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9169 = v31 + v9168;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9170 = v9169 * v2;
-      const unsigned int v9171 = v9170 + v28;
-      const unsigned int v9172 = v9171 << 7u;
-      const unsigned int v9173 = v9172 + v56;  // kernels/sdpa/flash_tile.hpp:92
-      iron_copy_async<16>(shm1 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), k + v9173, v9167);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), v + v9173, v9167);
-      const unsigned int v9177 = v323 + v83;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v9178 = v9177 < v37;
-      const unsigned int v9179 = v9178 ? v9177 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9180 = v31 + v9179;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9181 = v9180 * v2;
-      const unsigned int v9182 = v9181 + v28;
-      const unsigned int v9183 = v9182 << 7u;
-      const unsigned int v9184 = v9183 + v87;  // kernels/sdpa/flash_tile.hpp:92
-      iron_copy_async<16>(shm1 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), k + v9184, v9178);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), v + v9184, v9178);
-      const unsigned int v9188 = v323 + v114;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v9189 = v9188 < v37;
-      const unsigned int v9190 = v9189 ? v9188 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9191 = v31 + v9190;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9192 = v9191 * v2;
-      const unsigned int v9193 = v9192 + v28;
-      const unsigned int v9194 = v9193 << 7u;
-      const unsigned int v9195 = v9194 + v118;  // kernels/sdpa/flash_tile.hpp:92
-      iron_copy_async<16>(shm1 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), k + v9195, v9189);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), v + v9195, v9189);
-      const unsigned int v9199 = v323 + v145;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v9200 = v9199 < v37;
-      const unsigned int v9201 = v9200 ? v9199 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9202 = v31 + v9201;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9203 = v9202 * v2;
-      const unsigned int v9204 = v9203 + v28;
-      const unsigned int v9205 = v9204 << 7u;
-      const unsigned int v9206 = v9205 + v149;  // kernels/sdpa/flash_tile.hpp:92
-      iron_copy_async<16>(shm1 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), k + v9206, v9200);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), v + v9206, v9200);
-      const unsigned int v9210 = v323 + v176;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v9211 = v9210 < v37;
-      const unsigned int v9212 = v9211 ? v9210 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9213 = v31 + v9212;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9214 = v9213 * v2;
-      const unsigned int v9215 = v9214 + v28;
-      const unsigned int v9216 = v9215 << 7u;
-      const unsigned int v9217 = v9216 + v180;  // kernels/sdpa/flash_tile.hpp:92
-      iron_copy_async<16>(shm1 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), k + v9217, v9211);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), v + v9217, v9211);
-      const unsigned int v9221 = v323 + v207;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v9222 = v9221 < v37;
-      const unsigned int v9223 = v9222 ? v9221 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9224 = v31 + v9223;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9225 = v9224 * v2;
-      const unsigned int v9226 = v9225 + v28;
-      const unsigned int v9227 = v9226 << 7u;
-      const unsigned int v9228 = v9227 + v211;  // kernels/sdpa/flash_tile.hpp:92
-      iron_copy_async<16>(shm1 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), k + v9228, v9222);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), v + v9228, v9222);
-      const unsigned int v9232 = v323 + v238;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v9233 = v9232 < v37;
-      const unsigned int v9234 = v9233 ? v9232 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9235 = v31 + v9234;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9236 = v9235 * v2;
-      const unsigned int v9237 = v9236 + v28;
-      const unsigned int v9238 = v9237 << 7u;
-      const unsigned int v9239 = v9238 + v242;  // kernels/sdpa/flash_tile.hpp:92
-      iron_copy_async<16>(shm1 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), k + v9239, v9233);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), v + v9239, v9233);
-      const unsigned int v9243 = v323 + v269;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v9244 = v9243 < v37;
-      const unsigned int v9245 = v9244 ? v9243 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9246 = v31 + v9245;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9247 = v9246 * v2;
-      const unsigned int v9248 = v9247 + v28;
-      const unsigned int v9249 = v9248 << 7u;
-      const unsigned int v9250 = v9249 + v273;  // kernels/sdpa/flash_tile.hpp:92
-      iron_copy_async<16>(shm1 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), k + v9250, v9244);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), v + v9250, v9244);
+    const bool v9714 = v323 < v307;  // kernels/sdpa/flash_warpgroup.hpp:92
+    if (v9714) {
+      const unsigned int v9718 = v323 + v52;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9719 = v9718 < v37;
+      const unsigned int v9720 = v9719 ? v9718 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9721 = v31 + v9720;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9722 = v9721 * v2;
+      const unsigned int v9723 = v9722 + v28;
+      const unsigned int v9724 = v9723 << 7u;
+      const unsigned int v9725 = v9724 + v56;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), k + v9725, v9719);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9729 = v323 + v83;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9730 = v9729 < v37;
+      const unsigned int v9731 = v9730 ? v9729 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9732 = v31 + v9731;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9733 = v9732 * v2;
+      const unsigned int v9734 = v9733 + v28;
+      const unsigned int v9735 = v9734 << 7u;
+      const unsigned int v9736 = v9735 + v87;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), k + v9736, v9730);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9740 = v323 + v114;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9741 = v9740 < v37;
+      const unsigned int v9742 = v9741 ? v9740 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9743 = v31 + v9742;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9744 = v9743 * v2;
+      const unsigned int v9745 = v9744 + v28;
+      const unsigned int v9746 = v9745 << 7u;
+      const unsigned int v9747 = v9746 + v118;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), k + v9747, v9741);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9751 = v323 + v145;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9752 = v9751 < v37;
+      const unsigned int v9753 = v9752 ? v9751 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9754 = v31 + v9753;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9755 = v9754 * v2;
+      const unsigned int v9756 = v9755 + v28;
+      const unsigned int v9757 = v9756 << 7u;
+      const unsigned int v9758 = v9757 + v149;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), k + v9758, v9752);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9762 = v323 + v176;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9763 = v9762 < v37;
+      const unsigned int v9764 = v9763 ? v9762 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9765 = v31 + v9764;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9766 = v9765 * v2;
+      const unsigned int v9767 = v9766 + v28;
+      const unsigned int v9768 = v9767 << 7u;
+      const unsigned int v9769 = v9768 + v180;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), k + v9769, v9763);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9773 = v323 + v207;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9774 = v9773 < v37;
+      const unsigned int v9775 = v9774 ? v9773 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9776 = v31 + v9775;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9777 = v9776 * v2;
+      const unsigned int v9778 = v9777 + v28;
+      const unsigned int v9779 = v9778 << 7u;
+      const unsigned int v9780 = v9779 + v211;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), k + v9780, v9774);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9784 = v323 + v238;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9785 = v9784 < v37;
+      const unsigned int v9786 = v9785 ? v9784 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9787 = v31 + v9786;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9788 = v9787 * v2;
+      const unsigned int v9789 = v9788 + v28;
+      const unsigned int v9790 = v9789 << 7u;
+      const unsigned int v9791 = v9790 + v242;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), k + v9791, v9785);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9795 = v323 + v269;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9796 = v9795 < v37;
+      const unsigned int v9797 = v9796 ? v9795 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9798 = v31 + v9797;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9799 = v9798 * v2;
+      const unsigned int v9800 = v9799 + v28;
+      const unsigned int v9801 = v9800 << 7u;
+      const unsigned int v9802 = v9801 + v273;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), k + v9802, v9796);  // kernels/sdpa/flash_tile.hpp:86
+      iron_copy_async<16>(shm2 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), v + v9725, v9719);
+      iron_copy_async<16>(shm2 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), v + v9736, v9730);
+      iron_copy_async<16>(shm2 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), v + v9747, v9741);
+      iron_copy_async<16>(shm2 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), v + v9758, v9752);
+      iron_copy_async<16>(shm2 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), v + v9769, v9763);
+      iron_copy_async<16>(shm2 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), v + v9780, v9774);
+      iron_copy_async<16>(shm2 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), v + v9791, v9785);
+      iron_copy_async<16>(shm2 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), v + v9802, v9796);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:93
-    const unsigned int v5531 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:107
-    const unsigned int v5532 = v5531 << 6u;
-    const unsigned int v8490 = v41 & 3u;
-    const unsigned int v8492 = v8490 << 4u;
-    const unsigned int v8494 = v8492 << 6u;
-    const unsigned int v8496 = v5532 + v8494;
-    const unsigned int v8507 = v8496 + 16u;
-    const unsigned int v8516 = v8496 + 32u;
-    const unsigned int v8525 = v8496 + 48u;
-    const unsigned int v5546 = 8192u + v5532;
-    const unsigned int v8541 = v5546 + v8494;
-    const unsigned int v8552 = v8541 + 16u;
-    const unsigned int v8561 = v8541 + 32u;
-    const unsigned int v8570 = v8541 + 48u;
-    const bool v5562 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:156
-    const unsigned int v8103 = static_cast<unsigned int>(v331.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:214
-    const unsigned int v8104 = static_cast<unsigned int>(v331.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8108 = static_cast<unsigned int>(v331.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8109 = static_cast<unsigned int>(v331.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8113 = static_cast<unsigned int>(v331.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8114 = static_cast<unsigned int>(v331.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8118 = static_cast<unsigned int>(v331.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8119 = static_cast<unsigned int>(v331.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8123 = static_cast<unsigned int>(v331.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8124 = static_cast<unsigned int>(v331.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8128 = static_cast<unsigned int>(v331.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8129 = static_cast<unsigned int>(v331.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8133 = static_cast<unsigned int>(v331.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8134 = static_cast<unsigned int>(v331.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8138 = static_cast<unsigned int>(v331.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8139 = static_cast<unsigned int>(v331.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8143 = static_cast<unsigned int>(v331.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8144 = static_cast<unsigned int>(v331.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8148 = static_cast<unsigned int>(v331.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8149 = static_cast<unsigned int>(v331.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8153 = static_cast<unsigned int>(v331.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8154 = static_cast<unsigned int>(v331.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8158 = static_cast<unsigned int>(v331.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8159 = static_cast<unsigned int>(v331.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8163 = static_cast<unsigned int>(v331.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8164 = static_cast<unsigned int>(v331.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8168 = static_cast<unsigned int>(v331.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8169 = static_cast<unsigned int>(v331.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8173 = static_cast<unsigned int>(v331.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8174 = static_cast<unsigned int>(v331.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8178 = static_cast<unsigned int>(v331.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8179 = static_cast<unsigned int>(v331.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8183 = static_cast<unsigned int>(v331.col(16, iron_linear_thread() & 31u));
-    const unsigned int v8184 = static_cast<unsigned int>(v331.row(16, iron_linear_thread() & 31u));
-    const unsigned int v8188 = static_cast<unsigned int>(v331.col(17, iron_linear_thread() & 31u));
-    const unsigned int v8189 = static_cast<unsigned int>(v331.row(17, iron_linear_thread() & 31u));
-    const unsigned int v8193 = static_cast<unsigned int>(v331.col(18, iron_linear_thread() & 31u));
-    const unsigned int v8194 = static_cast<unsigned int>(v331.row(18, iron_linear_thread() & 31u));
-    const unsigned int v8198 = static_cast<unsigned int>(v331.col(19, iron_linear_thread() & 31u));
-    const unsigned int v8199 = static_cast<unsigned int>(v331.row(19, iron_linear_thread() & 31u));
-    const unsigned int v8203 = static_cast<unsigned int>(v331.col(20, iron_linear_thread() & 31u));
-    const unsigned int v8204 = static_cast<unsigned int>(v331.row(20, iron_linear_thread() & 31u));
-    const unsigned int v8208 = static_cast<unsigned int>(v331.col(21, iron_linear_thread() & 31u));
-    const unsigned int v8209 = static_cast<unsigned int>(v331.row(21, iron_linear_thread() & 31u));
-    const unsigned int v8213 = static_cast<unsigned int>(v331.col(22, iron_linear_thread() & 31u));
-    const unsigned int v8214 = static_cast<unsigned int>(v331.row(22, iron_linear_thread() & 31u));
-    const unsigned int v8218 = static_cast<unsigned int>(v331.col(23, iron_linear_thread() & 31u));
-    const unsigned int v8219 = static_cast<unsigned int>(v331.row(23, iron_linear_thread() & 31u));
-    const unsigned int v8223 = static_cast<unsigned int>(v331.col(24, iron_linear_thread() & 31u));
-    const unsigned int v8224 = static_cast<unsigned int>(v331.row(24, iron_linear_thread() & 31u));
-    const unsigned int v8228 = static_cast<unsigned int>(v331.col(25, iron_linear_thread() & 31u));
-    const unsigned int v8229 = static_cast<unsigned int>(v331.row(25, iron_linear_thread() & 31u));
-    const unsigned int v8233 = static_cast<unsigned int>(v331.col(26, iron_linear_thread() & 31u));
-    const unsigned int v8234 = static_cast<unsigned int>(v331.row(26, iron_linear_thread() & 31u));
-    const unsigned int v8238 = static_cast<unsigned int>(v331.col(27, iron_linear_thread() & 31u));
-    const unsigned int v8239 = static_cast<unsigned int>(v331.row(27, iron_linear_thread() & 31u));
-    const unsigned int v8243 = static_cast<unsigned int>(v331.col(28, iron_linear_thread() & 31u));
-    const unsigned int v8244 = static_cast<unsigned int>(v331.row(28, iron_linear_thread() & 31u));
-    const unsigned int v8248 = static_cast<unsigned int>(v331.col(29, iron_linear_thread() & 31u));
-    const unsigned int v8249 = static_cast<unsigned int>(v331.row(29, iron_linear_thread() & 31u));
-    const unsigned int v8253 = static_cast<unsigned int>(v331.col(30, iron_linear_thread() & 31u));
-    const unsigned int v8254 = static_cast<unsigned int>(v331.row(30, iron_linear_thread() & 31u));
-    const unsigned int v8258 = static_cast<unsigned int>(v331.col(31, iron_linear_thread() & 31u));
-    const unsigned int v8259 = static_cast<unsigned int>(v331.row(31, iron_linear_thread() & 31u));
-    const unsigned int v8263 = static_cast<unsigned int>(v333.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8264 = static_cast<unsigned int>(v333.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8268 = static_cast<unsigned int>(v333.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8269 = static_cast<unsigned int>(v333.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8273 = static_cast<unsigned int>(v333.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8274 = static_cast<unsigned int>(v333.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8278 = static_cast<unsigned int>(v333.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8279 = static_cast<unsigned int>(v333.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8283 = static_cast<unsigned int>(v333.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8284 = static_cast<unsigned int>(v333.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8288 = static_cast<unsigned int>(v333.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8289 = static_cast<unsigned int>(v333.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8293 = static_cast<unsigned int>(v333.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8294 = static_cast<unsigned int>(v333.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8298 = static_cast<unsigned int>(v333.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8299 = static_cast<unsigned int>(v333.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8303 = static_cast<unsigned int>(v333.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8304 = static_cast<unsigned int>(v333.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8308 = static_cast<unsigned int>(v333.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8309 = static_cast<unsigned int>(v333.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8313 = static_cast<unsigned int>(v333.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8314 = static_cast<unsigned int>(v333.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8318 = static_cast<unsigned int>(v333.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8319 = static_cast<unsigned int>(v333.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8323 = static_cast<unsigned int>(v333.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8324 = static_cast<unsigned int>(v333.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8328 = static_cast<unsigned int>(v333.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8329 = static_cast<unsigned int>(v333.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8333 = static_cast<unsigned int>(v333.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8334 = static_cast<unsigned int>(v333.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8338 = static_cast<unsigned int>(v333.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8339 = static_cast<unsigned int>(v333.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8343 = static_cast<unsigned int>(v333.col(16, iron_linear_thread() & 31u));
-    const unsigned int v8344 = static_cast<unsigned int>(v333.row(16, iron_linear_thread() & 31u));
-    const unsigned int v8348 = static_cast<unsigned int>(v333.col(17, iron_linear_thread() & 31u));
-    const unsigned int v8349 = static_cast<unsigned int>(v333.row(17, iron_linear_thread() & 31u));
-    const unsigned int v8353 = static_cast<unsigned int>(v333.col(18, iron_linear_thread() & 31u));
-    const unsigned int v8354 = static_cast<unsigned int>(v333.row(18, iron_linear_thread() & 31u));
-    const unsigned int v8358 = static_cast<unsigned int>(v333.col(19, iron_linear_thread() & 31u));
-    const unsigned int v8359 = static_cast<unsigned int>(v333.row(19, iron_linear_thread() & 31u));
-    const unsigned int v8363 = static_cast<unsigned int>(v333.col(20, iron_linear_thread() & 31u));
-    const unsigned int v8364 = static_cast<unsigned int>(v333.row(20, iron_linear_thread() & 31u));
-    const unsigned int v8368 = static_cast<unsigned int>(v333.col(21, iron_linear_thread() & 31u));
-    const unsigned int v8369 = static_cast<unsigned int>(v333.row(21, iron_linear_thread() & 31u));
-    const unsigned int v8373 = static_cast<unsigned int>(v333.col(22, iron_linear_thread() & 31u));
-    const unsigned int v8374 = static_cast<unsigned int>(v333.row(22, iron_linear_thread() & 31u));
-    const unsigned int v8378 = static_cast<unsigned int>(v333.col(23, iron_linear_thread() & 31u));
-    const unsigned int v8379 = static_cast<unsigned int>(v333.row(23, iron_linear_thread() & 31u));
-    const unsigned int v8383 = static_cast<unsigned int>(v333.col(24, iron_linear_thread() & 31u));
-    const unsigned int v8384 = static_cast<unsigned int>(v333.row(24, iron_linear_thread() & 31u));
-    const unsigned int v8388 = static_cast<unsigned int>(v333.col(25, iron_linear_thread() & 31u));
-    const unsigned int v8389 = static_cast<unsigned int>(v333.row(25, iron_linear_thread() & 31u));
-    const unsigned int v8393 = static_cast<unsigned int>(v333.col(26, iron_linear_thread() & 31u));
-    const unsigned int v8394 = static_cast<unsigned int>(v333.row(26, iron_linear_thread() & 31u));
-    const unsigned int v8398 = static_cast<unsigned int>(v333.col(27, iron_linear_thread() & 31u));
-    const unsigned int v8399 = static_cast<unsigned int>(v333.row(27, iron_linear_thread() & 31u));
-    const unsigned int v8403 = static_cast<unsigned int>(v333.col(28, iron_linear_thread() & 31u));
-    const unsigned int v8404 = static_cast<unsigned int>(v333.row(28, iron_linear_thread() & 31u));
-    const unsigned int v8408 = static_cast<unsigned int>(v333.col(29, iron_linear_thread() & 31u));
-    const unsigned int v8409 = static_cast<unsigned int>(v333.row(29, iron_linear_thread() & 31u));
-    const unsigned int v8413 = static_cast<unsigned int>(v333.col(30, iron_linear_thread() & 31u));
-    const unsigned int v8414 = static_cast<unsigned int>(v333.row(30, iron_linear_thread() & 31u));
-    const unsigned int v8418 = static_cast<unsigned int>(v333.col(31, iron_linear_thread() & 31u));
-    const unsigned int v8419 = static_cast<unsigned int>(v333.row(31, iron_linear_thread() & 31u));
-    const unsigned int v8431 = v45 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:124
-    const unsigned int v8444 = v5531 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:129
-    const unsigned int v8584 = v8492 << 7u;
-    const unsigned int v8586 = v8444 + v8584;
-    const unsigned int v8599 = v8586 + 16u;
-    const unsigned int v8610 = v8586 + 32u;
-    const unsigned int v8621 = v8586 + 48u;
-    const unsigned int v8459 = v8444 + 64u;
-    const unsigned int v8639 = v8459 + v8584;
-    const unsigned int v8652 = v8639 + 16u;
-    const unsigned int v8663 = v8639 + 32u;
-    const unsigned int v8674 = v8639 + 48u;
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
+    const unsigned int v6017 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
+    const unsigned int v6018 = v6017 << 6u;
+    const unsigned int v8976 = v41 & 3u;
+    const unsigned int v8978 = v8976 << 4u;
+    const unsigned int v8980 = v8978 << 6u;
+    const unsigned int v8982 = v6018 + v8980;
+    const unsigned int v8993 = v8982 + 16u;
+    const unsigned int v9002 = v8982 + 32u;
+    const unsigned int v9011 = v8982 + 48u;
+    const unsigned int v6032 = 8192u + v6018;
+    const unsigned int v9027 = v6032 + v8980;
+    const unsigned int v9038 = v9027 + 16u;
+    const unsigned int v9047 = v9027 + 32u;
+    const unsigned int v9056 = v9027 + 48u;
+    const bool v6048 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:147
+    const unsigned int v8589 = static_cast<unsigned int>(v331.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:205
+    const unsigned int v8590 = static_cast<unsigned int>(v331.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8594 = static_cast<unsigned int>(v331.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8595 = static_cast<unsigned int>(v331.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8599 = static_cast<unsigned int>(v331.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8600 = static_cast<unsigned int>(v331.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8604 = static_cast<unsigned int>(v331.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8605 = static_cast<unsigned int>(v331.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8609 = static_cast<unsigned int>(v331.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8610 = static_cast<unsigned int>(v331.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8614 = static_cast<unsigned int>(v331.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8615 = static_cast<unsigned int>(v331.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8619 = static_cast<unsigned int>(v331.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8620 = static_cast<unsigned int>(v331.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8624 = static_cast<unsigned int>(v331.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8625 = static_cast<unsigned int>(v331.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8629 = static_cast<unsigned int>(v331.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8630 = static_cast<unsigned int>(v331.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8634 = static_cast<unsigned int>(v331.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8635 = static_cast<unsigned int>(v331.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8639 = static_cast<unsigned int>(v331.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8640 = static_cast<unsigned int>(v331.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8644 = static_cast<unsigned int>(v331.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8645 = static_cast<unsigned int>(v331.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8649 = static_cast<unsigned int>(v331.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8650 = static_cast<unsigned int>(v331.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8654 = static_cast<unsigned int>(v331.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8655 = static_cast<unsigned int>(v331.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8659 = static_cast<unsigned int>(v331.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8660 = static_cast<unsigned int>(v331.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8664 = static_cast<unsigned int>(v331.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8665 = static_cast<unsigned int>(v331.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8669 = static_cast<unsigned int>(v331.col(16, iron_linear_thread() & 31u));
+    const unsigned int v8670 = static_cast<unsigned int>(v331.row(16, iron_linear_thread() & 31u));
+    const unsigned int v8674 = static_cast<unsigned int>(v331.col(17, iron_linear_thread() & 31u));
+    const unsigned int v8675 = static_cast<unsigned int>(v331.row(17, iron_linear_thread() & 31u));
+    const unsigned int v8679 = static_cast<unsigned int>(v331.col(18, iron_linear_thread() & 31u));
+    const unsigned int v8680 = static_cast<unsigned int>(v331.row(18, iron_linear_thread() & 31u));
+    const unsigned int v8684 = static_cast<unsigned int>(v331.col(19, iron_linear_thread() & 31u));
+    const unsigned int v8685 = static_cast<unsigned int>(v331.row(19, iron_linear_thread() & 31u));
+    const unsigned int v8689 = static_cast<unsigned int>(v331.col(20, iron_linear_thread() & 31u));
+    const unsigned int v8690 = static_cast<unsigned int>(v331.row(20, iron_linear_thread() & 31u));
+    const unsigned int v8694 = static_cast<unsigned int>(v331.col(21, iron_linear_thread() & 31u));
+    const unsigned int v8695 = static_cast<unsigned int>(v331.row(21, iron_linear_thread() & 31u));
+    const unsigned int v8699 = static_cast<unsigned int>(v331.col(22, iron_linear_thread() & 31u));
+    const unsigned int v8700 = static_cast<unsigned int>(v331.row(22, iron_linear_thread() & 31u));
+    const unsigned int v8704 = static_cast<unsigned int>(v331.col(23, iron_linear_thread() & 31u));
+    const unsigned int v8705 = static_cast<unsigned int>(v331.row(23, iron_linear_thread() & 31u));
+    const unsigned int v8709 = static_cast<unsigned int>(v331.col(24, iron_linear_thread() & 31u));
+    const unsigned int v8710 = static_cast<unsigned int>(v331.row(24, iron_linear_thread() & 31u));
+    const unsigned int v8714 = static_cast<unsigned int>(v331.col(25, iron_linear_thread() & 31u));
+    const unsigned int v8715 = static_cast<unsigned int>(v331.row(25, iron_linear_thread() & 31u));
+    const unsigned int v8719 = static_cast<unsigned int>(v331.col(26, iron_linear_thread() & 31u));
+    const unsigned int v8720 = static_cast<unsigned int>(v331.row(26, iron_linear_thread() & 31u));
+    const unsigned int v8724 = static_cast<unsigned int>(v331.col(27, iron_linear_thread() & 31u));
+    const unsigned int v8725 = static_cast<unsigned int>(v331.row(27, iron_linear_thread() & 31u));
+    const unsigned int v8729 = static_cast<unsigned int>(v331.col(28, iron_linear_thread() & 31u));
+    const unsigned int v8730 = static_cast<unsigned int>(v331.row(28, iron_linear_thread() & 31u));
+    const unsigned int v8734 = static_cast<unsigned int>(v331.col(29, iron_linear_thread() & 31u));
+    const unsigned int v8735 = static_cast<unsigned int>(v331.row(29, iron_linear_thread() & 31u));
+    const unsigned int v8739 = static_cast<unsigned int>(v331.col(30, iron_linear_thread() & 31u));
+    const unsigned int v8740 = static_cast<unsigned int>(v331.row(30, iron_linear_thread() & 31u));
+    const unsigned int v8744 = static_cast<unsigned int>(v331.col(31, iron_linear_thread() & 31u));
+    const unsigned int v8745 = static_cast<unsigned int>(v331.row(31, iron_linear_thread() & 31u));
+    const unsigned int v8749 = static_cast<unsigned int>(v333.col(0, iron_linear_thread() & 31u));
+    const unsigned int v8750 = static_cast<unsigned int>(v333.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8754 = static_cast<unsigned int>(v333.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8755 = static_cast<unsigned int>(v333.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8759 = static_cast<unsigned int>(v333.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8760 = static_cast<unsigned int>(v333.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8764 = static_cast<unsigned int>(v333.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8765 = static_cast<unsigned int>(v333.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8769 = static_cast<unsigned int>(v333.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8770 = static_cast<unsigned int>(v333.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8774 = static_cast<unsigned int>(v333.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8775 = static_cast<unsigned int>(v333.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8779 = static_cast<unsigned int>(v333.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8780 = static_cast<unsigned int>(v333.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8784 = static_cast<unsigned int>(v333.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8785 = static_cast<unsigned int>(v333.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8789 = static_cast<unsigned int>(v333.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8790 = static_cast<unsigned int>(v333.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8794 = static_cast<unsigned int>(v333.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8795 = static_cast<unsigned int>(v333.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8799 = static_cast<unsigned int>(v333.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8800 = static_cast<unsigned int>(v333.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8804 = static_cast<unsigned int>(v333.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8805 = static_cast<unsigned int>(v333.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8809 = static_cast<unsigned int>(v333.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8810 = static_cast<unsigned int>(v333.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8814 = static_cast<unsigned int>(v333.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8815 = static_cast<unsigned int>(v333.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8819 = static_cast<unsigned int>(v333.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8820 = static_cast<unsigned int>(v333.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8824 = static_cast<unsigned int>(v333.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8825 = static_cast<unsigned int>(v333.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8829 = static_cast<unsigned int>(v333.col(16, iron_linear_thread() & 31u));
+    const unsigned int v8830 = static_cast<unsigned int>(v333.row(16, iron_linear_thread() & 31u));
+    const unsigned int v8834 = static_cast<unsigned int>(v333.col(17, iron_linear_thread() & 31u));
+    const unsigned int v8835 = static_cast<unsigned int>(v333.row(17, iron_linear_thread() & 31u));
+    const unsigned int v8839 = static_cast<unsigned int>(v333.col(18, iron_linear_thread() & 31u));
+    const unsigned int v8840 = static_cast<unsigned int>(v333.row(18, iron_linear_thread() & 31u));
+    const unsigned int v8844 = static_cast<unsigned int>(v333.col(19, iron_linear_thread() & 31u));
+    const unsigned int v8845 = static_cast<unsigned int>(v333.row(19, iron_linear_thread() & 31u));
+    const unsigned int v8849 = static_cast<unsigned int>(v333.col(20, iron_linear_thread() & 31u));
+    const unsigned int v8850 = static_cast<unsigned int>(v333.row(20, iron_linear_thread() & 31u));
+    const unsigned int v8854 = static_cast<unsigned int>(v333.col(21, iron_linear_thread() & 31u));
+    const unsigned int v8855 = static_cast<unsigned int>(v333.row(21, iron_linear_thread() & 31u));
+    const unsigned int v8859 = static_cast<unsigned int>(v333.col(22, iron_linear_thread() & 31u));
+    const unsigned int v8860 = static_cast<unsigned int>(v333.row(22, iron_linear_thread() & 31u));
+    const unsigned int v8864 = static_cast<unsigned int>(v333.col(23, iron_linear_thread() & 31u));
+    const unsigned int v8865 = static_cast<unsigned int>(v333.row(23, iron_linear_thread() & 31u));
+    const unsigned int v8869 = static_cast<unsigned int>(v333.col(24, iron_linear_thread() & 31u));
+    const unsigned int v8870 = static_cast<unsigned int>(v333.row(24, iron_linear_thread() & 31u));
+    const unsigned int v8874 = static_cast<unsigned int>(v333.col(25, iron_linear_thread() & 31u));
+    const unsigned int v8875 = static_cast<unsigned int>(v333.row(25, iron_linear_thread() & 31u));
+    const unsigned int v8879 = static_cast<unsigned int>(v333.col(26, iron_linear_thread() & 31u));
+    const unsigned int v8880 = static_cast<unsigned int>(v333.row(26, iron_linear_thread() & 31u));
+    const unsigned int v8884 = static_cast<unsigned int>(v333.col(27, iron_linear_thread() & 31u));
+    const unsigned int v8885 = static_cast<unsigned int>(v333.row(27, iron_linear_thread() & 31u));
+    const unsigned int v8889 = static_cast<unsigned int>(v333.col(28, iron_linear_thread() & 31u));
+    const unsigned int v8890 = static_cast<unsigned int>(v333.row(28, iron_linear_thread() & 31u));
+    const unsigned int v8894 = static_cast<unsigned int>(v333.col(29, iron_linear_thread() & 31u));
+    const unsigned int v8895 = static_cast<unsigned int>(v333.row(29, iron_linear_thread() & 31u));
+    const unsigned int v8899 = static_cast<unsigned int>(v333.col(30, iron_linear_thread() & 31u));
+    const unsigned int v8900 = static_cast<unsigned int>(v333.row(30, iron_linear_thread() & 31u));
+    const unsigned int v8904 = static_cast<unsigned int>(v333.col(31, iron_linear_thread() & 31u));
+    const unsigned int v8905 = static_cast<unsigned int>(v333.row(31, iron_linear_thread() & 31u));
+    const unsigned int v8917 = v45 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:122
+    const unsigned int v8930 = v6017 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:127
+    const unsigned int v9070 = v8978 << 7u;
+    const unsigned int v9072 = v8930 + v9070;
+    const unsigned int v9085 = v9072 + 16u;
+    const unsigned int v9096 = v9072 + 32u;
+    const unsigned int v9107 = v9072 + 48u;
+    const unsigned int v8945 = v8930 + 64u;
+    const unsigned int v9125 = v8945 + v9070;
+    const unsigned int v9138 = v9125 + 16u;
+    const unsigned int v9149 = v9125 + 32u;
+    const unsigned int v9160 = v9125 + 48u;
 
-    for (unsigned int v5171 = v323; v5171 < v307; v5171 += 128u) {  // kernels/sdpa/flash_warpgroup.hpp:93
-      const unsigned int v5172 = v5171 - v323;
-      const unsigned int v5173 = v5172 >> 7u;
-      const unsigned int v5175 = v5173 & 1u;
+    for (unsigned int v5495 = v323; v5495 < v307; v5495 += 128u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v5496 = v5495 - v323;
+      const unsigned int v5497 = v5496 >> 7u;
+      const unsigned int v5499 = v5497 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v5178 = v5171 + 128u;
-      const unsigned int v5180 = v5173 + 1u;
-      const unsigned int v5181 = v5180 & 1u;
-      const bool v5182 = v5178 < v307;
-      if (v5182) {
-        const unsigned int v5184 = v5181 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:98
-        const unsigned int v5194 = v5178 + v52;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5195 = v5194 < v37;
-        const unsigned int v5198 = v5195 ? v5194 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5200 = v31 + v5198;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5201 = v5200 * v2;
-        const unsigned int v5202 = v5201 + v28;
-        const unsigned int v5203 = v5202 << 7u;
-        const unsigned int v5204 = v5203 + v56;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5213 = v5184 + v75;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5214 = v5213 + v71;
-        const unsigned int v5215 = v5214 + v69;
-        iron_copy_async<16>(shm1 + (v5215 ^ (((v5215 >> 6u) & 7u) << 3u)), k + v5204, v5195);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5215 ^ (((v5215 >> 6u) & 7u) << 3u)), v + v5204, v5195);
-        const unsigned int v5236 = v5178 + v83;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5237 = v5236 < v37;
-        const unsigned int v5240 = v5237 ? v5236 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5242 = v31 + v5240;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5243 = v5242 * v2;
-        const unsigned int v5244 = v5243 + v28;
-        const unsigned int v5245 = v5244 << 7u;
-        const unsigned int v5246 = v5245 + v87;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5255 = v5184 + v106;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5256 = v5255 + v102;
-        const unsigned int v5257 = v5256 + v100;
-        iron_copy_async<16>(shm1 + (v5257 ^ (((v5257 >> 6u) & 7u) << 3u)), k + v5246, v5237);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5257 ^ (((v5257 >> 6u) & 7u) << 3u)), v + v5246, v5237);
-        const unsigned int v5278 = v5178 + v114;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5279 = v5278 < v37;
-        const unsigned int v5282 = v5279 ? v5278 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5284 = v31 + v5282;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5285 = v5284 * v2;
-        const unsigned int v5286 = v5285 + v28;
-        const unsigned int v5287 = v5286 << 7u;
-        const unsigned int v5288 = v5287 + v118;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5297 = v5184 + v137;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5298 = v5297 + v133;
-        const unsigned int v5299 = v5298 + v131;
-        iron_copy_async<16>(shm1 + (v5299 ^ (((v5299 >> 6u) & 7u) << 3u)), k + v5288, v5279);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5299 ^ (((v5299 >> 6u) & 7u) << 3u)), v + v5288, v5279);
-        const unsigned int v5320 = v5178 + v145;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5321 = v5320 < v37;
-        const unsigned int v5324 = v5321 ? v5320 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5326 = v31 + v5324;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5327 = v5326 * v2;
-        const unsigned int v5328 = v5327 + v28;
-        const unsigned int v5329 = v5328 << 7u;
-        const unsigned int v5330 = v5329 + v149;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5339 = v5184 + v168;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5340 = v5339 + v164;
-        const unsigned int v5341 = v5340 + v162;
-        iron_copy_async<16>(shm1 + (v5341 ^ (((v5341 >> 6u) & 7u) << 3u)), k + v5330, v5321);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5341 ^ (((v5341 >> 6u) & 7u) << 3u)), v + v5330, v5321);
-        const unsigned int v5362 = v5178 + v176;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5363 = v5362 < v37;
-        const unsigned int v5366 = v5363 ? v5362 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5368 = v31 + v5366;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5369 = v5368 * v2;
-        const unsigned int v5370 = v5369 + v28;
-        const unsigned int v5371 = v5370 << 7u;
-        const unsigned int v5372 = v5371 + v180;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5381 = v5184 + v199;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5382 = v5381 + v195;
-        const unsigned int v5383 = v5382 + v193;
-        iron_copy_async<16>(shm1 + (v5383 ^ (((v5383 >> 6u) & 7u) << 3u)), k + v5372, v5363);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5383 ^ (((v5383 >> 6u) & 7u) << 3u)), v + v5372, v5363);
-        const unsigned int v5404 = v5178 + v207;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5405 = v5404 < v37;
-        const unsigned int v5408 = v5405 ? v5404 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5410 = v31 + v5408;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5411 = v5410 * v2;
-        const unsigned int v5412 = v5411 + v28;
-        const unsigned int v5413 = v5412 << 7u;
-        const unsigned int v5414 = v5413 + v211;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5423 = v5184 + v230;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5424 = v5423 + v226;
-        const unsigned int v5425 = v5424 + v224;
-        iron_copy_async<16>(shm1 + (v5425 ^ (((v5425 >> 6u) & 7u) << 3u)), k + v5414, v5405);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5425 ^ (((v5425 >> 6u) & 7u) << 3u)), v + v5414, v5405);
-        const unsigned int v5446 = v5178 + v238;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5447 = v5446 < v37;
-        const unsigned int v5450 = v5447 ? v5446 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5452 = v31 + v5450;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5453 = v5452 * v2;
-        const unsigned int v5454 = v5453 + v28;
-        const unsigned int v5455 = v5454 << 7u;
-        const unsigned int v5456 = v5455 + v242;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5465 = v5184 + v261;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5466 = v5465 + v257;
-        const unsigned int v5467 = v5466 + v255;
-        iron_copy_async<16>(shm1 + (v5467 ^ (((v5467 >> 6u) & 7u) << 3u)), k + v5456, v5447);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5467 ^ (((v5467 >> 6u) & 7u) << 3u)), v + v5456, v5447);
-        const unsigned int v5488 = v5178 + v269;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5489 = v5488 < v37;
-        const unsigned int v5492 = v5489 ? v5488 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5494 = v31 + v5492;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5495 = v5494 * v2;
-        const unsigned int v5496 = v5495 + v28;
-        const unsigned int v5497 = v5496 << 7u;
-        const unsigned int v5498 = v5497 + v273;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5507 = v5184 + v292;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5508 = v5507 + v288;
-        const unsigned int v5509 = v5508 + v286;
-        iron_copy_async<16>(shm1 + (v5509 ^ (((v5509 >> 6u) & 7u) << 3u)), k + v5498, v5489);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5509 ^ (((v5509 >> 6u) & 7u) << 3u)), v + v5498, v5489);
+      const unsigned int v5502 = v5495 + 128u;
+      const unsigned int v5504 = v5497 + 1u;
+      const unsigned int v5505 = v5504 & 1u;
+      const bool v5506 = v5502 < v307;
+      if (v5506) {
+        const unsigned int v5508 = v5505 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+        const unsigned int v5518 = v5502 + v52;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5519 = v5518 < v37;
+        const unsigned int v5522 = v5519 ? v5518 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5524 = v31 + v5522;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5525 = v5524 * v2;
+        const unsigned int v5526 = v5525 + v28;
+        const unsigned int v5527 = v5526 << 7u;
+        const unsigned int v5528 = v5527 + v56;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5537 = v5508 + v75;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5538 = v5537 + v71;
+        const unsigned int v5539 = v5538 + v69;
+        iron_copy_async<16>(shm1 + (v5539 ^ (((v5539 >> 6u) & 7u) << 3u)), k + v5528, v5519);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5549 = v5502 + v83;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5550 = v5549 < v37;
+        const unsigned int v5553 = v5550 ? v5549 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5555 = v31 + v5553;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5556 = v5555 * v2;
+        const unsigned int v5557 = v5556 + v28;
+        const unsigned int v5558 = v5557 << 7u;
+        const unsigned int v5559 = v5558 + v87;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5568 = v5508 + v106;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5569 = v5568 + v102;
+        const unsigned int v5570 = v5569 + v100;
+        iron_copy_async<16>(shm1 + (v5570 ^ (((v5570 >> 6u) & 7u) << 3u)), k + v5559, v5550);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5580 = v5502 + v114;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5581 = v5580 < v37;
+        const unsigned int v5584 = v5581 ? v5580 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5586 = v31 + v5584;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5587 = v5586 * v2;
+        const unsigned int v5588 = v5587 + v28;
+        const unsigned int v5589 = v5588 << 7u;
+        const unsigned int v5590 = v5589 + v118;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5599 = v5508 + v137;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5600 = v5599 + v133;
+        const unsigned int v5601 = v5600 + v131;
+        iron_copy_async<16>(shm1 + (v5601 ^ (((v5601 >> 6u) & 7u) << 3u)), k + v5590, v5581);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5611 = v5502 + v145;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5612 = v5611 < v37;
+        const unsigned int v5615 = v5612 ? v5611 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5617 = v31 + v5615;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5618 = v5617 * v2;
+        const unsigned int v5619 = v5618 + v28;
+        const unsigned int v5620 = v5619 << 7u;
+        const unsigned int v5621 = v5620 + v149;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5630 = v5508 + v168;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5631 = v5630 + v164;
+        const unsigned int v5632 = v5631 + v162;
+        iron_copy_async<16>(shm1 + (v5632 ^ (((v5632 >> 6u) & 7u) << 3u)), k + v5621, v5612);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5642 = v5502 + v176;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5643 = v5642 < v37;
+        const unsigned int v5646 = v5643 ? v5642 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5648 = v31 + v5646;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5649 = v5648 * v2;
+        const unsigned int v5650 = v5649 + v28;
+        const unsigned int v5651 = v5650 << 7u;
+        const unsigned int v5652 = v5651 + v180;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5661 = v5508 + v199;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5662 = v5661 + v195;
+        const unsigned int v5663 = v5662 + v193;
+        iron_copy_async<16>(shm1 + (v5663 ^ (((v5663 >> 6u) & 7u) << 3u)), k + v5652, v5643);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5673 = v5502 + v207;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5674 = v5673 < v37;
+        const unsigned int v5677 = v5674 ? v5673 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5679 = v31 + v5677;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5680 = v5679 * v2;
+        const unsigned int v5681 = v5680 + v28;
+        const unsigned int v5682 = v5681 << 7u;
+        const unsigned int v5683 = v5682 + v211;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5692 = v5508 + v230;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5693 = v5692 + v226;
+        const unsigned int v5694 = v5693 + v224;
+        iron_copy_async<16>(shm1 + (v5694 ^ (((v5694 >> 6u) & 7u) << 3u)), k + v5683, v5674);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5704 = v5502 + v238;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5705 = v5704 < v37;
+        const unsigned int v5708 = v5705 ? v5704 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5710 = v31 + v5708;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5711 = v5710 * v2;
+        const unsigned int v5712 = v5711 + v28;
+        const unsigned int v5713 = v5712 << 7u;
+        const unsigned int v5714 = v5713 + v242;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5723 = v5508 + v261;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5724 = v5723 + v257;
+        const unsigned int v5725 = v5724 + v255;
+        iron_copy_async<16>(shm1 + (v5725 ^ (((v5725 >> 6u) & 7u) << 3u)), k + v5714, v5705);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5735 = v5502 + v269;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5736 = v5735 < v37;
+        const unsigned int v5739 = v5736 ? v5735 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5741 = v31 + v5739;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5742 = v5741 * v2;
+        const unsigned int v5743 = v5742 + v28;
+        const unsigned int v5744 = v5743 << 7u;
+        const unsigned int v5745 = v5744 + v273;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5754 = v5508 + v292;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5755 = v5754 + v288;
+        const unsigned int v5756 = v5755 + v286;
+        iron_copy_async<16>(shm1 + (v5756 ^ (((v5756 >> 6u) & 7u) << 3u)), k + v5745, v5736);  // kernels/sdpa/flash_tile.hpp:86
+        iron_copy_async<16>(shm2 + (v5539 ^ (((v5539 >> 6u) & 7u) << 3u)), v + v5528, v5519);
+        iron_copy_async<16>(shm2 + (v5570 ^ (((v5570 >> 6u) & 7u) << 3u)), v + v5559, v5550);
+        iron_copy_async<16>(shm2 + (v5601 ^ (((v5601 >> 6u) & 7u) << 3u)), v + v5590, v5581);
+        iron_copy_async<16>(shm2 + (v5632 ^ (((v5632 >> 6u) & 7u) << 3u)), v + v5621, v5612);
+        iron_copy_async<16>(shm2 + (v5663 ^ (((v5663 >> 6u) & 7u) << 3u)), v + v5652, v5643);
+        iron_copy_async<16>(shm2 + (v5694 ^ (((v5694 >> 6u) & 7u) << 3u)), v + v5683, v5674);
+        iron_copy_async<16>(shm2 + (v5725 ^ (((v5725 >> 6u) & 7u) << 3u)), v + v5714, v5705);
+        iron_copy_async<16>(shm2 + (v5756 ^ (((v5756 >> 6u) & 7u) << 3u)), v + v5745, v5736);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:93
-      iron_frag<float, 2, 16, 128> v5522;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v5522, 0.0f);
-      const unsigned int v5526 = v5175 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag<iron_bf16, 0, 16, 16> v8503;  // kernels/sdpa/flash_warpgroup.hpp:107
-      iron_frag_fill(v8503, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8503, shm0, v8496, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v8505;
-      iron_frag_fill(v8505, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8505, shm1, v5526, 64u);
-      iron_frag_mma_sync(v5522, v8503, v8505);
-      const unsigned int v8510 = v5526 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v8512;
-      iron_frag_fill(v8512, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8512, shm0, v8507, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v8514;
-      iron_frag_fill(v8514, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8514, shm1, v8510, 64u);
-      iron_frag_mma_sync(v5522, v8512, v8514);
-      const unsigned int v8519 = v5526 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v8521;
-      iron_frag_fill(v8521, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8521, shm0, v8516, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v8523;
-      iron_frag_fill(v8523, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8523, shm1, v8519, 64u);
-      iron_frag_mma_sync(v5522, v8521, v8523);
-      const unsigned int v8528 = v5526 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v8530;
-      iron_frag_fill(v8530, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8530, shm0, v8525, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v8532;
-      iron_frag_fill(v8532, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8532, shm1, v8528, 64u);
-      iron_frag_mma_sync(v5522, v8530, v8532);
-      const unsigned int v5539 = v5526 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag<iron_bf16, 0, 16, 16> v8548;  // kernels/sdpa/flash_warpgroup.hpp:107
-      iron_frag_fill(v8548, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8548, shm0, v8541, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v8550;
-      iron_frag_fill(v8550, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8550, shm1, v5539, 64u);
-      iron_frag_mma_sync(v5522, v8548, v8550);
-      const unsigned int v8555 = v5539 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v8557;
-      iron_frag_fill(v8557, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8557, shm0, v8552, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v8559;
-      iron_frag_fill(v8559, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8559, shm1, v8555, 64u);
-      iron_frag_mma_sync(v5522, v8557, v8559);
-      const unsigned int v8564 = v5539 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v8566;
-      iron_frag_fill(v8566, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8566, shm0, v8561, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v8568;
-      iron_frag_fill(v8568, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8568, shm1, v8564, 64u);
-      iron_frag_mma_sync(v5522, v8566, v8568);
-      const unsigned int v8573 = v5539 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v8575;
-      iron_frag_fill(v8575, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8575, shm0, v8570, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v8577;
-      iron_frag_fill(v8577, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8577, shm1, v8573, 64u);
-      iron_frag_mma_sync(v5522, v8575, v8577);
-      const bool v5549 = v5178 <= v37;  // kernels/sdpa/flash_tile.hpp:155
-      const unsigned int v5557 = v5178 + v18;
-      const bool v5558 = v5557 <= v310;
-      const bool v5559 = v306 || v5558;
-      const bool v5560 = v5549 && v5559;
-      const unsigned int v5563 = v5171 + v7;  // kernels/sdpa/flash_tile.hpp:156
-      const unsigned int v5564 = v5563 + v18;
-      const bool v5566 = v299 <= v5564;
-      const bool v5567 = v5562 || v5566;
-      const bool v5568 = v5560 && v5567;  // kernels/sdpa/flash_tile.hpp:155
-      if (v5568) {  // kernels/sdpa/flash_tile.hpp:157
-        const float v5571 = v5522.x[0];  // kernels/sdpa/flash_tile.hpp:158
-        const float v5572 = v5571 * v325;
-        v5522.x[0] = v5572;
-        const float v5575 = v5522.x[1];
-        const float v5576 = v5575 * v325;
-        v5522.x[1] = v5576;
-        const float v5579 = v5522.x[2];
-        const float v5580 = v5579 * v325;
-        v5522.x[2] = v5580;
-        const float v5583 = v5522.x[3];
-        const float v5584 = v5583 * v325;
-        v5522.x[3] = v5584;
-        const float v5587 = v5522.x[4];
-        const float v5588 = v5587 * v325;
-        v5522.x[4] = v5588;
-        const float v5591 = v5522.x[5];
-        const float v5592 = v5591 * v325;
-        v5522.x[5] = v5592;
-        const float v5595 = v5522.x[6];
-        const float v5596 = v5595 * v325;
-        v5522.x[6] = v5596;
-        const float v5599 = v5522.x[7];
-        const float v5600 = v5599 * v325;
-        v5522.x[7] = v5600;
-        const float v5603 = v5522.x[8];
-        const float v5604 = v5603 * v325;
-        v5522.x[8] = v5604;
-        const float v5607 = v5522.x[9];
-        const float v5608 = v5607 * v325;
-        v5522.x[9] = v5608;
-        const float v5611 = v5522.x[10];
-        const float v5612 = v5611 * v325;
-        v5522.x[10] = v5612;
-        const float v5615 = v5522.x[11];
-        const float v5616 = v5615 * v325;
-        v5522.x[11] = v5616;
-        const float v5619 = v5522.x[12];
-        const float v5620 = v5619 * v325;
-        v5522.x[12] = v5620;
-        const float v5623 = v5522.x[13];
-        const float v5624 = v5623 * v325;
-        v5522.x[13] = v5624;
-        const float v5627 = v5522.x[14];
-        const float v5628 = v5627 * v325;
-        v5522.x[14] = v5628;
-        const float v5631 = v5522.x[15];
-        const float v5632 = v5631 * v325;
-        v5522.x[15] = v5632;
-        const float v5635 = v5522.x[16];
-        const float v5636 = v5635 * v325;
-        v5522.x[16] = v5636;
-        const float v5639 = v5522.x[17];
-        const float v5640 = v5639 * v325;
-        v5522.x[17] = v5640;
-        const float v5643 = v5522.x[18];
-        const float v5644 = v5643 * v325;
-        v5522.x[18] = v5644;
-        const float v5647 = v5522.x[19];
-        const float v5648 = v5647 * v325;
-        v5522.x[19] = v5648;
-        const float v5651 = v5522.x[20];
-        const float v5652 = v5651 * v325;
-        v5522.x[20] = v5652;
-        const float v5655 = v5522.x[21];
-        const float v5656 = v5655 * v325;
-        v5522.x[21] = v5656;
-        const float v5659 = v5522.x[22];
-        const float v5660 = v5659 * v325;
-        v5522.x[22] = v5660;
-        const float v5663 = v5522.x[23];
-        const float v5664 = v5663 * v325;
-        v5522.x[23] = v5664;
-        const float v5667 = v5522.x[24];
-        const float v5668 = v5667 * v325;
-        v5522.x[24] = v5668;
-        const float v5671 = v5522.x[25];
-        const float v5672 = v5671 * v325;
-        v5522.x[25] = v5672;
-        const float v5675 = v5522.x[26];
-        const float v5676 = v5675 * v325;
-        v5522.x[26] = v5676;
-        const float v5679 = v5522.x[27];
-        const float v5680 = v5679 * v325;
-        v5522.x[27] = v5680;
-        const float v5683 = v5522.x[28];
-        const float v5684 = v5683 * v325;
-        v5522.x[28] = v5684;
-        const float v5687 = v5522.x[29];
-        const float v5688 = v5687 * v325;
-        v5522.x[29] = v5688;
-        const float v5691 = v5522.x[30];
-        const float v5692 = v5691 * v325;
-        v5522.x[30] = v5692;
-        const float v5695 = v5522.x[31];
-        const float v5696 = v5695 * v325;
-        v5522.x[31] = v5696;
-        const float v5699 = v5522.x[32];
-        const float v5700 = v5699 * v325;
-        v5522.x[32] = v5700;
-        const float v5703 = v5522.x[33];
-        const float v5704 = v5703 * v325;
-        v5522.x[33] = v5704;
-        const float v5707 = v5522.x[34];
-        const float v5708 = v5707 * v325;
-        v5522.x[34] = v5708;
-        const float v5711 = v5522.x[35];
-        const float v5712 = v5711 * v325;
-        v5522.x[35] = v5712;
-        const float v5715 = v5522.x[36];
-        const float v5716 = v5715 * v325;
-        v5522.x[36] = v5716;
-        const float v5719 = v5522.x[37];
-        const float v5720 = v5719 * v325;
-        v5522.x[37] = v5720;
-        const float v5723 = v5522.x[38];
-        const float v5724 = v5723 * v325;
-        v5522.x[38] = v5724;
-        const float v5727 = v5522.x[39];
-        const float v5728 = v5727 * v325;
-        v5522.x[39] = v5728;
-        const float v5731 = v5522.x[40];
-        const float v5732 = v5731 * v325;
-        v5522.x[40] = v5732;
-        const float v5735 = v5522.x[41];
-        const float v5736 = v5735 * v325;
-        v5522.x[41] = v5736;
-        const float v5739 = v5522.x[42];
-        const float v5740 = v5739 * v325;
-        v5522.x[42] = v5740;
-        const float v5743 = v5522.x[43];
-        const float v5744 = v5743 * v325;
-        v5522.x[43] = v5744;
-        const float v5747 = v5522.x[44];
-        const float v5748 = v5747 * v325;
-        v5522.x[44] = v5748;
-        const float v5751 = v5522.x[45];
-        const float v5752 = v5751 * v325;
-        v5522.x[45] = v5752;
-        const float v5755 = v5522.x[46];
-        const float v5756 = v5755 * v325;
-        v5522.x[46] = v5756;
-        const float v5759 = v5522.x[47];
-        const float v5760 = v5759 * v325;
-        v5522.x[47] = v5760;
-        const float v5763 = v5522.x[48];
-        const float v5764 = v5763 * v325;
-        v5522.x[48] = v5764;
-        const float v5767 = v5522.x[49];
-        const float v5768 = v5767 * v325;
-        v5522.x[49] = v5768;
-        const float v5771 = v5522.x[50];
-        const float v5772 = v5771 * v325;
-        v5522.x[50] = v5772;
-        const float v5775 = v5522.x[51];
-        const float v5776 = v5775 * v325;
-        v5522.x[51] = v5776;
-        const float v5779 = v5522.x[52];
-        const float v5780 = v5779 * v325;
-        v5522.x[52] = v5780;
-        const float v5783 = v5522.x[53];
-        const float v5784 = v5783 * v325;
-        v5522.x[53] = v5784;
-        const float v5787 = v5522.x[54];
-        const float v5788 = v5787 * v325;
-        v5522.x[54] = v5788;
-        const float v5791 = v5522.x[55];
-        const float v5792 = v5791 * v325;
-        v5522.x[55] = v5792;
-        const float v5795 = v5522.x[56];
-        const float v5796 = v5795 * v325;
-        v5522.x[56] = v5796;
-        const float v5799 = v5522.x[57];
-        const float v5800 = v5799 * v325;
-        v5522.x[57] = v5800;
-        const float v5803 = v5522.x[58];
-        const float v5804 = v5803 * v325;
-        v5522.x[58] = v5804;
-        const float v5807 = v5522.x[59];
-        const float v5808 = v5807 * v325;
-        v5522.x[59] = v5808;
-        const float v5811 = v5522.x[60];
-        const float v5812 = v5811 * v325;
-        v5522.x[60] = v5812;
-        const float v5815 = v5522.x[61];
-        const float v5816 = v5815 * v325;
-        v5522.x[61] = v5816;
-        const float v5819 = v5522.x[62];
-        const float v5820 = v5819 * v325;
-        v5522.x[62] = v5820;
-        const float v5823 = v5522.x[63];
-        const float v5824 = v5823 * v325;
-        v5522.x[63] = v5824;
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
+      iron_frag<float, 2, 16, 128> v6008;  // kernels/sdpa/flash_warpgroup.hpp:103
+      iron_frag_fill(v6008, 0.0f);
+      const unsigned int v6012 = v5499 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v8989;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v8989, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8989, shm0, v8982, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v8991;
+      iron_frag_fill(v8991, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8991, shm1, v6012, 64u);
+      iron_frag_mma_sync(v6008, v8989, v8991);
+      const unsigned int v8996 = v6012 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v8998;
+      iron_frag_fill(v8998, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8998, shm0, v8993, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9000;
+      iron_frag_fill(v9000, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9000, shm1, v8996, 64u);
+      iron_frag_mma_sync(v6008, v8998, v9000);
+      const unsigned int v9005 = v6012 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v9007;
+      iron_frag_fill(v9007, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9007, shm0, v9002, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9009;
+      iron_frag_fill(v9009, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9009, shm1, v9005, 64u);
+      iron_frag_mma_sync(v6008, v9007, v9009);
+      const unsigned int v9014 = v6012 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v9016;
+      iron_frag_fill(v9016, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9016, shm0, v9011, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9018;
+      iron_frag_fill(v9018, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9018, shm1, v9014, 64u);
+      iron_frag_mma_sync(v6008, v9016, v9018);
+      const unsigned int v6025 = v6012 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v9034;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v9034, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9034, shm0, v9027, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9036;
+      iron_frag_fill(v9036, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9036, shm1, v6025, 64u);
+      iron_frag_mma_sync(v6008, v9034, v9036);
+      const unsigned int v9041 = v6025 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v9043;
+      iron_frag_fill(v9043, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9043, shm0, v9038, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9045;
+      iron_frag_fill(v9045, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9045, shm1, v9041, 64u);
+      iron_frag_mma_sync(v6008, v9043, v9045);
+      const unsigned int v9050 = v6025 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v9052;
+      iron_frag_fill(v9052, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9052, shm0, v9047, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9054;
+      iron_frag_fill(v9054, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9054, shm1, v9050, 64u);
+      iron_frag_mma_sync(v6008, v9052, v9054);
+      const unsigned int v9059 = v6025 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v9061;
+      iron_frag_fill(v9061, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9061, shm0, v9056, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9063;
+      iron_frag_fill(v9063, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9063, shm1, v9059, 64u);
+      iron_frag_mma_sync(v6008, v9061, v9063);
+      const bool v6035 = v5502 <= v37;  // kernels/sdpa/flash_tile.hpp:146
+      const unsigned int v6043 = v5502 + v18;
+      const bool v6044 = v6043 <= v310;
+      const bool v6045 = v306 || v6044;
+      const bool v6046 = v6035 && v6045;
+      const unsigned int v6049 = v5495 + v7;  // kernels/sdpa/flash_tile.hpp:147
+      const unsigned int v6050 = v6049 + v18;
+      const bool v6052 = v299 <= v6050;
+      const bool v6053 = v6048 || v6052;
+      const bool v6054 = v6046 && v6053;  // kernels/sdpa/flash_tile.hpp:146
+      if (v6054) {  // kernels/sdpa/flash_tile.hpp:148
+        const float v6057 = v6008.x[0];  // kernels/sdpa/flash_tile.hpp:149
+        const float v6058 = v6057 * v325;
+        v6008.x[0] = v6058;
+        const float v6061 = v6008.x[1];
+        const float v6062 = v6061 * v325;
+        v6008.x[1] = v6062;
+        const float v6065 = v6008.x[2];
+        const float v6066 = v6065 * v325;
+        v6008.x[2] = v6066;
+        const float v6069 = v6008.x[3];
+        const float v6070 = v6069 * v325;
+        v6008.x[3] = v6070;
+        const float v6073 = v6008.x[4];
+        const float v6074 = v6073 * v325;
+        v6008.x[4] = v6074;
+        const float v6077 = v6008.x[5];
+        const float v6078 = v6077 * v325;
+        v6008.x[5] = v6078;
+        const float v6081 = v6008.x[6];
+        const float v6082 = v6081 * v325;
+        v6008.x[6] = v6082;
+        const float v6085 = v6008.x[7];
+        const float v6086 = v6085 * v325;
+        v6008.x[7] = v6086;
+        const float v6089 = v6008.x[8];
+        const float v6090 = v6089 * v325;
+        v6008.x[8] = v6090;
+        const float v6093 = v6008.x[9];
+        const float v6094 = v6093 * v325;
+        v6008.x[9] = v6094;
+        const float v6097 = v6008.x[10];
+        const float v6098 = v6097 * v325;
+        v6008.x[10] = v6098;
+        const float v6101 = v6008.x[11];
+        const float v6102 = v6101 * v325;
+        v6008.x[11] = v6102;
+        const float v6105 = v6008.x[12];
+        const float v6106 = v6105 * v325;
+        v6008.x[12] = v6106;
+        const float v6109 = v6008.x[13];
+        const float v6110 = v6109 * v325;
+        v6008.x[13] = v6110;
+        const float v6113 = v6008.x[14];
+        const float v6114 = v6113 * v325;
+        v6008.x[14] = v6114;
+        const float v6117 = v6008.x[15];
+        const float v6118 = v6117 * v325;
+        v6008.x[15] = v6118;
+        const float v6121 = v6008.x[16];
+        const float v6122 = v6121 * v325;
+        v6008.x[16] = v6122;
+        const float v6125 = v6008.x[17];
+        const float v6126 = v6125 * v325;
+        v6008.x[17] = v6126;
+        const float v6129 = v6008.x[18];
+        const float v6130 = v6129 * v325;
+        v6008.x[18] = v6130;
+        const float v6133 = v6008.x[19];
+        const float v6134 = v6133 * v325;
+        v6008.x[19] = v6134;
+        const float v6137 = v6008.x[20];
+        const float v6138 = v6137 * v325;
+        v6008.x[20] = v6138;
+        const float v6141 = v6008.x[21];
+        const float v6142 = v6141 * v325;
+        v6008.x[21] = v6142;
+        const float v6145 = v6008.x[22];
+        const float v6146 = v6145 * v325;
+        v6008.x[22] = v6146;
+        const float v6149 = v6008.x[23];
+        const float v6150 = v6149 * v325;
+        v6008.x[23] = v6150;
+        const float v6153 = v6008.x[24];
+        const float v6154 = v6153 * v325;
+        v6008.x[24] = v6154;
+        const float v6157 = v6008.x[25];
+        const float v6158 = v6157 * v325;
+        v6008.x[25] = v6158;
+        const float v6161 = v6008.x[26];
+        const float v6162 = v6161 * v325;
+        v6008.x[26] = v6162;
+        const float v6165 = v6008.x[27];
+        const float v6166 = v6165 * v325;
+        v6008.x[27] = v6166;
+        const float v6169 = v6008.x[28];
+        const float v6170 = v6169 * v325;
+        v6008.x[28] = v6170;
+        const float v6173 = v6008.x[29];
+        const float v6174 = v6173 * v325;
+        v6008.x[29] = v6174;
+        const float v6177 = v6008.x[30];
+        const float v6178 = v6177 * v325;
+        v6008.x[30] = v6178;
+        const float v6181 = v6008.x[31];
+        const float v6182 = v6181 * v325;
+        v6008.x[31] = v6182;
+        const float v6185 = v6008.x[32];
+        const float v6186 = v6185 * v325;
+        v6008.x[32] = v6186;
+        const float v6189 = v6008.x[33];
+        const float v6190 = v6189 * v325;
+        v6008.x[33] = v6190;
+        const float v6193 = v6008.x[34];
+        const float v6194 = v6193 * v325;
+        v6008.x[34] = v6194;
+        const float v6197 = v6008.x[35];
+        const float v6198 = v6197 * v325;
+        v6008.x[35] = v6198;
+        const float v6201 = v6008.x[36];
+        const float v6202 = v6201 * v325;
+        v6008.x[36] = v6202;
+        const float v6205 = v6008.x[37];
+        const float v6206 = v6205 * v325;
+        v6008.x[37] = v6206;
+        const float v6209 = v6008.x[38];
+        const float v6210 = v6209 * v325;
+        v6008.x[38] = v6210;
+        const float v6213 = v6008.x[39];
+        const float v6214 = v6213 * v325;
+        v6008.x[39] = v6214;
+        const float v6217 = v6008.x[40];
+        const float v6218 = v6217 * v325;
+        v6008.x[40] = v6218;
+        const float v6221 = v6008.x[41];
+        const float v6222 = v6221 * v325;
+        v6008.x[41] = v6222;
+        const float v6225 = v6008.x[42];
+        const float v6226 = v6225 * v325;
+        v6008.x[42] = v6226;
+        const float v6229 = v6008.x[43];
+        const float v6230 = v6229 * v325;
+        v6008.x[43] = v6230;
+        const float v6233 = v6008.x[44];
+        const float v6234 = v6233 * v325;
+        v6008.x[44] = v6234;
+        const float v6237 = v6008.x[45];
+        const float v6238 = v6237 * v325;
+        v6008.x[45] = v6238;
+        const float v6241 = v6008.x[46];
+        const float v6242 = v6241 * v325;
+        v6008.x[46] = v6242;
+        const float v6245 = v6008.x[47];
+        const float v6246 = v6245 * v325;
+        v6008.x[47] = v6246;
+        const float v6249 = v6008.x[48];
+        const float v6250 = v6249 * v325;
+        v6008.x[48] = v6250;
+        const float v6253 = v6008.x[49];
+        const float v6254 = v6253 * v325;
+        v6008.x[49] = v6254;
+        const float v6257 = v6008.x[50];
+        const float v6258 = v6257 * v325;
+        v6008.x[50] = v6258;
+        const float v6261 = v6008.x[51];
+        const float v6262 = v6261 * v325;
+        v6008.x[51] = v6262;
+        const float v6265 = v6008.x[52];
+        const float v6266 = v6265 * v325;
+        v6008.x[52] = v6266;
+        const float v6269 = v6008.x[53];
+        const float v6270 = v6269 * v325;
+        v6008.x[53] = v6270;
+        const float v6273 = v6008.x[54];
+        const float v6274 = v6273 * v325;
+        v6008.x[54] = v6274;
+        const float v6277 = v6008.x[55];
+        const float v6278 = v6277 * v325;
+        v6008.x[55] = v6278;
+        const float v6281 = v6008.x[56];
+        const float v6282 = v6281 * v325;
+        v6008.x[56] = v6282;
+        const float v6285 = v6008.x[57];
+        const float v6286 = v6285 * v325;
+        v6008.x[57] = v6286;
+        const float v6289 = v6008.x[58];
+        const float v6290 = v6289 * v325;
+        v6008.x[58] = v6290;
+        const float v6293 = v6008.x[59];
+        const float v6294 = v6293 * v325;
+        v6008.x[59] = v6294;
+        const float v6297 = v6008.x[60];
+        const float v6298 = v6297 * v325;
+        v6008.x[60] = v6298;
+        const float v6301 = v6008.x[61];
+        const float v6302 = v6301 * v325;
+        v6008.x[61] = v6302;
+        const float v6305 = v6008.x[62];
+        const float v6306 = v6305 * v325;
+        v6008.x[62] = v6306;
+        const float v6309 = v6008.x[63];
+        const float v6310 = v6309 * v325;
+        v6008.x[63] = v6310;
       } else {
-        const unsigned int v5825 = static_cast<unsigned int>(v5522.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v5826 = static_cast<unsigned int>(v5522.row(0, iron_linear_thread() & 31u));
-        const float v5827 = v5522.x[0];
-        const unsigned int v5828 = v46 + v5826;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v5829 = v5171 + v5825;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v5830 = v5829 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v5833 = v5828 + v37;
-        const unsigned int v5834 = v5829 + v18;
-        const bool v5835 = v5834 <= v5833;
-        const bool v5836 = v306 || v5835;
-        const bool v5837 = v5830 && v5836;
-        const unsigned int v5840 = v5829 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v5841 = v5840 + v18;
-        const bool v5843 = v5833 < v5841;
-        const bool v5844 = v5562 || v5843;
-        const bool v5845 = v5837 && v5844;  // kernels/sdpa/flash_tile.hpp:164
-        const float v5847 = v5827 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v5848 = v5845 ? v5847 : __uint_as_float(0xff800000u);
-        v5522.x[0] = v5848;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v5849 = static_cast<unsigned int>(v5522.col(1, iron_linear_thread() & 31u));
-        const unsigned int v5850 = static_cast<unsigned int>(v5522.row(1, iron_linear_thread() & 31u));
-        const float v5851 = v5522.x[1];
-        const unsigned int v5852 = v46 + v5850;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v5853 = v5171 + v5849;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v5854 = v5853 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v5857 = v5852 + v37;
-        const unsigned int v5858 = v5853 + v18;
-        const bool v5859 = v5858 <= v5857;
-        const bool v5860 = v306 || v5859;
-        const bool v5861 = v5854 && v5860;
-        const unsigned int v5864 = v5853 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v5865 = v5864 + v18;
-        const bool v5867 = v5857 < v5865;
-        const bool v5868 = v5562 || v5867;
-        const bool v5869 = v5861 && v5868;  // kernels/sdpa/flash_tile.hpp:164
-        const float v5871 = v5851 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v5872 = v5869 ? v5871 : __uint_as_float(0xff800000u);
-        v5522.x[1] = v5872;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v5873 = static_cast<unsigned int>(v5522.col(2, iron_linear_thread() & 31u));
-        const unsigned int v5874 = static_cast<unsigned int>(v5522.row(2, iron_linear_thread() & 31u));
-        const float v5875 = v5522.x[2];
-        const unsigned int v5876 = v46 + v5874;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v5877 = v5171 + v5873;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v5878 = v5877 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v5881 = v5876 + v37;
-        const unsigned int v5882 = v5877 + v18;
-        const bool v5883 = v5882 <= v5881;
-        const bool v5884 = v306 || v5883;
-        const bool v5885 = v5878 && v5884;
-        const unsigned int v5888 = v5877 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v5889 = v5888 + v18;
-        const bool v5891 = v5881 < v5889;
-        const bool v5892 = v5562 || v5891;
-        const bool v5893 = v5885 && v5892;  // kernels/sdpa/flash_tile.hpp:164
-        const float v5895 = v5875 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v5896 = v5893 ? v5895 : __uint_as_float(0xff800000u);
-        v5522.x[2] = v5896;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v5897 = static_cast<unsigned int>(v5522.col(3, iron_linear_thread() & 31u));
-        const unsigned int v5898 = static_cast<unsigned int>(v5522.row(3, iron_linear_thread() & 31u));
-        const float v5899 = v5522.x[3];
-        const unsigned int v5900 = v46 + v5898;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v5901 = v5171 + v5897;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v5902 = v5901 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v5905 = v5900 + v37;
-        const unsigned int v5906 = v5901 + v18;
-        const bool v5907 = v5906 <= v5905;
-        const bool v5908 = v306 || v5907;
-        const bool v5909 = v5902 && v5908;
-        const unsigned int v5912 = v5901 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v5913 = v5912 + v18;
-        const bool v5915 = v5905 < v5913;
-        const bool v5916 = v5562 || v5915;
-        const bool v5917 = v5909 && v5916;  // kernels/sdpa/flash_tile.hpp:164
-        const float v5919 = v5899 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v5920 = v5917 ? v5919 : __uint_as_float(0xff800000u);
-        v5522.x[3] = v5920;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v5921 = static_cast<unsigned int>(v5522.col(4, iron_linear_thread() & 31u));
-        const unsigned int v5922 = static_cast<unsigned int>(v5522.row(4, iron_linear_thread() & 31u));
-        const float v5923 = v5522.x[4];
-        const unsigned int v5924 = v46 + v5922;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v5925 = v5171 + v5921;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v5926 = v5925 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v5929 = v5924 + v37;
-        const unsigned int v5930 = v5925 + v18;
-        const bool v5931 = v5930 <= v5929;
-        const bool v5932 = v306 || v5931;
-        const bool v5933 = v5926 && v5932;
-        const unsigned int v5936 = v5925 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v5937 = v5936 + v18;
-        const bool v5939 = v5929 < v5937;
-        const bool v5940 = v5562 || v5939;
-        const bool v5941 = v5933 && v5940;  // kernels/sdpa/flash_tile.hpp:164
-        const float v5943 = v5923 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v5944 = v5941 ? v5943 : __uint_as_float(0xff800000u);
-        v5522.x[4] = v5944;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v5945 = static_cast<unsigned int>(v5522.col(5, iron_linear_thread() & 31u));
-        const unsigned int v5946 = static_cast<unsigned int>(v5522.row(5, iron_linear_thread() & 31u));
-        const float v5947 = v5522.x[5];
-        const unsigned int v5948 = v46 + v5946;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v5949 = v5171 + v5945;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v5950 = v5949 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v5953 = v5948 + v37;
-        const unsigned int v5954 = v5949 + v18;
-        const bool v5955 = v5954 <= v5953;
-        const bool v5956 = v306 || v5955;
-        const bool v5957 = v5950 && v5956;
-        const unsigned int v5960 = v5949 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v5961 = v5960 + v18;
-        const bool v5963 = v5953 < v5961;
-        const bool v5964 = v5562 || v5963;
-        const bool v5965 = v5957 && v5964;  // kernels/sdpa/flash_tile.hpp:164
-        const float v5967 = v5947 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v5968 = v5965 ? v5967 : __uint_as_float(0xff800000u);
-        v5522.x[5] = v5968;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v5969 = static_cast<unsigned int>(v5522.col(6, iron_linear_thread() & 31u));
-        const unsigned int v5970 = static_cast<unsigned int>(v5522.row(6, iron_linear_thread() & 31u));
-        const float v5971 = v5522.x[6];
-        const unsigned int v5972 = v46 + v5970;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v5973 = v5171 + v5969;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v5974 = v5973 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v5977 = v5972 + v37;
-        const unsigned int v5978 = v5973 + v18;
-        const bool v5979 = v5978 <= v5977;
-        const bool v5980 = v306 || v5979;
-        const bool v5981 = v5974 && v5980;
-        const unsigned int v5984 = v5973 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v5985 = v5984 + v18;
-        const bool v5987 = v5977 < v5985;
-        const bool v5988 = v5562 || v5987;
-        const bool v5989 = v5981 && v5988;  // kernels/sdpa/flash_tile.hpp:164
-        const float v5991 = v5971 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v5992 = v5989 ? v5991 : __uint_as_float(0xff800000u);
-        v5522.x[6] = v5992;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v5993 = static_cast<unsigned int>(v5522.col(7, iron_linear_thread() & 31u));
-        const unsigned int v5994 = static_cast<unsigned int>(v5522.row(7, iron_linear_thread() & 31u));
-        const float v5995 = v5522.x[7];
-        const unsigned int v5996 = v46 + v5994;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v5997 = v5171 + v5993;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v5998 = v5997 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6001 = v5996 + v37;
-        const unsigned int v6002 = v5997 + v18;
-        const bool v6003 = v6002 <= v6001;
-        const bool v6004 = v306 || v6003;
-        const bool v6005 = v5998 && v6004;
-        const unsigned int v6008 = v5997 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6009 = v6008 + v18;
-        const bool v6011 = v6001 < v6009;
-        const bool v6012 = v5562 || v6011;
-        const bool v6013 = v6005 && v6012;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6015 = v5995 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6016 = v6013 ? v6015 : __uint_as_float(0xff800000u);
-        v5522.x[7] = v6016;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6017 = static_cast<unsigned int>(v5522.col(8, iron_linear_thread() & 31u));
-        const unsigned int v6018 = static_cast<unsigned int>(v5522.row(8, iron_linear_thread() & 31u));
-        const float v6019 = v5522.x[8];
-        const unsigned int v6020 = v46 + v6018;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6021 = v5171 + v6017;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6022 = v6021 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6025 = v6020 + v37;
-        const unsigned int v6026 = v6021 + v18;
-        const bool v6027 = v6026 <= v6025;
-        const bool v6028 = v306 || v6027;
-        const bool v6029 = v6022 && v6028;
-        const unsigned int v6032 = v6021 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6033 = v6032 + v18;
-        const bool v6035 = v6025 < v6033;
-        const bool v6036 = v5562 || v6035;
-        const bool v6037 = v6029 && v6036;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6039 = v6019 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6040 = v6037 ? v6039 : __uint_as_float(0xff800000u);
-        v5522.x[8] = v6040;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6041 = static_cast<unsigned int>(v5522.col(9, iron_linear_thread() & 31u));
-        const unsigned int v6042 = static_cast<unsigned int>(v5522.row(9, iron_linear_thread() & 31u));
-        const float v6043 = v5522.x[9];
-        const unsigned int v6044 = v46 + v6042;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6045 = v5171 + v6041;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6046 = v6045 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6049 = v6044 + v37;
-        const unsigned int v6050 = v6045 + v18;
-        const bool v6051 = v6050 <= v6049;
-        const bool v6052 = v306 || v6051;
-        const bool v6053 = v6046 && v6052;
-        const unsigned int v6056 = v6045 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6057 = v6056 + v18;
-        const bool v6059 = v6049 < v6057;
-        const bool v6060 = v5562 || v6059;
-        const bool v6061 = v6053 && v6060;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6063 = v6043 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6064 = v6061 ? v6063 : __uint_as_float(0xff800000u);
-        v5522.x[9] = v6064;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6065 = static_cast<unsigned int>(v5522.col(10, iron_linear_thread() & 31u));
-        const unsigned int v6066 = static_cast<unsigned int>(v5522.row(10, iron_linear_thread() & 31u));
-        const float v6067 = v5522.x[10];
-        const unsigned int v6068 = v46 + v6066;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6069 = v5171 + v6065;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6070 = v6069 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6073 = v6068 + v37;
-        const unsigned int v6074 = v6069 + v18;
-        const bool v6075 = v6074 <= v6073;
-        const bool v6076 = v306 || v6075;
-        const bool v6077 = v6070 && v6076;
-        const unsigned int v6080 = v6069 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6081 = v6080 + v18;
-        const bool v6083 = v6073 < v6081;
-        const bool v6084 = v5562 || v6083;
-        const bool v6085 = v6077 && v6084;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6087 = v6067 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6088 = v6085 ? v6087 : __uint_as_float(0xff800000u);
-        v5522.x[10] = v6088;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6089 = static_cast<unsigned int>(v5522.col(11, iron_linear_thread() & 31u));
-        const unsigned int v6090 = static_cast<unsigned int>(v5522.row(11, iron_linear_thread() & 31u));
-        const float v6091 = v5522.x[11];
-        const unsigned int v6092 = v46 + v6090;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6093 = v5171 + v6089;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6094 = v6093 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6097 = v6092 + v37;
-        const unsigned int v6098 = v6093 + v18;
-        const bool v6099 = v6098 <= v6097;
-        const bool v6100 = v306 || v6099;
-        const bool v6101 = v6094 && v6100;
-        const unsigned int v6104 = v6093 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6105 = v6104 + v18;
-        const bool v6107 = v6097 < v6105;
-        const bool v6108 = v5562 || v6107;
-        const bool v6109 = v6101 && v6108;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6111 = v6091 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6112 = v6109 ? v6111 : __uint_as_float(0xff800000u);
-        v5522.x[11] = v6112;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6113 = static_cast<unsigned int>(v5522.col(12, iron_linear_thread() & 31u));
-        const unsigned int v6114 = static_cast<unsigned int>(v5522.row(12, iron_linear_thread() & 31u));
-        const float v6115 = v5522.x[12];
-        const unsigned int v6116 = v46 + v6114;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6117 = v5171 + v6113;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6118 = v6117 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6121 = v6116 + v37;
-        const unsigned int v6122 = v6117 + v18;
-        const bool v6123 = v6122 <= v6121;
-        const bool v6124 = v306 || v6123;
-        const bool v6125 = v6118 && v6124;
-        const unsigned int v6128 = v6117 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6129 = v6128 + v18;
-        const bool v6131 = v6121 < v6129;
-        const bool v6132 = v5562 || v6131;
-        const bool v6133 = v6125 && v6132;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6135 = v6115 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6136 = v6133 ? v6135 : __uint_as_float(0xff800000u);
-        v5522.x[12] = v6136;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6137 = static_cast<unsigned int>(v5522.col(13, iron_linear_thread() & 31u));
-        const unsigned int v6138 = static_cast<unsigned int>(v5522.row(13, iron_linear_thread() & 31u));
-        const float v6139 = v5522.x[13];
-        const unsigned int v6140 = v46 + v6138;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6141 = v5171 + v6137;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6142 = v6141 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6145 = v6140 + v37;
-        const unsigned int v6146 = v6141 + v18;
-        const bool v6147 = v6146 <= v6145;
-        const bool v6148 = v306 || v6147;
-        const bool v6149 = v6142 && v6148;
-        const unsigned int v6152 = v6141 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6153 = v6152 + v18;
-        const bool v6155 = v6145 < v6153;
-        const bool v6156 = v5562 || v6155;
-        const bool v6157 = v6149 && v6156;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6159 = v6139 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6160 = v6157 ? v6159 : __uint_as_float(0xff800000u);
-        v5522.x[13] = v6160;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6161 = static_cast<unsigned int>(v5522.col(14, iron_linear_thread() & 31u));
-        const unsigned int v6162 = static_cast<unsigned int>(v5522.row(14, iron_linear_thread() & 31u));
-        const float v6163 = v5522.x[14];
-        const unsigned int v6164 = v46 + v6162;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6165 = v5171 + v6161;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6166 = v6165 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6169 = v6164 + v37;
-        const unsigned int v6170 = v6165 + v18;
-        const bool v6171 = v6170 <= v6169;
-        const bool v6172 = v306 || v6171;
-        const bool v6173 = v6166 && v6172;
-        const unsigned int v6176 = v6165 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6177 = v6176 + v18;
-        const bool v6179 = v6169 < v6177;
-        const bool v6180 = v5562 || v6179;
-        const bool v6181 = v6173 && v6180;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6183 = v6163 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6184 = v6181 ? v6183 : __uint_as_float(0xff800000u);
-        v5522.x[14] = v6184;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6185 = static_cast<unsigned int>(v5522.col(15, iron_linear_thread() & 31u));
-        const unsigned int v6186 = static_cast<unsigned int>(v5522.row(15, iron_linear_thread() & 31u));
-        const float v6187 = v5522.x[15];
-        const unsigned int v6188 = v46 + v6186;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6189 = v5171 + v6185;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6190 = v6189 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6193 = v6188 + v37;
-        const unsigned int v6194 = v6189 + v18;
-        const bool v6195 = v6194 <= v6193;
-        const bool v6196 = v306 || v6195;
-        const bool v6197 = v6190 && v6196;
-        const unsigned int v6200 = v6189 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6201 = v6200 + v18;
-        const bool v6203 = v6193 < v6201;
-        const bool v6204 = v5562 || v6203;
-        const bool v6205 = v6197 && v6204;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6207 = v6187 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6208 = v6205 ? v6207 : __uint_as_float(0xff800000u);
-        v5522.x[15] = v6208;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6209 = static_cast<unsigned int>(v5522.col(16, iron_linear_thread() & 31u));
-        const unsigned int v6210 = static_cast<unsigned int>(v5522.row(16, iron_linear_thread() & 31u));
-        const float v6211 = v5522.x[16];
-        const unsigned int v6212 = v46 + v6210;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6213 = v5171 + v6209;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6214 = v6213 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6217 = v6212 + v37;
-        const unsigned int v6218 = v6213 + v18;
-        const bool v6219 = v6218 <= v6217;
-        const bool v6220 = v306 || v6219;
-        const bool v6221 = v6214 && v6220;
-        const unsigned int v6224 = v6213 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6225 = v6224 + v18;
-        const bool v6227 = v6217 < v6225;
-        const bool v6228 = v5562 || v6227;
-        const bool v6229 = v6221 && v6228;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6231 = v6211 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6232 = v6229 ? v6231 : __uint_as_float(0xff800000u);
-        v5522.x[16] = v6232;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6233 = static_cast<unsigned int>(v5522.col(17, iron_linear_thread() & 31u));
-        const unsigned int v6234 = static_cast<unsigned int>(v5522.row(17, iron_linear_thread() & 31u));
-        const float v6235 = v5522.x[17];
-        const unsigned int v6236 = v46 + v6234;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6237 = v5171 + v6233;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6238 = v6237 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6241 = v6236 + v37;
-        const unsigned int v6242 = v6237 + v18;
-        const bool v6243 = v6242 <= v6241;
-        const bool v6244 = v306 || v6243;
-        const bool v6245 = v6238 && v6244;
-        const unsigned int v6248 = v6237 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6249 = v6248 + v18;
-        const bool v6251 = v6241 < v6249;
-        const bool v6252 = v5562 || v6251;
-        const bool v6253 = v6245 && v6252;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6255 = v6235 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6256 = v6253 ? v6255 : __uint_as_float(0xff800000u);
-        v5522.x[17] = v6256;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6257 = static_cast<unsigned int>(v5522.col(18, iron_linear_thread() & 31u));
-        const unsigned int v6258 = static_cast<unsigned int>(v5522.row(18, iron_linear_thread() & 31u));
-        const float v6259 = v5522.x[18];
-        const unsigned int v6260 = v46 + v6258;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6261 = v5171 + v6257;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6262 = v6261 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6265 = v6260 + v37;
-        const unsigned int v6266 = v6261 + v18;
-        const bool v6267 = v6266 <= v6265;
-        const bool v6268 = v306 || v6267;
-        const bool v6269 = v6262 && v6268;
-        const unsigned int v6272 = v6261 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6273 = v6272 + v18;
-        const bool v6275 = v6265 < v6273;
-        const bool v6276 = v5562 || v6275;
-        const bool v6277 = v6269 && v6276;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6279 = v6259 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6280 = v6277 ? v6279 : __uint_as_float(0xff800000u);
-        v5522.x[18] = v6280;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6281 = static_cast<unsigned int>(v5522.col(19, iron_linear_thread() & 31u));
-        const unsigned int v6282 = static_cast<unsigned int>(v5522.row(19, iron_linear_thread() & 31u));
-        const float v6283 = v5522.x[19];
-        const unsigned int v6284 = v46 + v6282;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6285 = v5171 + v6281;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6286 = v6285 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6289 = v6284 + v37;
-        const unsigned int v6290 = v6285 + v18;
-        const bool v6291 = v6290 <= v6289;
-        const bool v6292 = v306 || v6291;
-        const bool v6293 = v6286 && v6292;
-        const unsigned int v6296 = v6285 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6297 = v6296 + v18;
-        const bool v6299 = v6289 < v6297;
-        const bool v6300 = v5562 || v6299;
-        const bool v6301 = v6293 && v6300;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6303 = v6283 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6304 = v6301 ? v6303 : __uint_as_float(0xff800000u);
-        v5522.x[19] = v6304;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6305 = static_cast<unsigned int>(v5522.col(20, iron_linear_thread() & 31u));
-        const unsigned int v6306 = static_cast<unsigned int>(v5522.row(20, iron_linear_thread() & 31u));
-        const float v6307 = v5522.x[20];
-        const unsigned int v6308 = v46 + v6306;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6309 = v5171 + v6305;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6310 = v6309 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6313 = v6308 + v37;
-        const unsigned int v6314 = v6309 + v18;
-        const bool v6315 = v6314 <= v6313;
-        const bool v6316 = v306 || v6315;
-        const bool v6317 = v6310 && v6316;
-        const unsigned int v6320 = v6309 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6321 = v6320 + v18;
-        const bool v6323 = v6313 < v6321;
-        const bool v6324 = v5562 || v6323;
-        const bool v6325 = v6317 && v6324;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6327 = v6307 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6328 = v6325 ? v6327 : __uint_as_float(0xff800000u);
-        v5522.x[20] = v6328;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6329 = static_cast<unsigned int>(v5522.col(21, iron_linear_thread() & 31u));
-        const unsigned int v6330 = static_cast<unsigned int>(v5522.row(21, iron_linear_thread() & 31u));
-        const float v6331 = v5522.x[21];
-        const unsigned int v6332 = v46 + v6330;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6333 = v5171 + v6329;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6334 = v6333 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6337 = v6332 + v37;
-        const unsigned int v6338 = v6333 + v18;
-        const bool v6339 = v6338 <= v6337;
-        const bool v6340 = v306 || v6339;
-        const bool v6341 = v6334 && v6340;
-        const unsigned int v6344 = v6333 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6345 = v6344 + v18;
-        const bool v6347 = v6337 < v6345;
-        const bool v6348 = v5562 || v6347;
-        const bool v6349 = v6341 && v6348;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6351 = v6331 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6352 = v6349 ? v6351 : __uint_as_float(0xff800000u);
-        v5522.x[21] = v6352;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6353 = static_cast<unsigned int>(v5522.col(22, iron_linear_thread() & 31u));
-        const unsigned int v6354 = static_cast<unsigned int>(v5522.row(22, iron_linear_thread() & 31u));
-        const float v6355 = v5522.x[22];
-        const unsigned int v6356 = v46 + v6354;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6357 = v5171 + v6353;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6358 = v6357 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6361 = v6356 + v37;
-        const unsigned int v6362 = v6357 + v18;
-        const bool v6363 = v6362 <= v6361;
-        const bool v6364 = v306 || v6363;
-        const bool v6365 = v6358 && v6364;
-        const unsigned int v6368 = v6357 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6369 = v6368 + v18;
-        const bool v6371 = v6361 < v6369;
-        const bool v6372 = v5562 || v6371;
-        const bool v6373 = v6365 && v6372;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6375 = v6355 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6376 = v6373 ? v6375 : __uint_as_float(0xff800000u);
-        v5522.x[22] = v6376;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6377 = static_cast<unsigned int>(v5522.col(23, iron_linear_thread() & 31u));
-        const unsigned int v6378 = static_cast<unsigned int>(v5522.row(23, iron_linear_thread() & 31u));
-        const float v6379 = v5522.x[23];
-        const unsigned int v6380 = v46 + v6378;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6381 = v5171 + v6377;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6382 = v6381 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6385 = v6380 + v37;
-        const unsigned int v6386 = v6381 + v18;
-        const bool v6387 = v6386 <= v6385;
-        const bool v6388 = v306 || v6387;
-        const bool v6389 = v6382 && v6388;
-        const unsigned int v6392 = v6381 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6393 = v6392 + v18;
-        const bool v6395 = v6385 < v6393;
-        const bool v6396 = v5562 || v6395;
-        const bool v6397 = v6389 && v6396;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6399 = v6379 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6400 = v6397 ? v6399 : __uint_as_float(0xff800000u);
-        v5522.x[23] = v6400;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6401 = static_cast<unsigned int>(v5522.col(24, iron_linear_thread() & 31u));
-        const unsigned int v6402 = static_cast<unsigned int>(v5522.row(24, iron_linear_thread() & 31u));
-        const float v6403 = v5522.x[24];
-        const unsigned int v6404 = v46 + v6402;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6405 = v5171 + v6401;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6406 = v6405 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6409 = v6404 + v37;
-        const unsigned int v6410 = v6405 + v18;
-        const bool v6411 = v6410 <= v6409;
-        const bool v6412 = v306 || v6411;
-        const bool v6413 = v6406 && v6412;
-        const unsigned int v6416 = v6405 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6417 = v6416 + v18;
-        const bool v6419 = v6409 < v6417;
-        const bool v6420 = v5562 || v6419;
-        const bool v6421 = v6413 && v6420;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6423 = v6403 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6424 = v6421 ? v6423 : __uint_as_float(0xff800000u);
-        v5522.x[24] = v6424;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6425 = static_cast<unsigned int>(v5522.col(25, iron_linear_thread() & 31u));
-        const unsigned int v6426 = static_cast<unsigned int>(v5522.row(25, iron_linear_thread() & 31u));
-        const float v6427 = v5522.x[25];
-        const unsigned int v6428 = v46 + v6426;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6429 = v5171 + v6425;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6430 = v6429 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6433 = v6428 + v37;
-        const unsigned int v6434 = v6429 + v18;
-        const bool v6435 = v6434 <= v6433;
-        const bool v6436 = v306 || v6435;
-        const bool v6437 = v6430 && v6436;
-        const unsigned int v6440 = v6429 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6441 = v6440 + v18;
-        const bool v6443 = v6433 < v6441;
-        const bool v6444 = v5562 || v6443;
-        const bool v6445 = v6437 && v6444;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6447 = v6427 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6448 = v6445 ? v6447 : __uint_as_float(0xff800000u);
-        v5522.x[25] = v6448;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6449 = static_cast<unsigned int>(v5522.col(26, iron_linear_thread() & 31u));
-        const unsigned int v6450 = static_cast<unsigned int>(v5522.row(26, iron_linear_thread() & 31u));
-        const float v6451 = v5522.x[26];
-        const unsigned int v6452 = v46 + v6450;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6453 = v5171 + v6449;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6454 = v6453 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6457 = v6452 + v37;
-        const unsigned int v6458 = v6453 + v18;
-        const bool v6459 = v6458 <= v6457;
-        const bool v6460 = v306 || v6459;
-        const bool v6461 = v6454 && v6460;
-        const unsigned int v6464 = v6453 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6465 = v6464 + v18;
-        const bool v6467 = v6457 < v6465;
-        const bool v6468 = v5562 || v6467;
-        const bool v6469 = v6461 && v6468;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6471 = v6451 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6472 = v6469 ? v6471 : __uint_as_float(0xff800000u);
-        v5522.x[26] = v6472;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6473 = static_cast<unsigned int>(v5522.col(27, iron_linear_thread() & 31u));
-        const unsigned int v6474 = static_cast<unsigned int>(v5522.row(27, iron_linear_thread() & 31u));
-        const float v6475 = v5522.x[27];
-        const unsigned int v6476 = v46 + v6474;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6477 = v5171 + v6473;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6478 = v6477 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6481 = v6476 + v37;
-        const unsigned int v6482 = v6477 + v18;
-        const bool v6483 = v6482 <= v6481;
-        const bool v6484 = v306 || v6483;
-        const bool v6485 = v6478 && v6484;
-        const unsigned int v6488 = v6477 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6489 = v6488 + v18;
-        const bool v6491 = v6481 < v6489;
-        const bool v6492 = v5562 || v6491;
-        const bool v6493 = v6485 && v6492;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6495 = v6475 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6496 = v6493 ? v6495 : __uint_as_float(0xff800000u);
-        v5522.x[27] = v6496;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6497 = static_cast<unsigned int>(v5522.col(28, iron_linear_thread() & 31u));
-        const unsigned int v6498 = static_cast<unsigned int>(v5522.row(28, iron_linear_thread() & 31u));
-        const float v6499 = v5522.x[28];
-        const unsigned int v6500 = v46 + v6498;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6501 = v5171 + v6497;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6502 = v6501 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6505 = v6500 + v37;
-        const unsigned int v6506 = v6501 + v18;
-        const bool v6507 = v6506 <= v6505;
-        const bool v6508 = v306 || v6507;
-        const bool v6509 = v6502 && v6508;
-        const unsigned int v6512 = v6501 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6513 = v6512 + v18;
-        const bool v6515 = v6505 < v6513;
-        const bool v6516 = v5562 || v6515;
-        const bool v6517 = v6509 && v6516;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6519 = v6499 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6520 = v6517 ? v6519 : __uint_as_float(0xff800000u);
-        v5522.x[28] = v6520;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6521 = static_cast<unsigned int>(v5522.col(29, iron_linear_thread() & 31u));
-        const unsigned int v6522 = static_cast<unsigned int>(v5522.row(29, iron_linear_thread() & 31u));
-        const float v6523 = v5522.x[29];
-        const unsigned int v6524 = v46 + v6522;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6525 = v5171 + v6521;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6526 = v6525 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6529 = v6524 + v37;
-        const unsigned int v6530 = v6525 + v18;
-        const bool v6531 = v6530 <= v6529;
-        const bool v6532 = v306 || v6531;
-        const bool v6533 = v6526 && v6532;
-        const unsigned int v6536 = v6525 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6537 = v6536 + v18;
-        const bool v6539 = v6529 < v6537;
-        const bool v6540 = v5562 || v6539;
-        const bool v6541 = v6533 && v6540;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6543 = v6523 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6544 = v6541 ? v6543 : __uint_as_float(0xff800000u);
-        v5522.x[29] = v6544;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6545 = static_cast<unsigned int>(v5522.col(30, iron_linear_thread() & 31u));
-        const unsigned int v6546 = static_cast<unsigned int>(v5522.row(30, iron_linear_thread() & 31u));
-        const float v6547 = v5522.x[30];
-        const unsigned int v6548 = v46 + v6546;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6549 = v5171 + v6545;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6550 = v6549 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6553 = v6548 + v37;
-        const unsigned int v6554 = v6549 + v18;
-        const bool v6555 = v6554 <= v6553;
-        const bool v6556 = v306 || v6555;
-        const bool v6557 = v6550 && v6556;
-        const unsigned int v6560 = v6549 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6561 = v6560 + v18;
-        const bool v6563 = v6553 < v6561;
-        const bool v6564 = v5562 || v6563;
-        const bool v6565 = v6557 && v6564;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6567 = v6547 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6568 = v6565 ? v6567 : __uint_as_float(0xff800000u);
-        v5522.x[30] = v6568;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6569 = static_cast<unsigned int>(v5522.col(31, iron_linear_thread() & 31u));
-        const unsigned int v6570 = static_cast<unsigned int>(v5522.row(31, iron_linear_thread() & 31u));
-        const float v6571 = v5522.x[31];
-        const unsigned int v6572 = v46 + v6570;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6573 = v5171 + v6569;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6574 = v6573 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6577 = v6572 + v37;
-        const unsigned int v6578 = v6573 + v18;
-        const bool v6579 = v6578 <= v6577;
-        const bool v6580 = v306 || v6579;
-        const bool v6581 = v6574 && v6580;
-        const unsigned int v6584 = v6573 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6585 = v6584 + v18;
-        const bool v6587 = v6577 < v6585;
-        const bool v6588 = v5562 || v6587;
-        const bool v6589 = v6581 && v6588;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6591 = v6571 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6592 = v6589 ? v6591 : __uint_as_float(0xff800000u);
-        v5522.x[31] = v6592;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6593 = static_cast<unsigned int>(v5522.col(32, iron_linear_thread() & 31u));
-        const unsigned int v6594 = static_cast<unsigned int>(v5522.row(32, iron_linear_thread() & 31u));
-        const float v6595 = v5522.x[32];
-        const unsigned int v6596 = v46 + v6594;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6597 = v5171 + v6593;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6598 = v6597 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6601 = v6596 + v37;
-        const unsigned int v6602 = v6597 + v18;
-        const bool v6603 = v6602 <= v6601;
-        const bool v6604 = v306 || v6603;
-        const bool v6605 = v6598 && v6604;
-        const unsigned int v6608 = v6597 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6609 = v6608 + v18;
-        const bool v6611 = v6601 < v6609;
-        const bool v6612 = v5562 || v6611;
-        const bool v6613 = v6605 && v6612;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6615 = v6595 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6616 = v6613 ? v6615 : __uint_as_float(0xff800000u);
-        v5522.x[32] = v6616;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6617 = static_cast<unsigned int>(v5522.col(33, iron_linear_thread() & 31u));
-        const unsigned int v6618 = static_cast<unsigned int>(v5522.row(33, iron_linear_thread() & 31u));
-        const float v6619 = v5522.x[33];
-        const unsigned int v6620 = v46 + v6618;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6621 = v5171 + v6617;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6622 = v6621 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6625 = v6620 + v37;
-        const unsigned int v6626 = v6621 + v18;
-        const bool v6627 = v6626 <= v6625;
-        const bool v6628 = v306 || v6627;
-        const bool v6629 = v6622 && v6628;
-        const unsigned int v6632 = v6621 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6633 = v6632 + v18;
-        const bool v6635 = v6625 < v6633;
-        const bool v6636 = v5562 || v6635;
-        const bool v6637 = v6629 && v6636;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6639 = v6619 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6640 = v6637 ? v6639 : __uint_as_float(0xff800000u);
-        v5522.x[33] = v6640;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6641 = static_cast<unsigned int>(v5522.col(34, iron_linear_thread() & 31u));
-        const unsigned int v6642 = static_cast<unsigned int>(v5522.row(34, iron_linear_thread() & 31u));
-        const float v6643 = v5522.x[34];
-        const unsigned int v6644 = v46 + v6642;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6645 = v5171 + v6641;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6646 = v6645 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6649 = v6644 + v37;
-        const unsigned int v6650 = v6645 + v18;
-        const bool v6651 = v6650 <= v6649;
-        const bool v6652 = v306 || v6651;
-        const bool v6653 = v6646 && v6652;
-        const unsigned int v6656 = v6645 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6657 = v6656 + v18;
-        const bool v6659 = v6649 < v6657;
-        const bool v6660 = v5562 || v6659;
-        const bool v6661 = v6653 && v6660;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6663 = v6643 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6664 = v6661 ? v6663 : __uint_as_float(0xff800000u);
-        v5522.x[34] = v6664;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6665 = static_cast<unsigned int>(v5522.col(35, iron_linear_thread() & 31u));
-        const unsigned int v6666 = static_cast<unsigned int>(v5522.row(35, iron_linear_thread() & 31u));
-        const float v6667 = v5522.x[35];
-        const unsigned int v6668 = v46 + v6666;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6669 = v5171 + v6665;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6670 = v6669 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6673 = v6668 + v37;
-        const unsigned int v6674 = v6669 + v18;
-        const bool v6675 = v6674 <= v6673;
-        const bool v6676 = v306 || v6675;
-        const bool v6677 = v6670 && v6676;
-        const unsigned int v6680 = v6669 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6681 = v6680 + v18;
-        const bool v6683 = v6673 < v6681;
-        const bool v6684 = v5562 || v6683;
-        const bool v6685 = v6677 && v6684;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6687 = v6667 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6688 = v6685 ? v6687 : __uint_as_float(0xff800000u);
-        v5522.x[35] = v6688;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6689 = static_cast<unsigned int>(v5522.col(36, iron_linear_thread() & 31u));
-        const unsigned int v6690 = static_cast<unsigned int>(v5522.row(36, iron_linear_thread() & 31u));
-        const float v6691 = v5522.x[36];
-        const unsigned int v6692 = v46 + v6690;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6693 = v5171 + v6689;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6694 = v6693 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6697 = v6692 + v37;
-        const unsigned int v6698 = v6693 + v18;
-        const bool v6699 = v6698 <= v6697;
-        const bool v6700 = v306 || v6699;
-        const bool v6701 = v6694 && v6700;
-        const unsigned int v6704 = v6693 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6705 = v6704 + v18;
-        const bool v6707 = v6697 < v6705;
-        const bool v6708 = v5562 || v6707;
-        const bool v6709 = v6701 && v6708;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6711 = v6691 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6712 = v6709 ? v6711 : __uint_as_float(0xff800000u);
-        v5522.x[36] = v6712;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6713 = static_cast<unsigned int>(v5522.col(37, iron_linear_thread() & 31u));
-        const unsigned int v6714 = static_cast<unsigned int>(v5522.row(37, iron_linear_thread() & 31u));
-        const float v6715 = v5522.x[37];
-        const unsigned int v6716 = v46 + v6714;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6717 = v5171 + v6713;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6718 = v6717 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6721 = v6716 + v37;
-        const unsigned int v6722 = v6717 + v18;
-        const bool v6723 = v6722 <= v6721;
-        const bool v6724 = v306 || v6723;
-        const bool v6725 = v6718 && v6724;
-        const unsigned int v6728 = v6717 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6729 = v6728 + v18;
-        const bool v6731 = v6721 < v6729;
-        const bool v6732 = v5562 || v6731;
-        const bool v6733 = v6725 && v6732;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6735 = v6715 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6736 = v6733 ? v6735 : __uint_as_float(0xff800000u);
-        v5522.x[37] = v6736;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6737 = static_cast<unsigned int>(v5522.col(38, iron_linear_thread() & 31u));
-        const unsigned int v6738 = static_cast<unsigned int>(v5522.row(38, iron_linear_thread() & 31u));
-        const float v6739 = v5522.x[38];
-        const unsigned int v6740 = v46 + v6738;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6741 = v5171 + v6737;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6742 = v6741 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6745 = v6740 + v37;
-        const unsigned int v6746 = v6741 + v18;
-        const bool v6747 = v6746 <= v6745;
-        const bool v6748 = v306 || v6747;
-        const bool v6749 = v6742 && v6748;
-        const unsigned int v6752 = v6741 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6753 = v6752 + v18;
-        const bool v6755 = v6745 < v6753;
-        const bool v6756 = v5562 || v6755;
-        const bool v6757 = v6749 && v6756;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6759 = v6739 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6760 = v6757 ? v6759 : __uint_as_float(0xff800000u);
-        v5522.x[38] = v6760;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6761 = static_cast<unsigned int>(v5522.col(39, iron_linear_thread() & 31u));
-        const unsigned int v6762 = static_cast<unsigned int>(v5522.row(39, iron_linear_thread() & 31u));
-        const float v6763 = v5522.x[39];
-        const unsigned int v6764 = v46 + v6762;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6765 = v5171 + v6761;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6766 = v6765 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6769 = v6764 + v37;
-        const unsigned int v6770 = v6765 + v18;
-        const bool v6771 = v6770 <= v6769;
-        const bool v6772 = v306 || v6771;
-        const bool v6773 = v6766 && v6772;
-        const unsigned int v6776 = v6765 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6777 = v6776 + v18;
-        const bool v6779 = v6769 < v6777;
-        const bool v6780 = v5562 || v6779;
-        const bool v6781 = v6773 && v6780;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6783 = v6763 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6784 = v6781 ? v6783 : __uint_as_float(0xff800000u);
-        v5522.x[39] = v6784;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6785 = static_cast<unsigned int>(v5522.col(40, iron_linear_thread() & 31u));
-        const unsigned int v6786 = static_cast<unsigned int>(v5522.row(40, iron_linear_thread() & 31u));
-        const float v6787 = v5522.x[40];
-        const unsigned int v6788 = v46 + v6786;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6789 = v5171 + v6785;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6790 = v6789 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6793 = v6788 + v37;
-        const unsigned int v6794 = v6789 + v18;
-        const bool v6795 = v6794 <= v6793;
-        const bool v6796 = v306 || v6795;
-        const bool v6797 = v6790 && v6796;
-        const unsigned int v6800 = v6789 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6801 = v6800 + v18;
-        const bool v6803 = v6793 < v6801;
-        const bool v6804 = v5562 || v6803;
-        const bool v6805 = v6797 && v6804;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6807 = v6787 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6808 = v6805 ? v6807 : __uint_as_float(0xff800000u);
-        v5522.x[40] = v6808;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6809 = static_cast<unsigned int>(v5522.col(41, iron_linear_thread() & 31u));
-        const unsigned int v6810 = static_cast<unsigned int>(v5522.row(41, iron_linear_thread() & 31u));
-        const float v6811 = v5522.x[41];
-        const unsigned int v6812 = v46 + v6810;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6813 = v5171 + v6809;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6814 = v6813 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6817 = v6812 + v37;
-        const unsigned int v6818 = v6813 + v18;
-        const bool v6819 = v6818 <= v6817;
-        const bool v6820 = v306 || v6819;
-        const bool v6821 = v6814 && v6820;
-        const unsigned int v6824 = v6813 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6825 = v6824 + v18;
-        const bool v6827 = v6817 < v6825;
-        const bool v6828 = v5562 || v6827;
-        const bool v6829 = v6821 && v6828;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6831 = v6811 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6832 = v6829 ? v6831 : __uint_as_float(0xff800000u);
-        v5522.x[41] = v6832;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6833 = static_cast<unsigned int>(v5522.col(42, iron_linear_thread() & 31u));
-        const unsigned int v6834 = static_cast<unsigned int>(v5522.row(42, iron_linear_thread() & 31u));
-        const float v6835 = v5522.x[42];
-        const unsigned int v6836 = v46 + v6834;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6837 = v5171 + v6833;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6838 = v6837 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6841 = v6836 + v37;
-        const unsigned int v6842 = v6837 + v18;
-        const bool v6843 = v6842 <= v6841;
-        const bool v6844 = v306 || v6843;
-        const bool v6845 = v6838 && v6844;
-        const unsigned int v6848 = v6837 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6849 = v6848 + v18;
-        const bool v6851 = v6841 < v6849;
-        const bool v6852 = v5562 || v6851;
-        const bool v6853 = v6845 && v6852;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6855 = v6835 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6856 = v6853 ? v6855 : __uint_as_float(0xff800000u);
-        v5522.x[42] = v6856;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6857 = static_cast<unsigned int>(v5522.col(43, iron_linear_thread() & 31u));
-        const unsigned int v6858 = static_cast<unsigned int>(v5522.row(43, iron_linear_thread() & 31u));
-        const float v6859 = v5522.x[43];
-        const unsigned int v6860 = v46 + v6858;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6861 = v5171 + v6857;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6862 = v6861 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6865 = v6860 + v37;
-        const unsigned int v6866 = v6861 + v18;
-        const bool v6867 = v6866 <= v6865;
-        const bool v6868 = v306 || v6867;
-        const bool v6869 = v6862 && v6868;
-        const unsigned int v6872 = v6861 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6873 = v6872 + v18;
-        const bool v6875 = v6865 < v6873;
-        const bool v6876 = v5562 || v6875;
-        const bool v6877 = v6869 && v6876;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6879 = v6859 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6880 = v6877 ? v6879 : __uint_as_float(0xff800000u);
-        v5522.x[43] = v6880;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6881 = static_cast<unsigned int>(v5522.col(44, iron_linear_thread() & 31u));
-        const unsigned int v6882 = static_cast<unsigned int>(v5522.row(44, iron_linear_thread() & 31u));
-        const float v6883 = v5522.x[44];
-        const unsigned int v6884 = v46 + v6882;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6885 = v5171 + v6881;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6886 = v6885 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6889 = v6884 + v37;
-        const unsigned int v6890 = v6885 + v18;
-        const bool v6891 = v6890 <= v6889;
-        const bool v6892 = v306 || v6891;
-        const bool v6893 = v6886 && v6892;
-        const unsigned int v6896 = v6885 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6897 = v6896 + v18;
-        const bool v6899 = v6889 < v6897;
-        const bool v6900 = v5562 || v6899;
-        const bool v6901 = v6893 && v6900;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6903 = v6883 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6904 = v6901 ? v6903 : __uint_as_float(0xff800000u);
-        v5522.x[44] = v6904;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6905 = static_cast<unsigned int>(v5522.col(45, iron_linear_thread() & 31u));
-        const unsigned int v6906 = static_cast<unsigned int>(v5522.row(45, iron_linear_thread() & 31u));
-        const float v6907 = v5522.x[45];
-        const unsigned int v6908 = v46 + v6906;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6909 = v5171 + v6905;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6910 = v6909 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6913 = v6908 + v37;
-        const unsigned int v6914 = v6909 + v18;
-        const bool v6915 = v6914 <= v6913;
-        const bool v6916 = v306 || v6915;
-        const bool v6917 = v6910 && v6916;
-        const unsigned int v6920 = v6909 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6921 = v6920 + v18;
-        const bool v6923 = v6913 < v6921;
-        const bool v6924 = v5562 || v6923;
-        const bool v6925 = v6917 && v6924;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6927 = v6907 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6928 = v6925 ? v6927 : __uint_as_float(0xff800000u);
-        v5522.x[45] = v6928;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6929 = static_cast<unsigned int>(v5522.col(46, iron_linear_thread() & 31u));
-        const unsigned int v6930 = static_cast<unsigned int>(v5522.row(46, iron_linear_thread() & 31u));
-        const float v6931 = v5522.x[46];
-        const unsigned int v6932 = v46 + v6930;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6933 = v5171 + v6929;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6934 = v6933 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6937 = v6932 + v37;
-        const unsigned int v6938 = v6933 + v18;
-        const bool v6939 = v6938 <= v6937;
-        const bool v6940 = v306 || v6939;
-        const bool v6941 = v6934 && v6940;
-        const unsigned int v6944 = v6933 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6945 = v6944 + v18;
-        const bool v6947 = v6937 < v6945;
-        const bool v6948 = v5562 || v6947;
-        const bool v6949 = v6941 && v6948;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6951 = v6931 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6952 = v6949 ? v6951 : __uint_as_float(0xff800000u);
-        v5522.x[46] = v6952;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6953 = static_cast<unsigned int>(v5522.col(47, iron_linear_thread() & 31u));
-        const unsigned int v6954 = static_cast<unsigned int>(v5522.row(47, iron_linear_thread() & 31u));
-        const float v6955 = v5522.x[47];
-        const unsigned int v6956 = v46 + v6954;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6957 = v5171 + v6953;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6958 = v6957 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6961 = v6956 + v37;
-        const unsigned int v6962 = v6957 + v18;
-        const bool v6963 = v6962 <= v6961;
-        const bool v6964 = v306 || v6963;
-        const bool v6965 = v6958 && v6964;
-        const unsigned int v6968 = v6957 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6969 = v6968 + v18;
-        const bool v6971 = v6961 < v6969;
-        const bool v6972 = v5562 || v6971;
-        const bool v6973 = v6965 && v6972;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6975 = v6955 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6976 = v6973 ? v6975 : __uint_as_float(0xff800000u);
-        v5522.x[47] = v6976;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6977 = static_cast<unsigned int>(v5522.col(48, iron_linear_thread() & 31u));
-        const unsigned int v6978 = static_cast<unsigned int>(v5522.row(48, iron_linear_thread() & 31u));
-        const float v6979 = v5522.x[48];
-        const unsigned int v6980 = v46 + v6978;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6981 = v5171 + v6977;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6982 = v6981 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6985 = v6980 + v37;
-        const unsigned int v6986 = v6981 + v18;
-        const bool v6987 = v6986 <= v6985;
-        const bool v6988 = v306 || v6987;
-        const bool v6989 = v6982 && v6988;
-        const unsigned int v6992 = v6981 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6993 = v6992 + v18;
-        const bool v6995 = v6985 < v6993;
-        const bool v6996 = v5562 || v6995;
-        const bool v6997 = v6989 && v6996;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6999 = v6979 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7000 = v6997 ? v6999 : __uint_as_float(0xff800000u);
-        v5522.x[48] = v7000;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7001 = static_cast<unsigned int>(v5522.col(49, iron_linear_thread() & 31u));
-        const unsigned int v7002 = static_cast<unsigned int>(v5522.row(49, iron_linear_thread() & 31u));
-        const float v7003 = v5522.x[49];
-        const unsigned int v7004 = v46 + v7002;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7005 = v5171 + v7001;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7006 = v7005 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7009 = v7004 + v37;
-        const unsigned int v7010 = v7005 + v18;
-        const bool v7011 = v7010 <= v7009;
-        const bool v7012 = v306 || v7011;
-        const bool v7013 = v7006 && v7012;
-        const unsigned int v7016 = v7005 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7017 = v7016 + v18;
-        const bool v7019 = v7009 < v7017;
-        const bool v7020 = v5562 || v7019;
-        const bool v7021 = v7013 && v7020;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7023 = v7003 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7024 = v7021 ? v7023 : __uint_as_float(0xff800000u);
-        v5522.x[49] = v7024;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7025 = static_cast<unsigned int>(v5522.col(50, iron_linear_thread() & 31u));
-        const unsigned int v7026 = static_cast<unsigned int>(v5522.row(50, iron_linear_thread() & 31u));
-        const float v7027 = v5522.x[50];
-        const unsigned int v7028 = v46 + v7026;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7029 = v5171 + v7025;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7030 = v7029 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7033 = v7028 + v37;
-        const unsigned int v7034 = v7029 + v18;
-        const bool v7035 = v7034 <= v7033;
-        const bool v7036 = v306 || v7035;
-        const bool v7037 = v7030 && v7036;
-        const unsigned int v7040 = v7029 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7041 = v7040 + v18;
-        const bool v7043 = v7033 < v7041;
-        const bool v7044 = v5562 || v7043;
-        const bool v7045 = v7037 && v7044;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7047 = v7027 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7048 = v7045 ? v7047 : __uint_as_float(0xff800000u);
-        v5522.x[50] = v7048;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7049 = static_cast<unsigned int>(v5522.col(51, iron_linear_thread() & 31u));
-        const unsigned int v7050 = static_cast<unsigned int>(v5522.row(51, iron_linear_thread() & 31u));
-        const float v7051 = v5522.x[51];
-        const unsigned int v7052 = v46 + v7050;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7053 = v5171 + v7049;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7054 = v7053 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7057 = v7052 + v37;
-        const unsigned int v7058 = v7053 + v18;
-        const bool v7059 = v7058 <= v7057;
-        const bool v7060 = v306 || v7059;
-        const bool v7061 = v7054 && v7060;
-        const unsigned int v7064 = v7053 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7065 = v7064 + v18;
-        const bool v7067 = v7057 < v7065;
-        const bool v7068 = v5562 || v7067;
-        const bool v7069 = v7061 && v7068;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7071 = v7051 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7072 = v7069 ? v7071 : __uint_as_float(0xff800000u);
-        v5522.x[51] = v7072;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7073 = static_cast<unsigned int>(v5522.col(52, iron_linear_thread() & 31u));
-        const unsigned int v7074 = static_cast<unsigned int>(v5522.row(52, iron_linear_thread() & 31u));
-        const float v7075 = v5522.x[52];
-        const unsigned int v7076 = v46 + v7074;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7077 = v5171 + v7073;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7078 = v7077 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7081 = v7076 + v37;
-        const unsigned int v7082 = v7077 + v18;
-        const bool v7083 = v7082 <= v7081;
-        const bool v7084 = v306 || v7083;
-        const bool v7085 = v7078 && v7084;
-        const unsigned int v7088 = v7077 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7089 = v7088 + v18;
-        const bool v7091 = v7081 < v7089;
-        const bool v7092 = v5562 || v7091;
-        const bool v7093 = v7085 && v7092;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7095 = v7075 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7096 = v7093 ? v7095 : __uint_as_float(0xff800000u);
-        v5522.x[52] = v7096;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7097 = static_cast<unsigned int>(v5522.col(53, iron_linear_thread() & 31u));
-        const unsigned int v7098 = static_cast<unsigned int>(v5522.row(53, iron_linear_thread() & 31u));
-        const float v7099 = v5522.x[53];
-        const unsigned int v7100 = v46 + v7098;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7101 = v5171 + v7097;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7102 = v7101 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7105 = v7100 + v37;
-        const unsigned int v7106 = v7101 + v18;
-        const bool v7107 = v7106 <= v7105;
-        const bool v7108 = v306 || v7107;
-        const bool v7109 = v7102 && v7108;
-        const unsigned int v7112 = v7101 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7113 = v7112 + v18;
-        const bool v7115 = v7105 < v7113;
-        const bool v7116 = v5562 || v7115;
-        const bool v7117 = v7109 && v7116;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7119 = v7099 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7120 = v7117 ? v7119 : __uint_as_float(0xff800000u);
-        v5522.x[53] = v7120;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7121 = static_cast<unsigned int>(v5522.col(54, iron_linear_thread() & 31u));
-        const unsigned int v7122 = static_cast<unsigned int>(v5522.row(54, iron_linear_thread() & 31u));
-        const float v7123 = v5522.x[54];
-        const unsigned int v7124 = v46 + v7122;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7125 = v5171 + v7121;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7126 = v7125 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7129 = v7124 + v37;
-        const unsigned int v7130 = v7125 + v18;
-        const bool v7131 = v7130 <= v7129;
-        const bool v7132 = v306 || v7131;
-        const bool v7133 = v7126 && v7132;
-        const unsigned int v7136 = v7125 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7137 = v7136 + v18;
-        const bool v7139 = v7129 < v7137;
-        const bool v7140 = v5562 || v7139;
-        const bool v7141 = v7133 && v7140;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7143 = v7123 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7144 = v7141 ? v7143 : __uint_as_float(0xff800000u);
-        v5522.x[54] = v7144;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7145 = static_cast<unsigned int>(v5522.col(55, iron_linear_thread() & 31u));
-        const unsigned int v7146 = static_cast<unsigned int>(v5522.row(55, iron_linear_thread() & 31u));
-        const float v7147 = v5522.x[55];
-        const unsigned int v7148 = v46 + v7146;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7149 = v5171 + v7145;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7150 = v7149 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7153 = v7148 + v37;
-        const unsigned int v7154 = v7149 + v18;
-        const bool v7155 = v7154 <= v7153;
-        const bool v7156 = v306 || v7155;
-        const bool v7157 = v7150 && v7156;
-        const unsigned int v7160 = v7149 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7161 = v7160 + v18;
-        const bool v7163 = v7153 < v7161;
-        const bool v7164 = v5562 || v7163;
-        const bool v7165 = v7157 && v7164;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7167 = v7147 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7168 = v7165 ? v7167 : __uint_as_float(0xff800000u);
-        v5522.x[55] = v7168;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7169 = static_cast<unsigned int>(v5522.col(56, iron_linear_thread() & 31u));
-        const unsigned int v7170 = static_cast<unsigned int>(v5522.row(56, iron_linear_thread() & 31u));
-        const float v7171 = v5522.x[56];
-        const unsigned int v7172 = v46 + v7170;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7173 = v5171 + v7169;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7174 = v7173 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7177 = v7172 + v37;
-        const unsigned int v7178 = v7173 + v18;
-        const bool v7179 = v7178 <= v7177;
-        const bool v7180 = v306 || v7179;
-        const bool v7181 = v7174 && v7180;
-        const unsigned int v7184 = v7173 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7185 = v7184 + v18;
-        const bool v7187 = v7177 < v7185;
-        const bool v7188 = v5562 || v7187;
-        const bool v7189 = v7181 && v7188;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7191 = v7171 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7192 = v7189 ? v7191 : __uint_as_float(0xff800000u);
-        v5522.x[56] = v7192;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7193 = static_cast<unsigned int>(v5522.col(57, iron_linear_thread() & 31u));
-        const unsigned int v7194 = static_cast<unsigned int>(v5522.row(57, iron_linear_thread() & 31u));
-        const float v7195 = v5522.x[57];
-        const unsigned int v7196 = v46 + v7194;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7197 = v5171 + v7193;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7198 = v7197 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7201 = v7196 + v37;
-        const unsigned int v7202 = v7197 + v18;
-        const bool v7203 = v7202 <= v7201;
-        const bool v7204 = v306 || v7203;
-        const bool v7205 = v7198 && v7204;
-        const unsigned int v7208 = v7197 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7209 = v7208 + v18;
-        const bool v7211 = v7201 < v7209;
-        const bool v7212 = v5562 || v7211;
-        const bool v7213 = v7205 && v7212;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7215 = v7195 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7216 = v7213 ? v7215 : __uint_as_float(0xff800000u);
-        v5522.x[57] = v7216;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7217 = static_cast<unsigned int>(v5522.col(58, iron_linear_thread() & 31u));
-        const unsigned int v7218 = static_cast<unsigned int>(v5522.row(58, iron_linear_thread() & 31u));
-        const float v7219 = v5522.x[58];
-        const unsigned int v7220 = v46 + v7218;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7221 = v5171 + v7217;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7222 = v7221 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7225 = v7220 + v37;
-        const unsigned int v7226 = v7221 + v18;
-        const bool v7227 = v7226 <= v7225;
-        const bool v7228 = v306 || v7227;
-        const bool v7229 = v7222 && v7228;
-        const unsigned int v7232 = v7221 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7233 = v7232 + v18;
-        const bool v7235 = v7225 < v7233;
-        const bool v7236 = v5562 || v7235;
-        const bool v7237 = v7229 && v7236;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7239 = v7219 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7240 = v7237 ? v7239 : __uint_as_float(0xff800000u);
-        v5522.x[58] = v7240;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7241 = static_cast<unsigned int>(v5522.col(59, iron_linear_thread() & 31u));
-        const unsigned int v7242 = static_cast<unsigned int>(v5522.row(59, iron_linear_thread() & 31u));
-        const float v7243 = v5522.x[59];
-        const unsigned int v7244 = v46 + v7242;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7245 = v5171 + v7241;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7246 = v7245 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7249 = v7244 + v37;
-        const unsigned int v7250 = v7245 + v18;
-        const bool v7251 = v7250 <= v7249;
-        const bool v7252 = v306 || v7251;
-        const bool v7253 = v7246 && v7252;
-        const unsigned int v7256 = v7245 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7257 = v7256 + v18;
-        const bool v7259 = v7249 < v7257;
-        const bool v7260 = v5562 || v7259;
-        const bool v7261 = v7253 && v7260;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7263 = v7243 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7264 = v7261 ? v7263 : __uint_as_float(0xff800000u);
-        v5522.x[59] = v7264;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7265 = static_cast<unsigned int>(v5522.col(60, iron_linear_thread() & 31u));
-        const unsigned int v7266 = static_cast<unsigned int>(v5522.row(60, iron_linear_thread() & 31u));
-        const float v7267 = v5522.x[60];
-        const unsigned int v7268 = v46 + v7266;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7269 = v5171 + v7265;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7270 = v7269 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7273 = v7268 + v37;
-        const unsigned int v7274 = v7269 + v18;
-        const bool v7275 = v7274 <= v7273;
-        const bool v7276 = v306 || v7275;
-        const bool v7277 = v7270 && v7276;
-        const unsigned int v7280 = v7269 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7281 = v7280 + v18;
-        const bool v7283 = v7273 < v7281;
-        const bool v7284 = v5562 || v7283;
-        const bool v7285 = v7277 && v7284;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7287 = v7267 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7288 = v7285 ? v7287 : __uint_as_float(0xff800000u);
-        v5522.x[60] = v7288;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7289 = static_cast<unsigned int>(v5522.col(61, iron_linear_thread() & 31u));
-        const unsigned int v7290 = static_cast<unsigned int>(v5522.row(61, iron_linear_thread() & 31u));
-        const float v7291 = v5522.x[61];
-        const unsigned int v7292 = v46 + v7290;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7293 = v5171 + v7289;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7294 = v7293 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7297 = v7292 + v37;
-        const unsigned int v7298 = v7293 + v18;
-        const bool v7299 = v7298 <= v7297;
-        const bool v7300 = v306 || v7299;
-        const bool v7301 = v7294 && v7300;
-        const unsigned int v7304 = v7293 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7305 = v7304 + v18;
-        const bool v7307 = v7297 < v7305;
-        const bool v7308 = v5562 || v7307;
-        const bool v7309 = v7301 && v7308;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7311 = v7291 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7312 = v7309 ? v7311 : __uint_as_float(0xff800000u);
-        v5522.x[61] = v7312;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7313 = static_cast<unsigned int>(v5522.col(62, iron_linear_thread() & 31u));
-        const unsigned int v7314 = static_cast<unsigned int>(v5522.row(62, iron_linear_thread() & 31u));
-        const float v7315 = v5522.x[62];
-        const unsigned int v7316 = v46 + v7314;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7317 = v5171 + v7313;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7318 = v7317 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7321 = v7316 + v37;
-        const unsigned int v7322 = v7317 + v18;
-        const bool v7323 = v7322 <= v7321;
-        const bool v7324 = v306 || v7323;
-        const bool v7325 = v7318 && v7324;
-        const unsigned int v7328 = v7317 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7329 = v7328 + v18;
-        const bool v7331 = v7321 < v7329;
-        const bool v7332 = v5562 || v7331;
-        const bool v7333 = v7325 && v7332;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7335 = v7315 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7336 = v7333 ? v7335 : __uint_as_float(0xff800000u);
-        v5522.x[62] = v7336;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7337 = static_cast<unsigned int>(v5522.col(63, iron_linear_thread() & 31u));
-        const unsigned int v7338 = static_cast<unsigned int>(v5522.row(63, iron_linear_thread() & 31u));
-        const float v7339 = v5522.x[63];
-        const unsigned int v7340 = v46 + v7338;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7341 = v5171 + v7337;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7342 = v7341 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7345 = v7340 + v37;
-        const unsigned int v7346 = v7341 + v18;
-        const bool v7347 = v7346 <= v7345;
-        const bool v7348 = v306 || v7347;
-        const bool v7349 = v7342 && v7348;
-        const unsigned int v7352 = v7341 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7353 = v7352 + v18;
-        const bool v7355 = v7345 < v7353;
-        const bool v7356 = v5562 || v7355;
-        const bool v7357 = v7349 && v7356;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7359 = v7339 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7360 = v7357 ? v7359 : __uint_as_float(0xff800000u);
-        v5522.x[63] = v7360;  // kernels/sdpa/flash_tile.hpp:161
+        const unsigned int v6311 = static_cast<unsigned int>(v6008.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6312 = static_cast<unsigned int>(v6008.row(0, iron_linear_thread() & 31u));
+        const float v6313 = v6008.x[0];
+        const unsigned int v6314 = v46 + v6312;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6315 = v5495 + v6311;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6316 = v6315 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6319 = v6314 + v37;
+        const unsigned int v6320 = v6315 + v18;
+        const bool v6321 = v6320 <= v6319;
+        const bool v6322 = v306 || v6321;
+        const bool v6323 = v6316 && v6322;
+        const unsigned int v6326 = v6315 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6327 = v6326 + v18;
+        const bool v6329 = v6319 < v6327;
+        const bool v6330 = v6048 || v6329;
+        const bool v6331 = v6323 && v6330;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6333 = v6313 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6334 = v6331 ? v6333 : __uint_as_float(0xff800000u);
+        v6008.x[0] = v6334;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6335 = static_cast<unsigned int>(v6008.col(1, iron_linear_thread() & 31u));
+        const unsigned int v6336 = static_cast<unsigned int>(v6008.row(1, iron_linear_thread() & 31u));
+        const float v6337 = v6008.x[1];
+        const unsigned int v6338 = v46 + v6336;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6339 = v5495 + v6335;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6340 = v6339 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6343 = v6338 + v37;
+        const unsigned int v6344 = v6339 + v18;
+        const bool v6345 = v6344 <= v6343;
+        const bool v6346 = v306 || v6345;
+        const bool v6347 = v6340 && v6346;
+        const unsigned int v6350 = v6339 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6351 = v6350 + v18;
+        const bool v6353 = v6343 < v6351;
+        const bool v6354 = v6048 || v6353;
+        const bool v6355 = v6347 && v6354;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6357 = v6337 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6358 = v6355 ? v6357 : __uint_as_float(0xff800000u);
+        v6008.x[1] = v6358;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6359 = static_cast<unsigned int>(v6008.col(2, iron_linear_thread() & 31u));
+        const unsigned int v6360 = static_cast<unsigned int>(v6008.row(2, iron_linear_thread() & 31u));
+        const float v6361 = v6008.x[2];
+        const unsigned int v6362 = v46 + v6360;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6363 = v5495 + v6359;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6364 = v6363 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6367 = v6362 + v37;
+        const unsigned int v6368 = v6363 + v18;
+        const bool v6369 = v6368 <= v6367;
+        const bool v6370 = v306 || v6369;
+        const bool v6371 = v6364 && v6370;
+        const unsigned int v6374 = v6363 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6375 = v6374 + v18;
+        const bool v6377 = v6367 < v6375;
+        const bool v6378 = v6048 || v6377;
+        const bool v6379 = v6371 && v6378;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6381 = v6361 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6382 = v6379 ? v6381 : __uint_as_float(0xff800000u);
+        v6008.x[2] = v6382;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6383 = static_cast<unsigned int>(v6008.col(3, iron_linear_thread() & 31u));
+        const unsigned int v6384 = static_cast<unsigned int>(v6008.row(3, iron_linear_thread() & 31u));
+        const float v6385 = v6008.x[3];
+        const unsigned int v6386 = v46 + v6384;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6387 = v5495 + v6383;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6388 = v6387 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6391 = v6386 + v37;
+        const unsigned int v6392 = v6387 + v18;
+        const bool v6393 = v6392 <= v6391;
+        const bool v6394 = v306 || v6393;
+        const bool v6395 = v6388 && v6394;
+        const unsigned int v6398 = v6387 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6399 = v6398 + v18;
+        const bool v6401 = v6391 < v6399;
+        const bool v6402 = v6048 || v6401;
+        const bool v6403 = v6395 && v6402;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6405 = v6385 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6406 = v6403 ? v6405 : __uint_as_float(0xff800000u);
+        v6008.x[3] = v6406;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6407 = static_cast<unsigned int>(v6008.col(4, iron_linear_thread() & 31u));
+        const unsigned int v6408 = static_cast<unsigned int>(v6008.row(4, iron_linear_thread() & 31u));
+        const float v6409 = v6008.x[4];
+        const unsigned int v6410 = v46 + v6408;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6411 = v5495 + v6407;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6412 = v6411 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6415 = v6410 + v37;
+        const unsigned int v6416 = v6411 + v18;
+        const bool v6417 = v6416 <= v6415;
+        const bool v6418 = v306 || v6417;
+        const bool v6419 = v6412 && v6418;
+        const unsigned int v6422 = v6411 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6423 = v6422 + v18;
+        const bool v6425 = v6415 < v6423;
+        const bool v6426 = v6048 || v6425;
+        const bool v6427 = v6419 && v6426;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6429 = v6409 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6430 = v6427 ? v6429 : __uint_as_float(0xff800000u);
+        v6008.x[4] = v6430;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6431 = static_cast<unsigned int>(v6008.col(5, iron_linear_thread() & 31u));
+        const unsigned int v6432 = static_cast<unsigned int>(v6008.row(5, iron_linear_thread() & 31u));
+        const float v6433 = v6008.x[5];
+        const unsigned int v6434 = v46 + v6432;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6435 = v5495 + v6431;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6436 = v6435 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6439 = v6434 + v37;
+        const unsigned int v6440 = v6435 + v18;
+        const bool v6441 = v6440 <= v6439;
+        const bool v6442 = v306 || v6441;
+        const bool v6443 = v6436 && v6442;
+        const unsigned int v6446 = v6435 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6447 = v6446 + v18;
+        const bool v6449 = v6439 < v6447;
+        const bool v6450 = v6048 || v6449;
+        const bool v6451 = v6443 && v6450;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6453 = v6433 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6454 = v6451 ? v6453 : __uint_as_float(0xff800000u);
+        v6008.x[5] = v6454;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6455 = static_cast<unsigned int>(v6008.col(6, iron_linear_thread() & 31u));
+        const unsigned int v6456 = static_cast<unsigned int>(v6008.row(6, iron_linear_thread() & 31u));
+        const float v6457 = v6008.x[6];
+        const unsigned int v6458 = v46 + v6456;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6459 = v5495 + v6455;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6460 = v6459 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6463 = v6458 + v37;
+        const unsigned int v6464 = v6459 + v18;
+        const bool v6465 = v6464 <= v6463;
+        const bool v6466 = v306 || v6465;
+        const bool v6467 = v6460 && v6466;
+        const unsigned int v6470 = v6459 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6471 = v6470 + v18;
+        const bool v6473 = v6463 < v6471;
+        const bool v6474 = v6048 || v6473;
+        const bool v6475 = v6467 && v6474;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6477 = v6457 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6478 = v6475 ? v6477 : __uint_as_float(0xff800000u);
+        v6008.x[6] = v6478;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6479 = static_cast<unsigned int>(v6008.col(7, iron_linear_thread() & 31u));
+        const unsigned int v6480 = static_cast<unsigned int>(v6008.row(7, iron_linear_thread() & 31u));
+        const float v6481 = v6008.x[7];
+        const unsigned int v6482 = v46 + v6480;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6483 = v5495 + v6479;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6484 = v6483 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6487 = v6482 + v37;
+        const unsigned int v6488 = v6483 + v18;
+        const bool v6489 = v6488 <= v6487;
+        const bool v6490 = v306 || v6489;
+        const bool v6491 = v6484 && v6490;
+        const unsigned int v6494 = v6483 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6495 = v6494 + v18;
+        const bool v6497 = v6487 < v6495;
+        const bool v6498 = v6048 || v6497;
+        const bool v6499 = v6491 && v6498;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6501 = v6481 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6502 = v6499 ? v6501 : __uint_as_float(0xff800000u);
+        v6008.x[7] = v6502;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6503 = static_cast<unsigned int>(v6008.col(8, iron_linear_thread() & 31u));
+        const unsigned int v6504 = static_cast<unsigned int>(v6008.row(8, iron_linear_thread() & 31u));
+        const float v6505 = v6008.x[8];
+        const unsigned int v6506 = v46 + v6504;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6507 = v5495 + v6503;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6508 = v6507 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6511 = v6506 + v37;
+        const unsigned int v6512 = v6507 + v18;
+        const bool v6513 = v6512 <= v6511;
+        const bool v6514 = v306 || v6513;
+        const bool v6515 = v6508 && v6514;
+        const unsigned int v6518 = v6507 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6519 = v6518 + v18;
+        const bool v6521 = v6511 < v6519;
+        const bool v6522 = v6048 || v6521;
+        const bool v6523 = v6515 && v6522;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6525 = v6505 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6526 = v6523 ? v6525 : __uint_as_float(0xff800000u);
+        v6008.x[8] = v6526;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6527 = static_cast<unsigned int>(v6008.col(9, iron_linear_thread() & 31u));
+        const unsigned int v6528 = static_cast<unsigned int>(v6008.row(9, iron_linear_thread() & 31u));
+        const float v6529 = v6008.x[9];
+        const unsigned int v6530 = v46 + v6528;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6531 = v5495 + v6527;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6532 = v6531 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6535 = v6530 + v37;
+        const unsigned int v6536 = v6531 + v18;
+        const bool v6537 = v6536 <= v6535;
+        const bool v6538 = v306 || v6537;
+        const bool v6539 = v6532 && v6538;
+        const unsigned int v6542 = v6531 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6543 = v6542 + v18;
+        const bool v6545 = v6535 < v6543;
+        const bool v6546 = v6048 || v6545;
+        const bool v6547 = v6539 && v6546;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6549 = v6529 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6550 = v6547 ? v6549 : __uint_as_float(0xff800000u);
+        v6008.x[9] = v6550;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6551 = static_cast<unsigned int>(v6008.col(10, iron_linear_thread() & 31u));
+        const unsigned int v6552 = static_cast<unsigned int>(v6008.row(10, iron_linear_thread() & 31u));
+        const float v6553 = v6008.x[10];
+        const unsigned int v6554 = v46 + v6552;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6555 = v5495 + v6551;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6556 = v6555 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6559 = v6554 + v37;
+        const unsigned int v6560 = v6555 + v18;
+        const bool v6561 = v6560 <= v6559;
+        const bool v6562 = v306 || v6561;
+        const bool v6563 = v6556 && v6562;
+        const unsigned int v6566 = v6555 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6567 = v6566 + v18;
+        const bool v6569 = v6559 < v6567;
+        const bool v6570 = v6048 || v6569;
+        const bool v6571 = v6563 && v6570;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6573 = v6553 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6574 = v6571 ? v6573 : __uint_as_float(0xff800000u);
+        v6008.x[10] = v6574;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6575 = static_cast<unsigned int>(v6008.col(11, iron_linear_thread() & 31u));
+        const unsigned int v6576 = static_cast<unsigned int>(v6008.row(11, iron_linear_thread() & 31u));
+        const float v6577 = v6008.x[11];
+        const unsigned int v6578 = v46 + v6576;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6579 = v5495 + v6575;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6580 = v6579 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6583 = v6578 + v37;
+        const unsigned int v6584 = v6579 + v18;
+        const bool v6585 = v6584 <= v6583;
+        const bool v6586 = v306 || v6585;
+        const bool v6587 = v6580 && v6586;
+        const unsigned int v6590 = v6579 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6591 = v6590 + v18;
+        const bool v6593 = v6583 < v6591;
+        const bool v6594 = v6048 || v6593;
+        const bool v6595 = v6587 && v6594;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6597 = v6577 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6598 = v6595 ? v6597 : __uint_as_float(0xff800000u);
+        v6008.x[11] = v6598;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6599 = static_cast<unsigned int>(v6008.col(12, iron_linear_thread() & 31u));
+        const unsigned int v6600 = static_cast<unsigned int>(v6008.row(12, iron_linear_thread() & 31u));
+        const float v6601 = v6008.x[12];
+        const unsigned int v6602 = v46 + v6600;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6603 = v5495 + v6599;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6604 = v6603 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6607 = v6602 + v37;
+        const unsigned int v6608 = v6603 + v18;
+        const bool v6609 = v6608 <= v6607;
+        const bool v6610 = v306 || v6609;
+        const bool v6611 = v6604 && v6610;
+        const unsigned int v6614 = v6603 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6615 = v6614 + v18;
+        const bool v6617 = v6607 < v6615;
+        const bool v6618 = v6048 || v6617;
+        const bool v6619 = v6611 && v6618;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6621 = v6601 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6622 = v6619 ? v6621 : __uint_as_float(0xff800000u);
+        v6008.x[12] = v6622;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6623 = static_cast<unsigned int>(v6008.col(13, iron_linear_thread() & 31u));
+        const unsigned int v6624 = static_cast<unsigned int>(v6008.row(13, iron_linear_thread() & 31u));
+        const float v6625 = v6008.x[13];
+        const unsigned int v6626 = v46 + v6624;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6627 = v5495 + v6623;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6628 = v6627 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6631 = v6626 + v37;
+        const unsigned int v6632 = v6627 + v18;
+        const bool v6633 = v6632 <= v6631;
+        const bool v6634 = v306 || v6633;
+        const bool v6635 = v6628 && v6634;
+        const unsigned int v6638 = v6627 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6639 = v6638 + v18;
+        const bool v6641 = v6631 < v6639;
+        const bool v6642 = v6048 || v6641;
+        const bool v6643 = v6635 && v6642;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6645 = v6625 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6646 = v6643 ? v6645 : __uint_as_float(0xff800000u);
+        v6008.x[13] = v6646;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6647 = static_cast<unsigned int>(v6008.col(14, iron_linear_thread() & 31u));
+        const unsigned int v6648 = static_cast<unsigned int>(v6008.row(14, iron_linear_thread() & 31u));
+        const float v6649 = v6008.x[14];
+        const unsigned int v6650 = v46 + v6648;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6651 = v5495 + v6647;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6652 = v6651 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6655 = v6650 + v37;
+        const unsigned int v6656 = v6651 + v18;
+        const bool v6657 = v6656 <= v6655;
+        const bool v6658 = v306 || v6657;
+        const bool v6659 = v6652 && v6658;
+        const unsigned int v6662 = v6651 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6663 = v6662 + v18;
+        const bool v6665 = v6655 < v6663;
+        const bool v6666 = v6048 || v6665;
+        const bool v6667 = v6659 && v6666;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6669 = v6649 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6670 = v6667 ? v6669 : __uint_as_float(0xff800000u);
+        v6008.x[14] = v6670;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6671 = static_cast<unsigned int>(v6008.col(15, iron_linear_thread() & 31u));
+        const unsigned int v6672 = static_cast<unsigned int>(v6008.row(15, iron_linear_thread() & 31u));
+        const float v6673 = v6008.x[15];
+        const unsigned int v6674 = v46 + v6672;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6675 = v5495 + v6671;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6676 = v6675 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6679 = v6674 + v37;
+        const unsigned int v6680 = v6675 + v18;
+        const bool v6681 = v6680 <= v6679;
+        const bool v6682 = v306 || v6681;
+        const bool v6683 = v6676 && v6682;
+        const unsigned int v6686 = v6675 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6687 = v6686 + v18;
+        const bool v6689 = v6679 < v6687;
+        const bool v6690 = v6048 || v6689;
+        const bool v6691 = v6683 && v6690;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6693 = v6673 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6694 = v6691 ? v6693 : __uint_as_float(0xff800000u);
+        v6008.x[15] = v6694;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6695 = static_cast<unsigned int>(v6008.col(16, iron_linear_thread() & 31u));
+        const unsigned int v6696 = static_cast<unsigned int>(v6008.row(16, iron_linear_thread() & 31u));
+        const float v6697 = v6008.x[16];
+        const unsigned int v6698 = v46 + v6696;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6699 = v5495 + v6695;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6700 = v6699 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6703 = v6698 + v37;
+        const unsigned int v6704 = v6699 + v18;
+        const bool v6705 = v6704 <= v6703;
+        const bool v6706 = v306 || v6705;
+        const bool v6707 = v6700 && v6706;
+        const unsigned int v6710 = v6699 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6711 = v6710 + v18;
+        const bool v6713 = v6703 < v6711;
+        const bool v6714 = v6048 || v6713;
+        const bool v6715 = v6707 && v6714;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6717 = v6697 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6718 = v6715 ? v6717 : __uint_as_float(0xff800000u);
+        v6008.x[16] = v6718;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6719 = static_cast<unsigned int>(v6008.col(17, iron_linear_thread() & 31u));
+        const unsigned int v6720 = static_cast<unsigned int>(v6008.row(17, iron_linear_thread() & 31u));
+        const float v6721 = v6008.x[17];
+        const unsigned int v6722 = v46 + v6720;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6723 = v5495 + v6719;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6724 = v6723 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6727 = v6722 + v37;
+        const unsigned int v6728 = v6723 + v18;
+        const bool v6729 = v6728 <= v6727;
+        const bool v6730 = v306 || v6729;
+        const bool v6731 = v6724 && v6730;
+        const unsigned int v6734 = v6723 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6735 = v6734 + v18;
+        const bool v6737 = v6727 < v6735;
+        const bool v6738 = v6048 || v6737;
+        const bool v6739 = v6731 && v6738;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6741 = v6721 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6742 = v6739 ? v6741 : __uint_as_float(0xff800000u);
+        v6008.x[17] = v6742;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6743 = static_cast<unsigned int>(v6008.col(18, iron_linear_thread() & 31u));
+        const unsigned int v6744 = static_cast<unsigned int>(v6008.row(18, iron_linear_thread() & 31u));
+        const float v6745 = v6008.x[18];
+        const unsigned int v6746 = v46 + v6744;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6747 = v5495 + v6743;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6748 = v6747 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6751 = v6746 + v37;
+        const unsigned int v6752 = v6747 + v18;
+        const bool v6753 = v6752 <= v6751;
+        const bool v6754 = v306 || v6753;
+        const bool v6755 = v6748 && v6754;
+        const unsigned int v6758 = v6747 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6759 = v6758 + v18;
+        const bool v6761 = v6751 < v6759;
+        const bool v6762 = v6048 || v6761;
+        const bool v6763 = v6755 && v6762;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6765 = v6745 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6766 = v6763 ? v6765 : __uint_as_float(0xff800000u);
+        v6008.x[18] = v6766;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6767 = static_cast<unsigned int>(v6008.col(19, iron_linear_thread() & 31u));
+        const unsigned int v6768 = static_cast<unsigned int>(v6008.row(19, iron_linear_thread() & 31u));
+        const float v6769 = v6008.x[19];
+        const unsigned int v6770 = v46 + v6768;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6771 = v5495 + v6767;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6772 = v6771 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6775 = v6770 + v37;
+        const unsigned int v6776 = v6771 + v18;
+        const bool v6777 = v6776 <= v6775;
+        const bool v6778 = v306 || v6777;
+        const bool v6779 = v6772 && v6778;
+        const unsigned int v6782 = v6771 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6783 = v6782 + v18;
+        const bool v6785 = v6775 < v6783;
+        const bool v6786 = v6048 || v6785;
+        const bool v6787 = v6779 && v6786;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6789 = v6769 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6790 = v6787 ? v6789 : __uint_as_float(0xff800000u);
+        v6008.x[19] = v6790;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6791 = static_cast<unsigned int>(v6008.col(20, iron_linear_thread() & 31u));
+        const unsigned int v6792 = static_cast<unsigned int>(v6008.row(20, iron_linear_thread() & 31u));
+        const float v6793 = v6008.x[20];
+        const unsigned int v6794 = v46 + v6792;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6795 = v5495 + v6791;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6796 = v6795 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6799 = v6794 + v37;
+        const unsigned int v6800 = v6795 + v18;
+        const bool v6801 = v6800 <= v6799;
+        const bool v6802 = v306 || v6801;
+        const bool v6803 = v6796 && v6802;
+        const unsigned int v6806 = v6795 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6807 = v6806 + v18;
+        const bool v6809 = v6799 < v6807;
+        const bool v6810 = v6048 || v6809;
+        const bool v6811 = v6803 && v6810;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6813 = v6793 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6814 = v6811 ? v6813 : __uint_as_float(0xff800000u);
+        v6008.x[20] = v6814;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6815 = static_cast<unsigned int>(v6008.col(21, iron_linear_thread() & 31u));
+        const unsigned int v6816 = static_cast<unsigned int>(v6008.row(21, iron_linear_thread() & 31u));
+        const float v6817 = v6008.x[21];
+        const unsigned int v6818 = v46 + v6816;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6819 = v5495 + v6815;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6820 = v6819 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6823 = v6818 + v37;
+        const unsigned int v6824 = v6819 + v18;
+        const bool v6825 = v6824 <= v6823;
+        const bool v6826 = v306 || v6825;
+        const bool v6827 = v6820 && v6826;
+        const unsigned int v6830 = v6819 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6831 = v6830 + v18;
+        const bool v6833 = v6823 < v6831;
+        const bool v6834 = v6048 || v6833;
+        const bool v6835 = v6827 && v6834;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6837 = v6817 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6838 = v6835 ? v6837 : __uint_as_float(0xff800000u);
+        v6008.x[21] = v6838;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6839 = static_cast<unsigned int>(v6008.col(22, iron_linear_thread() & 31u));
+        const unsigned int v6840 = static_cast<unsigned int>(v6008.row(22, iron_linear_thread() & 31u));
+        const float v6841 = v6008.x[22];
+        const unsigned int v6842 = v46 + v6840;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6843 = v5495 + v6839;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6844 = v6843 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6847 = v6842 + v37;
+        const unsigned int v6848 = v6843 + v18;
+        const bool v6849 = v6848 <= v6847;
+        const bool v6850 = v306 || v6849;
+        const bool v6851 = v6844 && v6850;
+        const unsigned int v6854 = v6843 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6855 = v6854 + v18;
+        const bool v6857 = v6847 < v6855;
+        const bool v6858 = v6048 || v6857;
+        const bool v6859 = v6851 && v6858;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6861 = v6841 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6862 = v6859 ? v6861 : __uint_as_float(0xff800000u);
+        v6008.x[22] = v6862;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6863 = static_cast<unsigned int>(v6008.col(23, iron_linear_thread() & 31u));
+        const unsigned int v6864 = static_cast<unsigned int>(v6008.row(23, iron_linear_thread() & 31u));
+        const float v6865 = v6008.x[23];
+        const unsigned int v6866 = v46 + v6864;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6867 = v5495 + v6863;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6868 = v6867 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6871 = v6866 + v37;
+        const unsigned int v6872 = v6867 + v18;
+        const bool v6873 = v6872 <= v6871;
+        const bool v6874 = v306 || v6873;
+        const bool v6875 = v6868 && v6874;
+        const unsigned int v6878 = v6867 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6879 = v6878 + v18;
+        const bool v6881 = v6871 < v6879;
+        const bool v6882 = v6048 || v6881;
+        const bool v6883 = v6875 && v6882;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6885 = v6865 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6886 = v6883 ? v6885 : __uint_as_float(0xff800000u);
+        v6008.x[23] = v6886;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6887 = static_cast<unsigned int>(v6008.col(24, iron_linear_thread() & 31u));
+        const unsigned int v6888 = static_cast<unsigned int>(v6008.row(24, iron_linear_thread() & 31u));
+        const float v6889 = v6008.x[24];
+        const unsigned int v6890 = v46 + v6888;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6891 = v5495 + v6887;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6892 = v6891 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6895 = v6890 + v37;
+        const unsigned int v6896 = v6891 + v18;
+        const bool v6897 = v6896 <= v6895;
+        const bool v6898 = v306 || v6897;
+        const bool v6899 = v6892 && v6898;
+        const unsigned int v6902 = v6891 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6903 = v6902 + v18;
+        const bool v6905 = v6895 < v6903;
+        const bool v6906 = v6048 || v6905;
+        const bool v6907 = v6899 && v6906;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6909 = v6889 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6910 = v6907 ? v6909 : __uint_as_float(0xff800000u);
+        v6008.x[24] = v6910;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6911 = static_cast<unsigned int>(v6008.col(25, iron_linear_thread() & 31u));
+        const unsigned int v6912 = static_cast<unsigned int>(v6008.row(25, iron_linear_thread() & 31u));
+        const float v6913 = v6008.x[25];
+        const unsigned int v6914 = v46 + v6912;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6915 = v5495 + v6911;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6916 = v6915 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6919 = v6914 + v37;
+        const unsigned int v6920 = v6915 + v18;
+        const bool v6921 = v6920 <= v6919;
+        const bool v6922 = v306 || v6921;
+        const bool v6923 = v6916 && v6922;
+        const unsigned int v6926 = v6915 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6927 = v6926 + v18;
+        const bool v6929 = v6919 < v6927;
+        const bool v6930 = v6048 || v6929;
+        const bool v6931 = v6923 && v6930;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6933 = v6913 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6934 = v6931 ? v6933 : __uint_as_float(0xff800000u);
+        v6008.x[25] = v6934;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6935 = static_cast<unsigned int>(v6008.col(26, iron_linear_thread() & 31u));
+        const unsigned int v6936 = static_cast<unsigned int>(v6008.row(26, iron_linear_thread() & 31u));
+        const float v6937 = v6008.x[26];
+        const unsigned int v6938 = v46 + v6936;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6939 = v5495 + v6935;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6940 = v6939 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6943 = v6938 + v37;
+        const unsigned int v6944 = v6939 + v18;
+        const bool v6945 = v6944 <= v6943;
+        const bool v6946 = v306 || v6945;
+        const bool v6947 = v6940 && v6946;
+        const unsigned int v6950 = v6939 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6951 = v6950 + v18;
+        const bool v6953 = v6943 < v6951;
+        const bool v6954 = v6048 || v6953;
+        const bool v6955 = v6947 && v6954;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6957 = v6937 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6958 = v6955 ? v6957 : __uint_as_float(0xff800000u);
+        v6008.x[26] = v6958;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6959 = static_cast<unsigned int>(v6008.col(27, iron_linear_thread() & 31u));
+        const unsigned int v6960 = static_cast<unsigned int>(v6008.row(27, iron_linear_thread() & 31u));
+        const float v6961 = v6008.x[27];
+        const unsigned int v6962 = v46 + v6960;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6963 = v5495 + v6959;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6964 = v6963 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6967 = v6962 + v37;
+        const unsigned int v6968 = v6963 + v18;
+        const bool v6969 = v6968 <= v6967;
+        const bool v6970 = v306 || v6969;
+        const bool v6971 = v6964 && v6970;
+        const unsigned int v6974 = v6963 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6975 = v6974 + v18;
+        const bool v6977 = v6967 < v6975;
+        const bool v6978 = v6048 || v6977;
+        const bool v6979 = v6971 && v6978;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6981 = v6961 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6982 = v6979 ? v6981 : __uint_as_float(0xff800000u);
+        v6008.x[27] = v6982;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6983 = static_cast<unsigned int>(v6008.col(28, iron_linear_thread() & 31u));
+        const unsigned int v6984 = static_cast<unsigned int>(v6008.row(28, iron_linear_thread() & 31u));
+        const float v6985 = v6008.x[28];
+        const unsigned int v6986 = v46 + v6984;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6987 = v5495 + v6983;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6988 = v6987 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6991 = v6986 + v37;
+        const unsigned int v6992 = v6987 + v18;
+        const bool v6993 = v6992 <= v6991;
+        const bool v6994 = v306 || v6993;
+        const bool v6995 = v6988 && v6994;
+        const unsigned int v6998 = v6987 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6999 = v6998 + v18;
+        const bool v7001 = v6991 < v6999;
+        const bool v7002 = v6048 || v7001;
+        const bool v7003 = v6995 && v7002;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7005 = v6985 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7006 = v7003 ? v7005 : __uint_as_float(0xff800000u);
+        v6008.x[28] = v7006;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7007 = static_cast<unsigned int>(v6008.col(29, iron_linear_thread() & 31u));
+        const unsigned int v7008 = static_cast<unsigned int>(v6008.row(29, iron_linear_thread() & 31u));
+        const float v7009 = v6008.x[29];
+        const unsigned int v7010 = v46 + v7008;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7011 = v5495 + v7007;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7012 = v7011 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7015 = v7010 + v37;
+        const unsigned int v7016 = v7011 + v18;
+        const bool v7017 = v7016 <= v7015;
+        const bool v7018 = v306 || v7017;
+        const bool v7019 = v7012 && v7018;
+        const unsigned int v7022 = v7011 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7023 = v7022 + v18;
+        const bool v7025 = v7015 < v7023;
+        const bool v7026 = v6048 || v7025;
+        const bool v7027 = v7019 && v7026;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7029 = v7009 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7030 = v7027 ? v7029 : __uint_as_float(0xff800000u);
+        v6008.x[29] = v7030;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7031 = static_cast<unsigned int>(v6008.col(30, iron_linear_thread() & 31u));
+        const unsigned int v7032 = static_cast<unsigned int>(v6008.row(30, iron_linear_thread() & 31u));
+        const float v7033 = v6008.x[30];
+        const unsigned int v7034 = v46 + v7032;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7035 = v5495 + v7031;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7036 = v7035 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7039 = v7034 + v37;
+        const unsigned int v7040 = v7035 + v18;
+        const bool v7041 = v7040 <= v7039;
+        const bool v7042 = v306 || v7041;
+        const bool v7043 = v7036 && v7042;
+        const unsigned int v7046 = v7035 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7047 = v7046 + v18;
+        const bool v7049 = v7039 < v7047;
+        const bool v7050 = v6048 || v7049;
+        const bool v7051 = v7043 && v7050;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7053 = v7033 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7054 = v7051 ? v7053 : __uint_as_float(0xff800000u);
+        v6008.x[30] = v7054;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7055 = static_cast<unsigned int>(v6008.col(31, iron_linear_thread() & 31u));
+        const unsigned int v7056 = static_cast<unsigned int>(v6008.row(31, iron_linear_thread() & 31u));
+        const float v7057 = v6008.x[31];
+        const unsigned int v7058 = v46 + v7056;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7059 = v5495 + v7055;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7060 = v7059 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7063 = v7058 + v37;
+        const unsigned int v7064 = v7059 + v18;
+        const bool v7065 = v7064 <= v7063;
+        const bool v7066 = v306 || v7065;
+        const bool v7067 = v7060 && v7066;
+        const unsigned int v7070 = v7059 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7071 = v7070 + v18;
+        const bool v7073 = v7063 < v7071;
+        const bool v7074 = v6048 || v7073;
+        const bool v7075 = v7067 && v7074;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7077 = v7057 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7078 = v7075 ? v7077 : __uint_as_float(0xff800000u);
+        v6008.x[31] = v7078;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7079 = static_cast<unsigned int>(v6008.col(32, iron_linear_thread() & 31u));
+        const unsigned int v7080 = static_cast<unsigned int>(v6008.row(32, iron_linear_thread() & 31u));
+        const float v7081 = v6008.x[32];
+        const unsigned int v7082 = v46 + v7080;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7083 = v5495 + v7079;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7084 = v7083 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7087 = v7082 + v37;
+        const unsigned int v7088 = v7083 + v18;
+        const bool v7089 = v7088 <= v7087;
+        const bool v7090 = v306 || v7089;
+        const bool v7091 = v7084 && v7090;
+        const unsigned int v7094 = v7083 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7095 = v7094 + v18;
+        const bool v7097 = v7087 < v7095;
+        const bool v7098 = v6048 || v7097;
+        const bool v7099 = v7091 && v7098;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7101 = v7081 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7102 = v7099 ? v7101 : __uint_as_float(0xff800000u);
+        v6008.x[32] = v7102;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7103 = static_cast<unsigned int>(v6008.col(33, iron_linear_thread() & 31u));
+        const unsigned int v7104 = static_cast<unsigned int>(v6008.row(33, iron_linear_thread() & 31u));
+        const float v7105 = v6008.x[33];
+        const unsigned int v7106 = v46 + v7104;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7107 = v5495 + v7103;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7108 = v7107 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7111 = v7106 + v37;
+        const unsigned int v7112 = v7107 + v18;
+        const bool v7113 = v7112 <= v7111;
+        const bool v7114 = v306 || v7113;
+        const bool v7115 = v7108 && v7114;
+        const unsigned int v7118 = v7107 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7119 = v7118 + v18;
+        const bool v7121 = v7111 < v7119;
+        const bool v7122 = v6048 || v7121;
+        const bool v7123 = v7115 && v7122;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7125 = v7105 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7126 = v7123 ? v7125 : __uint_as_float(0xff800000u);
+        v6008.x[33] = v7126;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7127 = static_cast<unsigned int>(v6008.col(34, iron_linear_thread() & 31u));
+        const unsigned int v7128 = static_cast<unsigned int>(v6008.row(34, iron_linear_thread() & 31u));
+        const float v7129 = v6008.x[34];
+        const unsigned int v7130 = v46 + v7128;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7131 = v5495 + v7127;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7132 = v7131 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7135 = v7130 + v37;
+        const unsigned int v7136 = v7131 + v18;
+        const bool v7137 = v7136 <= v7135;
+        const bool v7138 = v306 || v7137;
+        const bool v7139 = v7132 && v7138;
+        const unsigned int v7142 = v7131 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7143 = v7142 + v18;
+        const bool v7145 = v7135 < v7143;
+        const bool v7146 = v6048 || v7145;
+        const bool v7147 = v7139 && v7146;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7149 = v7129 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7150 = v7147 ? v7149 : __uint_as_float(0xff800000u);
+        v6008.x[34] = v7150;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7151 = static_cast<unsigned int>(v6008.col(35, iron_linear_thread() & 31u));
+        const unsigned int v7152 = static_cast<unsigned int>(v6008.row(35, iron_linear_thread() & 31u));
+        const float v7153 = v6008.x[35];
+        const unsigned int v7154 = v46 + v7152;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7155 = v5495 + v7151;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7156 = v7155 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7159 = v7154 + v37;
+        const unsigned int v7160 = v7155 + v18;
+        const bool v7161 = v7160 <= v7159;
+        const bool v7162 = v306 || v7161;
+        const bool v7163 = v7156 && v7162;
+        const unsigned int v7166 = v7155 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7167 = v7166 + v18;
+        const bool v7169 = v7159 < v7167;
+        const bool v7170 = v6048 || v7169;
+        const bool v7171 = v7163 && v7170;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7173 = v7153 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7174 = v7171 ? v7173 : __uint_as_float(0xff800000u);
+        v6008.x[35] = v7174;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7175 = static_cast<unsigned int>(v6008.col(36, iron_linear_thread() & 31u));
+        const unsigned int v7176 = static_cast<unsigned int>(v6008.row(36, iron_linear_thread() & 31u));
+        const float v7177 = v6008.x[36];
+        const unsigned int v7178 = v46 + v7176;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7179 = v5495 + v7175;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7180 = v7179 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7183 = v7178 + v37;
+        const unsigned int v7184 = v7179 + v18;
+        const bool v7185 = v7184 <= v7183;
+        const bool v7186 = v306 || v7185;
+        const bool v7187 = v7180 && v7186;
+        const unsigned int v7190 = v7179 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7191 = v7190 + v18;
+        const bool v7193 = v7183 < v7191;
+        const bool v7194 = v6048 || v7193;
+        const bool v7195 = v7187 && v7194;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7197 = v7177 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7198 = v7195 ? v7197 : __uint_as_float(0xff800000u);
+        v6008.x[36] = v7198;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7199 = static_cast<unsigned int>(v6008.col(37, iron_linear_thread() & 31u));
+        const unsigned int v7200 = static_cast<unsigned int>(v6008.row(37, iron_linear_thread() & 31u));
+        const float v7201 = v6008.x[37];
+        const unsigned int v7202 = v46 + v7200;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7203 = v5495 + v7199;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7204 = v7203 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7207 = v7202 + v37;
+        const unsigned int v7208 = v7203 + v18;
+        const bool v7209 = v7208 <= v7207;
+        const bool v7210 = v306 || v7209;
+        const bool v7211 = v7204 && v7210;
+        const unsigned int v7214 = v7203 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7215 = v7214 + v18;
+        const bool v7217 = v7207 < v7215;
+        const bool v7218 = v6048 || v7217;
+        const bool v7219 = v7211 && v7218;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7221 = v7201 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7222 = v7219 ? v7221 : __uint_as_float(0xff800000u);
+        v6008.x[37] = v7222;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7223 = static_cast<unsigned int>(v6008.col(38, iron_linear_thread() & 31u));
+        const unsigned int v7224 = static_cast<unsigned int>(v6008.row(38, iron_linear_thread() & 31u));
+        const float v7225 = v6008.x[38];
+        const unsigned int v7226 = v46 + v7224;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7227 = v5495 + v7223;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7228 = v7227 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7231 = v7226 + v37;
+        const unsigned int v7232 = v7227 + v18;
+        const bool v7233 = v7232 <= v7231;
+        const bool v7234 = v306 || v7233;
+        const bool v7235 = v7228 && v7234;
+        const unsigned int v7238 = v7227 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7239 = v7238 + v18;
+        const bool v7241 = v7231 < v7239;
+        const bool v7242 = v6048 || v7241;
+        const bool v7243 = v7235 && v7242;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7245 = v7225 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7246 = v7243 ? v7245 : __uint_as_float(0xff800000u);
+        v6008.x[38] = v7246;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7247 = static_cast<unsigned int>(v6008.col(39, iron_linear_thread() & 31u));
+        const unsigned int v7248 = static_cast<unsigned int>(v6008.row(39, iron_linear_thread() & 31u));
+        const float v7249 = v6008.x[39];
+        const unsigned int v7250 = v46 + v7248;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7251 = v5495 + v7247;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7252 = v7251 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7255 = v7250 + v37;
+        const unsigned int v7256 = v7251 + v18;
+        const bool v7257 = v7256 <= v7255;
+        const bool v7258 = v306 || v7257;
+        const bool v7259 = v7252 && v7258;
+        const unsigned int v7262 = v7251 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7263 = v7262 + v18;
+        const bool v7265 = v7255 < v7263;
+        const bool v7266 = v6048 || v7265;
+        const bool v7267 = v7259 && v7266;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7269 = v7249 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7270 = v7267 ? v7269 : __uint_as_float(0xff800000u);
+        v6008.x[39] = v7270;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7271 = static_cast<unsigned int>(v6008.col(40, iron_linear_thread() & 31u));
+        const unsigned int v7272 = static_cast<unsigned int>(v6008.row(40, iron_linear_thread() & 31u));
+        const float v7273 = v6008.x[40];
+        const unsigned int v7274 = v46 + v7272;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7275 = v5495 + v7271;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7276 = v7275 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7279 = v7274 + v37;
+        const unsigned int v7280 = v7275 + v18;
+        const bool v7281 = v7280 <= v7279;
+        const bool v7282 = v306 || v7281;
+        const bool v7283 = v7276 && v7282;
+        const unsigned int v7286 = v7275 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7287 = v7286 + v18;
+        const bool v7289 = v7279 < v7287;
+        const bool v7290 = v6048 || v7289;
+        const bool v7291 = v7283 && v7290;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7293 = v7273 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7294 = v7291 ? v7293 : __uint_as_float(0xff800000u);
+        v6008.x[40] = v7294;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7295 = static_cast<unsigned int>(v6008.col(41, iron_linear_thread() & 31u));
+        const unsigned int v7296 = static_cast<unsigned int>(v6008.row(41, iron_linear_thread() & 31u));
+        const float v7297 = v6008.x[41];
+        const unsigned int v7298 = v46 + v7296;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7299 = v5495 + v7295;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7300 = v7299 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7303 = v7298 + v37;
+        const unsigned int v7304 = v7299 + v18;
+        const bool v7305 = v7304 <= v7303;
+        const bool v7306 = v306 || v7305;
+        const bool v7307 = v7300 && v7306;
+        const unsigned int v7310 = v7299 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7311 = v7310 + v18;
+        const bool v7313 = v7303 < v7311;
+        const bool v7314 = v6048 || v7313;
+        const bool v7315 = v7307 && v7314;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7317 = v7297 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7318 = v7315 ? v7317 : __uint_as_float(0xff800000u);
+        v6008.x[41] = v7318;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7319 = static_cast<unsigned int>(v6008.col(42, iron_linear_thread() & 31u));
+        const unsigned int v7320 = static_cast<unsigned int>(v6008.row(42, iron_linear_thread() & 31u));
+        const float v7321 = v6008.x[42];
+        const unsigned int v7322 = v46 + v7320;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7323 = v5495 + v7319;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7324 = v7323 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7327 = v7322 + v37;
+        const unsigned int v7328 = v7323 + v18;
+        const bool v7329 = v7328 <= v7327;
+        const bool v7330 = v306 || v7329;
+        const bool v7331 = v7324 && v7330;
+        const unsigned int v7334 = v7323 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7335 = v7334 + v18;
+        const bool v7337 = v7327 < v7335;
+        const bool v7338 = v6048 || v7337;
+        const bool v7339 = v7331 && v7338;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7341 = v7321 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7342 = v7339 ? v7341 : __uint_as_float(0xff800000u);
+        v6008.x[42] = v7342;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7343 = static_cast<unsigned int>(v6008.col(43, iron_linear_thread() & 31u));
+        const unsigned int v7344 = static_cast<unsigned int>(v6008.row(43, iron_linear_thread() & 31u));
+        const float v7345 = v6008.x[43];
+        const unsigned int v7346 = v46 + v7344;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7347 = v5495 + v7343;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7348 = v7347 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7351 = v7346 + v37;
+        const unsigned int v7352 = v7347 + v18;
+        const bool v7353 = v7352 <= v7351;
+        const bool v7354 = v306 || v7353;
+        const bool v7355 = v7348 && v7354;
+        const unsigned int v7358 = v7347 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7359 = v7358 + v18;
+        const bool v7361 = v7351 < v7359;
+        const bool v7362 = v6048 || v7361;
+        const bool v7363 = v7355 && v7362;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7365 = v7345 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7366 = v7363 ? v7365 : __uint_as_float(0xff800000u);
+        v6008.x[43] = v7366;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7367 = static_cast<unsigned int>(v6008.col(44, iron_linear_thread() & 31u));
+        const unsigned int v7368 = static_cast<unsigned int>(v6008.row(44, iron_linear_thread() & 31u));
+        const float v7369 = v6008.x[44];
+        const unsigned int v7370 = v46 + v7368;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7371 = v5495 + v7367;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7372 = v7371 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7375 = v7370 + v37;
+        const unsigned int v7376 = v7371 + v18;
+        const bool v7377 = v7376 <= v7375;
+        const bool v7378 = v306 || v7377;
+        const bool v7379 = v7372 && v7378;
+        const unsigned int v7382 = v7371 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7383 = v7382 + v18;
+        const bool v7385 = v7375 < v7383;
+        const bool v7386 = v6048 || v7385;
+        const bool v7387 = v7379 && v7386;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7389 = v7369 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7390 = v7387 ? v7389 : __uint_as_float(0xff800000u);
+        v6008.x[44] = v7390;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7391 = static_cast<unsigned int>(v6008.col(45, iron_linear_thread() & 31u));
+        const unsigned int v7392 = static_cast<unsigned int>(v6008.row(45, iron_linear_thread() & 31u));
+        const float v7393 = v6008.x[45];
+        const unsigned int v7394 = v46 + v7392;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7395 = v5495 + v7391;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7396 = v7395 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7399 = v7394 + v37;
+        const unsigned int v7400 = v7395 + v18;
+        const bool v7401 = v7400 <= v7399;
+        const bool v7402 = v306 || v7401;
+        const bool v7403 = v7396 && v7402;
+        const unsigned int v7406 = v7395 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7407 = v7406 + v18;
+        const bool v7409 = v7399 < v7407;
+        const bool v7410 = v6048 || v7409;
+        const bool v7411 = v7403 && v7410;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7413 = v7393 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7414 = v7411 ? v7413 : __uint_as_float(0xff800000u);
+        v6008.x[45] = v7414;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7415 = static_cast<unsigned int>(v6008.col(46, iron_linear_thread() & 31u));
+        const unsigned int v7416 = static_cast<unsigned int>(v6008.row(46, iron_linear_thread() & 31u));
+        const float v7417 = v6008.x[46];
+        const unsigned int v7418 = v46 + v7416;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7419 = v5495 + v7415;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7420 = v7419 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7423 = v7418 + v37;
+        const unsigned int v7424 = v7419 + v18;
+        const bool v7425 = v7424 <= v7423;
+        const bool v7426 = v306 || v7425;
+        const bool v7427 = v7420 && v7426;
+        const unsigned int v7430 = v7419 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7431 = v7430 + v18;
+        const bool v7433 = v7423 < v7431;
+        const bool v7434 = v6048 || v7433;
+        const bool v7435 = v7427 && v7434;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7437 = v7417 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7438 = v7435 ? v7437 : __uint_as_float(0xff800000u);
+        v6008.x[46] = v7438;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7439 = static_cast<unsigned int>(v6008.col(47, iron_linear_thread() & 31u));
+        const unsigned int v7440 = static_cast<unsigned int>(v6008.row(47, iron_linear_thread() & 31u));
+        const float v7441 = v6008.x[47];
+        const unsigned int v7442 = v46 + v7440;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7443 = v5495 + v7439;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7444 = v7443 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7447 = v7442 + v37;
+        const unsigned int v7448 = v7443 + v18;
+        const bool v7449 = v7448 <= v7447;
+        const bool v7450 = v306 || v7449;
+        const bool v7451 = v7444 && v7450;
+        const unsigned int v7454 = v7443 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7455 = v7454 + v18;
+        const bool v7457 = v7447 < v7455;
+        const bool v7458 = v6048 || v7457;
+        const bool v7459 = v7451 && v7458;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7461 = v7441 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7462 = v7459 ? v7461 : __uint_as_float(0xff800000u);
+        v6008.x[47] = v7462;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7463 = static_cast<unsigned int>(v6008.col(48, iron_linear_thread() & 31u));
+        const unsigned int v7464 = static_cast<unsigned int>(v6008.row(48, iron_linear_thread() & 31u));
+        const float v7465 = v6008.x[48];
+        const unsigned int v7466 = v46 + v7464;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7467 = v5495 + v7463;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7468 = v7467 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7471 = v7466 + v37;
+        const unsigned int v7472 = v7467 + v18;
+        const bool v7473 = v7472 <= v7471;
+        const bool v7474 = v306 || v7473;
+        const bool v7475 = v7468 && v7474;
+        const unsigned int v7478 = v7467 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7479 = v7478 + v18;
+        const bool v7481 = v7471 < v7479;
+        const bool v7482 = v6048 || v7481;
+        const bool v7483 = v7475 && v7482;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7485 = v7465 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7486 = v7483 ? v7485 : __uint_as_float(0xff800000u);
+        v6008.x[48] = v7486;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7487 = static_cast<unsigned int>(v6008.col(49, iron_linear_thread() & 31u));
+        const unsigned int v7488 = static_cast<unsigned int>(v6008.row(49, iron_linear_thread() & 31u));
+        const float v7489 = v6008.x[49];
+        const unsigned int v7490 = v46 + v7488;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7491 = v5495 + v7487;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7492 = v7491 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7495 = v7490 + v37;
+        const unsigned int v7496 = v7491 + v18;
+        const bool v7497 = v7496 <= v7495;
+        const bool v7498 = v306 || v7497;
+        const bool v7499 = v7492 && v7498;
+        const unsigned int v7502 = v7491 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7503 = v7502 + v18;
+        const bool v7505 = v7495 < v7503;
+        const bool v7506 = v6048 || v7505;
+        const bool v7507 = v7499 && v7506;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7509 = v7489 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7510 = v7507 ? v7509 : __uint_as_float(0xff800000u);
+        v6008.x[49] = v7510;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7511 = static_cast<unsigned int>(v6008.col(50, iron_linear_thread() & 31u));
+        const unsigned int v7512 = static_cast<unsigned int>(v6008.row(50, iron_linear_thread() & 31u));
+        const float v7513 = v6008.x[50];
+        const unsigned int v7514 = v46 + v7512;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7515 = v5495 + v7511;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7516 = v7515 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7519 = v7514 + v37;
+        const unsigned int v7520 = v7515 + v18;
+        const bool v7521 = v7520 <= v7519;
+        const bool v7522 = v306 || v7521;
+        const bool v7523 = v7516 && v7522;
+        const unsigned int v7526 = v7515 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7527 = v7526 + v18;
+        const bool v7529 = v7519 < v7527;
+        const bool v7530 = v6048 || v7529;
+        const bool v7531 = v7523 && v7530;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7533 = v7513 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7534 = v7531 ? v7533 : __uint_as_float(0xff800000u);
+        v6008.x[50] = v7534;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7535 = static_cast<unsigned int>(v6008.col(51, iron_linear_thread() & 31u));
+        const unsigned int v7536 = static_cast<unsigned int>(v6008.row(51, iron_linear_thread() & 31u));
+        const float v7537 = v6008.x[51];
+        const unsigned int v7538 = v46 + v7536;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7539 = v5495 + v7535;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7540 = v7539 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7543 = v7538 + v37;
+        const unsigned int v7544 = v7539 + v18;
+        const bool v7545 = v7544 <= v7543;
+        const bool v7546 = v306 || v7545;
+        const bool v7547 = v7540 && v7546;
+        const unsigned int v7550 = v7539 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7551 = v7550 + v18;
+        const bool v7553 = v7543 < v7551;
+        const bool v7554 = v6048 || v7553;
+        const bool v7555 = v7547 && v7554;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7557 = v7537 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7558 = v7555 ? v7557 : __uint_as_float(0xff800000u);
+        v6008.x[51] = v7558;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7559 = static_cast<unsigned int>(v6008.col(52, iron_linear_thread() & 31u));
+        const unsigned int v7560 = static_cast<unsigned int>(v6008.row(52, iron_linear_thread() & 31u));
+        const float v7561 = v6008.x[52];
+        const unsigned int v7562 = v46 + v7560;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7563 = v5495 + v7559;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7564 = v7563 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7567 = v7562 + v37;
+        const unsigned int v7568 = v7563 + v18;
+        const bool v7569 = v7568 <= v7567;
+        const bool v7570 = v306 || v7569;
+        const bool v7571 = v7564 && v7570;
+        const unsigned int v7574 = v7563 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7575 = v7574 + v18;
+        const bool v7577 = v7567 < v7575;
+        const bool v7578 = v6048 || v7577;
+        const bool v7579 = v7571 && v7578;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7581 = v7561 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7582 = v7579 ? v7581 : __uint_as_float(0xff800000u);
+        v6008.x[52] = v7582;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7583 = static_cast<unsigned int>(v6008.col(53, iron_linear_thread() & 31u));
+        const unsigned int v7584 = static_cast<unsigned int>(v6008.row(53, iron_linear_thread() & 31u));
+        const float v7585 = v6008.x[53];
+        const unsigned int v7586 = v46 + v7584;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7587 = v5495 + v7583;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7588 = v7587 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7591 = v7586 + v37;
+        const unsigned int v7592 = v7587 + v18;
+        const bool v7593 = v7592 <= v7591;
+        const bool v7594 = v306 || v7593;
+        const bool v7595 = v7588 && v7594;
+        const unsigned int v7598 = v7587 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7599 = v7598 + v18;
+        const bool v7601 = v7591 < v7599;
+        const bool v7602 = v6048 || v7601;
+        const bool v7603 = v7595 && v7602;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7605 = v7585 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7606 = v7603 ? v7605 : __uint_as_float(0xff800000u);
+        v6008.x[53] = v7606;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7607 = static_cast<unsigned int>(v6008.col(54, iron_linear_thread() & 31u));
+        const unsigned int v7608 = static_cast<unsigned int>(v6008.row(54, iron_linear_thread() & 31u));
+        const float v7609 = v6008.x[54];
+        const unsigned int v7610 = v46 + v7608;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7611 = v5495 + v7607;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7612 = v7611 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7615 = v7610 + v37;
+        const unsigned int v7616 = v7611 + v18;
+        const bool v7617 = v7616 <= v7615;
+        const bool v7618 = v306 || v7617;
+        const bool v7619 = v7612 && v7618;
+        const unsigned int v7622 = v7611 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7623 = v7622 + v18;
+        const bool v7625 = v7615 < v7623;
+        const bool v7626 = v6048 || v7625;
+        const bool v7627 = v7619 && v7626;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7629 = v7609 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7630 = v7627 ? v7629 : __uint_as_float(0xff800000u);
+        v6008.x[54] = v7630;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7631 = static_cast<unsigned int>(v6008.col(55, iron_linear_thread() & 31u));
+        const unsigned int v7632 = static_cast<unsigned int>(v6008.row(55, iron_linear_thread() & 31u));
+        const float v7633 = v6008.x[55];
+        const unsigned int v7634 = v46 + v7632;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7635 = v5495 + v7631;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7636 = v7635 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7639 = v7634 + v37;
+        const unsigned int v7640 = v7635 + v18;
+        const bool v7641 = v7640 <= v7639;
+        const bool v7642 = v306 || v7641;
+        const bool v7643 = v7636 && v7642;
+        const unsigned int v7646 = v7635 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7647 = v7646 + v18;
+        const bool v7649 = v7639 < v7647;
+        const bool v7650 = v6048 || v7649;
+        const bool v7651 = v7643 && v7650;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7653 = v7633 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7654 = v7651 ? v7653 : __uint_as_float(0xff800000u);
+        v6008.x[55] = v7654;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7655 = static_cast<unsigned int>(v6008.col(56, iron_linear_thread() & 31u));
+        const unsigned int v7656 = static_cast<unsigned int>(v6008.row(56, iron_linear_thread() & 31u));
+        const float v7657 = v6008.x[56];
+        const unsigned int v7658 = v46 + v7656;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7659 = v5495 + v7655;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7660 = v7659 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7663 = v7658 + v37;
+        const unsigned int v7664 = v7659 + v18;
+        const bool v7665 = v7664 <= v7663;
+        const bool v7666 = v306 || v7665;
+        const bool v7667 = v7660 && v7666;
+        const unsigned int v7670 = v7659 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7671 = v7670 + v18;
+        const bool v7673 = v7663 < v7671;
+        const bool v7674 = v6048 || v7673;
+        const bool v7675 = v7667 && v7674;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7677 = v7657 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7678 = v7675 ? v7677 : __uint_as_float(0xff800000u);
+        v6008.x[56] = v7678;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7679 = static_cast<unsigned int>(v6008.col(57, iron_linear_thread() & 31u));
+        const unsigned int v7680 = static_cast<unsigned int>(v6008.row(57, iron_linear_thread() & 31u));
+        const float v7681 = v6008.x[57];
+        const unsigned int v7682 = v46 + v7680;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7683 = v5495 + v7679;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7684 = v7683 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7687 = v7682 + v37;
+        const unsigned int v7688 = v7683 + v18;
+        const bool v7689 = v7688 <= v7687;
+        const bool v7690 = v306 || v7689;
+        const bool v7691 = v7684 && v7690;
+        const unsigned int v7694 = v7683 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7695 = v7694 + v18;
+        const bool v7697 = v7687 < v7695;
+        const bool v7698 = v6048 || v7697;
+        const bool v7699 = v7691 && v7698;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7701 = v7681 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7702 = v7699 ? v7701 : __uint_as_float(0xff800000u);
+        v6008.x[57] = v7702;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7703 = static_cast<unsigned int>(v6008.col(58, iron_linear_thread() & 31u));
+        const unsigned int v7704 = static_cast<unsigned int>(v6008.row(58, iron_linear_thread() & 31u));
+        const float v7705 = v6008.x[58];
+        const unsigned int v7706 = v46 + v7704;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7707 = v5495 + v7703;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7708 = v7707 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7711 = v7706 + v37;
+        const unsigned int v7712 = v7707 + v18;
+        const bool v7713 = v7712 <= v7711;
+        const bool v7714 = v306 || v7713;
+        const bool v7715 = v7708 && v7714;
+        const unsigned int v7718 = v7707 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7719 = v7718 + v18;
+        const bool v7721 = v7711 < v7719;
+        const bool v7722 = v6048 || v7721;
+        const bool v7723 = v7715 && v7722;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7725 = v7705 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7726 = v7723 ? v7725 : __uint_as_float(0xff800000u);
+        v6008.x[58] = v7726;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7727 = static_cast<unsigned int>(v6008.col(59, iron_linear_thread() & 31u));
+        const unsigned int v7728 = static_cast<unsigned int>(v6008.row(59, iron_linear_thread() & 31u));
+        const float v7729 = v6008.x[59];
+        const unsigned int v7730 = v46 + v7728;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7731 = v5495 + v7727;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7732 = v7731 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7735 = v7730 + v37;
+        const unsigned int v7736 = v7731 + v18;
+        const bool v7737 = v7736 <= v7735;
+        const bool v7738 = v306 || v7737;
+        const bool v7739 = v7732 && v7738;
+        const unsigned int v7742 = v7731 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7743 = v7742 + v18;
+        const bool v7745 = v7735 < v7743;
+        const bool v7746 = v6048 || v7745;
+        const bool v7747 = v7739 && v7746;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7749 = v7729 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7750 = v7747 ? v7749 : __uint_as_float(0xff800000u);
+        v6008.x[59] = v7750;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7751 = static_cast<unsigned int>(v6008.col(60, iron_linear_thread() & 31u));
+        const unsigned int v7752 = static_cast<unsigned int>(v6008.row(60, iron_linear_thread() & 31u));
+        const float v7753 = v6008.x[60];
+        const unsigned int v7754 = v46 + v7752;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7755 = v5495 + v7751;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7756 = v7755 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7759 = v7754 + v37;
+        const unsigned int v7760 = v7755 + v18;
+        const bool v7761 = v7760 <= v7759;
+        const bool v7762 = v306 || v7761;
+        const bool v7763 = v7756 && v7762;
+        const unsigned int v7766 = v7755 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7767 = v7766 + v18;
+        const bool v7769 = v7759 < v7767;
+        const bool v7770 = v6048 || v7769;
+        const bool v7771 = v7763 && v7770;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7773 = v7753 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7774 = v7771 ? v7773 : __uint_as_float(0xff800000u);
+        v6008.x[60] = v7774;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7775 = static_cast<unsigned int>(v6008.col(61, iron_linear_thread() & 31u));
+        const unsigned int v7776 = static_cast<unsigned int>(v6008.row(61, iron_linear_thread() & 31u));
+        const float v7777 = v6008.x[61];
+        const unsigned int v7778 = v46 + v7776;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7779 = v5495 + v7775;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7780 = v7779 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7783 = v7778 + v37;
+        const unsigned int v7784 = v7779 + v18;
+        const bool v7785 = v7784 <= v7783;
+        const bool v7786 = v306 || v7785;
+        const bool v7787 = v7780 && v7786;
+        const unsigned int v7790 = v7779 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7791 = v7790 + v18;
+        const bool v7793 = v7783 < v7791;
+        const bool v7794 = v6048 || v7793;
+        const bool v7795 = v7787 && v7794;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7797 = v7777 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7798 = v7795 ? v7797 : __uint_as_float(0xff800000u);
+        v6008.x[61] = v7798;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7799 = static_cast<unsigned int>(v6008.col(62, iron_linear_thread() & 31u));
+        const unsigned int v7800 = static_cast<unsigned int>(v6008.row(62, iron_linear_thread() & 31u));
+        const float v7801 = v6008.x[62];
+        const unsigned int v7802 = v46 + v7800;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7803 = v5495 + v7799;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7804 = v7803 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7807 = v7802 + v37;
+        const unsigned int v7808 = v7803 + v18;
+        const bool v7809 = v7808 <= v7807;
+        const bool v7810 = v306 || v7809;
+        const bool v7811 = v7804 && v7810;
+        const unsigned int v7814 = v7803 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7815 = v7814 + v18;
+        const bool v7817 = v7807 < v7815;
+        const bool v7818 = v6048 || v7817;
+        const bool v7819 = v7811 && v7818;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7821 = v7801 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7822 = v7819 ? v7821 : __uint_as_float(0xff800000u);
+        v6008.x[62] = v7822;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7823 = static_cast<unsigned int>(v6008.col(63, iron_linear_thread() & 31u));
+        const unsigned int v7824 = static_cast<unsigned int>(v6008.row(63, iron_linear_thread() & 31u));
+        const float v7825 = v6008.x[63];
+        const unsigned int v7826 = v46 + v7824;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7827 = v5495 + v7823;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7828 = v7827 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7831 = v7826 + v37;
+        const unsigned int v7832 = v7827 + v18;
+        const bool v7833 = v7832 <= v7831;
+        const bool v7834 = v306 || v7833;
+        const bool v7835 = v7828 && v7834;
+        const unsigned int v7838 = v7827 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7839 = v7838 + v18;
+        const bool v7841 = v7831 < v7839;
+        const bool v7842 = v6048 || v7841;
+        const bool v7843 = v7835 && v7842;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7845 = v7825 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7846 = v7843 ? v7845 : __uint_as_float(0xff800000u);
+        v6008.x[63] = v7846;  // kernels/sdpa/flash_tile.hpp:152
       }
-      iron_frag<float, 2, 16, 8> v7362;  // kernels/sdpa/flash_tile.hpp:182
-      iron_frag_fill(v7362, 0.0f);
-      iron_frag<float, 2, 16, 8> v7364;  // kernels/sdpa/flash_tile.hpp:192
-      iron_frag_fill(v7364, 0.0f);
-      iron_frag_row_reduce<false>(v7364, v5522);
-      const float v7368 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:194
-      const float v7369 = v7364.x[0];  // kernels/sdpa/flash_tile.hpp:195
-      const float v7370 = fmaxf(v7368, v7369);
-      const bool v7373 = v7370 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7374 = v7373 ? 0.0f : v7370;
-      const float v7375 = v7368 - v7374;  // kernels/sdpa/flash_tile.hpp:195
-      const float v7376 = iron_exp2_approx(v7375);
-      v7362.x[0] = v7376;  // kernels/sdpa/flash_tile.hpp:193
-      const float v7380 = v327.x[1];  // kernels/sdpa/flash_tile.hpp:194
-      const float v7381 = v7364.x[1];  // kernels/sdpa/flash_tile.hpp:195
-      const float v7382 = fmaxf(v7380, v7381);
-      const bool v7385 = v7382 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7386 = v7385 ? 0.0f : v7382;
-      const float v7387 = v7380 - v7386;  // kernels/sdpa/flash_tile.hpp:195
-      const float v7388 = iron_exp2_approx(v7387);
-      v7362.x[1] = v7388;  // kernels/sdpa/flash_tile.hpp:193
-      const float v7392 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:194
-      const float v7393 = v7364.x[2];  // kernels/sdpa/flash_tile.hpp:195
-      const float v7394 = fmaxf(v7392, v7393);
-      const bool v7397 = v7394 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7398 = v7397 ? 0.0f : v7394;
-      const float v7399 = v7392 - v7398;  // kernels/sdpa/flash_tile.hpp:195
-      const float v7400 = iron_exp2_approx(v7399);
-      v7362.x[2] = v7400;  // kernels/sdpa/flash_tile.hpp:193
-      const float v7404 = v327.x[3];  // kernels/sdpa/flash_tile.hpp:194
-      const float v7405 = v7364.x[3];  // kernels/sdpa/flash_tile.hpp:195
-      const float v7406 = fmaxf(v7404, v7405);
-      const bool v7409 = v7406 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7410 = v7409 ? 0.0f : v7406;
-      const float v7411 = v7404 - v7410;  // kernels/sdpa/flash_tile.hpp:195
-      const float v7412 = iron_exp2_approx(v7411);
-      v7362.x[3] = v7412;  // kernels/sdpa/flash_tile.hpp:193
-      const float v7415 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:197
-      const float v7416 = v7364.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v7417 = fmaxf(v7415, v7416);
-      v327.x[0] = v7417;  // kernels/sdpa/flash_tile.hpp:197
-      const float v7420 = v327.x[1];
-      const float v7421 = v7364.x[1];  // kernels/sdpa/flash_tile.hpp:198
-      const float v7422 = fmaxf(v7420, v7421);
-      v327.x[1] = v7422;  // kernels/sdpa/flash_tile.hpp:197
-      const float v7425 = v327.x[2];
-      const float v7426 = v7364.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v7427 = fmaxf(v7425, v7426);
-      v327.x[2] = v7427;  // kernels/sdpa/flash_tile.hpp:197
-      const float v7430 = v327.x[3];
-      const float v7431 = v7364.x[3];  // kernels/sdpa/flash_tile.hpp:198
-      const float v7432 = fmaxf(v7430, v7431);
-      v327.x[3] = v7432;  // kernels/sdpa/flash_tile.hpp:197
-      const float v7435 = v5522.x[0];  // kernels/sdpa/flash_tile.hpp:200
-      const float v7436 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7439 = v7436 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7440 = v7439 ? 0.0f : v7436;
-      const float v7441 = v7435 - v7440;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7442 = iron_exp2_approx(v7441);
-      v5522.x[0] = v7442;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7445 = v5522.x[1];
-      const float v7446 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7449 = v7446 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7450 = v7449 ? 0.0f : v7446;
-      const float v7451 = v7445 - v7450;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7452 = iron_exp2_approx(v7451);
-      v5522.x[1] = v7452;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7455 = v5522.x[2];
-      const float v7456 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7459 = v7456 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7460 = v7459 ? 0.0f : v7456;
-      const float v7461 = v7455 - v7460;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7462 = iron_exp2_approx(v7461);
-      v5522.x[2] = v7462;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7465 = v5522.x[3];
-      const float v7466 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7469 = v7466 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7470 = v7469 ? 0.0f : v7466;
-      const float v7471 = v7465 - v7470;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7472 = iron_exp2_approx(v7471);
-      v5522.x[3] = v7472;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7475 = v5522.x[4];
-      const float v7476 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7479 = v7476 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7480 = v7479 ? 0.0f : v7476;
-      const float v7481 = v7475 - v7480;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7482 = iron_exp2_approx(v7481);
-      v5522.x[4] = v7482;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7485 = v5522.x[5];
-      const float v7486 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7489 = v7486 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7490 = v7489 ? 0.0f : v7486;
-      const float v7491 = v7485 - v7490;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7492 = iron_exp2_approx(v7491);
-      v5522.x[5] = v7492;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7495 = v5522.x[6];
-      const float v7496 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7499 = v7496 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7500 = v7499 ? 0.0f : v7496;
-      const float v7501 = v7495 - v7500;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7502 = iron_exp2_approx(v7501);
-      v5522.x[6] = v7502;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7505 = v5522.x[7];
-      const float v7506 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7509 = v7506 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7510 = v7509 ? 0.0f : v7506;
-      const float v7511 = v7505 - v7510;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7512 = iron_exp2_approx(v7511);
-      v5522.x[7] = v7512;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7515 = v5522.x[8];
-      const float v7516 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7519 = v7516 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7520 = v7519 ? 0.0f : v7516;
-      const float v7521 = v7515 - v7520;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7522 = iron_exp2_approx(v7521);
-      v5522.x[8] = v7522;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7525 = v5522.x[9];
-      const float v7526 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7529 = v7526 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7530 = v7529 ? 0.0f : v7526;
-      const float v7531 = v7525 - v7530;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7532 = iron_exp2_approx(v7531);
-      v5522.x[9] = v7532;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7535 = v5522.x[10];
-      const float v7536 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7539 = v7536 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7540 = v7539 ? 0.0f : v7536;
-      const float v7541 = v7535 - v7540;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7542 = iron_exp2_approx(v7541);
-      v5522.x[10] = v7542;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7545 = v5522.x[11];
-      const float v7546 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7549 = v7546 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7550 = v7549 ? 0.0f : v7546;
-      const float v7551 = v7545 - v7550;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7552 = iron_exp2_approx(v7551);
-      v5522.x[11] = v7552;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7555 = v5522.x[12];
-      const float v7556 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7559 = v7556 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7560 = v7559 ? 0.0f : v7556;
-      const float v7561 = v7555 - v7560;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7562 = iron_exp2_approx(v7561);
-      v5522.x[12] = v7562;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7565 = v5522.x[13];
-      const float v7566 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7569 = v7566 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7570 = v7569 ? 0.0f : v7566;
-      const float v7571 = v7565 - v7570;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7572 = iron_exp2_approx(v7571);
-      v5522.x[13] = v7572;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7575 = v5522.x[14];
-      const float v7576 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7579 = v7576 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7580 = v7579 ? 0.0f : v7576;
-      const float v7581 = v7575 - v7580;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7582 = iron_exp2_approx(v7581);
-      v5522.x[14] = v7582;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7585 = v5522.x[15];
-      const float v7586 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7589 = v7586 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7590 = v7589 ? 0.0f : v7586;
-      const float v7591 = v7585 - v7590;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7592 = iron_exp2_approx(v7591);
-      v5522.x[15] = v7592;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7595 = v5522.x[16];
-      const float v7596 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7599 = v7596 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7600 = v7599 ? 0.0f : v7596;
-      const float v7601 = v7595 - v7600;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7602 = iron_exp2_approx(v7601);
-      v5522.x[16] = v7602;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7605 = v5522.x[17];
-      const float v7606 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7609 = v7606 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7610 = v7609 ? 0.0f : v7606;
-      const float v7611 = v7605 - v7610;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7612 = iron_exp2_approx(v7611);
-      v5522.x[17] = v7612;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7615 = v5522.x[18];
-      const float v7616 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7619 = v7616 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7620 = v7619 ? 0.0f : v7616;
-      const float v7621 = v7615 - v7620;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7622 = iron_exp2_approx(v7621);
-      v5522.x[18] = v7622;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7625 = v5522.x[19];
-      const float v7626 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7629 = v7626 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7630 = v7629 ? 0.0f : v7626;
-      const float v7631 = v7625 - v7630;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7632 = iron_exp2_approx(v7631);
-      v5522.x[19] = v7632;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7635 = v5522.x[20];
-      const float v7636 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7639 = v7636 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7640 = v7639 ? 0.0f : v7636;
-      const float v7641 = v7635 - v7640;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7642 = iron_exp2_approx(v7641);
-      v5522.x[20] = v7642;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7645 = v5522.x[21];
-      const float v7646 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7649 = v7646 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7650 = v7649 ? 0.0f : v7646;
-      const float v7651 = v7645 - v7650;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7652 = iron_exp2_approx(v7651);
-      v5522.x[21] = v7652;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7655 = v5522.x[22];
-      const float v7656 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7659 = v7656 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7660 = v7659 ? 0.0f : v7656;
-      const float v7661 = v7655 - v7660;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7662 = iron_exp2_approx(v7661);
-      v5522.x[22] = v7662;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7665 = v5522.x[23];
-      const float v7666 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7669 = v7666 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7670 = v7669 ? 0.0f : v7666;
-      const float v7671 = v7665 - v7670;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7672 = iron_exp2_approx(v7671);
-      v5522.x[23] = v7672;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7675 = v5522.x[24];
-      const float v7676 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7679 = v7676 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7680 = v7679 ? 0.0f : v7676;
-      const float v7681 = v7675 - v7680;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7682 = iron_exp2_approx(v7681);
-      v5522.x[24] = v7682;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7685 = v5522.x[25];
-      const float v7686 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7689 = v7686 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7690 = v7689 ? 0.0f : v7686;
-      const float v7691 = v7685 - v7690;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7692 = iron_exp2_approx(v7691);
-      v5522.x[25] = v7692;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7695 = v5522.x[26];
-      const float v7696 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7699 = v7696 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7700 = v7699 ? 0.0f : v7696;
-      const float v7701 = v7695 - v7700;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7702 = iron_exp2_approx(v7701);
-      v5522.x[26] = v7702;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7705 = v5522.x[27];
-      const float v7706 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7709 = v7706 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7710 = v7709 ? 0.0f : v7706;
-      const float v7711 = v7705 - v7710;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7712 = iron_exp2_approx(v7711);
-      v5522.x[27] = v7712;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7715 = v5522.x[28];
-      const float v7716 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7719 = v7716 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7720 = v7719 ? 0.0f : v7716;
-      const float v7721 = v7715 - v7720;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7722 = iron_exp2_approx(v7721);
-      v5522.x[28] = v7722;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7725 = v5522.x[29];
-      const float v7726 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7729 = v7726 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7730 = v7729 ? 0.0f : v7726;
-      const float v7731 = v7725 - v7730;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7732 = iron_exp2_approx(v7731);
-      v5522.x[29] = v7732;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7735 = v5522.x[30];
-      const float v7736 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7739 = v7736 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7740 = v7739 ? 0.0f : v7736;
-      const float v7741 = v7735 - v7740;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7742 = iron_exp2_approx(v7741);
-      v5522.x[30] = v7742;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7745 = v5522.x[31];
-      const float v7746 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7749 = v7746 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7750 = v7749 ? 0.0f : v7746;
-      const float v7751 = v7745 - v7750;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7752 = iron_exp2_approx(v7751);
-      v5522.x[31] = v7752;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7755 = v5522.x[32];
-      const float v7756 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7759 = v7756 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7760 = v7759 ? 0.0f : v7756;
-      const float v7761 = v7755 - v7760;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7762 = iron_exp2_approx(v7761);
-      v5522.x[32] = v7762;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7765 = v5522.x[33];
-      const float v7766 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7769 = v7766 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7770 = v7769 ? 0.0f : v7766;
-      const float v7771 = v7765 - v7770;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7772 = iron_exp2_approx(v7771);
-      v5522.x[33] = v7772;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7775 = v5522.x[34];
-      const float v7776 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7779 = v7776 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7780 = v7779 ? 0.0f : v7776;
-      const float v7781 = v7775 - v7780;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7782 = iron_exp2_approx(v7781);
-      v5522.x[34] = v7782;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7785 = v5522.x[35];
-      const float v7786 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7789 = v7786 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7790 = v7789 ? 0.0f : v7786;
-      const float v7791 = v7785 - v7790;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7792 = iron_exp2_approx(v7791);
-      v5522.x[35] = v7792;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7795 = v5522.x[36];
-      const float v7796 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7799 = v7796 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7800 = v7799 ? 0.0f : v7796;
-      const float v7801 = v7795 - v7800;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7802 = iron_exp2_approx(v7801);
-      v5522.x[36] = v7802;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7805 = v5522.x[37];
-      const float v7806 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7809 = v7806 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7810 = v7809 ? 0.0f : v7806;
-      const float v7811 = v7805 - v7810;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7812 = iron_exp2_approx(v7811);
-      v5522.x[37] = v7812;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7815 = v5522.x[38];
-      const float v7816 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7819 = v7816 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7820 = v7819 ? 0.0f : v7816;
-      const float v7821 = v7815 - v7820;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7822 = iron_exp2_approx(v7821);
-      v5522.x[38] = v7822;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7825 = v5522.x[39];
-      const float v7826 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7829 = v7826 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7830 = v7829 ? 0.0f : v7826;
-      const float v7831 = v7825 - v7830;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7832 = iron_exp2_approx(v7831);
-      v5522.x[39] = v7832;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7835 = v5522.x[40];
-      const float v7836 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7839 = v7836 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7840 = v7839 ? 0.0f : v7836;
-      const float v7841 = v7835 - v7840;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7842 = iron_exp2_approx(v7841);
-      v5522.x[40] = v7842;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7845 = v5522.x[41];
-      const float v7846 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7849 = v7846 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7850 = v7849 ? 0.0f : v7846;
-      const float v7851 = v7845 - v7850;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7852 = iron_exp2_approx(v7851);
-      v5522.x[41] = v7852;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7855 = v5522.x[42];
-      const float v7856 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7859 = v7856 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
+      iron_frag<float, 2, 16, 8> v7848;  // kernels/sdpa/flash_tile.hpp:173
+      iron_frag_fill(v7848, 0.0f);
+      iron_frag<float, 2, 16, 8> v7850;  // kernels/sdpa/flash_tile.hpp:183
+      iron_frag_fill(v7850, 0.0f);
+      iron_frag_row_reduce<false>(v7850, v6008);
+      const float v7854 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:185
+      const float v7855 = v7850.x[0];  // kernels/sdpa/flash_tile.hpp:186
+      const float v7856 = fmaxf(v7854, v7855);
+      const bool v7859 = v7856 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
       const float v7860 = v7859 ? 0.0f : v7856;
-      const float v7861 = v7855 - v7860;  // kernels/sdpa/flash_tile.hpp:201
+      const float v7861 = v7854 - v7860;  // kernels/sdpa/flash_tile.hpp:186
       const float v7862 = iron_exp2_approx(v7861);
-      v5522.x[42] = v7862;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7865 = v5522.x[43];
-      const float v7866 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7869 = v7866 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7870 = v7869 ? 0.0f : v7866;
-      const float v7871 = v7865 - v7870;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7872 = iron_exp2_approx(v7871);
-      v5522.x[43] = v7872;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7875 = v5522.x[44];
-      const float v7876 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7879 = v7876 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7880 = v7879 ? 0.0f : v7876;
-      const float v7881 = v7875 - v7880;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7882 = iron_exp2_approx(v7881);
-      v5522.x[44] = v7882;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7885 = v5522.x[45];
-      const float v7886 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7889 = v7886 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7890 = v7889 ? 0.0f : v7886;
-      const float v7891 = v7885 - v7890;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7892 = iron_exp2_approx(v7891);
-      v5522.x[45] = v7892;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7895 = v5522.x[46];
-      const float v7896 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7899 = v7896 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7900 = v7899 ? 0.0f : v7896;
-      const float v7901 = v7895 - v7900;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7902 = iron_exp2_approx(v7901);
-      v5522.x[46] = v7902;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7905 = v5522.x[47];
-      const float v7906 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7909 = v7906 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7910 = v7909 ? 0.0f : v7906;
-      const float v7911 = v7905 - v7910;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7912 = iron_exp2_approx(v7911);
-      v5522.x[47] = v7912;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7915 = v5522.x[48];
-      const float v7916 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7919 = v7916 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7920 = v7919 ? 0.0f : v7916;
-      const float v7921 = v7915 - v7920;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7922 = iron_exp2_approx(v7921);
-      v5522.x[48] = v7922;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7925 = v5522.x[49];
-      const float v7926 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7929 = v7926 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7930 = v7929 ? 0.0f : v7926;
-      const float v7931 = v7925 - v7930;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7932 = iron_exp2_approx(v7931);
-      v5522.x[49] = v7932;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7935 = v5522.x[50];
-      const float v7936 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7939 = v7936 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7940 = v7939 ? 0.0f : v7936;
-      const float v7941 = v7935 - v7940;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7942 = iron_exp2_approx(v7941);
-      v5522.x[50] = v7942;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7945 = v5522.x[51];
-      const float v7946 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7949 = v7946 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7950 = v7949 ? 0.0f : v7946;
-      const float v7951 = v7945 - v7950;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7952 = iron_exp2_approx(v7951);
-      v5522.x[51] = v7952;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7955 = v5522.x[52];
-      const float v7956 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7959 = v7956 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7960 = v7959 ? 0.0f : v7956;
-      const float v7961 = v7955 - v7960;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7962 = iron_exp2_approx(v7961);
-      v5522.x[52] = v7962;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7965 = v5522.x[53];
-      const float v7966 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7969 = v7966 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7970 = v7969 ? 0.0f : v7966;
-      const float v7971 = v7965 - v7970;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7972 = iron_exp2_approx(v7971);
-      v5522.x[53] = v7972;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7975 = v5522.x[54];
-      const float v7976 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7979 = v7976 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7980 = v7979 ? 0.0f : v7976;
-      const float v7981 = v7975 - v7980;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7982 = iron_exp2_approx(v7981);
-      v5522.x[54] = v7982;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7985 = v5522.x[55];
-      const float v7986 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7989 = v7986 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7990 = v7989 ? 0.0f : v7986;
-      const float v7991 = v7985 - v7990;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7992 = iron_exp2_approx(v7991);
-      v5522.x[55] = v7992;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7995 = v5522.x[56];
-      const float v7996 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7999 = v7996 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8000 = v7999 ? 0.0f : v7996;
-      const float v8001 = v7995 - v8000;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8002 = iron_exp2_approx(v8001);
-      v5522.x[56] = v8002;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8005 = v5522.x[57];
-      const float v8006 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8009 = v8006 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8010 = v8009 ? 0.0f : v8006;
-      const float v8011 = v8005 - v8010;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8012 = iron_exp2_approx(v8011);
-      v5522.x[57] = v8012;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8015 = v5522.x[58];
-      const float v8016 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8019 = v8016 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8020 = v8019 ? 0.0f : v8016;
-      const float v8021 = v8015 - v8020;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8022 = iron_exp2_approx(v8021);
-      v5522.x[58] = v8022;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8025 = v5522.x[59];
-      const float v8026 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8029 = v8026 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8030 = v8029 ? 0.0f : v8026;
-      const float v8031 = v8025 - v8030;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8032 = iron_exp2_approx(v8031);
-      v5522.x[59] = v8032;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8035 = v5522.x[60];
-      const float v8036 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8039 = v8036 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8040 = v8039 ? 0.0f : v8036;
-      const float v8041 = v8035 - v8040;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8042 = iron_exp2_approx(v8041);
-      v5522.x[60] = v8042;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8045 = v5522.x[61];
-      const float v8046 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8049 = v8046 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8050 = v8049 ? 0.0f : v8046;
-      const float v8051 = v8045 - v8050;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8052 = iron_exp2_approx(v8051);
-      v5522.x[61] = v8052;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8055 = v5522.x[62];
-      const float v8056 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8059 = v8056 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8060 = v8059 ? 0.0f : v8056;
-      const float v8061 = v8055 - v8060;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8062 = iron_exp2_approx(v8061);
-      v5522.x[62] = v8062;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8065 = v5522.x[63];
-      const float v8066 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8069 = v8066 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8070 = v8069 ? 0.0f : v8066;
-      const float v8071 = v8065 - v8070;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8072 = iron_exp2_approx(v8071);
-      v5522.x[63] = v8072;  // kernels/sdpa/flash_tile.hpp:200
-      iron_frag<float, 2, 16, 8> v8074;  // kernels/sdpa/flash_tile.hpp:203
-      iron_frag_fill(v8074, 0.0f);
-      iron_frag_row_reduce<true>(v8074, v5522);
-      const float v8077 = v329.x[0];  // kernels/sdpa/flash_tile.hpp:204
-      const float v8078 = v8074.x[0];  // kernels/sdpa/flash_tile.hpp:205
-      const float v8079 = v7362.x[0];
-      const float v8080 = v8077 * v8079;
-      const float v8081 = v8080 + v8078;
-      v329.x[0] = v8081;  // kernels/sdpa/flash_tile.hpp:204
-      const float v8084 = v329.x[1];
-      const float v8085 = v8074.x[1];  // kernels/sdpa/flash_tile.hpp:205
-      const float v8086 = v7362.x[1];
-      const float v8087 = v8084 * v8086;
-      const float v8088 = v8087 + v8085;
-      v329.x[1] = v8088;  // kernels/sdpa/flash_tile.hpp:204
-      const float v8091 = v329.x[2];
-      const float v8092 = v8074.x[2];  // kernels/sdpa/flash_tile.hpp:205
-      const float v8093 = v7362.x[2];
-      const float v8094 = v8091 * v8093;
-      const float v8095 = v8094 + v8092;
-      v329.x[2] = v8095;  // kernels/sdpa/flash_tile.hpp:204
-      const float v8098 = v329.x[3];
-      const float v8099 = v8074.x[3];  // kernels/sdpa/flash_tile.hpp:205
-      const float v8100 = v7362.x[3];
-      const float v8101 = v8098 * v8100;
-      const float v8102 = v8101 + v8099;
-      v329.x[3] = v8102;  // kernels/sdpa/flash_tile.hpp:204
-      const float v8105 = v331.x[0];  // kernels/sdpa/flash_tile.hpp:214
-      const float v8106 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8107 = v8105 * v8106;
-      v331.x[0] = v8107;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8110 = v331.x[1];
-      const float v8111 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8112 = v8110 * v8111;
-      v331.x[1] = v8112;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8115 = v331.x[2];
-      const float v8116 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8117 = v8115 * v8116;
-      v331.x[2] = v8117;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8120 = v331.x[3];
-      const float v8121 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8122 = v8120 * v8121;
-      v331.x[3] = v8122;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8125 = v331.x[4];
-      const float v8126 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8127 = v8125 * v8126;
-      v331.x[4] = v8127;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8130 = v331.x[5];
-      const float v8131 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8132 = v8130 * v8131;
-      v331.x[5] = v8132;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8135 = v331.x[6];
-      const float v8136 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8137 = v8135 * v8136;
-      v331.x[6] = v8137;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8140 = v331.x[7];
-      const float v8141 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8142 = v8140 * v8141;
-      v331.x[7] = v8142;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8145 = v331.x[8];
-      const float v8146 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8147 = v8145 * v8146;
-      v331.x[8] = v8147;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8150 = v331.x[9];
-      const float v8151 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8152 = v8150 * v8151;
-      v331.x[9] = v8152;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8155 = v331.x[10];
-      const float v8156 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8157 = v8155 * v8156;
-      v331.x[10] = v8157;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8160 = v331.x[11];
-      const float v8161 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8162 = v8160 * v8161;
-      v331.x[11] = v8162;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8165 = v331.x[12];
-      const float v8166 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8167 = v8165 * v8166;
-      v331.x[12] = v8167;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8170 = v331.x[13];
-      const float v8171 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8172 = v8170 * v8171;
-      v331.x[13] = v8172;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8175 = v331.x[14];
-      const float v8176 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8177 = v8175 * v8176;
-      v331.x[14] = v8177;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8180 = v331.x[15];
-      const float v8181 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8182 = v8180 * v8181;
-      v331.x[15] = v8182;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8185 = v331.x[16];
-      const float v8186 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8187 = v8185 * v8186;
-      v331.x[16] = v8187;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8190 = v331.x[17];
-      const float v8191 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8192 = v8190 * v8191;
-      v331.x[17] = v8192;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8195 = v331.x[18];
-      const float v8196 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8197 = v8195 * v8196;
-      v331.x[18] = v8197;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8200 = v331.x[19];
-      const float v8201 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8202 = v8200 * v8201;
-      v331.x[19] = v8202;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8205 = v331.x[20];
-      const float v8206 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8207 = v8205 * v8206;
-      v331.x[20] = v8207;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8210 = v331.x[21];
-      const float v8211 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8212 = v8210 * v8211;
-      v331.x[21] = v8212;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8215 = v331.x[22];
-      const float v8216 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8217 = v8215 * v8216;
-      v331.x[22] = v8217;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8220 = v331.x[23];
-      const float v8221 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8222 = v8220 * v8221;
-      v331.x[23] = v8222;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8225 = v331.x[24];
-      const float v8226 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8227 = v8225 * v8226;
-      v331.x[24] = v8227;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8230 = v331.x[25];
-      const float v8231 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8232 = v8230 * v8231;
-      v331.x[25] = v8232;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8235 = v331.x[26];
-      const float v8236 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8237 = v8235 * v8236;
-      v331.x[26] = v8237;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8240 = v331.x[27];
-      const float v8241 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8242 = v8240 * v8241;
-      v331.x[27] = v8242;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8245 = v331.x[28];
-      const float v8246 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8247 = v8245 * v8246;
-      v331.x[28] = v8247;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8250 = v331.x[29];
-      const float v8251 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8252 = v8250 * v8251;
-      v331.x[29] = v8252;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8255 = v331.x[30];
-      const float v8256 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8257 = v8255 * v8256;
-      v331.x[30] = v8257;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8260 = v331.x[31];
-      const float v8261 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8262 = v8260 * v8261;
-      v331.x[31] = v8262;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8265 = v333.x[0];
-      const float v8266 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8267 = v8265 * v8266;
-      v333.x[0] = v8267;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8270 = v333.x[1];
-      const float v8271 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8272 = v8270 * v8271;
-      v333.x[1] = v8272;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8275 = v333.x[2];
-      const float v8276 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8277 = v8275 * v8276;
-      v333.x[2] = v8277;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8280 = v333.x[3];
-      const float v8281 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8282 = v8280 * v8281;
-      v333.x[3] = v8282;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8285 = v333.x[4];
-      const float v8286 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8287 = v8285 * v8286;
-      v333.x[4] = v8287;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8290 = v333.x[5];
-      const float v8291 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8292 = v8290 * v8291;
-      v333.x[5] = v8292;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8295 = v333.x[6];
-      const float v8296 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8297 = v8295 * v8296;
-      v333.x[6] = v8297;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8300 = v333.x[7];
-      const float v8301 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8302 = v8300 * v8301;
-      v333.x[7] = v8302;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8305 = v333.x[8];
-      const float v8306 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8307 = v8305 * v8306;
-      v333.x[8] = v8307;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8310 = v333.x[9];
-      const float v8311 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8312 = v8310 * v8311;
-      v333.x[9] = v8312;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8315 = v333.x[10];
-      const float v8316 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8317 = v8315 * v8316;
-      v333.x[10] = v8317;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8320 = v333.x[11];
-      const float v8321 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8322 = v8320 * v8321;
-      v333.x[11] = v8322;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8325 = v333.x[12];
-      const float v8326 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8327 = v8325 * v8326;
-      v333.x[12] = v8327;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8330 = v333.x[13];
-      const float v8331 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8332 = v8330 * v8331;
-      v333.x[13] = v8332;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8335 = v333.x[14];
-      const float v8336 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8337 = v8335 * v8336;
-      v333.x[14] = v8337;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8340 = v333.x[15];
-      const float v8341 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8342 = v8340 * v8341;
-      v333.x[15] = v8342;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8345 = v333.x[16];
-      const float v8346 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8347 = v8345 * v8346;
-      v333.x[16] = v8347;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8350 = v333.x[17];
-      const float v8351 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8352 = v8350 * v8351;
-      v333.x[17] = v8352;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8355 = v333.x[18];
-      const float v8356 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8357 = v8355 * v8356;
-      v333.x[18] = v8357;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8360 = v333.x[19];
-      const float v8361 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8362 = v8360 * v8361;
-      v333.x[19] = v8362;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8365 = v333.x[20];
-      const float v8366 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8367 = v8365 * v8366;
-      v333.x[20] = v8367;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8370 = v333.x[21];
-      const float v8371 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8372 = v8370 * v8371;
-      v333.x[21] = v8372;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8375 = v333.x[22];
-      const float v8376 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8377 = v8375 * v8376;
-      v333.x[22] = v8377;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8380 = v333.x[23];
-      const float v8381 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8382 = v8380 * v8381;
-      v333.x[23] = v8382;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8385 = v333.x[24];
-      const float v8386 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8387 = v8385 * v8386;
-      v333.x[24] = v8387;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8390 = v333.x[25];
-      const float v8391 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8392 = v8390 * v8391;
-      v333.x[25] = v8392;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8395 = v333.x[26];
-      const float v8396 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8397 = v8395 * v8396;
-      v333.x[26] = v8397;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8400 = v333.x[27];
-      const float v8401 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8402 = v8400 * v8401;
-      v333.x[27] = v8402;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8405 = v333.x[28];
-      const float v8406 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8407 = v8405 * v8406;
-      v333.x[28] = v8407;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8410 = v333.x[29];
-      const float v8411 = v7362.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8412 = v8410 * v8411;
-      v333.x[29] = v8412;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8415 = v333.x[30];
-      const float v8416 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8417 = v8415 * v8416;
-      v333.x[30] = v8417;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8420 = v333.x[31];
-      const float v8421 = v7362.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8422 = v8420 * v8421;
-      v333.x[31] = v8422;  // kernels/sdpa/flash_tile.hpp:214
-      iron_frag<iron_bf16, 0, 16, 128> v8424;  // kernels/sdpa/flash_warpgroup.hpp:117
-      iron_frag_fill(v8424, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v8424, v5522);
-      iron_frag_store<false>(v8424, shm3, v8431, 128u);  // kernels/sdpa/flash_warpgroup.hpp:124
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:126
-      iron_frag<iron_bf16, 0, 16, 16> v8595;  // kernels/sdpa/flash_warpgroup.hpp:129
-      iron_frag_fill(v8595, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8595, shm3, v8586, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8597;
-      iron_frag_fill(v8597, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8597, shm2, v5526, 64u);
-      iron_frag_mma_sync(v331, v8595, v8597);
-      const unsigned int v8604 = v5526 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v8606;
-      iron_frag_fill(v8606, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8606, shm3, v8599, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8608;
-      iron_frag_fill(v8608, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8608, shm2, v8604, 64u);
-      iron_frag_mma_sync(v331, v8606, v8608);
-      const unsigned int v8615 = v5526 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v8617;
-      iron_frag_fill(v8617, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8617, shm3, v8610, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8619;
-      iron_frag_fill(v8619, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8619, shm2, v8615, 64u);
-      iron_frag_mma_sync(v331, v8617, v8619);
-      const unsigned int v8626 = v5526 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v8628;
-      iron_frag_fill(v8628, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8628, shm3, v8621, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8630;
-      iron_frag_fill(v8630, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8630, shm2, v8626, 64u);
-      iron_frag_mma_sync(v331, v8628, v8630);
-      const unsigned int v8452 = v5526 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:130
-      iron_frag<iron_bf16, 0, 16, 16> v8648;  // kernels/sdpa/flash_warpgroup.hpp:129
-      iron_frag_fill(v8648, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8648, shm3, v8639, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8650;
-      iron_frag_fill(v8650, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8650, shm2, v8452, 64u);
-      iron_frag_mma_sync(v331, v8648, v8650);
-      const unsigned int v8657 = v8452 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v8659;
-      iron_frag_fill(v8659, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8659, shm3, v8652, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8661;
-      iron_frag_fill(v8661, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8661, shm2, v8657, 64u);
-      iron_frag_mma_sync(v331, v8659, v8661);
-      const unsigned int v8668 = v8452 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v8670;
-      iron_frag_fill(v8670, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8670, shm3, v8663, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8672;
-      iron_frag_fill(v8672, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8672, shm2, v8668, 64u);
-      iron_frag_mma_sync(v331, v8670, v8672);
-      const unsigned int v8679 = v8452 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v8681;
-      iron_frag_fill(v8681, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8681, shm3, v8674, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8683;
-      iron_frag_fill(v8683, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8683, shm2, v8679, 64u);
-      iron_frag_mma_sync(v331, v8681, v8683);
-      iron_frag<iron_bf16, 0, 16, 16> v8701;
-      iron_frag_fill(v8701, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8701, shm3, v8586, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8703;
-      iron_frag_fill(v8703, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8703, shm2, v5539, 64u);
-      iron_frag_mma_sync(v333, v8701, v8703);
-      const unsigned int v8710 = v5539 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v8712;
-      iron_frag_fill(v8712, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8712, shm3, v8599, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8714;
-      iron_frag_fill(v8714, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8714, shm2, v8710, 64u);
-      iron_frag_mma_sync(v333, v8712, v8714);
-      const unsigned int v8721 = v5539 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v8723;
-      iron_frag_fill(v8723, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8723, shm3, v8610, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8725;
-      iron_frag_fill(v8725, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8725, shm2, v8721, 64u);
-      iron_frag_mma_sync(v333, v8723, v8725);
-      const unsigned int v8732 = v5539 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v8734;
-      iron_frag_fill(v8734, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8734, shm3, v8621, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8736;
-      iron_frag_fill(v8736, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8736, shm2, v8732, 64u);
-      iron_frag_mma_sync(v333, v8734, v8736);
-      const unsigned int v8480 = v5539 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:130
-      iron_frag<iron_bf16, 0, 16, 16> v8754;  // kernels/sdpa/flash_warpgroup.hpp:129
-      iron_frag_fill(v8754, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8754, shm3, v8639, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8756;
-      iron_frag_fill(v8756, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8756, shm2, v8480, 64u);
-      iron_frag_mma_sync(v333, v8754, v8756);
-      const unsigned int v8763 = v8480 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v8765;
-      iron_frag_fill(v8765, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8765, shm3, v8652, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8767;
-      iron_frag_fill(v8767, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8767, shm2, v8763, 64u);
-      iron_frag_mma_sync(v333, v8765, v8767);
-      const unsigned int v8774 = v8480 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v8776;
-      iron_frag_fill(v8776, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8776, shm3, v8663, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8778;
-      iron_frag_fill(v8778, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8778, shm2, v8774, 64u);
-      iron_frag_mma_sync(v333, v8776, v8778);
-      const unsigned int v8785 = v8480 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v8787;
-      iron_frag_fill(v8787, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8787, shm3, v8674, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8789;
-      iron_frag_fill(v8789, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8789, shm2, v8785, 64u);
-      iron_frag_mma_sync(v333, v8787, v8789);
-    }
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:93
-    const float v3655 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:228
-    iron_frag<float, 2, 16, 8> v3657;  // kernels/sdpa/flash_tile.hpp:229
-    iron_frag_fill(v3657, 0.0f);
-    const float v3661 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3662 = fmaxf(v3661, v3655);
-    const bool v3665 = v3662 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v3666 = v3665 ? 0.0f : v3662;
-    v3657.x[0] = v3666;  // kernels/sdpa/flash_tile.hpp:230
-    const float v3670 = v327.x[1];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3671 = fmaxf(v3670, v3655);
-    const bool v3674 = v3671 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v3675 = v3674 ? 0.0f : v3671;
-    v3657.x[1] = v3675;  // kernels/sdpa/flash_tile.hpp:230
-    const float v3679 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3680 = fmaxf(v3679, v3655);
-    const bool v3683 = v3680 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v3684 = v3683 ? 0.0f : v3680;
-    v3657.x[2] = v3684;  // kernels/sdpa/flash_tile.hpp:230
-    const float v3688 = v327.x[3];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3689 = fmaxf(v3688, v3655);
-    const bool v3692 = v3689 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v3693 = v3692 ? 0.0f : v3689;
-    v3657.x[3] = v3693;  // kernels/sdpa/flash_tile.hpp:230
-    iron_frag<float, 2, 16, 8> v3695;  // kernels/sdpa/flash_tile.hpp:233
-    iron_frag_fill(v3695, 0.0f);
-    const float v3699 = v3657.x[0];  // kernels/sdpa/flash_tile.hpp:235
-    const float v3700 = v3655 - v3699;
-    const float v3701 = exp2f(v3700);
-    const float v3703 = v327.x[0];
-    const float v3704 = v3703 - v3699;
-    const float v3705 = exp2f(v3704);
-    const float v3706 = v329.x[0];
-    const float v3707 = v3706 * v3705;
-    const float v3708 = v3707 + v3701;
-    v3695.x[0] = v3708;  // kernels/sdpa/flash_tile.hpp:234
-    const float v3712 = v3657.x[1];  // kernels/sdpa/flash_tile.hpp:235
-    const float v3713 = v3655 - v3712;
-    const float v3714 = exp2f(v3713);
-    const float v3716 = v327.x[1];
-    const float v3717 = v3716 - v3712;
-    const float v3718 = exp2f(v3717);
-    const float v3719 = v329.x[1];
-    const float v3720 = v3719 * v3718;
-    const float v3721 = v3720 + v3714;
-    v3695.x[1] = v3721;  // kernels/sdpa/flash_tile.hpp:234
-    const float v3725 = v3657.x[2];  // kernels/sdpa/flash_tile.hpp:235
-    const float v3726 = v3655 - v3725;
-    const float v3727 = exp2f(v3726);
-    const float v3729 = v327.x[2];
-    const float v3730 = v3729 - v3725;
-    const float v3731 = exp2f(v3730);
-    const float v3732 = v329.x[2];
-    const float v3733 = v3732 * v3731;
-    const float v3734 = v3733 + v3727;
-    v3695.x[2] = v3734;  // kernels/sdpa/flash_tile.hpp:234
-    const float v3738 = v3657.x[3];  // kernels/sdpa/flash_tile.hpp:235
-    const float v3739 = v3655 - v3738;
-    const float v3740 = exp2f(v3739);
-    const float v3742 = v327.x[3];
-    const float v3743 = v3742 - v3738;
-    const float v3744 = exp2f(v3743);
-    const float v3745 = v329.x[3];
-    const float v3746 = v3745 * v3744;
-    const float v3747 = v3746 + v3740;
-    v3695.x[3] = v3747;  // kernels/sdpa/flash_tile.hpp:234
-    iron_frag<float, 2, 16, 8> v3749;  // kernels/sdpa/flash_tile.hpp:237
-    iron_frag_fill(v3749, 0.0f);
-    const float v3753 = v3695.x[0];  // kernels/sdpa/flash_tile.hpp:239
-    const float v3755 = v3657.x[0];  // kernels/sdpa/flash_tile.hpp:240
-    const float v3756 = v327.x[0];
-    const float v3757 = v3756 - v3755;
-    const float v3758 = exp2f(v3757);
-    const float v3759 = v3758 / v3753;
-    const bool v3761 = v3753 > 0.0f;
-    const float v3762 = v3761 ? v3759 : 0.0f;
-    v3749.x[0] = v3762;  // kernels/sdpa/flash_tile.hpp:238
-    const float v3766 = v3695.x[1];  // kernels/sdpa/flash_tile.hpp:239
-    const float v3768 = v3657.x[1];  // kernels/sdpa/flash_tile.hpp:240
-    const float v3769 = v327.x[1];
-    const float v3770 = v3769 - v3768;
-    const float v3771 = exp2f(v3770);
-    const float v3772 = v3771 / v3766;
-    const bool v3774 = v3766 > 0.0f;
-    const float v3775 = v3774 ? v3772 : 0.0f;
-    v3749.x[1] = v3775;  // kernels/sdpa/flash_tile.hpp:238
-    const float v3779 = v3695.x[2];  // kernels/sdpa/flash_tile.hpp:239
-    const float v3781 = v3657.x[2];  // kernels/sdpa/flash_tile.hpp:240
-    const float v3782 = v327.x[2];
-    const float v3783 = v3782 - v3781;
-    const float v3784 = exp2f(v3783);
-    const float v3785 = v3784 / v3779;
-    const bool v3787 = v3779 > 0.0f;
-    const float v3788 = v3787 ? v3785 : 0.0f;
-    v3749.x[2] = v3788;  // kernels/sdpa/flash_tile.hpp:238
-    const float v3792 = v3695.x[3];  // kernels/sdpa/flash_tile.hpp:239
-    const float v3794 = v3657.x[3];  // kernels/sdpa/flash_tile.hpp:240
-    const float v3795 = v327.x[3];
-    const float v3796 = v3795 - v3794;
-    const float v3797 = exp2f(v3796);
-    const float v3798 = v3797 / v3792;
-    const bool v3800 = v3792 > 0.0f;
-    const float v3801 = v3800 ? v3798 : 0.0f;
-    v3749.x[3] = v3801;  // kernels/sdpa/flash_tile.hpp:238
-    const unsigned int v3803 = v46 + v8104;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3804 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3805 = v331.x[0];
-    const float v3806 = v3805 * v3804;
-    const bool v3807 = v3803 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3807) {
-      const iron_bf16 v3811 = iron_f32_to_bf16(v3806);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3813 = v11 + v3803;
-      const unsigned int v3814 = v3813 * v1;
-      const unsigned int v3815 = v3814 + v26;
-      const unsigned int v3816 = v3815 << 7u;
-      const unsigned int v3817 = v3816 + v8103;
-      out[v3817] = v3811;
-    }
-    const unsigned int v3819 = v46 + v8109;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3820 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3821 = v331.x[1];
-    const float v3822 = v3821 * v3820;
-    const bool v3823 = v3819 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3823) {
-      const iron_bf16 v3827 = iron_f32_to_bf16(v3822);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3829 = v11 + v3819;
-      const unsigned int v3830 = v3829 * v1;
-      const unsigned int v3831 = v3830 + v26;
-      const unsigned int v3832 = v3831 << 7u;
-      const unsigned int v3833 = v3832 + v8108;
-      out[v3833] = v3827;
-    }
-    const unsigned int v3835 = v46 + v8114;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3836 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3837 = v331.x[2];
-    const float v3838 = v3837 * v3836;
-    const bool v3839 = v3835 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3839) {
-      const iron_bf16 v3843 = iron_f32_to_bf16(v3838);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3845 = v11 + v3835;
-      const unsigned int v3846 = v3845 * v1;
-      const unsigned int v3847 = v3846 + v26;
-      const unsigned int v3848 = v3847 << 7u;
-      const unsigned int v3849 = v3848 + v8113;
-      out[v3849] = v3843;
-    }
-    const unsigned int v3851 = v46 + v8119;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3852 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3853 = v331.x[3];
-    const float v3854 = v3853 * v3852;
-    const bool v3855 = v3851 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3855) {
-      const iron_bf16 v3859 = iron_f32_to_bf16(v3854);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3861 = v11 + v3851;
-      const unsigned int v3862 = v3861 * v1;
-      const unsigned int v3863 = v3862 + v26;
-      const unsigned int v3864 = v3863 << 7u;
-      const unsigned int v3865 = v3864 + v8118;
-      out[v3865] = v3859;
-    }
-    const unsigned int v3867 = v46 + v8124;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3868 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3869 = v331.x[4];
-    const float v3870 = v3869 * v3868;
-    const bool v3871 = v3867 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3871) {
-      const iron_bf16 v3875 = iron_f32_to_bf16(v3870);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3877 = v11 + v3867;
-      const unsigned int v3878 = v3877 * v1;
-      const unsigned int v3879 = v3878 + v26;
-      const unsigned int v3880 = v3879 << 7u;
-      const unsigned int v3881 = v3880 + v8123;
-      out[v3881] = v3875;
-    }
-    const unsigned int v3883 = v46 + v8129;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3884 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3885 = v331.x[5];
-    const float v3886 = v3885 * v3884;
-    const bool v3887 = v3883 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3887) {
-      const iron_bf16 v3891 = iron_f32_to_bf16(v3886);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3893 = v11 + v3883;
-      const unsigned int v3894 = v3893 * v1;
-      const unsigned int v3895 = v3894 + v26;
-      const unsigned int v3896 = v3895 << 7u;
-      const unsigned int v3897 = v3896 + v8128;
-      out[v3897] = v3891;
-    }
-    const unsigned int v3899 = v46 + v8134;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3900 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3901 = v331.x[6];
-    const float v3902 = v3901 * v3900;
-    const bool v3903 = v3899 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3903) {
-      const iron_bf16 v3907 = iron_f32_to_bf16(v3902);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3909 = v11 + v3899;
-      const unsigned int v3910 = v3909 * v1;
-      const unsigned int v3911 = v3910 + v26;
-      const unsigned int v3912 = v3911 << 7u;
-      const unsigned int v3913 = v3912 + v8133;
-      out[v3913] = v3907;
-    }
-    const unsigned int v3915 = v46 + v8139;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3916 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3917 = v331.x[7];
-    const float v3918 = v3917 * v3916;
-    const bool v3919 = v3915 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3919) {
-      const iron_bf16 v3923 = iron_f32_to_bf16(v3918);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3925 = v11 + v3915;
-      const unsigned int v3926 = v3925 * v1;
-      const unsigned int v3927 = v3926 + v26;
-      const unsigned int v3928 = v3927 << 7u;
-      const unsigned int v3929 = v3928 + v8138;
-      out[v3929] = v3923;
-    }
-    const unsigned int v3931 = v46 + v8144;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3932 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3933 = v331.x[8];
-    const float v3934 = v3933 * v3932;
-    const bool v3935 = v3931 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3935) {
-      const iron_bf16 v3939 = iron_f32_to_bf16(v3934);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3941 = v11 + v3931;
-      const unsigned int v3942 = v3941 * v1;
-      const unsigned int v3943 = v3942 + v26;
-      const unsigned int v3944 = v3943 << 7u;
-      const unsigned int v3945 = v3944 + v8143;
-      out[v3945] = v3939;
-    }
-    const unsigned int v3947 = v46 + v8149;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3948 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3949 = v331.x[9];
-    const float v3950 = v3949 * v3948;
-    const bool v3951 = v3947 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3951) {
-      const iron_bf16 v3955 = iron_f32_to_bf16(v3950);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3957 = v11 + v3947;
-      const unsigned int v3958 = v3957 * v1;
-      const unsigned int v3959 = v3958 + v26;
-      const unsigned int v3960 = v3959 << 7u;
-      const unsigned int v3961 = v3960 + v8148;
-      out[v3961] = v3955;
-    }
-    const unsigned int v3963 = v46 + v8154;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3964 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3965 = v331.x[10];
-    const float v3966 = v3965 * v3964;
-    const bool v3967 = v3963 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3967) {
-      const iron_bf16 v3971 = iron_f32_to_bf16(v3966);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3973 = v11 + v3963;
-      const unsigned int v3974 = v3973 * v1;
-      const unsigned int v3975 = v3974 + v26;
-      const unsigned int v3976 = v3975 << 7u;
-      const unsigned int v3977 = v3976 + v8153;
-      out[v3977] = v3971;
-    }
-    const unsigned int v3979 = v46 + v8159;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3980 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3981 = v331.x[11];
-    const float v3982 = v3981 * v3980;
-    const bool v3983 = v3979 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3983) {
-      const iron_bf16 v3987 = iron_f32_to_bf16(v3982);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3989 = v11 + v3979;
-      const unsigned int v3990 = v3989 * v1;
-      const unsigned int v3991 = v3990 + v26;
-      const unsigned int v3992 = v3991 << 7u;
-      const unsigned int v3993 = v3992 + v8158;
-      out[v3993] = v3987;
-    }
-    const unsigned int v3995 = v46 + v8164;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3996 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3997 = v331.x[12];
-    const float v3998 = v3997 * v3996;
-    const bool v3999 = v3995 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3999) {
-      const iron_bf16 v4003 = iron_f32_to_bf16(v3998);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4005 = v11 + v3995;
-      const unsigned int v4006 = v4005 * v1;
-      const unsigned int v4007 = v4006 + v26;
-      const unsigned int v4008 = v4007 << 7u;
-      const unsigned int v4009 = v4008 + v8163;
-      out[v4009] = v4003;
-    }
-    const unsigned int v4011 = v46 + v8169;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4012 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4013 = v331.x[13];
-    const float v4014 = v4013 * v4012;
-    const bool v4015 = v4011 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4015) {
-      const iron_bf16 v4019 = iron_f32_to_bf16(v4014);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4021 = v11 + v4011;
-      const unsigned int v4022 = v4021 * v1;
-      const unsigned int v4023 = v4022 + v26;
-      const unsigned int v4024 = v4023 << 7u;
-      const unsigned int v4025 = v4024 + v8168;
-      out[v4025] = v4019;
-    }
-    const unsigned int v4027 = v46 + v8174;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4028 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4029 = v331.x[14];
-    const float v4030 = v4029 * v4028;
-    const bool v4031 = v4027 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4031) {
-      const iron_bf16 v4035 = iron_f32_to_bf16(v4030);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4037 = v11 + v4027;
-      const unsigned int v4038 = v4037 * v1;
-      const unsigned int v4039 = v4038 + v26;
-      const unsigned int v4040 = v4039 << 7u;
-      const unsigned int v4041 = v4040 + v8173;
-      out[v4041] = v4035;
-    }
-    const unsigned int v4043 = v46 + v8179;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4044 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4045 = v331.x[15];
-    const float v4046 = v4045 * v4044;
-    const bool v4047 = v4043 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4047) {
-      const iron_bf16 v4051 = iron_f32_to_bf16(v4046);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4053 = v11 + v4043;
-      const unsigned int v4054 = v4053 * v1;
-      const unsigned int v4055 = v4054 + v26;
-      const unsigned int v4056 = v4055 << 7u;
-      const unsigned int v4057 = v4056 + v8178;
-      out[v4057] = v4051;
-    }
-    const unsigned int v4059 = v46 + v8184;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4060 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4061 = v331.x[16];
-    const float v4062 = v4061 * v4060;
-    const bool v4063 = v4059 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4063) {
-      const iron_bf16 v4067 = iron_f32_to_bf16(v4062);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4069 = v11 + v4059;
-      const unsigned int v4070 = v4069 * v1;
-      const unsigned int v4071 = v4070 + v26;
-      const unsigned int v4072 = v4071 << 7u;
-      const unsigned int v4073 = v4072 + v8183;
-      out[v4073] = v4067;
-    }
-    const unsigned int v4075 = v46 + v8189;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4076 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4077 = v331.x[17];
-    const float v4078 = v4077 * v4076;
-    const bool v4079 = v4075 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4079) {
-      const iron_bf16 v4083 = iron_f32_to_bf16(v4078);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4085 = v11 + v4075;
-      const unsigned int v4086 = v4085 * v1;
-      const unsigned int v4087 = v4086 + v26;
-      const unsigned int v4088 = v4087 << 7u;
-      const unsigned int v4089 = v4088 + v8188;
-      out[v4089] = v4083;
-    }
-    const unsigned int v4091 = v46 + v8194;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4092 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4093 = v331.x[18];
-    const float v4094 = v4093 * v4092;
-    const bool v4095 = v4091 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4095) {
-      const iron_bf16 v4099 = iron_f32_to_bf16(v4094);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4101 = v11 + v4091;
-      const unsigned int v4102 = v4101 * v1;
-      const unsigned int v4103 = v4102 + v26;
-      const unsigned int v4104 = v4103 << 7u;
-      const unsigned int v4105 = v4104 + v8193;
-      out[v4105] = v4099;
-    }
-    const unsigned int v4107 = v46 + v8199;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4108 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4109 = v331.x[19];
-    const float v4110 = v4109 * v4108;
-    const bool v4111 = v4107 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4111) {
-      const iron_bf16 v4115 = iron_f32_to_bf16(v4110);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4117 = v11 + v4107;
-      const unsigned int v4118 = v4117 * v1;
-      const unsigned int v4119 = v4118 + v26;
-      const unsigned int v4120 = v4119 << 7u;
-      const unsigned int v4121 = v4120 + v8198;
-      out[v4121] = v4115;
-    }
-    const unsigned int v4123 = v46 + v8204;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4124 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4125 = v331.x[20];
-    const float v4126 = v4125 * v4124;
-    const bool v4127 = v4123 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4127) {
-      const iron_bf16 v4131 = iron_f32_to_bf16(v4126);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4133 = v11 + v4123;
-      const unsigned int v4134 = v4133 * v1;
-      const unsigned int v4135 = v4134 + v26;
-      const unsigned int v4136 = v4135 << 7u;
-      const unsigned int v4137 = v4136 + v8203;
-      out[v4137] = v4131;
-    }
-    const unsigned int v4139 = v46 + v8209;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4140 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4141 = v331.x[21];
-    const float v4142 = v4141 * v4140;
-    const bool v4143 = v4139 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4143) {
-      const iron_bf16 v4147 = iron_f32_to_bf16(v4142);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4149 = v11 + v4139;
-      const unsigned int v4150 = v4149 * v1;
-      const unsigned int v4151 = v4150 + v26;
-      const unsigned int v4152 = v4151 << 7u;
-      const unsigned int v4153 = v4152 + v8208;
-      out[v4153] = v4147;
-    }
-    const unsigned int v4155 = v46 + v8214;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4156 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4157 = v331.x[22];
-    const float v4158 = v4157 * v4156;
-    const bool v4159 = v4155 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4159) {
-      const iron_bf16 v4163 = iron_f32_to_bf16(v4158);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4165 = v11 + v4155;
-      const unsigned int v4166 = v4165 * v1;
-      const unsigned int v4167 = v4166 + v26;
-      const unsigned int v4168 = v4167 << 7u;
-      const unsigned int v4169 = v4168 + v8213;
-      out[v4169] = v4163;
-    }
-    const unsigned int v4171 = v46 + v8219;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4172 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4173 = v331.x[23];
-    const float v4174 = v4173 * v4172;
-    const bool v4175 = v4171 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4175) {
-      const iron_bf16 v4179 = iron_f32_to_bf16(v4174);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4181 = v11 + v4171;
-      const unsigned int v4182 = v4181 * v1;
-      const unsigned int v4183 = v4182 + v26;
-      const unsigned int v4184 = v4183 << 7u;
-      const unsigned int v4185 = v4184 + v8218;
-      out[v4185] = v4179;
-    }
-    const unsigned int v4187 = v46 + v8224;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4188 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4189 = v331.x[24];
-    const float v4190 = v4189 * v4188;
-    const bool v4191 = v4187 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4191) {
-      const iron_bf16 v4195 = iron_f32_to_bf16(v4190);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4197 = v11 + v4187;
-      const unsigned int v4198 = v4197 * v1;
-      const unsigned int v4199 = v4198 + v26;
-      const unsigned int v4200 = v4199 << 7u;
-      const unsigned int v4201 = v4200 + v8223;
-      out[v4201] = v4195;
-    }
-    const unsigned int v4203 = v46 + v8229;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4204 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4205 = v331.x[25];
-    const float v4206 = v4205 * v4204;
-    const bool v4207 = v4203 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4207) {
-      const iron_bf16 v4211 = iron_f32_to_bf16(v4206);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4213 = v11 + v4203;
-      const unsigned int v4214 = v4213 * v1;
-      const unsigned int v4215 = v4214 + v26;
-      const unsigned int v4216 = v4215 << 7u;
-      const unsigned int v4217 = v4216 + v8228;
-      out[v4217] = v4211;
-    }
-    const unsigned int v4219 = v46 + v8234;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4220 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4221 = v331.x[26];
-    const float v4222 = v4221 * v4220;
-    const bool v4223 = v4219 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4223) {
-      const iron_bf16 v4227 = iron_f32_to_bf16(v4222);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4229 = v11 + v4219;
-      const unsigned int v4230 = v4229 * v1;
-      const unsigned int v4231 = v4230 + v26;
-      const unsigned int v4232 = v4231 << 7u;
-      const unsigned int v4233 = v4232 + v8233;
-      out[v4233] = v4227;
-    }
-    const unsigned int v4235 = v46 + v8239;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4236 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4237 = v331.x[27];
-    const float v4238 = v4237 * v4236;
-    const bool v4239 = v4235 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4239) {
-      const iron_bf16 v4243 = iron_f32_to_bf16(v4238);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4245 = v11 + v4235;
-      const unsigned int v4246 = v4245 * v1;
-      const unsigned int v4247 = v4246 + v26;
-      const unsigned int v4248 = v4247 << 7u;
-      const unsigned int v4249 = v4248 + v8238;
-      out[v4249] = v4243;
-    }
-    const unsigned int v4251 = v46 + v8244;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4252 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4253 = v331.x[28];
-    const float v4254 = v4253 * v4252;
-    const bool v4255 = v4251 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4255) {
-      const iron_bf16 v4259 = iron_f32_to_bf16(v4254);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4261 = v11 + v4251;
-      const unsigned int v4262 = v4261 * v1;
-      const unsigned int v4263 = v4262 + v26;
-      const unsigned int v4264 = v4263 << 7u;
-      const unsigned int v4265 = v4264 + v8243;
-      out[v4265] = v4259;
-    }
-    const unsigned int v4267 = v46 + v8249;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4268 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4269 = v331.x[29];
-    const float v4270 = v4269 * v4268;
-    const bool v4271 = v4267 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4271) {
-      const iron_bf16 v4275 = iron_f32_to_bf16(v4270);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4277 = v11 + v4267;
-      const unsigned int v4278 = v4277 * v1;
-      const unsigned int v4279 = v4278 + v26;
-      const unsigned int v4280 = v4279 << 7u;
-      const unsigned int v4281 = v4280 + v8248;
-      out[v4281] = v4275;
-    }
-    const unsigned int v4283 = v46 + v8254;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4284 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4285 = v331.x[30];
-    const float v4286 = v4285 * v4284;
-    const bool v4287 = v4283 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4287) {
-      const iron_bf16 v4291 = iron_f32_to_bf16(v4286);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4293 = v11 + v4283;
-      const unsigned int v4294 = v4293 * v1;
-      const unsigned int v4295 = v4294 + v26;
-      const unsigned int v4296 = v4295 << 7u;
-      const unsigned int v4297 = v4296 + v8253;
-      out[v4297] = v4291;
-    }
-    const unsigned int v4299 = v46 + v8259;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4300 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4301 = v331.x[31];
-    const float v4302 = v4301 * v4300;
-    const bool v4303 = v4299 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4303) {
-      const iron_bf16 v4307 = iron_f32_to_bf16(v4302);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4309 = v11 + v4299;
-      const unsigned int v4310 = v4309 * v1;
-      const unsigned int v4311 = v4310 + v26;
-      const unsigned int v4312 = v4311 << 7u;
-      const unsigned int v4313 = v4312 + v8258;
-      out[v4313] = v4307;
-    }
-    const unsigned int v4315 = v46 + v8264;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4316 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4317 = v333.x[0];
-    const float v4318 = v4317 * v4316;
-    const bool v4319 = v4315 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4319) {
-      const unsigned int v4322 = 64u + v8263;
-      const iron_bf16 v4323 = iron_f32_to_bf16(v4318);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4325 = v11 + v4315;
-      const unsigned int v4326 = v4325 * v1;
-      const unsigned int v4327 = v4326 + v26;
-      const unsigned int v4328 = v4327 << 7u;
-      const unsigned int v4329 = v4328 + v4322;
-      out[v4329] = v4323;
-    }
-    const unsigned int v4331 = v46 + v8269;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4332 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4333 = v333.x[1];
-    const float v4334 = v4333 * v4332;
-    const bool v4335 = v4331 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4335) {
-      const unsigned int v4338 = 64u + v8268;
-      const iron_bf16 v4339 = iron_f32_to_bf16(v4334);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4341 = v11 + v4331;
-      const unsigned int v4342 = v4341 * v1;
-      const unsigned int v4343 = v4342 + v26;
-      const unsigned int v4344 = v4343 << 7u;
-      const unsigned int v4345 = v4344 + v4338;
-      out[v4345] = v4339;
-    }
-    const unsigned int v4347 = v46 + v8274;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4348 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4349 = v333.x[2];
-    const float v4350 = v4349 * v4348;
-    const bool v4351 = v4347 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4351) {
-      const unsigned int v4354 = 64u + v8273;
-      const iron_bf16 v4355 = iron_f32_to_bf16(v4350);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4357 = v11 + v4347;
-      const unsigned int v4358 = v4357 * v1;
-      const unsigned int v4359 = v4358 + v26;
-      const unsigned int v4360 = v4359 << 7u;
-      const unsigned int v4361 = v4360 + v4354;
-      out[v4361] = v4355;
-    }
-    const unsigned int v4363 = v46 + v8279;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4364 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4365 = v333.x[3];
-    const float v4366 = v4365 * v4364;
-    const bool v4367 = v4363 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4367) {
-      const unsigned int v4370 = 64u + v8278;
-      const iron_bf16 v4371 = iron_f32_to_bf16(v4366);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4373 = v11 + v4363;
-      const unsigned int v4374 = v4373 * v1;
-      const unsigned int v4375 = v4374 + v26;
-      const unsigned int v4376 = v4375 << 7u;
-      const unsigned int v4377 = v4376 + v4370;
-      out[v4377] = v4371;
-    }
-    const unsigned int v4379 = v46 + v8284;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4380 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4381 = v333.x[4];
-    const float v4382 = v4381 * v4380;
-    const bool v4383 = v4379 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4383) {
-      const unsigned int v4386 = 64u + v8283;
-      const iron_bf16 v4387 = iron_f32_to_bf16(v4382);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4389 = v11 + v4379;
-      const unsigned int v4390 = v4389 * v1;
-      const unsigned int v4391 = v4390 + v26;
-      const unsigned int v4392 = v4391 << 7u;
-      const unsigned int v4393 = v4392 + v4386;
-      out[v4393] = v4387;
-    }
-    const unsigned int v4395 = v46 + v8289;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4396 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4397 = v333.x[5];
-    const float v4398 = v4397 * v4396;
-    const bool v4399 = v4395 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4399) {
-      const unsigned int v4402 = 64u + v8288;
-      const iron_bf16 v4403 = iron_f32_to_bf16(v4398);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4405 = v11 + v4395;
-      const unsigned int v4406 = v4405 * v1;
-      const unsigned int v4407 = v4406 + v26;
-      const unsigned int v4408 = v4407 << 7u;
-      const unsigned int v4409 = v4408 + v4402;
-      out[v4409] = v4403;
-    }
-    const unsigned int v4411 = v46 + v8294;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4412 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4413 = v333.x[6];
-    const float v4414 = v4413 * v4412;
-    const bool v4415 = v4411 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4415) {
-      const unsigned int v4418 = 64u + v8293;
-      const iron_bf16 v4419 = iron_f32_to_bf16(v4414);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4421 = v11 + v4411;
-      const unsigned int v4422 = v4421 * v1;
-      const unsigned int v4423 = v4422 + v26;
-      const unsigned int v4424 = v4423 << 7u;
-      const unsigned int v4425 = v4424 + v4418;
-      out[v4425] = v4419;
-    }
-    const unsigned int v4427 = v46 + v8299;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4428 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4429 = v333.x[7];
-    const float v4430 = v4429 * v4428;
-    const bool v4431 = v4427 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4431) {
-      const unsigned int v4434 = 64u + v8298;
-      const iron_bf16 v4435 = iron_f32_to_bf16(v4430);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4437 = v11 + v4427;
-      const unsigned int v4438 = v4437 * v1;
-      const unsigned int v4439 = v4438 + v26;
-      const unsigned int v4440 = v4439 << 7u;
-      const unsigned int v4441 = v4440 + v4434;
-      out[v4441] = v4435;
-    }
-    const unsigned int v4443 = v46 + v8304;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4444 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4445 = v333.x[8];
-    const float v4446 = v4445 * v4444;
-    const bool v4447 = v4443 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4447) {
-      const unsigned int v4450 = 64u + v8303;
-      const iron_bf16 v4451 = iron_f32_to_bf16(v4446);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4453 = v11 + v4443;
-      const unsigned int v4454 = v4453 * v1;
-      const unsigned int v4455 = v4454 + v26;
-      const unsigned int v4456 = v4455 << 7u;
-      const unsigned int v4457 = v4456 + v4450;
-      out[v4457] = v4451;
-    }
-    const unsigned int v4459 = v46 + v8309;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4460 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4461 = v333.x[9];
-    const float v4462 = v4461 * v4460;
-    const bool v4463 = v4459 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4463) {
-      const unsigned int v4466 = 64u + v8308;
-      const iron_bf16 v4467 = iron_f32_to_bf16(v4462);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4469 = v11 + v4459;
-      const unsigned int v4470 = v4469 * v1;
-      const unsigned int v4471 = v4470 + v26;
-      const unsigned int v4472 = v4471 << 7u;
-      const unsigned int v4473 = v4472 + v4466;
-      out[v4473] = v4467;
-    }
-    const unsigned int v4475 = v46 + v8314;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4476 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4477 = v333.x[10];
-    const float v4478 = v4477 * v4476;
-    const bool v4479 = v4475 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4479) {
-      const unsigned int v4482 = 64u + v8313;
-      const iron_bf16 v4483 = iron_f32_to_bf16(v4478);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4485 = v11 + v4475;
-      const unsigned int v4486 = v4485 * v1;
-      const unsigned int v4487 = v4486 + v26;
-      const unsigned int v4488 = v4487 << 7u;
-      const unsigned int v4489 = v4488 + v4482;
-      out[v4489] = v4483;
-    }
-    const unsigned int v4491 = v46 + v8319;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4492 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4493 = v333.x[11];
-    const float v4494 = v4493 * v4492;
-    const bool v4495 = v4491 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4495) {
-      const unsigned int v4498 = 64u + v8318;
-      const iron_bf16 v4499 = iron_f32_to_bf16(v4494);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4501 = v11 + v4491;
-      const unsigned int v4502 = v4501 * v1;
-      const unsigned int v4503 = v4502 + v26;
-      const unsigned int v4504 = v4503 << 7u;
-      const unsigned int v4505 = v4504 + v4498;
-      out[v4505] = v4499;
-    }
-    const unsigned int v4507 = v46 + v8324;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4508 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4509 = v333.x[12];
-    const float v4510 = v4509 * v4508;
-    const bool v4511 = v4507 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4511) {
-      const unsigned int v4514 = 64u + v8323;
-      const iron_bf16 v4515 = iron_f32_to_bf16(v4510);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4517 = v11 + v4507;
-      const unsigned int v4518 = v4517 * v1;
-      const unsigned int v4519 = v4518 + v26;
-      const unsigned int v4520 = v4519 << 7u;
-      const unsigned int v4521 = v4520 + v4514;
-      out[v4521] = v4515;
-    }
-    const unsigned int v4523 = v46 + v8329;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4524 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4525 = v333.x[13];
-    const float v4526 = v4525 * v4524;
-    const bool v4527 = v4523 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4527) {
-      const unsigned int v4530 = 64u + v8328;
-      const iron_bf16 v4531 = iron_f32_to_bf16(v4526);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4533 = v11 + v4523;
-      const unsigned int v4534 = v4533 * v1;
-      const unsigned int v4535 = v4534 + v26;
-      const unsigned int v4536 = v4535 << 7u;
-      const unsigned int v4537 = v4536 + v4530;
-      out[v4537] = v4531;
-    }
-    const unsigned int v4539 = v46 + v8334;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4540 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4541 = v333.x[14];
-    const float v4542 = v4541 * v4540;
-    const bool v4543 = v4539 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4543) {
-      const unsigned int v4546 = 64u + v8333;
-      const iron_bf16 v4547 = iron_f32_to_bf16(v4542);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4549 = v11 + v4539;
-      const unsigned int v4550 = v4549 * v1;
-      const unsigned int v4551 = v4550 + v26;
-      const unsigned int v4552 = v4551 << 7u;
-      const unsigned int v4553 = v4552 + v4546;
-      out[v4553] = v4547;
-    }
-    const unsigned int v4555 = v46 + v8339;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4556 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4557 = v333.x[15];
-    const float v4558 = v4557 * v4556;
-    const bool v4559 = v4555 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4559) {
-      const unsigned int v4562 = 64u + v8338;
-      const iron_bf16 v4563 = iron_f32_to_bf16(v4558);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4565 = v11 + v4555;
-      const unsigned int v4566 = v4565 * v1;
-      const unsigned int v4567 = v4566 + v26;
-      const unsigned int v4568 = v4567 << 7u;
-      const unsigned int v4569 = v4568 + v4562;
-      out[v4569] = v4563;
-    }
-    const unsigned int v4571 = v46 + v8344;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4572 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4573 = v333.x[16];
-    const float v4574 = v4573 * v4572;
-    const bool v4575 = v4571 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4575) {
-      const unsigned int v4578 = 64u + v8343;
-      const iron_bf16 v4579 = iron_f32_to_bf16(v4574);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4581 = v11 + v4571;
-      const unsigned int v4582 = v4581 * v1;
-      const unsigned int v4583 = v4582 + v26;
-      const unsigned int v4584 = v4583 << 7u;
-      const unsigned int v4585 = v4584 + v4578;
-      out[v4585] = v4579;
-    }
-    const unsigned int v4587 = v46 + v8349;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4588 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4589 = v333.x[17];
-    const float v4590 = v4589 * v4588;
-    const bool v4591 = v4587 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4591) {
-      const unsigned int v4594 = 64u + v8348;
-      const iron_bf16 v4595 = iron_f32_to_bf16(v4590);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4597 = v11 + v4587;
-      const unsigned int v4598 = v4597 * v1;
-      const unsigned int v4599 = v4598 + v26;
-      const unsigned int v4600 = v4599 << 7u;
-      const unsigned int v4601 = v4600 + v4594;
-      out[v4601] = v4595;
-    }
-    const unsigned int v4603 = v46 + v8354;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4604 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4605 = v333.x[18];
-    const float v4606 = v4605 * v4604;
-    const bool v4607 = v4603 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4607) {
-      const unsigned int v4610 = 64u + v8353;
-      const iron_bf16 v4611 = iron_f32_to_bf16(v4606);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4613 = v11 + v4603;
-      const unsigned int v4614 = v4613 * v1;
-      const unsigned int v4615 = v4614 + v26;
-      const unsigned int v4616 = v4615 << 7u;
-      const unsigned int v4617 = v4616 + v4610;
-      out[v4617] = v4611;
-    }
-    const unsigned int v4619 = v46 + v8359;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4620 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4621 = v333.x[19];
-    const float v4622 = v4621 * v4620;
-    const bool v4623 = v4619 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4623) {
-      const unsigned int v4626 = 64u + v8358;
-      const iron_bf16 v4627 = iron_f32_to_bf16(v4622);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4629 = v11 + v4619;
-      const unsigned int v4630 = v4629 * v1;
-      const unsigned int v4631 = v4630 + v26;
-      const unsigned int v4632 = v4631 << 7u;
-      const unsigned int v4633 = v4632 + v4626;
-      out[v4633] = v4627;
-    }
-    const unsigned int v4635 = v46 + v8364;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4636 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4637 = v333.x[20];
-    const float v4638 = v4637 * v4636;
-    const bool v4639 = v4635 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4639) {
-      const unsigned int v4642 = 64u + v8363;
-      const iron_bf16 v4643 = iron_f32_to_bf16(v4638);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4645 = v11 + v4635;
-      const unsigned int v4646 = v4645 * v1;
-      const unsigned int v4647 = v4646 + v26;
-      const unsigned int v4648 = v4647 << 7u;
-      const unsigned int v4649 = v4648 + v4642;
-      out[v4649] = v4643;
-    }
-    const unsigned int v4651 = v46 + v8369;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4652 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4653 = v333.x[21];
-    const float v4654 = v4653 * v4652;
-    const bool v4655 = v4651 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4655) {
-      const unsigned int v4658 = 64u + v8368;
-      const iron_bf16 v4659 = iron_f32_to_bf16(v4654);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4661 = v11 + v4651;
-      const unsigned int v4662 = v4661 * v1;
-      const unsigned int v4663 = v4662 + v26;
-      const unsigned int v4664 = v4663 << 7u;
-      const unsigned int v4665 = v4664 + v4658;
-      out[v4665] = v4659;
-    }
-    const unsigned int v4667 = v46 + v8374;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4668 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4669 = v333.x[22];
-    const float v4670 = v4669 * v4668;
-    const bool v4671 = v4667 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4671) {
-      const unsigned int v4674 = 64u + v8373;
-      const iron_bf16 v4675 = iron_f32_to_bf16(v4670);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4677 = v11 + v4667;
-      const unsigned int v4678 = v4677 * v1;
-      const unsigned int v4679 = v4678 + v26;
-      const unsigned int v4680 = v4679 << 7u;
-      const unsigned int v4681 = v4680 + v4674;
-      out[v4681] = v4675;
-    }
-    const unsigned int v4683 = v46 + v8379;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4684 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4685 = v333.x[23];
-    const float v4686 = v4685 * v4684;
-    const bool v4687 = v4683 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4687) {
-      const unsigned int v4690 = 64u + v8378;
-      const iron_bf16 v4691 = iron_f32_to_bf16(v4686);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4693 = v11 + v4683;
-      const unsigned int v4694 = v4693 * v1;
-      const unsigned int v4695 = v4694 + v26;
-      const unsigned int v4696 = v4695 << 7u;
-      const unsigned int v4697 = v4696 + v4690;
-      out[v4697] = v4691;
-    }
-    const unsigned int v4699 = v46 + v8384;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4700 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4701 = v333.x[24];
-    const float v4702 = v4701 * v4700;
-    const bool v4703 = v4699 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4703) {
-      const unsigned int v4706 = 64u + v8383;
-      const iron_bf16 v4707 = iron_f32_to_bf16(v4702);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4709 = v11 + v4699;
-      const unsigned int v4710 = v4709 * v1;
-      const unsigned int v4711 = v4710 + v26;
-      const unsigned int v4712 = v4711 << 7u;
-      const unsigned int v4713 = v4712 + v4706;
-      out[v4713] = v4707;
-    }
-    const unsigned int v4715 = v46 + v8389;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4716 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4717 = v333.x[25];
-    const float v4718 = v4717 * v4716;
-    const bool v4719 = v4715 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4719) {
-      const unsigned int v4722 = 64u + v8388;
-      const iron_bf16 v4723 = iron_f32_to_bf16(v4718);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4725 = v11 + v4715;
-      const unsigned int v4726 = v4725 * v1;
-      const unsigned int v4727 = v4726 + v26;
-      const unsigned int v4728 = v4727 << 7u;
-      const unsigned int v4729 = v4728 + v4722;
-      out[v4729] = v4723;
-    }
-    const unsigned int v4731 = v46 + v8394;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4732 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4733 = v333.x[26];
-    const float v4734 = v4733 * v4732;
-    const bool v4735 = v4731 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4735) {
-      const unsigned int v4738 = 64u + v8393;
-      const iron_bf16 v4739 = iron_f32_to_bf16(v4734);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4741 = v11 + v4731;
-      const unsigned int v4742 = v4741 * v1;
-      const unsigned int v4743 = v4742 + v26;
-      const unsigned int v4744 = v4743 << 7u;
-      const unsigned int v4745 = v4744 + v4738;
-      out[v4745] = v4739;
-    }
-    const unsigned int v4747 = v46 + v8399;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4748 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4749 = v333.x[27];
-    const float v4750 = v4749 * v4748;
-    const bool v4751 = v4747 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4751) {
-      const unsigned int v4754 = 64u + v8398;
-      const iron_bf16 v4755 = iron_f32_to_bf16(v4750);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4757 = v11 + v4747;
-      const unsigned int v4758 = v4757 * v1;
-      const unsigned int v4759 = v4758 + v26;
-      const unsigned int v4760 = v4759 << 7u;
-      const unsigned int v4761 = v4760 + v4754;
-      out[v4761] = v4755;
-    }
-    const unsigned int v4763 = v46 + v8404;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4764 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4765 = v333.x[28];
-    const float v4766 = v4765 * v4764;
-    const bool v4767 = v4763 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4767) {
-      const unsigned int v4770 = 64u + v8403;
-      const iron_bf16 v4771 = iron_f32_to_bf16(v4766);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4773 = v11 + v4763;
-      const unsigned int v4774 = v4773 * v1;
-      const unsigned int v4775 = v4774 + v26;
-      const unsigned int v4776 = v4775 << 7u;
-      const unsigned int v4777 = v4776 + v4770;
-      out[v4777] = v4771;
-    }
-    const unsigned int v4779 = v46 + v8409;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4780 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4781 = v333.x[29];
-    const float v4782 = v4781 * v4780;
-    const bool v4783 = v4779 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4783) {
-      const unsigned int v4786 = 64u + v8408;
-      const iron_bf16 v4787 = iron_f32_to_bf16(v4782);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4789 = v11 + v4779;
-      const unsigned int v4790 = v4789 * v1;
-      const unsigned int v4791 = v4790 + v26;
-      const unsigned int v4792 = v4791 << 7u;
-      const unsigned int v4793 = v4792 + v4786;
-      out[v4793] = v4787;
-    }
-    const unsigned int v4795 = v46 + v8414;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4796 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4797 = v333.x[30];
-    const float v4798 = v4797 * v4796;
-    const bool v4799 = v4795 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4799) {
-      const unsigned int v4802 = 64u + v8413;
-      const iron_bf16 v4803 = iron_f32_to_bf16(v4798);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4805 = v11 + v4795;
-      const unsigned int v4806 = v4805 * v1;
-      const unsigned int v4807 = v4806 + v26;
-      const unsigned int v4808 = v4807 << 7u;
-      const unsigned int v4809 = v4808 + v4802;
-      out[v4809] = v4803;
-    }
-    const unsigned int v4811 = v46 + v8419;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4812 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4813 = v333.x[31];
-    const float v4814 = v4813 * v4812;
-    const bool v4815 = v4811 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4815) {
-      const unsigned int v4818 = 64u + v8418;
-      const iron_bf16 v4819 = iron_f32_to_bf16(v4814);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4821 = v11 + v4811;
-      const unsigned int v4822 = v4821 * v1;
-      const unsigned int v4823 = v4822 + v26;
-      const unsigned int v4824 = v4823 << 7u;
-      const unsigned int v4825 = v4824 + v4818;
-      out[v4825] = v4819;
+      v7848.x[0] = v7862;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7866 = v327.x[1];  // kernels/sdpa/flash_tile.hpp:185
+      const float v7867 = v7850.x[1];  // kernels/sdpa/flash_tile.hpp:186
+      const float v7868 = fmaxf(v7866, v7867);
+      const bool v7871 = v7868 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7872 = v7871 ? 0.0f : v7868;
+      const float v7873 = v7866 - v7872;  // kernels/sdpa/flash_tile.hpp:186
+      const float v7874 = iron_exp2_approx(v7873);
+      v7848.x[1] = v7874;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7878 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:185
+      const float v7879 = v7850.x[2];  // kernels/sdpa/flash_tile.hpp:186
+      const float v7880 = fmaxf(v7878, v7879);
+      const bool v7883 = v7880 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7884 = v7883 ? 0.0f : v7880;
+      const float v7885 = v7878 - v7884;  // kernels/sdpa/flash_tile.hpp:186
+      const float v7886 = iron_exp2_approx(v7885);
+      v7848.x[2] = v7886;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7890 = v327.x[3];  // kernels/sdpa/flash_tile.hpp:185
+      const float v7891 = v7850.x[3];  // kernels/sdpa/flash_tile.hpp:186
+      const float v7892 = fmaxf(v7890, v7891);
+      const bool v7895 = v7892 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7896 = v7895 ? 0.0f : v7892;
+      const float v7897 = v7890 - v7896;  // kernels/sdpa/flash_tile.hpp:186
+      const float v7898 = iron_exp2_approx(v7897);
+      v7848.x[3] = v7898;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7901 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:188
+      const float v7902 = v7850.x[0];  // kernels/sdpa/flash_tile.hpp:189
+      const float v7903 = fmaxf(v7901, v7902);
+      v327.x[0] = v7903;  // kernels/sdpa/flash_tile.hpp:188
+      const float v7906 = v327.x[1];
+      const float v7907 = v7850.x[1];  // kernels/sdpa/flash_tile.hpp:189
+      const float v7908 = fmaxf(v7906, v7907);
+      v327.x[1] = v7908;  // kernels/sdpa/flash_tile.hpp:188
+      const float v7911 = v327.x[2];
+      const float v7912 = v7850.x[2];  // kernels/sdpa/flash_tile.hpp:189
+      const float v7913 = fmaxf(v7911, v7912);
+      v327.x[2] = v7913;  // kernels/sdpa/flash_tile.hpp:188
+      const float v7916 = v327.x[3];
+      const float v7917 = v7850.x[3];  // kernels/sdpa/flash_tile.hpp:189
+      const float v7918 = fmaxf(v7916, v7917);
+      v327.x[3] = v7918;  // kernels/sdpa/flash_tile.hpp:188
+      const float v7921 = v6008.x[0];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7922 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7925 = v7922 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7926 = v7925 ? 0.0f : v7922;
+      const float v7927 = v7921 - v7926;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7928 = iron_exp2_approx(v7927);
+      v6008.x[0] = v7928;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7931 = v6008.x[1];
+      const float v7932 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7935 = v7932 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7936 = v7935 ? 0.0f : v7932;
+      const float v7937 = v7931 - v7936;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7938 = iron_exp2_approx(v7937);
+      v6008.x[1] = v7938;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7941 = v6008.x[2];
+      const float v7942 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7945 = v7942 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7946 = v7945 ? 0.0f : v7942;
+      const float v7947 = v7941 - v7946;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7948 = iron_exp2_approx(v7947);
+      v6008.x[2] = v7948;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7951 = v6008.x[3];
+      const float v7952 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7955 = v7952 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7956 = v7955 ? 0.0f : v7952;
+      const float v7957 = v7951 - v7956;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7958 = iron_exp2_approx(v7957);
+      v6008.x[3] = v7958;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7961 = v6008.x[4];
+      const float v7962 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7965 = v7962 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7966 = v7965 ? 0.0f : v7962;
+      const float v7967 = v7961 - v7966;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7968 = iron_exp2_approx(v7967);
+      v6008.x[4] = v7968;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7971 = v6008.x[5];
+      const float v7972 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7975 = v7972 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7976 = v7975 ? 0.0f : v7972;
+      const float v7977 = v7971 - v7976;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7978 = iron_exp2_approx(v7977);
+      v6008.x[5] = v7978;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7981 = v6008.x[6];
+      const float v7982 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7985 = v7982 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7986 = v7985 ? 0.0f : v7982;
+      const float v7987 = v7981 - v7986;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7988 = iron_exp2_approx(v7987);
+      v6008.x[6] = v7988;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7991 = v6008.x[7];
+      const float v7992 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7995 = v7992 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7996 = v7995 ? 0.0f : v7992;
+      const float v7997 = v7991 - v7996;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7998 = iron_exp2_approx(v7997);
+      v6008.x[7] = v7998;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8001 = v6008.x[8];
+      const float v8002 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8005 = v8002 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8006 = v8005 ? 0.0f : v8002;
+      const float v8007 = v8001 - v8006;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8008 = iron_exp2_approx(v8007);
+      v6008.x[8] = v8008;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8011 = v6008.x[9];
+      const float v8012 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8015 = v8012 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8016 = v8015 ? 0.0f : v8012;
+      const float v8017 = v8011 - v8016;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8018 = iron_exp2_approx(v8017);
+      v6008.x[9] = v8018;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8021 = v6008.x[10];
+      const float v8022 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8025 = v8022 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8026 = v8025 ? 0.0f : v8022;
+      const float v8027 = v8021 - v8026;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8028 = iron_exp2_approx(v8027);
+      v6008.x[10] = v8028;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8031 = v6008.x[11];
+      const float v8032 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8035 = v8032 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8036 = v8035 ? 0.0f : v8032;
+      const float v8037 = v8031 - v8036;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8038 = iron_exp2_approx(v8037);
+      v6008.x[11] = v8038;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8041 = v6008.x[12];
+      const float v8042 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8045 = v8042 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8046 = v8045 ? 0.0f : v8042;
+      const float v8047 = v8041 - v8046;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8048 = iron_exp2_approx(v8047);
+      v6008.x[12] = v8048;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8051 = v6008.x[13];
+      const float v8052 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8055 = v8052 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8056 = v8055 ? 0.0f : v8052;
+      const float v8057 = v8051 - v8056;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8058 = iron_exp2_approx(v8057);
+      v6008.x[13] = v8058;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8061 = v6008.x[14];
+      const float v8062 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8065 = v8062 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8066 = v8065 ? 0.0f : v8062;
+      const float v8067 = v8061 - v8066;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8068 = iron_exp2_approx(v8067);
+      v6008.x[14] = v8068;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8071 = v6008.x[15];
+      const float v8072 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8075 = v8072 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8076 = v8075 ? 0.0f : v8072;
+      const float v8077 = v8071 - v8076;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8078 = iron_exp2_approx(v8077);
+      v6008.x[15] = v8078;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8081 = v6008.x[16];
+      const float v8082 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8085 = v8082 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8086 = v8085 ? 0.0f : v8082;
+      const float v8087 = v8081 - v8086;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8088 = iron_exp2_approx(v8087);
+      v6008.x[16] = v8088;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8091 = v6008.x[17];
+      const float v8092 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8095 = v8092 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8096 = v8095 ? 0.0f : v8092;
+      const float v8097 = v8091 - v8096;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8098 = iron_exp2_approx(v8097);
+      v6008.x[17] = v8098;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8101 = v6008.x[18];
+      const float v8102 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8105 = v8102 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8106 = v8105 ? 0.0f : v8102;
+      const float v8107 = v8101 - v8106;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8108 = iron_exp2_approx(v8107);
+      v6008.x[18] = v8108;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8111 = v6008.x[19];
+      const float v8112 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8115 = v8112 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8116 = v8115 ? 0.0f : v8112;
+      const float v8117 = v8111 - v8116;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8118 = iron_exp2_approx(v8117);
+      v6008.x[19] = v8118;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8121 = v6008.x[20];
+      const float v8122 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8125 = v8122 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8126 = v8125 ? 0.0f : v8122;
+      const float v8127 = v8121 - v8126;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8128 = iron_exp2_approx(v8127);
+      v6008.x[20] = v8128;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8131 = v6008.x[21];
+      const float v8132 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8135 = v8132 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8136 = v8135 ? 0.0f : v8132;
+      const float v8137 = v8131 - v8136;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8138 = iron_exp2_approx(v8137);
+      v6008.x[21] = v8138;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8141 = v6008.x[22];
+      const float v8142 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8145 = v8142 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8146 = v8145 ? 0.0f : v8142;
+      const float v8147 = v8141 - v8146;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8148 = iron_exp2_approx(v8147);
+      v6008.x[22] = v8148;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8151 = v6008.x[23];
+      const float v8152 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8155 = v8152 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8156 = v8155 ? 0.0f : v8152;
+      const float v8157 = v8151 - v8156;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8158 = iron_exp2_approx(v8157);
+      v6008.x[23] = v8158;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8161 = v6008.x[24];
+      const float v8162 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8165 = v8162 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8166 = v8165 ? 0.0f : v8162;
+      const float v8167 = v8161 - v8166;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8168 = iron_exp2_approx(v8167);
+      v6008.x[24] = v8168;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8171 = v6008.x[25];
+      const float v8172 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8175 = v8172 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8176 = v8175 ? 0.0f : v8172;
+      const float v8177 = v8171 - v8176;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8178 = iron_exp2_approx(v8177);
+      v6008.x[25] = v8178;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8181 = v6008.x[26];
+      const float v8182 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8185 = v8182 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8186 = v8185 ? 0.0f : v8182;
+      const float v8187 = v8181 - v8186;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8188 = iron_exp2_approx(v8187);
+      v6008.x[26] = v8188;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8191 = v6008.x[27];
+      const float v8192 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8195 = v8192 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8196 = v8195 ? 0.0f : v8192;
+      const float v8197 = v8191 - v8196;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8198 = iron_exp2_approx(v8197);
+      v6008.x[27] = v8198;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8201 = v6008.x[28];
+      const float v8202 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8205 = v8202 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8206 = v8205 ? 0.0f : v8202;
+      const float v8207 = v8201 - v8206;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8208 = iron_exp2_approx(v8207);
+      v6008.x[28] = v8208;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8211 = v6008.x[29];
+      const float v8212 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8215 = v8212 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8216 = v8215 ? 0.0f : v8212;
+      const float v8217 = v8211 - v8216;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8218 = iron_exp2_approx(v8217);
+      v6008.x[29] = v8218;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8221 = v6008.x[30];
+      const float v8222 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8225 = v8222 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8226 = v8225 ? 0.0f : v8222;
+      const float v8227 = v8221 - v8226;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8228 = iron_exp2_approx(v8227);
+      v6008.x[30] = v8228;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8231 = v6008.x[31];
+      const float v8232 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8235 = v8232 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8236 = v8235 ? 0.0f : v8232;
+      const float v8237 = v8231 - v8236;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8238 = iron_exp2_approx(v8237);
+      v6008.x[31] = v8238;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8241 = v6008.x[32];
+      const float v8242 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8245 = v8242 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8246 = v8245 ? 0.0f : v8242;
+      const float v8247 = v8241 - v8246;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8248 = iron_exp2_approx(v8247);
+      v6008.x[32] = v8248;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8251 = v6008.x[33];
+      const float v8252 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8255 = v8252 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8256 = v8255 ? 0.0f : v8252;
+      const float v8257 = v8251 - v8256;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8258 = iron_exp2_approx(v8257);
+      v6008.x[33] = v8258;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8261 = v6008.x[34];
+      const float v8262 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8265 = v8262 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8266 = v8265 ? 0.0f : v8262;
+      const float v8267 = v8261 - v8266;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8268 = iron_exp2_approx(v8267);
+      v6008.x[34] = v8268;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8271 = v6008.x[35];
+      const float v8272 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8275 = v8272 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8276 = v8275 ? 0.0f : v8272;
+      const float v8277 = v8271 - v8276;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8278 = iron_exp2_approx(v8277);
+      v6008.x[35] = v8278;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8281 = v6008.x[36];
+      const float v8282 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8285 = v8282 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8286 = v8285 ? 0.0f : v8282;
+      const float v8287 = v8281 - v8286;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8288 = iron_exp2_approx(v8287);
+      v6008.x[36] = v8288;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8291 = v6008.x[37];
+      const float v8292 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8295 = v8292 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8296 = v8295 ? 0.0f : v8292;
+      const float v8297 = v8291 - v8296;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8298 = iron_exp2_approx(v8297);
+      v6008.x[37] = v8298;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8301 = v6008.x[38];
+      const float v8302 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8305 = v8302 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8306 = v8305 ? 0.0f : v8302;
+      const float v8307 = v8301 - v8306;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8308 = iron_exp2_approx(v8307);
+      v6008.x[38] = v8308;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8311 = v6008.x[39];
+      const float v8312 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8315 = v8312 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8316 = v8315 ? 0.0f : v8312;
+      const float v8317 = v8311 - v8316;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8318 = iron_exp2_approx(v8317);
+      v6008.x[39] = v8318;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8321 = v6008.x[40];
+      const float v8322 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8325 = v8322 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8326 = v8325 ? 0.0f : v8322;
+      const float v8327 = v8321 - v8326;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8328 = iron_exp2_approx(v8327);
+      v6008.x[40] = v8328;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8331 = v6008.x[41];
+      const float v8332 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8335 = v8332 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8336 = v8335 ? 0.0f : v8332;
+      const float v8337 = v8331 - v8336;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8338 = iron_exp2_approx(v8337);
+      v6008.x[41] = v8338;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8341 = v6008.x[42];
+      const float v8342 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8345 = v8342 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8346 = v8345 ? 0.0f : v8342;
+      const float v8347 = v8341 - v8346;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8348 = iron_exp2_approx(v8347);
+      v6008.x[42] = v8348;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8351 = v6008.x[43];
+      const float v8352 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8355 = v8352 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8356 = v8355 ? 0.0f : v8352;
+      const float v8357 = v8351 - v8356;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8358 = iron_exp2_approx(v8357);
+      v6008.x[43] = v8358;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8361 = v6008.x[44];
+      const float v8362 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8365 = v8362 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8366 = v8365 ? 0.0f : v8362;
+      const float v8367 = v8361 - v8366;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8368 = iron_exp2_approx(v8367);
+      v6008.x[44] = v8368;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8371 = v6008.x[45];
+      const float v8372 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8375 = v8372 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8376 = v8375 ? 0.0f : v8372;
+      const float v8377 = v8371 - v8376;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8378 = iron_exp2_approx(v8377);
+      v6008.x[45] = v8378;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8381 = v6008.x[46];
+      const float v8382 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8385 = v8382 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8386 = v8385 ? 0.0f : v8382;
+      const float v8387 = v8381 - v8386;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8388 = iron_exp2_approx(v8387);
+      v6008.x[46] = v8388;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8391 = v6008.x[47];
+      const float v8392 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8395 = v8392 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8396 = v8395 ? 0.0f : v8392;
+      const float v8397 = v8391 - v8396;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8398 = iron_exp2_approx(v8397);
+      v6008.x[47] = v8398;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8401 = v6008.x[48];
+      const float v8402 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8405 = v8402 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8406 = v8405 ? 0.0f : v8402;
+      const float v8407 = v8401 - v8406;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8408 = iron_exp2_approx(v8407);
+      v6008.x[48] = v8408;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8411 = v6008.x[49];
+      const float v8412 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8415 = v8412 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8416 = v8415 ? 0.0f : v8412;
+      const float v8417 = v8411 - v8416;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8418 = iron_exp2_approx(v8417);
+      v6008.x[49] = v8418;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8421 = v6008.x[50];
+      const float v8422 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8425 = v8422 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8426 = v8425 ? 0.0f : v8422;
+      const float v8427 = v8421 - v8426;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8428 = iron_exp2_approx(v8427);
+      v6008.x[50] = v8428;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8431 = v6008.x[51];
+      const float v8432 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8435 = v8432 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8436 = v8435 ? 0.0f : v8432;
+      const float v8437 = v8431 - v8436;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8438 = iron_exp2_approx(v8437);
+      v6008.x[51] = v8438;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8441 = v6008.x[52];
+      const float v8442 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8445 = v8442 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8446 = v8445 ? 0.0f : v8442;
+      const float v8447 = v8441 - v8446;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8448 = iron_exp2_approx(v8447);
+      v6008.x[52] = v8448;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8451 = v6008.x[53];
+      const float v8452 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8455 = v8452 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8456 = v8455 ? 0.0f : v8452;
+      const float v8457 = v8451 - v8456;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8458 = iron_exp2_approx(v8457);
+      v6008.x[53] = v8458;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8461 = v6008.x[54];
+      const float v8462 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8465 = v8462 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8466 = v8465 ? 0.0f : v8462;
+      const float v8467 = v8461 - v8466;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8468 = iron_exp2_approx(v8467);
+      v6008.x[54] = v8468;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8471 = v6008.x[55];
+      const float v8472 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8475 = v8472 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8476 = v8475 ? 0.0f : v8472;
+      const float v8477 = v8471 - v8476;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8478 = iron_exp2_approx(v8477);
+      v6008.x[55] = v8478;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8481 = v6008.x[56];
+      const float v8482 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8485 = v8482 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8486 = v8485 ? 0.0f : v8482;
+      const float v8487 = v8481 - v8486;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8488 = iron_exp2_approx(v8487);
+      v6008.x[56] = v8488;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8491 = v6008.x[57];
+      const float v8492 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8495 = v8492 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8496 = v8495 ? 0.0f : v8492;
+      const float v8497 = v8491 - v8496;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8498 = iron_exp2_approx(v8497);
+      v6008.x[57] = v8498;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8501 = v6008.x[58];
+      const float v8502 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8505 = v8502 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8506 = v8505 ? 0.0f : v8502;
+      const float v8507 = v8501 - v8506;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8508 = iron_exp2_approx(v8507);
+      v6008.x[58] = v8508;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8511 = v6008.x[59];
+      const float v8512 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8515 = v8512 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8516 = v8515 ? 0.0f : v8512;
+      const float v8517 = v8511 - v8516;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8518 = iron_exp2_approx(v8517);
+      v6008.x[59] = v8518;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8521 = v6008.x[60];
+      const float v8522 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8525 = v8522 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8526 = v8525 ? 0.0f : v8522;
+      const float v8527 = v8521 - v8526;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8528 = iron_exp2_approx(v8527);
+      v6008.x[60] = v8528;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8531 = v6008.x[61];
+      const float v8532 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8535 = v8532 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8536 = v8535 ? 0.0f : v8532;
+      const float v8537 = v8531 - v8536;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8538 = iron_exp2_approx(v8537);
+      v6008.x[61] = v8538;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8541 = v6008.x[62];
+      const float v8542 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8545 = v8542 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8546 = v8545 ? 0.0f : v8542;
+      const float v8547 = v8541 - v8546;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8548 = iron_exp2_approx(v8547);
+      v6008.x[62] = v8548;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8551 = v6008.x[63];
+      const float v8552 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8555 = v8552 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8556 = v8555 ? 0.0f : v8552;
+      const float v8557 = v8551 - v8556;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8558 = iron_exp2_approx(v8557);
+      v6008.x[63] = v8558;  // kernels/sdpa/flash_tile.hpp:191
+      iron_frag<float, 2, 16, 8> v8560;  // kernels/sdpa/flash_tile.hpp:194
+      iron_frag_fill(v8560, 0.0f);
+      iron_frag_row_reduce<true>(v8560, v6008);
+      const float v8563 = v329.x[0];  // kernels/sdpa/flash_tile.hpp:195
+      const float v8564 = v8560.x[0];  // kernels/sdpa/flash_tile.hpp:196
+      const float v8565 = v7848.x[0];
+      const float v8566 = v8563 * v8565;
+      const float v8567 = v8566 + v8564;
+      v329.x[0] = v8567;  // kernels/sdpa/flash_tile.hpp:195
+      const float v8570 = v329.x[1];
+      const float v8571 = v8560.x[1];  // kernels/sdpa/flash_tile.hpp:196
+      const float v8572 = v7848.x[1];
+      const float v8573 = v8570 * v8572;
+      const float v8574 = v8573 + v8571;
+      v329.x[1] = v8574;  // kernels/sdpa/flash_tile.hpp:195
+      const float v8577 = v329.x[2];
+      const float v8578 = v8560.x[2];  // kernels/sdpa/flash_tile.hpp:196
+      const float v8579 = v7848.x[2];
+      const float v8580 = v8577 * v8579;
+      const float v8581 = v8580 + v8578;
+      v329.x[2] = v8581;  // kernels/sdpa/flash_tile.hpp:195
+      const float v8584 = v329.x[3];
+      const float v8585 = v8560.x[3];  // kernels/sdpa/flash_tile.hpp:196
+      const float v8586 = v7848.x[3];
+      const float v8587 = v8584 * v8586;
+      const float v8588 = v8587 + v8585;
+      v329.x[3] = v8588;  // kernels/sdpa/flash_tile.hpp:195
+      const float v8591 = v331.x[0];  // kernels/sdpa/flash_tile.hpp:205
+      const float v8592 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8593 = v8591 * v8592;
+      v331.x[0] = v8593;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8596 = v331.x[1];
+      const float v8597 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8598 = v8596 * v8597;
+      v331.x[1] = v8598;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8601 = v331.x[2];
+      const float v8602 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8603 = v8601 * v8602;
+      v331.x[2] = v8603;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8606 = v331.x[3];
+      const float v8607 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8608 = v8606 * v8607;
+      v331.x[3] = v8608;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8611 = v331.x[4];
+      const float v8612 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8613 = v8611 * v8612;
+      v331.x[4] = v8613;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8616 = v331.x[5];
+      const float v8617 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8618 = v8616 * v8617;
+      v331.x[5] = v8618;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8621 = v331.x[6];
+      const float v8622 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8623 = v8621 * v8622;
+      v331.x[6] = v8623;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8626 = v331.x[7];
+      const float v8627 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8628 = v8626 * v8627;
+      v331.x[7] = v8628;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8631 = v331.x[8];
+      const float v8632 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8633 = v8631 * v8632;
+      v331.x[8] = v8633;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8636 = v331.x[9];
+      const float v8637 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8638 = v8636 * v8637;
+      v331.x[9] = v8638;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8641 = v331.x[10];
+      const float v8642 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8643 = v8641 * v8642;
+      v331.x[10] = v8643;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8646 = v331.x[11];
+      const float v8647 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8648 = v8646 * v8647;
+      v331.x[11] = v8648;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8651 = v331.x[12];
+      const float v8652 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8653 = v8651 * v8652;
+      v331.x[12] = v8653;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8656 = v331.x[13];
+      const float v8657 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8658 = v8656 * v8657;
+      v331.x[13] = v8658;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8661 = v331.x[14];
+      const float v8662 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8663 = v8661 * v8662;
+      v331.x[14] = v8663;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8666 = v331.x[15];
+      const float v8667 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8668 = v8666 * v8667;
+      v331.x[15] = v8668;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8671 = v331.x[16];
+      const float v8672 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8673 = v8671 * v8672;
+      v331.x[16] = v8673;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8676 = v331.x[17];
+      const float v8677 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8678 = v8676 * v8677;
+      v331.x[17] = v8678;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8681 = v331.x[18];
+      const float v8682 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8683 = v8681 * v8682;
+      v331.x[18] = v8683;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8686 = v331.x[19];
+      const float v8687 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8688 = v8686 * v8687;
+      v331.x[19] = v8688;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8691 = v331.x[20];
+      const float v8692 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8693 = v8691 * v8692;
+      v331.x[20] = v8693;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8696 = v331.x[21];
+      const float v8697 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8698 = v8696 * v8697;
+      v331.x[21] = v8698;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8701 = v331.x[22];
+      const float v8702 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8703 = v8701 * v8702;
+      v331.x[22] = v8703;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8706 = v331.x[23];
+      const float v8707 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8708 = v8706 * v8707;
+      v331.x[23] = v8708;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8711 = v331.x[24];
+      const float v8712 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8713 = v8711 * v8712;
+      v331.x[24] = v8713;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8716 = v331.x[25];
+      const float v8717 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8718 = v8716 * v8717;
+      v331.x[25] = v8718;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8721 = v331.x[26];
+      const float v8722 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8723 = v8721 * v8722;
+      v331.x[26] = v8723;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8726 = v331.x[27];
+      const float v8727 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8728 = v8726 * v8727;
+      v331.x[27] = v8728;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8731 = v331.x[28];
+      const float v8732 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8733 = v8731 * v8732;
+      v331.x[28] = v8733;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8736 = v331.x[29];
+      const float v8737 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8738 = v8736 * v8737;
+      v331.x[29] = v8738;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8741 = v331.x[30];
+      const float v8742 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8743 = v8741 * v8742;
+      v331.x[30] = v8743;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8746 = v331.x[31];
+      const float v8747 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8748 = v8746 * v8747;
+      v331.x[31] = v8748;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8751 = v333.x[0];
+      const float v8752 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8753 = v8751 * v8752;
+      v333.x[0] = v8753;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8756 = v333.x[1];
+      const float v8757 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8758 = v8756 * v8757;
+      v333.x[1] = v8758;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8761 = v333.x[2];
+      const float v8762 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8763 = v8761 * v8762;
+      v333.x[2] = v8763;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8766 = v333.x[3];
+      const float v8767 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8768 = v8766 * v8767;
+      v333.x[3] = v8768;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8771 = v333.x[4];
+      const float v8772 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8773 = v8771 * v8772;
+      v333.x[4] = v8773;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8776 = v333.x[5];
+      const float v8777 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8778 = v8776 * v8777;
+      v333.x[5] = v8778;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8781 = v333.x[6];
+      const float v8782 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8783 = v8781 * v8782;
+      v333.x[6] = v8783;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8786 = v333.x[7];
+      const float v8787 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8788 = v8786 * v8787;
+      v333.x[7] = v8788;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8791 = v333.x[8];
+      const float v8792 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8793 = v8791 * v8792;
+      v333.x[8] = v8793;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8796 = v333.x[9];
+      const float v8797 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8798 = v8796 * v8797;
+      v333.x[9] = v8798;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8801 = v333.x[10];
+      const float v8802 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8803 = v8801 * v8802;
+      v333.x[10] = v8803;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8806 = v333.x[11];
+      const float v8807 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8808 = v8806 * v8807;
+      v333.x[11] = v8808;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8811 = v333.x[12];
+      const float v8812 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8813 = v8811 * v8812;
+      v333.x[12] = v8813;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8816 = v333.x[13];
+      const float v8817 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8818 = v8816 * v8817;
+      v333.x[13] = v8818;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8821 = v333.x[14];
+      const float v8822 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8823 = v8821 * v8822;
+      v333.x[14] = v8823;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8826 = v333.x[15];
+      const float v8827 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8828 = v8826 * v8827;
+      v333.x[15] = v8828;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8831 = v333.x[16];
+      const float v8832 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8833 = v8831 * v8832;
+      v333.x[16] = v8833;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8836 = v333.x[17];
+      const float v8837 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8838 = v8836 * v8837;
+      v333.x[17] = v8838;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8841 = v333.x[18];
+      const float v8842 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8843 = v8841 * v8842;
+      v333.x[18] = v8843;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8846 = v333.x[19];
+      const float v8847 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8848 = v8846 * v8847;
+      v333.x[19] = v8848;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8851 = v333.x[20];
+      const float v8852 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8853 = v8851 * v8852;
+      v333.x[20] = v8853;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8856 = v333.x[21];
+      const float v8857 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8858 = v8856 * v8857;
+      v333.x[21] = v8858;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8861 = v333.x[22];
+      const float v8862 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8863 = v8861 * v8862;
+      v333.x[22] = v8863;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8866 = v333.x[23];
+      const float v8867 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8868 = v8866 * v8867;
+      v333.x[23] = v8868;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8871 = v333.x[24];
+      const float v8872 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8873 = v8871 * v8872;
+      v333.x[24] = v8873;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8876 = v333.x[25];
+      const float v8877 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8878 = v8876 * v8877;
+      v333.x[25] = v8878;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8881 = v333.x[26];
+      const float v8882 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8883 = v8881 * v8882;
+      v333.x[26] = v8883;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8886 = v333.x[27];
+      const float v8887 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8888 = v8886 * v8887;
+      v333.x[27] = v8888;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8891 = v333.x[28];
+      const float v8892 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8893 = v8891 * v8892;
+      v333.x[28] = v8893;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8896 = v333.x[29];
+      const float v8897 = v7848.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8898 = v8896 * v8897;
+      v333.x[29] = v8898;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8901 = v333.x[30];
+      const float v8902 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8903 = v8901 * v8902;
+      v333.x[30] = v8903;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8906 = v333.x[31];
+      const float v8907 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8908 = v8906 * v8907;
+      v333.x[31] = v8908;  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag<iron_bf16, 0, 16, 128> v8910;  // kernels/sdpa/flash_warpgroup.hpp:115
+      iron_frag_fill(v8910, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v8910, v6008);
+      iron_frag_store<false>(v8910, shm3, v8917, 128u);  // kernels/sdpa/flash_warpgroup.hpp:122
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:124
+      iron_frag<iron_bf16, 0, 16, 16> v9081;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v9081, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9081, shm3, v9072, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9083;
+      iron_frag_fill(v9083, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9083, shm2, v6012, 64u);
+      iron_frag_mma_sync(v331, v9081, v9083);
+      const unsigned int v9090 = v6012 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v9092;
+      iron_frag_fill(v9092, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9092, shm3, v9085, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9094;
+      iron_frag_fill(v9094, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9094, shm2, v9090, 64u);
+      iron_frag_mma_sync(v331, v9092, v9094);
+      const unsigned int v9101 = v6012 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v9103;
+      iron_frag_fill(v9103, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9103, shm3, v9096, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9105;
+      iron_frag_fill(v9105, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9105, shm2, v9101, 64u);
+      iron_frag_mma_sync(v331, v9103, v9105);
+      const unsigned int v9112 = v6012 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v9114;
+      iron_frag_fill(v9114, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9114, shm3, v9107, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9116;
+      iron_frag_fill(v9116, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9116, shm2, v9112, 64u);
+      iron_frag_mma_sync(v331, v9114, v9116);
+      const unsigned int v8938 = v6012 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:128
+      iron_frag<iron_bf16, 0, 16, 16> v9134;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v9134, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9134, shm3, v9125, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9136;
+      iron_frag_fill(v9136, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9136, shm2, v8938, 64u);
+      iron_frag_mma_sync(v331, v9134, v9136);
+      const unsigned int v9143 = v8938 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v9145;
+      iron_frag_fill(v9145, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9145, shm3, v9138, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9147;
+      iron_frag_fill(v9147, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9147, shm2, v9143, 64u);
+      iron_frag_mma_sync(v331, v9145, v9147);
+      const unsigned int v9154 = v8938 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v9156;
+      iron_frag_fill(v9156, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9156, shm3, v9149, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9158;
+      iron_frag_fill(v9158, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9158, shm2, v9154, 64u);
+      iron_frag_mma_sync(v331, v9156, v9158);
+      const unsigned int v9165 = v8938 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v9167;
+      iron_frag_fill(v9167, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9167, shm3, v9160, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9169;
+      iron_frag_fill(v9169, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9169, shm2, v9165, 64u);
+      iron_frag_mma_sync(v331, v9167, v9169);
+      iron_frag<iron_bf16, 0, 16, 16> v9187;
+      iron_frag_fill(v9187, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9187, shm3, v9072, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9189;
+      iron_frag_fill(v9189, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9189, shm2, v6025, 64u);
+      iron_frag_mma_sync(v333, v9187, v9189);
+      const unsigned int v9196 = v6025 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v9198;
+      iron_frag_fill(v9198, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9198, shm3, v9085, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9200;
+      iron_frag_fill(v9200, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9200, shm2, v9196, 64u);
+      iron_frag_mma_sync(v333, v9198, v9200);
+      const unsigned int v9207 = v6025 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v9209;
+      iron_frag_fill(v9209, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9209, shm3, v9096, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9211;
+      iron_frag_fill(v9211, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9211, shm2, v9207, 64u);
+      iron_frag_mma_sync(v333, v9209, v9211);
+      const unsigned int v9218 = v6025 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v9220;
+      iron_frag_fill(v9220, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9220, shm3, v9107, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9222;
+      iron_frag_fill(v9222, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9222, shm2, v9218, 64u);
+      iron_frag_mma_sync(v333, v9220, v9222);
+      const unsigned int v8966 = v6025 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:128
+      iron_frag<iron_bf16, 0, 16, 16> v9240;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v9240, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9240, shm3, v9125, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9242;
+      iron_frag_fill(v9242, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9242, shm2, v8966, 64u);
+      iron_frag_mma_sync(v333, v9240, v9242);
+      const unsigned int v9249 = v8966 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v9251;
+      iron_frag_fill(v9251, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9251, shm3, v9138, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9253;
+      iron_frag_fill(v9253, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9253, shm2, v9249, 64u);
+      iron_frag_mma_sync(v333, v9251, v9253);
+      const unsigned int v9260 = v8966 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v9262;
+      iron_frag_fill(v9262, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9262, shm3, v9149, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9264;
+      iron_frag_fill(v9264, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9264, shm2, v9260, 64u);
+      iron_frag_mma_sync(v333, v9262, v9264);
+      const unsigned int v9271 = v8966 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v9273;
+      iron_frag_fill(v9273, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9273, shm3, v9160, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9275;
+      iron_frag_fill(v9275, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9275, shm2, v9271, 64u);
+      iron_frag_mma_sync(v333, v9273, v9275);
+    }
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:92
+    const float v3817 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:219
+    iron_frag<float, 2, 16, 8> v3819;  // kernels/sdpa/flash_tile.hpp:220
+    iron_frag_fill(v3819, 0.0f);
+    const float v3823 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3824 = fmaxf(v3823, v3817);
+    const bool v3827 = v3824 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3828 = v3827 ? 0.0f : v3824;
+    v3819.x[0] = v3828;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3832 = v327.x[1];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3833 = fmaxf(v3832, v3817);
+    const bool v3836 = v3833 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3837 = v3836 ? 0.0f : v3833;
+    v3819.x[1] = v3837;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3841 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3842 = fmaxf(v3841, v3817);
+    const bool v3845 = v3842 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3846 = v3845 ? 0.0f : v3842;
+    v3819.x[2] = v3846;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3850 = v327.x[3];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3851 = fmaxf(v3850, v3817);
+    const bool v3854 = v3851 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3855 = v3854 ? 0.0f : v3851;
+    v3819.x[3] = v3855;  // kernels/sdpa/flash_tile.hpp:221
+    iron_frag<float, 2, 16, 8> v3857;  // kernels/sdpa/flash_tile.hpp:224
+    iron_frag_fill(v3857, 0.0f);
+    const float v3861 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:226
+    const float v3862 = v3817 - v3861;
+    const float v3863 = exp2f(v3862);
+    const float v3865 = v327.x[0];
+    const float v3866 = v3865 - v3861;
+    const float v3867 = exp2f(v3866);
+    const float v3868 = v329.x[0];
+    const float v3869 = v3868 * v3867;
+    const float v3870 = v3869 + v3863;
+    v3857.x[0] = v3870;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3874 = v3819.x[1];  // kernels/sdpa/flash_tile.hpp:226
+    const float v3875 = v3817 - v3874;
+    const float v3876 = exp2f(v3875);
+    const float v3878 = v327.x[1];
+    const float v3879 = v3878 - v3874;
+    const float v3880 = exp2f(v3879);
+    const float v3881 = v329.x[1];
+    const float v3882 = v3881 * v3880;
+    const float v3883 = v3882 + v3876;
+    v3857.x[1] = v3883;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3887 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:226
+    const float v3888 = v3817 - v3887;
+    const float v3889 = exp2f(v3888);
+    const float v3891 = v327.x[2];
+    const float v3892 = v3891 - v3887;
+    const float v3893 = exp2f(v3892);
+    const float v3894 = v329.x[2];
+    const float v3895 = v3894 * v3893;
+    const float v3896 = v3895 + v3889;
+    v3857.x[2] = v3896;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3900 = v3819.x[3];  // kernels/sdpa/flash_tile.hpp:226
+    const float v3901 = v3817 - v3900;
+    const float v3902 = exp2f(v3901);
+    const float v3904 = v327.x[3];
+    const float v3905 = v3904 - v3900;
+    const float v3906 = exp2f(v3905);
+    const float v3907 = v329.x[3];
+    const float v3908 = v3907 * v3906;
+    const float v3909 = v3908 + v3902;
+    v3857.x[3] = v3909;  // kernels/sdpa/flash_tile.hpp:225
+    iron_frag<float, 2, 16, 8> v3911;  // kernels/sdpa/flash_tile.hpp:228
+    iron_frag_fill(v3911, 0.0f);
+    const float v3915 = v3857.x[0];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3917 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:231
+    const float v3918 = v327.x[0];
+    const float v3919 = v3918 - v3917;
+    const float v3920 = exp2f(v3919);
+    const float v3921 = v3920 / v3915;
+    const bool v3923 = v3915 > 0.0f;
+    const float v3924 = v3923 ? v3921 : 0.0f;
+    v3911.x[0] = v3924;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3928 = v3857.x[1];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3930 = v3819.x[1];  // kernels/sdpa/flash_tile.hpp:231
+    const float v3931 = v327.x[1];
+    const float v3932 = v3931 - v3930;
+    const float v3933 = exp2f(v3932);
+    const float v3934 = v3933 / v3928;
+    const bool v3936 = v3928 > 0.0f;
+    const float v3937 = v3936 ? v3934 : 0.0f;
+    v3911.x[1] = v3937;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3941 = v3857.x[2];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3943 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:231
+    const float v3944 = v327.x[2];
+    const float v3945 = v3944 - v3943;
+    const float v3946 = exp2f(v3945);
+    const float v3947 = v3946 / v3941;
+    const bool v3949 = v3941 > 0.0f;
+    const float v3950 = v3949 ? v3947 : 0.0f;
+    v3911.x[2] = v3950;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3954 = v3857.x[3];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3956 = v3819.x[3];  // kernels/sdpa/flash_tile.hpp:231
+    const float v3957 = v327.x[3];
+    const float v3958 = v3957 - v3956;
+    const float v3959 = exp2f(v3958);
+    const float v3960 = v3959 / v3954;
+    const bool v3962 = v3954 > 0.0f;
+    const float v3963 = v3962 ? v3960 : 0.0f;
+    v3911.x[3] = v3963;  // kernels/sdpa/flash_tile.hpp:229
+    const unsigned int v3965 = v46 + v8590;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3966 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3967 = v331.x[0];
+    const float v3968 = v3967 * v3966;
+    const bool v3969 = v3965 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3969) {
+      const iron_bf16 v3973 = iron_f32_to_bf16(v3968);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3975 = v11 + v3965;
+      const unsigned int v3976 = v3975 * v1;
+      const unsigned int v3977 = v3976 + v26;
+      const unsigned int v3978 = v3977 << 7u;
+      const unsigned int v3979 = v3978 + v8589;
+      out[v3979] = v3973;
+    }
+    const unsigned int v3981 = v46 + v8595;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3982 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3983 = v331.x[1];
+    const float v3984 = v3983 * v3982;
+    const bool v3985 = v3981 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3985) {
+      const iron_bf16 v3989 = iron_f32_to_bf16(v3984);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3991 = v11 + v3981;
+      const unsigned int v3992 = v3991 * v1;
+      const unsigned int v3993 = v3992 + v26;
+      const unsigned int v3994 = v3993 << 7u;
+      const unsigned int v3995 = v3994 + v8594;
+      out[v3995] = v3989;
+    }
+    const unsigned int v3997 = v46 + v8600;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3998 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3999 = v331.x[2];
+    const float v4000 = v3999 * v3998;
+    const bool v4001 = v3997 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4001) {
+      const iron_bf16 v4005 = iron_f32_to_bf16(v4000);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4007 = v11 + v3997;
+      const unsigned int v4008 = v4007 * v1;
+      const unsigned int v4009 = v4008 + v26;
+      const unsigned int v4010 = v4009 << 7u;
+      const unsigned int v4011 = v4010 + v8599;
+      out[v4011] = v4005;
+    }
+    const unsigned int v4013 = v46 + v8605;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4014 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4015 = v331.x[3];
+    const float v4016 = v4015 * v4014;
+    const bool v4017 = v4013 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4017) {
+      const iron_bf16 v4021 = iron_f32_to_bf16(v4016);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4023 = v11 + v4013;
+      const unsigned int v4024 = v4023 * v1;
+      const unsigned int v4025 = v4024 + v26;
+      const unsigned int v4026 = v4025 << 7u;
+      const unsigned int v4027 = v4026 + v8604;
+      out[v4027] = v4021;
+    }
+    const unsigned int v4029 = v46 + v8610;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4030 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4031 = v331.x[4];
+    const float v4032 = v4031 * v4030;
+    const bool v4033 = v4029 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4033) {
+      const iron_bf16 v4037 = iron_f32_to_bf16(v4032);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4039 = v11 + v4029;
+      const unsigned int v4040 = v4039 * v1;
+      const unsigned int v4041 = v4040 + v26;
+      const unsigned int v4042 = v4041 << 7u;
+      const unsigned int v4043 = v4042 + v8609;
+      out[v4043] = v4037;
+    }
+    const unsigned int v4045 = v46 + v8615;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4046 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4047 = v331.x[5];
+    const float v4048 = v4047 * v4046;
+    const bool v4049 = v4045 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4049) {
+      const iron_bf16 v4053 = iron_f32_to_bf16(v4048);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4055 = v11 + v4045;
+      const unsigned int v4056 = v4055 * v1;
+      const unsigned int v4057 = v4056 + v26;
+      const unsigned int v4058 = v4057 << 7u;
+      const unsigned int v4059 = v4058 + v8614;
+      out[v4059] = v4053;
+    }
+    const unsigned int v4061 = v46 + v8620;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4062 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4063 = v331.x[6];
+    const float v4064 = v4063 * v4062;
+    const bool v4065 = v4061 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4065) {
+      const iron_bf16 v4069 = iron_f32_to_bf16(v4064);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4071 = v11 + v4061;
+      const unsigned int v4072 = v4071 * v1;
+      const unsigned int v4073 = v4072 + v26;
+      const unsigned int v4074 = v4073 << 7u;
+      const unsigned int v4075 = v4074 + v8619;
+      out[v4075] = v4069;
+    }
+    const unsigned int v4077 = v46 + v8625;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4078 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4079 = v331.x[7];
+    const float v4080 = v4079 * v4078;
+    const bool v4081 = v4077 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4081) {
+      const iron_bf16 v4085 = iron_f32_to_bf16(v4080);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4087 = v11 + v4077;
+      const unsigned int v4088 = v4087 * v1;
+      const unsigned int v4089 = v4088 + v26;
+      const unsigned int v4090 = v4089 << 7u;
+      const unsigned int v4091 = v4090 + v8624;
+      out[v4091] = v4085;
+    }
+    const unsigned int v4093 = v46 + v8630;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4094 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4095 = v331.x[8];
+    const float v4096 = v4095 * v4094;
+    const bool v4097 = v4093 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4097) {
+      const iron_bf16 v4101 = iron_f32_to_bf16(v4096);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4103 = v11 + v4093;
+      const unsigned int v4104 = v4103 * v1;
+      const unsigned int v4105 = v4104 + v26;
+      const unsigned int v4106 = v4105 << 7u;
+      const unsigned int v4107 = v4106 + v8629;
+      out[v4107] = v4101;
+    }
+    const unsigned int v4109 = v46 + v8635;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4110 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4111 = v331.x[9];
+    const float v4112 = v4111 * v4110;
+    const bool v4113 = v4109 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4113) {
+      const iron_bf16 v4117 = iron_f32_to_bf16(v4112);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4119 = v11 + v4109;
+      const unsigned int v4120 = v4119 * v1;
+      const unsigned int v4121 = v4120 + v26;
+      const unsigned int v4122 = v4121 << 7u;
+      const unsigned int v4123 = v4122 + v8634;
+      out[v4123] = v4117;
+    }
+    const unsigned int v4125 = v46 + v8640;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4126 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4127 = v331.x[10];
+    const float v4128 = v4127 * v4126;
+    const bool v4129 = v4125 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4129) {
+      const iron_bf16 v4133 = iron_f32_to_bf16(v4128);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4135 = v11 + v4125;
+      const unsigned int v4136 = v4135 * v1;
+      const unsigned int v4137 = v4136 + v26;
+      const unsigned int v4138 = v4137 << 7u;
+      const unsigned int v4139 = v4138 + v8639;
+      out[v4139] = v4133;
+    }
+    const unsigned int v4141 = v46 + v8645;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4142 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4143 = v331.x[11];
+    const float v4144 = v4143 * v4142;
+    const bool v4145 = v4141 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4145) {
+      const iron_bf16 v4149 = iron_f32_to_bf16(v4144);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4151 = v11 + v4141;
+      const unsigned int v4152 = v4151 * v1;
+      const unsigned int v4153 = v4152 + v26;
+      const unsigned int v4154 = v4153 << 7u;
+      const unsigned int v4155 = v4154 + v8644;
+      out[v4155] = v4149;
+    }
+    const unsigned int v4157 = v46 + v8650;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4158 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4159 = v331.x[12];
+    const float v4160 = v4159 * v4158;
+    const bool v4161 = v4157 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4161) {
+      const iron_bf16 v4165 = iron_f32_to_bf16(v4160);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4167 = v11 + v4157;
+      const unsigned int v4168 = v4167 * v1;
+      const unsigned int v4169 = v4168 + v26;
+      const unsigned int v4170 = v4169 << 7u;
+      const unsigned int v4171 = v4170 + v8649;
+      out[v4171] = v4165;
+    }
+    const unsigned int v4173 = v46 + v8655;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4174 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4175 = v331.x[13];
+    const float v4176 = v4175 * v4174;
+    const bool v4177 = v4173 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4177) {
+      const iron_bf16 v4181 = iron_f32_to_bf16(v4176);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4183 = v11 + v4173;
+      const unsigned int v4184 = v4183 * v1;
+      const unsigned int v4185 = v4184 + v26;
+      const unsigned int v4186 = v4185 << 7u;
+      const unsigned int v4187 = v4186 + v8654;
+      out[v4187] = v4181;
+    }
+    const unsigned int v4189 = v46 + v8660;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4190 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4191 = v331.x[14];
+    const float v4192 = v4191 * v4190;
+    const bool v4193 = v4189 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4193) {
+      const iron_bf16 v4197 = iron_f32_to_bf16(v4192);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4199 = v11 + v4189;
+      const unsigned int v4200 = v4199 * v1;
+      const unsigned int v4201 = v4200 + v26;
+      const unsigned int v4202 = v4201 << 7u;
+      const unsigned int v4203 = v4202 + v8659;
+      out[v4203] = v4197;
+    }
+    const unsigned int v4205 = v46 + v8665;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4206 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4207 = v331.x[15];
+    const float v4208 = v4207 * v4206;
+    const bool v4209 = v4205 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4209) {
+      const iron_bf16 v4213 = iron_f32_to_bf16(v4208);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4215 = v11 + v4205;
+      const unsigned int v4216 = v4215 * v1;
+      const unsigned int v4217 = v4216 + v26;
+      const unsigned int v4218 = v4217 << 7u;
+      const unsigned int v4219 = v4218 + v8664;
+      out[v4219] = v4213;
+    }
+    const unsigned int v4221 = v46 + v8670;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4222 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4223 = v331.x[16];
+    const float v4224 = v4223 * v4222;
+    const bool v4225 = v4221 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4225) {
+      const iron_bf16 v4229 = iron_f32_to_bf16(v4224);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4231 = v11 + v4221;
+      const unsigned int v4232 = v4231 * v1;
+      const unsigned int v4233 = v4232 + v26;
+      const unsigned int v4234 = v4233 << 7u;
+      const unsigned int v4235 = v4234 + v8669;
+      out[v4235] = v4229;
+    }
+    const unsigned int v4237 = v46 + v8675;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4238 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4239 = v331.x[17];
+    const float v4240 = v4239 * v4238;
+    const bool v4241 = v4237 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4241) {
+      const iron_bf16 v4245 = iron_f32_to_bf16(v4240);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4247 = v11 + v4237;
+      const unsigned int v4248 = v4247 * v1;
+      const unsigned int v4249 = v4248 + v26;
+      const unsigned int v4250 = v4249 << 7u;
+      const unsigned int v4251 = v4250 + v8674;
+      out[v4251] = v4245;
+    }
+    const unsigned int v4253 = v46 + v8680;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4254 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4255 = v331.x[18];
+    const float v4256 = v4255 * v4254;
+    const bool v4257 = v4253 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4257) {
+      const iron_bf16 v4261 = iron_f32_to_bf16(v4256);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4263 = v11 + v4253;
+      const unsigned int v4264 = v4263 * v1;
+      const unsigned int v4265 = v4264 + v26;
+      const unsigned int v4266 = v4265 << 7u;
+      const unsigned int v4267 = v4266 + v8679;
+      out[v4267] = v4261;
+    }
+    const unsigned int v4269 = v46 + v8685;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4270 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4271 = v331.x[19];
+    const float v4272 = v4271 * v4270;
+    const bool v4273 = v4269 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4273) {
+      const iron_bf16 v4277 = iron_f32_to_bf16(v4272);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4279 = v11 + v4269;
+      const unsigned int v4280 = v4279 * v1;
+      const unsigned int v4281 = v4280 + v26;
+      const unsigned int v4282 = v4281 << 7u;
+      const unsigned int v4283 = v4282 + v8684;
+      out[v4283] = v4277;
+    }
+    const unsigned int v4285 = v46 + v8690;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4286 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4287 = v331.x[20];
+    const float v4288 = v4287 * v4286;
+    const bool v4289 = v4285 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4289) {
+      const iron_bf16 v4293 = iron_f32_to_bf16(v4288);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4295 = v11 + v4285;
+      const unsigned int v4296 = v4295 * v1;
+      const unsigned int v4297 = v4296 + v26;
+      const unsigned int v4298 = v4297 << 7u;
+      const unsigned int v4299 = v4298 + v8689;
+      out[v4299] = v4293;
+    }
+    const unsigned int v4301 = v46 + v8695;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4302 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4303 = v331.x[21];
+    const float v4304 = v4303 * v4302;
+    const bool v4305 = v4301 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4305) {
+      const iron_bf16 v4309 = iron_f32_to_bf16(v4304);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4311 = v11 + v4301;
+      const unsigned int v4312 = v4311 * v1;
+      const unsigned int v4313 = v4312 + v26;
+      const unsigned int v4314 = v4313 << 7u;
+      const unsigned int v4315 = v4314 + v8694;
+      out[v4315] = v4309;
+    }
+    const unsigned int v4317 = v46 + v8700;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4318 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4319 = v331.x[22];
+    const float v4320 = v4319 * v4318;
+    const bool v4321 = v4317 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4321) {
+      const iron_bf16 v4325 = iron_f32_to_bf16(v4320);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4327 = v11 + v4317;
+      const unsigned int v4328 = v4327 * v1;
+      const unsigned int v4329 = v4328 + v26;
+      const unsigned int v4330 = v4329 << 7u;
+      const unsigned int v4331 = v4330 + v8699;
+      out[v4331] = v4325;
+    }
+    const unsigned int v4333 = v46 + v8705;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4334 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4335 = v331.x[23];
+    const float v4336 = v4335 * v4334;
+    const bool v4337 = v4333 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4337) {
+      const iron_bf16 v4341 = iron_f32_to_bf16(v4336);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4343 = v11 + v4333;
+      const unsigned int v4344 = v4343 * v1;
+      const unsigned int v4345 = v4344 + v26;
+      const unsigned int v4346 = v4345 << 7u;
+      const unsigned int v4347 = v4346 + v8704;
+      out[v4347] = v4341;
+    }
+    const unsigned int v4349 = v46 + v8710;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4350 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4351 = v331.x[24];
+    const float v4352 = v4351 * v4350;
+    const bool v4353 = v4349 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4353) {
+      const iron_bf16 v4357 = iron_f32_to_bf16(v4352);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4359 = v11 + v4349;
+      const unsigned int v4360 = v4359 * v1;
+      const unsigned int v4361 = v4360 + v26;
+      const unsigned int v4362 = v4361 << 7u;
+      const unsigned int v4363 = v4362 + v8709;
+      out[v4363] = v4357;
+    }
+    const unsigned int v4365 = v46 + v8715;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4366 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4367 = v331.x[25];
+    const float v4368 = v4367 * v4366;
+    const bool v4369 = v4365 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4369) {
+      const iron_bf16 v4373 = iron_f32_to_bf16(v4368);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4375 = v11 + v4365;
+      const unsigned int v4376 = v4375 * v1;
+      const unsigned int v4377 = v4376 + v26;
+      const unsigned int v4378 = v4377 << 7u;
+      const unsigned int v4379 = v4378 + v8714;
+      out[v4379] = v4373;
+    }
+    const unsigned int v4381 = v46 + v8720;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4382 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4383 = v331.x[26];
+    const float v4384 = v4383 * v4382;
+    const bool v4385 = v4381 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4385) {
+      const iron_bf16 v4389 = iron_f32_to_bf16(v4384);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4391 = v11 + v4381;
+      const unsigned int v4392 = v4391 * v1;
+      const unsigned int v4393 = v4392 + v26;
+      const unsigned int v4394 = v4393 << 7u;
+      const unsigned int v4395 = v4394 + v8719;
+      out[v4395] = v4389;
+    }
+    const unsigned int v4397 = v46 + v8725;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4398 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4399 = v331.x[27];
+    const float v4400 = v4399 * v4398;
+    const bool v4401 = v4397 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4401) {
+      const iron_bf16 v4405 = iron_f32_to_bf16(v4400);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4407 = v11 + v4397;
+      const unsigned int v4408 = v4407 * v1;
+      const unsigned int v4409 = v4408 + v26;
+      const unsigned int v4410 = v4409 << 7u;
+      const unsigned int v4411 = v4410 + v8724;
+      out[v4411] = v4405;
+    }
+    const unsigned int v4413 = v46 + v8730;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4414 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4415 = v331.x[28];
+    const float v4416 = v4415 * v4414;
+    const bool v4417 = v4413 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4417) {
+      const iron_bf16 v4421 = iron_f32_to_bf16(v4416);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4423 = v11 + v4413;
+      const unsigned int v4424 = v4423 * v1;
+      const unsigned int v4425 = v4424 + v26;
+      const unsigned int v4426 = v4425 << 7u;
+      const unsigned int v4427 = v4426 + v8729;
+      out[v4427] = v4421;
+    }
+    const unsigned int v4429 = v46 + v8735;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4430 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4431 = v331.x[29];
+    const float v4432 = v4431 * v4430;
+    const bool v4433 = v4429 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4433) {
+      const iron_bf16 v4437 = iron_f32_to_bf16(v4432);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4439 = v11 + v4429;
+      const unsigned int v4440 = v4439 * v1;
+      const unsigned int v4441 = v4440 + v26;
+      const unsigned int v4442 = v4441 << 7u;
+      const unsigned int v4443 = v4442 + v8734;
+      out[v4443] = v4437;
+    }
+    const unsigned int v4445 = v46 + v8740;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4446 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4447 = v331.x[30];
+    const float v4448 = v4447 * v4446;
+    const bool v4449 = v4445 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4449) {
+      const iron_bf16 v4453 = iron_f32_to_bf16(v4448);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4455 = v11 + v4445;
+      const unsigned int v4456 = v4455 * v1;
+      const unsigned int v4457 = v4456 + v26;
+      const unsigned int v4458 = v4457 << 7u;
+      const unsigned int v4459 = v4458 + v8739;
+      out[v4459] = v4453;
+    }
+    const unsigned int v4461 = v46 + v8745;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4462 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4463 = v331.x[31];
+    const float v4464 = v4463 * v4462;
+    const bool v4465 = v4461 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4465) {
+      const iron_bf16 v4469 = iron_f32_to_bf16(v4464);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4471 = v11 + v4461;
+      const unsigned int v4472 = v4471 * v1;
+      const unsigned int v4473 = v4472 + v26;
+      const unsigned int v4474 = v4473 << 7u;
+      const unsigned int v4475 = v4474 + v8744;
+      out[v4475] = v4469;
+    }
+    const unsigned int v4477 = v46 + v8750;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4478 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4479 = v333.x[0];
+    const float v4480 = v4479 * v4478;
+    const bool v4481 = v4477 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4481) {
+      const unsigned int v4484 = 64u + v8749;
+      const iron_bf16 v4485 = iron_f32_to_bf16(v4480);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4487 = v11 + v4477;
+      const unsigned int v4488 = v4487 * v1;
+      const unsigned int v4489 = v4488 + v26;
+      const unsigned int v4490 = v4489 << 7u;
+      const unsigned int v4491 = v4490 + v4484;
+      out[v4491] = v4485;
+    }
+    const unsigned int v4493 = v46 + v8755;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4494 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4495 = v333.x[1];
+    const float v4496 = v4495 * v4494;
+    const bool v4497 = v4493 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4497) {
+      const unsigned int v4500 = 64u + v8754;
+      const iron_bf16 v4501 = iron_f32_to_bf16(v4496);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4503 = v11 + v4493;
+      const unsigned int v4504 = v4503 * v1;
+      const unsigned int v4505 = v4504 + v26;
+      const unsigned int v4506 = v4505 << 7u;
+      const unsigned int v4507 = v4506 + v4500;
+      out[v4507] = v4501;
+    }
+    const unsigned int v4509 = v46 + v8760;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4510 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4511 = v333.x[2];
+    const float v4512 = v4511 * v4510;
+    const bool v4513 = v4509 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4513) {
+      const unsigned int v4516 = 64u + v8759;
+      const iron_bf16 v4517 = iron_f32_to_bf16(v4512);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4519 = v11 + v4509;
+      const unsigned int v4520 = v4519 * v1;
+      const unsigned int v4521 = v4520 + v26;
+      const unsigned int v4522 = v4521 << 7u;
+      const unsigned int v4523 = v4522 + v4516;
+      out[v4523] = v4517;
+    }
+    const unsigned int v4525 = v46 + v8765;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4526 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4527 = v333.x[3];
+    const float v4528 = v4527 * v4526;
+    const bool v4529 = v4525 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4529) {
+      const unsigned int v4532 = 64u + v8764;
+      const iron_bf16 v4533 = iron_f32_to_bf16(v4528);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4535 = v11 + v4525;
+      const unsigned int v4536 = v4535 * v1;
+      const unsigned int v4537 = v4536 + v26;
+      const unsigned int v4538 = v4537 << 7u;
+      const unsigned int v4539 = v4538 + v4532;
+      out[v4539] = v4533;
+    }
+    const unsigned int v4541 = v46 + v8770;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4542 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4543 = v333.x[4];
+    const float v4544 = v4543 * v4542;
+    const bool v4545 = v4541 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4545) {
+      const unsigned int v4548 = 64u + v8769;
+      const iron_bf16 v4549 = iron_f32_to_bf16(v4544);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4551 = v11 + v4541;
+      const unsigned int v4552 = v4551 * v1;
+      const unsigned int v4553 = v4552 + v26;
+      const unsigned int v4554 = v4553 << 7u;
+      const unsigned int v4555 = v4554 + v4548;
+      out[v4555] = v4549;
+    }
+    const unsigned int v4557 = v46 + v8775;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4558 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4559 = v333.x[5];
+    const float v4560 = v4559 * v4558;
+    const bool v4561 = v4557 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4561) {
+      const unsigned int v4564 = 64u + v8774;
+      const iron_bf16 v4565 = iron_f32_to_bf16(v4560);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4567 = v11 + v4557;
+      const unsigned int v4568 = v4567 * v1;
+      const unsigned int v4569 = v4568 + v26;
+      const unsigned int v4570 = v4569 << 7u;
+      const unsigned int v4571 = v4570 + v4564;
+      out[v4571] = v4565;
+    }
+    const unsigned int v4573 = v46 + v8780;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4574 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4575 = v333.x[6];
+    const float v4576 = v4575 * v4574;
+    const bool v4577 = v4573 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4577) {
+      const unsigned int v4580 = 64u + v8779;
+      const iron_bf16 v4581 = iron_f32_to_bf16(v4576);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4583 = v11 + v4573;
+      const unsigned int v4584 = v4583 * v1;
+      const unsigned int v4585 = v4584 + v26;
+      const unsigned int v4586 = v4585 << 7u;
+      const unsigned int v4587 = v4586 + v4580;
+      out[v4587] = v4581;
+    }
+    const unsigned int v4589 = v46 + v8785;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4590 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4591 = v333.x[7];
+    const float v4592 = v4591 * v4590;
+    const bool v4593 = v4589 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4593) {
+      const unsigned int v4596 = 64u + v8784;
+      const iron_bf16 v4597 = iron_f32_to_bf16(v4592);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4599 = v11 + v4589;
+      const unsigned int v4600 = v4599 * v1;
+      const unsigned int v4601 = v4600 + v26;
+      const unsigned int v4602 = v4601 << 7u;
+      const unsigned int v4603 = v4602 + v4596;
+      out[v4603] = v4597;
+    }
+    const unsigned int v4605 = v46 + v8790;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4606 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4607 = v333.x[8];
+    const float v4608 = v4607 * v4606;
+    const bool v4609 = v4605 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4609) {
+      const unsigned int v4612 = 64u + v8789;
+      const iron_bf16 v4613 = iron_f32_to_bf16(v4608);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4615 = v11 + v4605;
+      const unsigned int v4616 = v4615 * v1;
+      const unsigned int v4617 = v4616 + v26;
+      const unsigned int v4618 = v4617 << 7u;
+      const unsigned int v4619 = v4618 + v4612;
+      out[v4619] = v4613;
+    }
+    const unsigned int v4621 = v46 + v8795;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4622 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4623 = v333.x[9];
+    const float v4624 = v4623 * v4622;
+    const bool v4625 = v4621 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4625) {
+      const unsigned int v4628 = 64u + v8794;
+      const iron_bf16 v4629 = iron_f32_to_bf16(v4624);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4631 = v11 + v4621;
+      const unsigned int v4632 = v4631 * v1;
+      const unsigned int v4633 = v4632 + v26;
+      const unsigned int v4634 = v4633 << 7u;
+      const unsigned int v4635 = v4634 + v4628;
+      out[v4635] = v4629;
+    }
+    const unsigned int v4637 = v46 + v8800;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4638 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4639 = v333.x[10];
+    const float v4640 = v4639 * v4638;
+    const bool v4641 = v4637 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4641) {
+      const unsigned int v4644 = 64u + v8799;
+      const iron_bf16 v4645 = iron_f32_to_bf16(v4640);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4647 = v11 + v4637;
+      const unsigned int v4648 = v4647 * v1;
+      const unsigned int v4649 = v4648 + v26;
+      const unsigned int v4650 = v4649 << 7u;
+      const unsigned int v4651 = v4650 + v4644;
+      out[v4651] = v4645;
+    }
+    const unsigned int v4653 = v46 + v8805;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4654 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4655 = v333.x[11];
+    const float v4656 = v4655 * v4654;
+    const bool v4657 = v4653 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4657) {
+      const unsigned int v4660 = 64u + v8804;
+      const iron_bf16 v4661 = iron_f32_to_bf16(v4656);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4663 = v11 + v4653;
+      const unsigned int v4664 = v4663 * v1;
+      const unsigned int v4665 = v4664 + v26;
+      const unsigned int v4666 = v4665 << 7u;
+      const unsigned int v4667 = v4666 + v4660;
+      out[v4667] = v4661;
+    }
+    const unsigned int v4669 = v46 + v8810;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4670 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4671 = v333.x[12];
+    const float v4672 = v4671 * v4670;
+    const bool v4673 = v4669 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4673) {
+      const unsigned int v4676 = 64u + v8809;
+      const iron_bf16 v4677 = iron_f32_to_bf16(v4672);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4679 = v11 + v4669;
+      const unsigned int v4680 = v4679 * v1;
+      const unsigned int v4681 = v4680 + v26;
+      const unsigned int v4682 = v4681 << 7u;
+      const unsigned int v4683 = v4682 + v4676;
+      out[v4683] = v4677;
+    }
+    const unsigned int v4685 = v46 + v8815;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4686 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4687 = v333.x[13];
+    const float v4688 = v4687 * v4686;
+    const bool v4689 = v4685 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4689) {
+      const unsigned int v4692 = 64u + v8814;
+      const iron_bf16 v4693 = iron_f32_to_bf16(v4688);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4695 = v11 + v4685;
+      const unsigned int v4696 = v4695 * v1;
+      const unsigned int v4697 = v4696 + v26;
+      const unsigned int v4698 = v4697 << 7u;
+      const unsigned int v4699 = v4698 + v4692;
+      out[v4699] = v4693;
+    }
+    const unsigned int v4701 = v46 + v8820;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4702 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4703 = v333.x[14];
+    const float v4704 = v4703 * v4702;
+    const bool v4705 = v4701 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4705) {
+      const unsigned int v4708 = 64u + v8819;
+      const iron_bf16 v4709 = iron_f32_to_bf16(v4704);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4711 = v11 + v4701;
+      const unsigned int v4712 = v4711 * v1;
+      const unsigned int v4713 = v4712 + v26;
+      const unsigned int v4714 = v4713 << 7u;
+      const unsigned int v4715 = v4714 + v4708;
+      out[v4715] = v4709;
+    }
+    const unsigned int v4717 = v46 + v8825;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4718 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4719 = v333.x[15];
+    const float v4720 = v4719 * v4718;
+    const bool v4721 = v4717 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4721) {
+      const unsigned int v4724 = 64u + v8824;
+      const iron_bf16 v4725 = iron_f32_to_bf16(v4720);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4727 = v11 + v4717;
+      const unsigned int v4728 = v4727 * v1;
+      const unsigned int v4729 = v4728 + v26;
+      const unsigned int v4730 = v4729 << 7u;
+      const unsigned int v4731 = v4730 + v4724;
+      out[v4731] = v4725;
+    }
+    const unsigned int v4733 = v46 + v8830;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4734 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4735 = v333.x[16];
+    const float v4736 = v4735 * v4734;
+    const bool v4737 = v4733 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4737) {
+      const unsigned int v4740 = 64u + v8829;
+      const iron_bf16 v4741 = iron_f32_to_bf16(v4736);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4743 = v11 + v4733;
+      const unsigned int v4744 = v4743 * v1;
+      const unsigned int v4745 = v4744 + v26;
+      const unsigned int v4746 = v4745 << 7u;
+      const unsigned int v4747 = v4746 + v4740;
+      out[v4747] = v4741;
+    }
+    const unsigned int v4749 = v46 + v8835;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4750 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4751 = v333.x[17];
+    const float v4752 = v4751 * v4750;
+    const bool v4753 = v4749 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4753) {
+      const unsigned int v4756 = 64u + v8834;
+      const iron_bf16 v4757 = iron_f32_to_bf16(v4752);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4759 = v11 + v4749;
+      const unsigned int v4760 = v4759 * v1;
+      const unsigned int v4761 = v4760 + v26;
+      const unsigned int v4762 = v4761 << 7u;
+      const unsigned int v4763 = v4762 + v4756;
+      out[v4763] = v4757;
+    }
+    const unsigned int v4765 = v46 + v8840;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4766 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4767 = v333.x[18];
+    const float v4768 = v4767 * v4766;
+    const bool v4769 = v4765 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4769) {
+      const unsigned int v4772 = 64u + v8839;
+      const iron_bf16 v4773 = iron_f32_to_bf16(v4768);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4775 = v11 + v4765;
+      const unsigned int v4776 = v4775 * v1;
+      const unsigned int v4777 = v4776 + v26;
+      const unsigned int v4778 = v4777 << 7u;
+      const unsigned int v4779 = v4778 + v4772;
+      out[v4779] = v4773;
+    }
+    const unsigned int v4781 = v46 + v8845;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4782 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4783 = v333.x[19];
+    const float v4784 = v4783 * v4782;
+    const bool v4785 = v4781 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4785) {
+      const unsigned int v4788 = 64u + v8844;
+      const iron_bf16 v4789 = iron_f32_to_bf16(v4784);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4791 = v11 + v4781;
+      const unsigned int v4792 = v4791 * v1;
+      const unsigned int v4793 = v4792 + v26;
+      const unsigned int v4794 = v4793 << 7u;
+      const unsigned int v4795 = v4794 + v4788;
+      out[v4795] = v4789;
+    }
+    const unsigned int v4797 = v46 + v8850;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4798 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4799 = v333.x[20];
+    const float v4800 = v4799 * v4798;
+    const bool v4801 = v4797 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4801) {
+      const unsigned int v4804 = 64u + v8849;
+      const iron_bf16 v4805 = iron_f32_to_bf16(v4800);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4807 = v11 + v4797;
+      const unsigned int v4808 = v4807 * v1;
+      const unsigned int v4809 = v4808 + v26;
+      const unsigned int v4810 = v4809 << 7u;
+      const unsigned int v4811 = v4810 + v4804;
+      out[v4811] = v4805;
+    }
+    const unsigned int v4813 = v46 + v8855;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4814 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4815 = v333.x[21];
+    const float v4816 = v4815 * v4814;
+    const bool v4817 = v4813 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4817) {
+      const unsigned int v4820 = 64u + v8854;
+      const iron_bf16 v4821 = iron_f32_to_bf16(v4816);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4823 = v11 + v4813;
+      const unsigned int v4824 = v4823 * v1;
+      const unsigned int v4825 = v4824 + v26;
+      const unsigned int v4826 = v4825 << 7u;
+      const unsigned int v4827 = v4826 + v4820;
+      out[v4827] = v4821;
+    }
+    const unsigned int v4829 = v46 + v8860;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4830 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4831 = v333.x[22];
+    const float v4832 = v4831 * v4830;
+    const bool v4833 = v4829 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4833) {
+      const unsigned int v4836 = 64u + v8859;
+      const iron_bf16 v4837 = iron_f32_to_bf16(v4832);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4839 = v11 + v4829;
+      const unsigned int v4840 = v4839 * v1;
+      const unsigned int v4841 = v4840 + v26;
+      const unsigned int v4842 = v4841 << 7u;
+      const unsigned int v4843 = v4842 + v4836;
+      out[v4843] = v4837;
+    }
+    const unsigned int v4845 = v46 + v8865;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4846 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4847 = v333.x[23];
+    const float v4848 = v4847 * v4846;
+    const bool v4849 = v4845 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4849) {
+      const unsigned int v4852 = 64u + v8864;
+      const iron_bf16 v4853 = iron_f32_to_bf16(v4848);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4855 = v11 + v4845;
+      const unsigned int v4856 = v4855 * v1;
+      const unsigned int v4857 = v4856 + v26;
+      const unsigned int v4858 = v4857 << 7u;
+      const unsigned int v4859 = v4858 + v4852;
+      out[v4859] = v4853;
+    }
+    const unsigned int v4861 = v46 + v8870;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4862 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4863 = v333.x[24];
+    const float v4864 = v4863 * v4862;
+    const bool v4865 = v4861 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4865) {
+      const unsigned int v4868 = 64u + v8869;
+      const iron_bf16 v4869 = iron_f32_to_bf16(v4864);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4871 = v11 + v4861;
+      const unsigned int v4872 = v4871 * v1;
+      const unsigned int v4873 = v4872 + v26;
+      const unsigned int v4874 = v4873 << 7u;
+      const unsigned int v4875 = v4874 + v4868;
+      out[v4875] = v4869;
+    }
+    const unsigned int v4877 = v46 + v8875;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4878 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4879 = v333.x[25];
+    const float v4880 = v4879 * v4878;
+    const bool v4881 = v4877 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4881) {
+      const unsigned int v4884 = 64u + v8874;
+      const iron_bf16 v4885 = iron_f32_to_bf16(v4880);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4887 = v11 + v4877;
+      const unsigned int v4888 = v4887 * v1;
+      const unsigned int v4889 = v4888 + v26;
+      const unsigned int v4890 = v4889 << 7u;
+      const unsigned int v4891 = v4890 + v4884;
+      out[v4891] = v4885;
+    }
+    const unsigned int v4893 = v46 + v8880;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4894 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4895 = v333.x[26];
+    const float v4896 = v4895 * v4894;
+    const bool v4897 = v4893 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4897) {
+      const unsigned int v4900 = 64u + v8879;
+      const iron_bf16 v4901 = iron_f32_to_bf16(v4896);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4903 = v11 + v4893;
+      const unsigned int v4904 = v4903 * v1;
+      const unsigned int v4905 = v4904 + v26;
+      const unsigned int v4906 = v4905 << 7u;
+      const unsigned int v4907 = v4906 + v4900;
+      out[v4907] = v4901;
+    }
+    const unsigned int v4909 = v46 + v8885;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4910 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4911 = v333.x[27];
+    const float v4912 = v4911 * v4910;
+    const bool v4913 = v4909 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4913) {
+      const unsigned int v4916 = 64u + v8884;
+      const iron_bf16 v4917 = iron_f32_to_bf16(v4912);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4919 = v11 + v4909;
+      const unsigned int v4920 = v4919 * v1;
+      const unsigned int v4921 = v4920 + v26;
+      const unsigned int v4922 = v4921 << 7u;
+      const unsigned int v4923 = v4922 + v4916;
+      out[v4923] = v4917;
+    }
+    const unsigned int v4925 = v46 + v8890;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4926 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4927 = v333.x[28];
+    const float v4928 = v4927 * v4926;
+    const bool v4929 = v4925 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4929) {
+      const unsigned int v4932 = 64u + v8889;
+      const iron_bf16 v4933 = iron_f32_to_bf16(v4928);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4935 = v11 + v4925;
+      const unsigned int v4936 = v4935 * v1;
+      const unsigned int v4937 = v4936 + v26;
+      const unsigned int v4938 = v4937 << 7u;
+      const unsigned int v4939 = v4938 + v4932;
+      out[v4939] = v4933;
+    }
+    const unsigned int v4941 = v46 + v8895;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4942 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4943 = v333.x[29];
+    const float v4944 = v4943 * v4942;
+    const bool v4945 = v4941 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4945) {
+      const unsigned int v4948 = 64u + v8894;
+      const iron_bf16 v4949 = iron_f32_to_bf16(v4944);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4951 = v11 + v4941;
+      const unsigned int v4952 = v4951 * v1;
+      const unsigned int v4953 = v4952 + v26;
+      const unsigned int v4954 = v4953 << 7u;
+      const unsigned int v4955 = v4954 + v4948;
+      out[v4955] = v4949;
+    }
+    const unsigned int v4957 = v46 + v8900;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4958 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4959 = v333.x[30];
+    const float v4960 = v4959 * v4958;
+    const bool v4961 = v4957 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4961) {
+      const unsigned int v4964 = 64u + v8899;
+      const iron_bf16 v4965 = iron_f32_to_bf16(v4960);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4967 = v11 + v4957;
+      const unsigned int v4968 = v4967 * v1;
+      const unsigned int v4969 = v4968 + v26;
+      const unsigned int v4970 = v4969 << 7u;
+      const unsigned int v4971 = v4970 + v4964;
+      out[v4971] = v4965;
+    }
+    const unsigned int v4973 = v46 + v8905;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4974 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4975 = v333.x[31];
+    const float v4976 = v4975 * v4974;
+    const bool v4977 = v4973 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4977) {
+      const unsigned int v4980 = 64u + v8904;
+      const iron_bf16 v4981 = iron_f32_to_bf16(v4976);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4983 = v11 + v4973;
+      const unsigned int v4984 = v4983 * v1;
+      const unsigned int v4985 = v4984 + v26;
+      const unsigned int v4986 = v4985 << 7u;
+      const unsigned int v4987 = v4986 + v4980;
+      out[v4987] = v4981;
     }
   }
 }

@@ -360,335 +360,335 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
     const unsigned int v45 = v41 << 4u;  // kernels/sdpa/flash_warpgroup.hpp:73
     const unsigned int v46 = v25 + v45;
     unsigned int v47 = 0u;  // kernels/sdpa/flash_warpgroup.hpp:77
-    const unsigned int v49 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v52 = v49 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v55 = v49 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    const unsigned int v49 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v52 = v49 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v55 = v49 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v56 = v55 << 3u;
-    const unsigned int v57 = v25 + v52;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v57 = v25 + v52;  // kernels/sdpa/flash_tile.hpp:84
     const bool v58 = v57 < v18;
-    const unsigned int v61 = v58 ? v57 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v61 = v58 ? v57 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v63 = v11 + v61;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v64 = v63 * v1;
     const unsigned int v65 = v64 + v26;
     const unsigned int v66 = v65 << 8u;
-    const unsigned int v67 = v66 + v56;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v67 = v66 + v56;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v69 = v56 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v71 = v52 << 6u;
     const unsigned int v74 = v56 >> 6u;
     const unsigned int v75 = v74 << 13u;
     const unsigned int v77 = v75 + v71;
     const unsigned int v78 = v77 + v69;
-    iron_copy_async<16>(shm0 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), q + v67, v58);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v81 = v49 + 256u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v83 = v81 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v86 = v81 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), q + v67, v58);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v81 = v49 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v83 = v81 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v86 = v81 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v87 = v86 << 3u;
-    const unsigned int v88 = v25 + v83;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v88 = v25 + v83;  // kernels/sdpa/flash_tile.hpp:84
     const bool v89 = v88 < v18;
-    const unsigned int v92 = v89 ? v88 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v92 = v89 ? v88 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v94 = v11 + v92;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v95 = v94 * v1;
     const unsigned int v96 = v95 + v26;
     const unsigned int v97 = v96 << 8u;
-    const unsigned int v98 = v97 + v87;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v98 = v97 + v87;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v100 = v87 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v102 = v83 << 6u;
     const unsigned int v105 = v87 >> 6u;
     const unsigned int v106 = v105 << 13u;
     const unsigned int v108 = v106 + v102;
     const unsigned int v109 = v108 + v100;
-    iron_copy_async<16>(shm0 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), q + v98, v89);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v112 = v49 + 512u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v114 = v112 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v117 = v112 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), q + v98, v89);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v112 = v49 + 512u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v114 = v112 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v117 = v112 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v118 = v117 << 3u;
-    const unsigned int v119 = v25 + v114;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v119 = v25 + v114;  // kernels/sdpa/flash_tile.hpp:84
     const bool v120 = v119 < v18;
-    const unsigned int v123 = v120 ? v119 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v123 = v120 ? v119 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v125 = v11 + v123;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v126 = v125 * v1;
     const unsigned int v127 = v126 + v26;
     const unsigned int v128 = v127 << 8u;
-    const unsigned int v129 = v128 + v118;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v129 = v128 + v118;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v131 = v118 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v133 = v114 << 6u;
     const unsigned int v136 = v118 >> 6u;
     const unsigned int v137 = v136 << 13u;
     const unsigned int v139 = v137 + v133;
     const unsigned int v140 = v139 + v131;
-    iron_copy_async<16>(shm0 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), q + v129, v120);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v143 = v49 + 768u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v145 = v143 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v148 = v143 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), q + v129, v120);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v143 = v49 + 768u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v145 = v143 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v148 = v143 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v149 = v148 << 3u;
-    const unsigned int v150 = v25 + v145;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v150 = v25 + v145;  // kernels/sdpa/flash_tile.hpp:84
     const bool v151 = v150 < v18;
-    const unsigned int v154 = v151 ? v150 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v154 = v151 ? v150 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v156 = v11 + v154;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v157 = v156 * v1;
     const unsigned int v158 = v157 + v26;
     const unsigned int v159 = v158 << 8u;
-    const unsigned int v160 = v159 + v149;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v160 = v159 + v149;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v162 = v149 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v164 = v145 << 6u;
     const unsigned int v167 = v149 >> 6u;
     const unsigned int v168 = v167 << 13u;
     const unsigned int v170 = v168 + v164;
     const unsigned int v171 = v170 + v162;
-    iron_copy_async<16>(shm0 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), q + v160, v151);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v174 = v49 + 1024u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v176 = v174 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v179 = v174 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), q + v160, v151);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v174 = v49 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v176 = v174 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v179 = v174 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v180 = v179 << 3u;
-    const unsigned int v181 = v25 + v176;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v181 = v25 + v176;  // kernels/sdpa/flash_tile.hpp:84
     const bool v182 = v181 < v18;
-    const unsigned int v185 = v182 ? v181 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v185 = v182 ? v181 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v187 = v11 + v185;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v188 = v187 * v1;
     const unsigned int v189 = v188 + v26;
     const unsigned int v190 = v189 << 8u;
-    const unsigned int v191 = v190 + v180;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v191 = v190 + v180;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v193 = v180 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v195 = v176 << 6u;
     const unsigned int v198 = v180 >> 6u;
     const unsigned int v199 = v198 << 13u;
     const unsigned int v201 = v199 + v195;
     const unsigned int v202 = v201 + v193;
-    iron_copy_async<16>(shm0 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), q + v191, v182);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v205 = v49 + 1280u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v207 = v205 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v210 = v205 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), q + v191, v182);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v205 = v49 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v207 = v205 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v210 = v205 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v211 = v210 << 3u;
-    const unsigned int v212 = v25 + v207;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v212 = v25 + v207;  // kernels/sdpa/flash_tile.hpp:84
     const bool v213 = v212 < v18;
-    const unsigned int v216 = v213 ? v212 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v216 = v213 ? v212 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v218 = v11 + v216;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v219 = v218 * v1;
     const unsigned int v220 = v219 + v26;
     const unsigned int v221 = v220 << 8u;
-    const unsigned int v222 = v221 + v211;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v222 = v221 + v211;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v224 = v211 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v226 = v207 << 6u;
     const unsigned int v229 = v211 >> 6u;
     const unsigned int v230 = v229 << 13u;
     const unsigned int v232 = v230 + v226;
     const unsigned int v233 = v232 + v224;
-    iron_copy_async<16>(shm0 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), q + v222, v213);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v236 = v49 + 1536u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v238 = v236 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v241 = v236 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), q + v222, v213);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v236 = v49 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v238 = v236 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v241 = v236 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v242 = v241 << 3u;
-    const unsigned int v243 = v25 + v238;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v243 = v25 + v238;  // kernels/sdpa/flash_tile.hpp:84
     const bool v244 = v243 < v18;
-    const unsigned int v247 = v244 ? v243 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v247 = v244 ? v243 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v249 = v11 + v247;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v250 = v249 * v1;
     const unsigned int v251 = v250 + v26;
     const unsigned int v252 = v251 << 8u;
-    const unsigned int v253 = v252 + v242;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v253 = v252 + v242;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v255 = v242 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v257 = v238 << 6u;
     const unsigned int v260 = v242 >> 6u;
     const unsigned int v261 = v260 << 13u;
     const unsigned int v263 = v261 + v257;
     const unsigned int v264 = v263 + v255;
-    iron_copy_async<16>(shm0 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), q + v253, v244);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v267 = v49 + 1792u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v269 = v267 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v272 = v267 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), q + v253, v244);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v267 = v49 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v269 = v267 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v272 = v267 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v273 = v272 << 3u;
-    const unsigned int v274 = v25 + v269;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v274 = v25 + v269;  // kernels/sdpa/flash_tile.hpp:84
     const bool v275 = v274 < v18;
-    const unsigned int v278 = v275 ? v274 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v278 = v275 ? v274 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v280 = v11 + v278;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v281 = v280 * v1;
     const unsigned int v282 = v281 + v26;
     const unsigned int v283 = v282 << 8u;
-    const unsigned int v284 = v283 + v273;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v284 = v283 + v273;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v286 = v273 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v288 = v269 << 6u;
     const unsigned int v291 = v273 >> 6u;
     const unsigned int v292 = v291 << 13u;
     const unsigned int v294 = v292 + v288;
     const unsigned int v295 = v294 + v286;
-    iron_copy_async<16>(shm0 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), q + v284, v275);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v298 = v49 + 2048u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v300 = v298 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v303 = v298 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), q + v284, v275);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v298 = v49 + 2048u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v300 = v298 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v303 = v298 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v304 = v303 << 3u;
-    const unsigned int v305 = v25 + v300;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v305 = v25 + v300;  // kernels/sdpa/flash_tile.hpp:84
     const bool v306 = v305 < v18;
-    const unsigned int v309 = v306 ? v305 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v309 = v306 ? v305 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v311 = v11 + v309;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v312 = v311 * v1;
     const unsigned int v313 = v312 + v26;
     const unsigned int v314 = v313 << 8u;
-    const unsigned int v315 = v314 + v304;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v315 = v314 + v304;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v317 = v304 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v319 = v300 << 6u;
     const unsigned int v322 = v304 >> 6u;
     const unsigned int v323 = v322 << 13u;
     const unsigned int v325 = v323 + v319;
     const unsigned int v326 = v325 + v317;
-    iron_copy_async<16>(shm0 + (v326 ^ (((v326 >> 6u) & 7u) << 3u)), q + v315, v306);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v329 = v49 + 2304u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v331 = v329 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v334 = v329 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v326 ^ (((v326 >> 6u) & 7u) << 3u)), q + v315, v306);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v329 = v49 + 2304u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v331 = v329 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v334 = v329 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v335 = v334 << 3u;
-    const unsigned int v336 = v25 + v331;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v336 = v25 + v331;  // kernels/sdpa/flash_tile.hpp:84
     const bool v337 = v336 < v18;
-    const unsigned int v340 = v337 ? v336 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v340 = v337 ? v336 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v342 = v11 + v340;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v343 = v342 * v1;
     const unsigned int v344 = v343 + v26;
     const unsigned int v345 = v344 << 8u;
-    const unsigned int v346 = v345 + v335;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v346 = v345 + v335;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v348 = v335 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v350 = v331 << 6u;
     const unsigned int v353 = v335 >> 6u;
     const unsigned int v354 = v353 << 13u;
     const unsigned int v356 = v354 + v350;
     const unsigned int v357 = v356 + v348;
-    iron_copy_async<16>(shm0 + (v357 ^ (((v357 >> 6u) & 7u) << 3u)), q + v346, v337);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v360 = v49 + 2560u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v362 = v360 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v365 = v360 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v357 ^ (((v357 >> 6u) & 7u) << 3u)), q + v346, v337);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v360 = v49 + 2560u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v362 = v360 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v365 = v360 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v366 = v365 << 3u;
-    const unsigned int v367 = v25 + v362;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v367 = v25 + v362;  // kernels/sdpa/flash_tile.hpp:84
     const bool v368 = v367 < v18;
-    const unsigned int v371 = v368 ? v367 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v371 = v368 ? v367 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v373 = v11 + v371;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v374 = v373 * v1;
     const unsigned int v375 = v374 + v26;
     const unsigned int v376 = v375 << 8u;
-    const unsigned int v377 = v376 + v366;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v377 = v376 + v366;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v379 = v366 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v381 = v362 << 6u;
     const unsigned int v384 = v366 >> 6u;
     const unsigned int v385 = v384 << 13u;
     const unsigned int v387 = v385 + v381;
     const unsigned int v388 = v387 + v379;
-    iron_copy_async<16>(shm0 + (v388 ^ (((v388 >> 6u) & 7u) << 3u)), q + v377, v368);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v391 = v49 + 2816u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v393 = v391 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v396 = v391 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v388 ^ (((v388 >> 6u) & 7u) << 3u)), q + v377, v368);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v391 = v49 + 2816u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v393 = v391 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v396 = v391 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v397 = v396 << 3u;
-    const unsigned int v398 = v25 + v393;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v398 = v25 + v393;  // kernels/sdpa/flash_tile.hpp:84
     const bool v399 = v398 < v18;
-    const unsigned int v402 = v399 ? v398 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v402 = v399 ? v398 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v404 = v11 + v402;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v405 = v404 * v1;
     const unsigned int v406 = v405 + v26;
     const unsigned int v407 = v406 << 8u;
-    const unsigned int v408 = v407 + v397;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v408 = v407 + v397;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v410 = v397 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v412 = v393 << 6u;
     const unsigned int v415 = v397 >> 6u;
     const unsigned int v416 = v415 << 13u;
     const unsigned int v418 = v416 + v412;
     const unsigned int v419 = v418 + v410;
-    iron_copy_async<16>(shm0 + (v419 ^ (((v419 >> 6u) & 7u) << 3u)), q + v408, v399);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v422 = v49 + 3072u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v424 = v422 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v427 = v422 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v419 ^ (((v419 >> 6u) & 7u) << 3u)), q + v408, v399);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v422 = v49 + 3072u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v424 = v422 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v427 = v422 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v428 = v427 << 3u;
-    const unsigned int v429 = v25 + v424;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v429 = v25 + v424;  // kernels/sdpa/flash_tile.hpp:84
     const bool v430 = v429 < v18;
-    const unsigned int v433 = v430 ? v429 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v433 = v430 ? v429 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v435 = v11 + v433;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v436 = v435 * v1;
     const unsigned int v437 = v436 + v26;
     const unsigned int v438 = v437 << 8u;
-    const unsigned int v439 = v438 + v428;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v439 = v438 + v428;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v441 = v428 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v443 = v424 << 6u;
     const unsigned int v446 = v428 >> 6u;
     const unsigned int v447 = v446 << 13u;
     const unsigned int v449 = v447 + v443;
     const unsigned int v450 = v449 + v441;
-    iron_copy_async<16>(shm0 + (v450 ^ (((v450 >> 6u) & 7u) << 3u)), q + v439, v430);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v453 = v49 + 3328u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v455 = v453 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v458 = v453 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v450 ^ (((v450 >> 6u) & 7u) << 3u)), q + v439, v430);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v453 = v49 + 3328u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v455 = v453 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v458 = v453 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v459 = v458 << 3u;
-    const unsigned int v460 = v25 + v455;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v460 = v25 + v455;  // kernels/sdpa/flash_tile.hpp:84
     const bool v461 = v460 < v18;
-    const unsigned int v464 = v461 ? v460 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v464 = v461 ? v460 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v466 = v11 + v464;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v467 = v466 * v1;
     const unsigned int v468 = v467 + v26;
     const unsigned int v469 = v468 << 8u;
-    const unsigned int v470 = v469 + v459;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v470 = v469 + v459;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v472 = v459 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v474 = v455 << 6u;
     const unsigned int v477 = v459 >> 6u;
     const unsigned int v478 = v477 << 13u;
     const unsigned int v480 = v478 + v474;
     const unsigned int v481 = v480 + v472;
-    iron_copy_async<16>(shm0 + (v481 ^ (((v481 >> 6u) & 7u) << 3u)), q + v470, v461);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v484 = v49 + 3584u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v486 = v484 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v489 = v484 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v481 ^ (((v481 >> 6u) & 7u) << 3u)), q + v470, v461);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v484 = v49 + 3584u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v486 = v484 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v489 = v484 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v490 = v489 << 3u;
-    const unsigned int v491 = v25 + v486;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v491 = v25 + v486;  // kernels/sdpa/flash_tile.hpp:84
     const bool v492 = v491 < v18;
-    const unsigned int v495 = v492 ? v491 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v495 = v492 ? v491 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v497 = v11 + v495;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v498 = v497 * v1;
     const unsigned int v499 = v498 + v26;
     const unsigned int v500 = v499 << 8u;
-    const unsigned int v501 = v500 + v490;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v501 = v500 + v490;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v503 = v490 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v505 = v486 << 6u;
     const unsigned int v508 = v490 >> 6u;
     const unsigned int v509 = v508 << 13u;
     const unsigned int v511 = v509 + v505;
     const unsigned int v512 = v511 + v503;
-    iron_copy_async<16>(shm0 + (v512 ^ (((v512 >> 6u) & 7u) << 3u)), q + v501, v492);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v515 = v49 + 3840u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v517 = v515 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v520 = v515 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v512 ^ (((v512 >> 6u) & 7u) << 3u)), q + v501, v492);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v515 = v49 + 3840u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v517 = v515 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v520 = v515 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v521 = v520 << 3u;
-    const unsigned int v522 = v25 + v517;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v522 = v25 + v517;  // kernels/sdpa/flash_tile.hpp:84
     const bool v523 = v522 < v18;
-    const unsigned int v526 = v523 ? v522 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v526 = v523 ? v522 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v528 = v11 + v526;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v529 = v528 * v1;
     const unsigned int v530 = v529 + v26;
     const unsigned int v531 = v530 << 8u;
-    const unsigned int v532 = v531 + v521;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v532 = v531 + v521;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v534 = v521 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v536 = v517 << 6u;
     const unsigned int v539 = v521 >> 6u;
     const unsigned int v540 = v539 << 13u;
     const unsigned int v542 = v540 + v536;
     const unsigned int v543 = v542 + v534;
-    iron_copy_async<16>(shm0 + (v543 ^ (((v543 >> 6u) & 7u) << 3u)), q + v532, v523);  // kernels/sdpa/flash_tile.hpp:94
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:79
-    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:80
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:82
-    const unsigned int v545 = v25 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:84
+    iron_copy_async<16>(shm0 + (v543 ^ (((v543 >> 6u) & 7u) << 3u)), q + v532, v523);  // kernels/sdpa/flash_tile.hpp:86
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:78
+    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:79
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:81
+    const unsigned int v545 = v25 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:83
     const unsigned int v546 = min(v545, v18);
-    const unsigned int v547 = v546 + v37;  // kernels/sdpa/flash_tile.hpp:136
-    const unsigned int v549 = v547 - v18;  // kernels/sdpa/flash_tile.hpp:138
+    const unsigned int v547 = v546 + v37;  // kernels/sdpa/flash_tile.hpp:127
+    const unsigned int v549 = v547 - v18;  // kernels/sdpa/flash_tile.hpp:129
     const unsigned int v550 = min(v37, v549);
     const bool v551 = v547 > v18;
     const unsigned int v552 = v551 ? v550 : v47;
-    const bool v554 = v6 == v47;  // kernels/sdpa/flash_tile.hpp:137
+    const bool v554 = v6 == v47;  // kernels/sdpa/flash_tile.hpp:128
     const unsigned int v555 = v554 ? v37 : v552;
-    const unsigned int v557 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:139
+    const unsigned int v557 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:130
     const unsigned int v558 = v557 + 1u;
-    const unsigned int v562 = v558 - v18;  // kernels/sdpa/flash_tile.hpp:141
+    const unsigned int v562 = v558 - v18;  // kernels/sdpa/flash_tile.hpp:132
     const unsigned int v563 = v562 - v7;
     const unsigned int v564 = v563 >> 6u;
     const unsigned int v565 = v564 << 6u;
-    const bool v567 = v7 > v47;  // kernels/sdpa/flash_tile.hpp:140
+    const bool v567 = v7 > v47;  // kernels/sdpa/flash_tile.hpp:131
     const unsigned int v568 = v18 + v7;
     const bool v569 = v558 > v568;
     const bool v570 = v567 && v569;
     const unsigned int v571 = v570 ? v565 : v47;
-    const float v573 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:86
-    iron_frag<float, 2, 16, 8> v575;  // kernels/sdpa/flash_tile.hpp:174
+    const float v573 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:85
+    iron_frag<float, 2, 16, 8> v575;  // kernels/sdpa/flash_tile.hpp:165
     iron_frag_fill(v575, __uint_as_float(0xff800000u));
     iron_frag<float, 2, 16, 8> v577;
     iron_frag_fill(v577, 0.0f);
@@ -700,4307 +700,4307 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
     iron_frag_fill(v583, 0.0f);
     iron_frag<float, 2, 16, 64> v585;
     iron_frag_fill(v585, 0.0f);
-    const bool v8934 = v571 < v555;  // kernels/sdpa/flash_warpgroup.hpp:93
-    if (v8934) {
-      const unsigned int v8938 = v571 + v52;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v8939 = v8938 < v37;
-      const unsigned int v8940 = v8939 ? v8938 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v8941 = v31 + v8940;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v8942 = v8941 * v2;
-      const unsigned int v8943 = v8942 + v28;
-      const unsigned int v8944 = v8943 << 8u;
-      const unsigned int v8945 = v8944 + v56;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v8948 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v8950 = v8948 + v71;
-      const unsigned int v8951 = v8950 + v69;
-      iron_copy_async<16>(shm1 + (v8951 ^ (((v8951 >> 6u) & 7u) << 3u)), k + v8945, v8939);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v8951 ^ (((v8951 >> 6u) & 7u) << 3u)), v + v8945, v8939);
-      const unsigned int v8952 = v571 + v83;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v8953 = v8952 < v37;
-      const unsigned int v8954 = v8953 ? v8952 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v8955 = v31 + v8954;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v8956 = v8955 * v2;
-      const unsigned int v8957 = v8956 + v28;
-      const unsigned int v8958 = v8957 << 8u;
-      const unsigned int v8959 = v8958 + v87;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v8960 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v8962 = v8960 + v102;
-      const unsigned int v8963 = v8962 + v100;
-      iron_copy_async<16>(shm1 + (v8963 ^ (((v8963 >> 6u) & 7u) << 3u)), k + v8959, v8953);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v8963 ^ (((v8963 >> 6u) & 7u) << 3u)), v + v8959, v8953);
-      const unsigned int v8964 = v571 + v114;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v8965 = v8964 < v37;
-      const unsigned int v8966 = v8965 ? v8964 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v8967 = v31 + v8966;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v8968 = v8967 * v2;
-      const unsigned int v8969 = v8968 + v28;
-      const unsigned int v8970 = v8969 << 8u;
-      const unsigned int v8971 = v8970 + v118;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v8972 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v8974 = v8972 + v133;
-      const unsigned int v8975 = v8974 + v131;
-      iron_copy_async<16>(shm1 + (v8975 ^ (((v8975 >> 6u) & 7u) << 3u)), k + v8971, v8965);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v8975 ^ (((v8975 >> 6u) & 7u) << 3u)), v + v8971, v8965);
-      const unsigned int v8976 = v571 + v145;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v8977 = v8976 < v37;
-      const unsigned int v8978 = v8977 ? v8976 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v8979 = v31 + v8978;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v8980 = v8979 * v2;
-      const unsigned int v8981 = v8980 + v28;
-      const unsigned int v8982 = v8981 << 8u;
-      const unsigned int v8983 = v8982 + v149;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v8984 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v8986 = v8984 + v164;
-      const unsigned int v8987 = v8986 + v162;
-      iron_copy_async<16>(shm1 + (v8987 ^ (((v8987 >> 6u) & 7u) << 3u)), k + v8983, v8977);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v8987 ^ (((v8987 >> 6u) & 7u) << 3u)), v + v8983, v8977);
-      const unsigned int v8988 = v571 + v176;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v8989 = v8988 < v37;
-      const unsigned int v8990 = v8989 ? v8988 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v8991 = v31 + v8990;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v8992 = v8991 * v2;
-      const unsigned int v8993 = v8992 + v28;
-      const unsigned int v8994 = v8993 << 8u;
-      const unsigned int v8995 = v8994 + v180;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v8996 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v8998 = v8996 + v195;
-      const unsigned int v8999 = v8998 + v193;
-      iron_copy_async<16>(shm1 + (v8999 ^ (((v8999 >> 6u) & 7u) << 3u)), k + v8995, v8989);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v8999 ^ (((v8999 >> 6u) & 7u) << 3u)), v + v8995, v8989);
-      const unsigned int v9000 = v571 + v207;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v9001 = v9000 < v37;
-      const unsigned int v9002 = v9001 ? v9000 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9003 = v31 + v9002;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9004 = v9003 * v2;
-      const unsigned int v9005 = v9004 + v28;
-      const unsigned int v9006 = v9005 << 8u;
-      const unsigned int v9007 = v9006 + v211;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9008 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9010 = v9008 + v226;
-      const unsigned int v9011 = v9010 + v224;
-      iron_copy_async<16>(shm1 + (v9011 ^ (((v9011 >> 6u) & 7u) << 3u)), k + v9007, v9001);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v9011 ^ (((v9011 >> 6u) & 7u) << 3u)), v + v9007, v9001);
-      const unsigned int v9012 = v571 + v238;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v9013 = v9012 < v37;
-      const unsigned int v9014 = v9013 ? v9012 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9015 = v31 + v9014;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9016 = v9015 * v2;
-      const unsigned int v9017 = v9016 + v28;
-      const unsigned int v9018 = v9017 << 8u;
-      const unsigned int v9019 = v9018 + v242;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9020 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9022 = v9020 + v257;
-      const unsigned int v9023 = v9022 + v255;
-      iron_copy_async<16>(shm1 + (v9023 ^ (((v9023 >> 6u) & 7u) << 3u)), k + v9019, v9013);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v9023 ^ (((v9023 >> 6u) & 7u) << 3u)), v + v9019, v9013);
-      const unsigned int v9024 = v571 + v269;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v9025 = v9024 < v37;
-      const unsigned int v9026 = v9025 ? v9024 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9027 = v31 + v9026;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9028 = v9027 * v2;
-      const unsigned int v9029 = v9028 + v28;
-      const unsigned int v9030 = v9029 << 8u;
-      const unsigned int v9031 = v9030 + v273;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9032 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9034 = v9032 + v288;
-      const unsigned int v9035 = v9034 + v286;
-      iron_copy_async<16>(shm1 + (v9035 ^ (((v9035 >> 6u) & 7u) << 3u)), k + v9031, v9025);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v9035 ^ (((v9035 >> 6u) & 7u) << 3u)), v + v9031, v9025);
+    const bool v9486 = v571 < v555;  // kernels/sdpa/flash_warpgroup.hpp:92
+    if (v9486) {
+      const unsigned int v9490 = v571 + v52;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9491 = v9490 < v37;
+      const unsigned int v9492 = v9491 ? v9490 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9493 = v31 + v9492;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9494 = v9493 * v2;
+      const unsigned int v9495 = v9494 + v28;
+      const unsigned int v9496 = v9495 << 8u;
+      const unsigned int v9497 = v9496 + v56;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9500 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9502 = v9500 + v71;
+      const unsigned int v9503 = v9502 + v69;
+      iron_copy_async<16>(shm1 + (v9503 ^ (((v9503 >> 6u) & 7u) << 3u)), k + v9497, v9491);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9504 = v571 + v83;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9505 = v9504 < v37;
+      const unsigned int v9506 = v9505 ? v9504 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9507 = v31 + v9506;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9508 = v9507 * v2;
+      const unsigned int v9509 = v9508 + v28;
+      const unsigned int v9510 = v9509 << 8u;
+      const unsigned int v9511 = v9510 + v87;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9512 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9514 = v9512 + v102;
+      const unsigned int v9515 = v9514 + v100;
+      iron_copy_async<16>(shm1 + (v9515 ^ (((v9515 >> 6u) & 7u) << 3u)), k + v9511, v9505);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9516 = v571 + v114;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9517 = v9516 < v37;
+      const unsigned int v9518 = v9517 ? v9516 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9519 = v31 + v9518;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9520 = v9519 * v2;
+      const unsigned int v9521 = v9520 + v28;
+      const unsigned int v9522 = v9521 << 8u;
+      const unsigned int v9523 = v9522 + v118;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9524 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9526 = v9524 + v133;
+      const unsigned int v9527 = v9526 + v131;
+      iron_copy_async<16>(shm1 + (v9527 ^ (((v9527 >> 6u) & 7u) << 3u)), k + v9523, v9517);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9528 = v571 + v145;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9529 = v9528 < v37;
+      const unsigned int v9530 = v9529 ? v9528 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9531 = v31 + v9530;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9532 = v9531 * v2;
+      const unsigned int v9533 = v9532 + v28;
+      const unsigned int v9534 = v9533 << 8u;
+      const unsigned int v9535 = v9534 + v149;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9536 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9538 = v9536 + v164;
+      const unsigned int v9539 = v9538 + v162;
+      iron_copy_async<16>(shm1 + (v9539 ^ (((v9539 >> 6u) & 7u) << 3u)), k + v9535, v9529);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9540 = v571 + v176;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9541 = v9540 < v37;
+      const unsigned int v9542 = v9541 ? v9540 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9543 = v31 + v9542;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9544 = v9543 * v2;
+      const unsigned int v9545 = v9544 + v28;
+      const unsigned int v9546 = v9545 << 8u;
+      const unsigned int v9547 = v9546 + v180;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9548 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9550 = v9548 + v195;
+      const unsigned int v9551 = v9550 + v193;
+      iron_copy_async<16>(shm1 + (v9551 ^ (((v9551 >> 6u) & 7u) << 3u)), k + v9547, v9541);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9552 = v571 + v207;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9553 = v9552 < v37;
+      const unsigned int v9554 = v9553 ? v9552 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9555 = v31 + v9554;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9556 = v9555 * v2;
+      const unsigned int v9557 = v9556 + v28;
+      const unsigned int v9558 = v9557 << 8u;
+      const unsigned int v9559 = v9558 + v211;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9560 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9562 = v9560 + v226;
+      const unsigned int v9563 = v9562 + v224;
+      iron_copy_async<16>(shm1 + (v9563 ^ (((v9563 >> 6u) & 7u) << 3u)), k + v9559, v9553);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9564 = v571 + v238;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9565 = v9564 < v37;
+      const unsigned int v9566 = v9565 ? v9564 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9567 = v31 + v9566;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9568 = v9567 * v2;
+      const unsigned int v9569 = v9568 + v28;
+      const unsigned int v9570 = v9569 << 8u;
+      const unsigned int v9571 = v9570 + v242;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9572 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9574 = v9572 + v257;
+      const unsigned int v9575 = v9574 + v255;
+      iron_copy_async<16>(shm1 + (v9575 ^ (((v9575 >> 6u) & 7u) << 3u)), k + v9571, v9565);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9576 = v571 + v269;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9577 = v9576 < v37;
+      const unsigned int v9578 = v9577 ? v9576 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9579 = v31 + v9578;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9580 = v9579 * v2;
+      const unsigned int v9581 = v9580 + v28;
+      const unsigned int v9582 = v9581 << 8u;
+      const unsigned int v9583 = v9582 + v273;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9584 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9586 = v9584 + v288;
+      const unsigned int v9587 = v9586 + v286;
+      iron_copy_async<16>(shm1 + (v9587 ^ (((v9587 >> 6u) & 7u) << 3u)), k + v9583, v9577);  // kernels/sdpa/flash_tile.hpp:86
+      iron_copy_async<16>(shm2 + (v9503 ^ (((v9503 >> 6u) & 7u) << 3u)), v + v9497, v9491);
+      iron_copy_async<16>(shm2 + (v9515 ^ (((v9515 >> 6u) & 7u) << 3u)), v + v9511, v9505);
+      iron_copy_async<16>(shm2 + (v9527 ^ (((v9527 >> 6u) & 7u) << 3u)), v + v9523, v9517);
+      iron_copy_async<16>(shm2 + (v9539 ^ (((v9539 >> 6u) & 7u) << 3u)), v + v9535, v9529);
+      iron_copy_async<16>(shm2 + (v9551 ^ (((v9551 >> 6u) & 7u) << 3u)), v + v9547, v9541);
+      iron_copy_async<16>(shm2 + (v9563 ^ (((v9563 >> 6u) & 7u) << 3u)), v + v9559, v9553);
+      iron_copy_async<16>(shm2 + (v9575 ^ (((v9575 >> 6u) & 7u) << 3u)), v + v9571, v9565);
+      iron_copy_async<16>(shm2 + (v9587 ^ (((v9587 >> 6u) & 7u) << 3u)), v + v9583, v9577);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:93
-    const unsigned int v5945 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:107
-    const unsigned int v5946 = v5945 << 6u;
-    const unsigned int v8032 = v41 & 3u;
-    const unsigned int v8034 = v8032 << 4u;
-    const unsigned int v8036 = v8034 << 6u;
-    const unsigned int v8038 = v5946 + v8036;
-    const unsigned int v8049 = v8038 + 16u;
-    const unsigned int v8058 = v8038 + 32u;
-    const unsigned int v8067 = v8038 + 48u;
-    const unsigned int v5960 = 8192u + v5946;
-    const unsigned int v8083 = v5960 + v8036;
-    const unsigned int v8094 = v8083 + 16u;
-    const unsigned int v8103 = v8083 + 32u;
-    const unsigned int v8112 = v8083 + 48u;
-    const unsigned int v5972 = 16384u + v5946;
-    const unsigned int v8128 = v5972 + v8036;
-    const unsigned int v8139 = v8128 + 16u;
-    const unsigned int v8148 = v8128 + 32u;
-    const unsigned int v8157 = v8128 + 48u;
-    const unsigned int v5984 = 24576u + v5946;
-    const unsigned int v8173 = v5984 + v8036;
-    const unsigned int v8184 = v8173 + 16u;
-    const unsigned int v8193 = v8173 + 32u;
-    const unsigned int v8202 = v8173 + 48u;
-    const bool v6000 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:156
-    const unsigned int v7325 = static_cast<unsigned int>(v579.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:214
-    const unsigned int v7326 = static_cast<unsigned int>(v579.row(0, iron_linear_thread() & 31u));
-    const unsigned int v7330 = static_cast<unsigned int>(v579.col(1, iron_linear_thread() & 31u));
-    const unsigned int v7331 = static_cast<unsigned int>(v579.row(1, iron_linear_thread() & 31u));
-    const unsigned int v7335 = static_cast<unsigned int>(v579.col(2, iron_linear_thread() & 31u));
-    const unsigned int v7336 = static_cast<unsigned int>(v579.row(2, iron_linear_thread() & 31u));
-    const unsigned int v7340 = static_cast<unsigned int>(v579.col(3, iron_linear_thread() & 31u));
-    const unsigned int v7341 = static_cast<unsigned int>(v579.row(3, iron_linear_thread() & 31u));
-    const unsigned int v7345 = static_cast<unsigned int>(v579.col(4, iron_linear_thread() & 31u));
-    const unsigned int v7346 = static_cast<unsigned int>(v579.row(4, iron_linear_thread() & 31u));
-    const unsigned int v7350 = static_cast<unsigned int>(v579.col(5, iron_linear_thread() & 31u));
-    const unsigned int v7351 = static_cast<unsigned int>(v579.row(5, iron_linear_thread() & 31u));
-    const unsigned int v7355 = static_cast<unsigned int>(v579.col(6, iron_linear_thread() & 31u));
-    const unsigned int v7356 = static_cast<unsigned int>(v579.row(6, iron_linear_thread() & 31u));
-    const unsigned int v7360 = static_cast<unsigned int>(v579.col(7, iron_linear_thread() & 31u));
-    const unsigned int v7361 = static_cast<unsigned int>(v579.row(7, iron_linear_thread() & 31u));
-    const unsigned int v7365 = static_cast<unsigned int>(v579.col(8, iron_linear_thread() & 31u));
-    const unsigned int v7366 = static_cast<unsigned int>(v579.row(8, iron_linear_thread() & 31u));
-    const unsigned int v7370 = static_cast<unsigned int>(v579.col(9, iron_linear_thread() & 31u));
-    const unsigned int v7371 = static_cast<unsigned int>(v579.row(9, iron_linear_thread() & 31u));
-    const unsigned int v7375 = static_cast<unsigned int>(v579.col(10, iron_linear_thread() & 31u));
-    const unsigned int v7376 = static_cast<unsigned int>(v579.row(10, iron_linear_thread() & 31u));
-    const unsigned int v7380 = static_cast<unsigned int>(v579.col(11, iron_linear_thread() & 31u));
-    const unsigned int v7381 = static_cast<unsigned int>(v579.row(11, iron_linear_thread() & 31u));
-    const unsigned int v7385 = static_cast<unsigned int>(v579.col(12, iron_linear_thread() & 31u));
-    const unsigned int v7386 = static_cast<unsigned int>(v579.row(12, iron_linear_thread() & 31u));
-    const unsigned int v7390 = static_cast<unsigned int>(v579.col(13, iron_linear_thread() & 31u));
-    const unsigned int v7391 = static_cast<unsigned int>(v579.row(13, iron_linear_thread() & 31u));
-    const unsigned int v7395 = static_cast<unsigned int>(v579.col(14, iron_linear_thread() & 31u));
-    const unsigned int v7396 = static_cast<unsigned int>(v579.row(14, iron_linear_thread() & 31u));
-    const unsigned int v7400 = static_cast<unsigned int>(v579.col(15, iron_linear_thread() & 31u));
-    const unsigned int v7401 = static_cast<unsigned int>(v579.row(15, iron_linear_thread() & 31u));
-    const unsigned int v7405 = static_cast<unsigned int>(v579.col(16, iron_linear_thread() & 31u));
-    const unsigned int v7406 = static_cast<unsigned int>(v579.row(16, iron_linear_thread() & 31u));
-    const unsigned int v7410 = static_cast<unsigned int>(v579.col(17, iron_linear_thread() & 31u));
-    const unsigned int v7411 = static_cast<unsigned int>(v579.row(17, iron_linear_thread() & 31u));
-    const unsigned int v7415 = static_cast<unsigned int>(v579.col(18, iron_linear_thread() & 31u));
-    const unsigned int v7416 = static_cast<unsigned int>(v579.row(18, iron_linear_thread() & 31u));
-    const unsigned int v7420 = static_cast<unsigned int>(v579.col(19, iron_linear_thread() & 31u));
-    const unsigned int v7421 = static_cast<unsigned int>(v579.row(19, iron_linear_thread() & 31u));
-    const unsigned int v7425 = static_cast<unsigned int>(v579.col(20, iron_linear_thread() & 31u));
-    const unsigned int v7426 = static_cast<unsigned int>(v579.row(20, iron_linear_thread() & 31u));
-    const unsigned int v7430 = static_cast<unsigned int>(v579.col(21, iron_linear_thread() & 31u));
-    const unsigned int v7431 = static_cast<unsigned int>(v579.row(21, iron_linear_thread() & 31u));
-    const unsigned int v7435 = static_cast<unsigned int>(v579.col(22, iron_linear_thread() & 31u));
-    const unsigned int v7436 = static_cast<unsigned int>(v579.row(22, iron_linear_thread() & 31u));
-    const unsigned int v7440 = static_cast<unsigned int>(v579.col(23, iron_linear_thread() & 31u));
-    const unsigned int v7441 = static_cast<unsigned int>(v579.row(23, iron_linear_thread() & 31u));
-    const unsigned int v7445 = static_cast<unsigned int>(v579.col(24, iron_linear_thread() & 31u));
-    const unsigned int v7446 = static_cast<unsigned int>(v579.row(24, iron_linear_thread() & 31u));
-    const unsigned int v7450 = static_cast<unsigned int>(v579.col(25, iron_linear_thread() & 31u));
-    const unsigned int v7451 = static_cast<unsigned int>(v579.row(25, iron_linear_thread() & 31u));
-    const unsigned int v7455 = static_cast<unsigned int>(v579.col(26, iron_linear_thread() & 31u));
-    const unsigned int v7456 = static_cast<unsigned int>(v579.row(26, iron_linear_thread() & 31u));
-    const unsigned int v7460 = static_cast<unsigned int>(v579.col(27, iron_linear_thread() & 31u));
-    const unsigned int v7461 = static_cast<unsigned int>(v579.row(27, iron_linear_thread() & 31u));
-    const unsigned int v7465 = static_cast<unsigned int>(v579.col(28, iron_linear_thread() & 31u));
-    const unsigned int v7466 = static_cast<unsigned int>(v579.row(28, iron_linear_thread() & 31u));
-    const unsigned int v7470 = static_cast<unsigned int>(v579.col(29, iron_linear_thread() & 31u));
-    const unsigned int v7471 = static_cast<unsigned int>(v579.row(29, iron_linear_thread() & 31u));
-    const unsigned int v7475 = static_cast<unsigned int>(v579.col(30, iron_linear_thread() & 31u));
-    const unsigned int v7476 = static_cast<unsigned int>(v579.row(30, iron_linear_thread() & 31u));
-    const unsigned int v7480 = static_cast<unsigned int>(v579.col(31, iron_linear_thread() & 31u));
-    const unsigned int v7481 = static_cast<unsigned int>(v579.row(31, iron_linear_thread() & 31u));
-    const unsigned int v7485 = static_cast<unsigned int>(v581.col(0, iron_linear_thread() & 31u));
-    const unsigned int v7486 = static_cast<unsigned int>(v581.row(0, iron_linear_thread() & 31u));
-    const unsigned int v7490 = static_cast<unsigned int>(v581.col(1, iron_linear_thread() & 31u));
-    const unsigned int v7491 = static_cast<unsigned int>(v581.row(1, iron_linear_thread() & 31u));
-    const unsigned int v7495 = static_cast<unsigned int>(v581.col(2, iron_linear_thread() & 31u));
-    const unsigned int v7496 = static_cast<unsigned int>(v581.row(2, iron_linear_thread() & 31u));
-    const unsigned int v7500 = static_cast<unsigned int>(v581.col(3, iron_linear_thread() & 31u));
-    const unsigned int v7501 = static_cast<unsigned int>(v581.row(3, iron_linear_thread() & 31u));
-    const unsigned int v7505 = static_cast<unsigned int>(v581.col(4, iron_linear_thread() & 31u));
-    const unsigned int v7506 = static_cast<unsigned int>(v581.row(4, iron_linear_thread() & 31u));
-    const unsigned int v7510 = static_cast<unsigned int>(v581.col(5, iron_linear_thread() & 31u));
-    const unsigned int v7511 = static_cast<unsigned int>(v581.row(5, iron_linear_thread() & 31u));
-    const unsigned int v7515 = static_cast<unsigned int>(v581.col(6, iron_linear_thread() & 31u));
-    const unsigned int v7516 = static_cast<unsigned int>(v581.row(6, iron_linear_thread() & 31u));
-    const unsigned int v7520 = static_cast<unsigned int>(v581.col(7, iron_linear_thread() & 31u));
-    const unsigned int v7521 = static_cast<unsigned int>(v581.row(7, iron_linear_thread() & 31u));
-    const unsigned int v7525 = static_cast<unsigned int>(v581.col(8, iron_linear_thread() & 31u));
-    const unsigned int v7526 = static_cast<unsigned int>(v581.row(8, iron_linear_thread() & 31u));
-    const unsigned int v7530 = static_cast<unsigned int>(v581.col(9, iron_linear_thread() & 31u));
-    const unsigned int v7531 = static_cast<unsigned int>(v581.row(9, iron_linear_thread() & 31u));
-    const unsigned int v7535 = static_cast<unsigned int>(v581.col(10, iron_linear_thread() & 31u));
-    const unsigned int v7536 = static_cast<unsigned int>(v581.row(10, iron_linear_thread() & 31u));
-    const unsigned int v7540 = static_cast<unsigned int>(v581.col(11, iron_linear_thread() & 31u));
-    const unsigned int v7541 = static_cast<unsigned int>(v581.row(11, iron_linear_thread() & 31u));
-    const unsigned int v7545 = static_cast<unsigned int>(v581.col(12, iron_linear_thread() & 31u));
-    const unsigned int v7546 = static_cast<unsigned int>(v581.row(12, iron_linear_thread() & 31u));
-    const unsigned int v7550 = static_cast<unsigned int>(v581.col(13, iron_linear_thread() & 31u));
-    const unsigned int v7551 = static_cast<unsigned int>(v581.row(13, iron_linear_thread() & 31u));
-    const unsigned int v7555 = static_cast<unsigned int>(v581.col(14, iron_linear_thread() & 31u));
-    const unsigned int v7556 = static_cast<unsigned int>(v581.row(14, iron_linear_thread() & 31u));
-    const unsigned int v7560 = static_cast<unsigned int>(v581.col(15, iron_linear_thread() & 31u));
-    const unsigned int v7561 = static_cast<unsigned int>(v581.row(15, iron_linear_thread() & 31u));
-    const unsigned int v7565 = static_cast<unsigned int>(v581.col(16, iron_linear_thread() & 31u));
-    const unsigned int v7566 = static_cast<unsigned int>(v581.row(16, iron_linear_thread() & 31u));
-    const unsigned int v7570 = static_cast<unsigned int>(v581.col(17, iron_linear_thread() & 31u));
-    const unsigned int v7571 = static_cast<unsigned int>(v581.row(17, iron_linear_thread() & 31u));
-    const unsigned int v7575 = static_cast<unsigned int>(v581.col(18, iron_linear_thread() & 31u));
-    const unsigned int v7576 = static_cast<unsigned int>(v581.row(18, iron_linear_thread() & 31u));
-    const unsigned int v7580 = static_cast<unsigned int>(v581.col(19, iron_linear_thread() & 31u));
-    const unsigned int v7581 = static_cast<unsigned int>(v581.row(19, iron_linear_thread() & 31u));
-    const unsigned int v7585 = static_cast<unsigned int>(v581.col(20, iron_linear_thread() & 31u));
-    const unsigned int v7586 = static_cast<unsigned int>(v581.row(20, iron_linear_thread() & 31u));
-    const unsigned int v7590 = static_cast<unsigned int>(v581.col(21, iron_linear_thread() & 31u));
-    const unsigned int v7591 = static_cast<unsigned int>(v581.row(21, iron_linear_thread() & 31u));
-    const unsigned int v7595 = static_cast<unsigned int>(v581.col(22, iron_linear_thread() & 31u));
-    const unsigned int v7596 = static_cast<unsigned int>(v581.row(22, iron_linear_thread() & 31u));
-    const unsigned int v7600 = static_cast<unsigned int>(v581.col(23, iron_linear_thread() & 31u));
-    const unsigned int v7601 = static_cast<unsigned int>(v581.row(23, iron_linear_thread() & 31u));
-    const unsigned int v7605 = static_cast<unsigned int>(v581.col(24, iron_linear_thread() & 31u));
-    const unsigned int v7606 = static_cast<unsigned int>(v581.row(24, iron_linear_thread() & 31u));
-    const unsigned int v7610 = static_cast<unsigned int>(v581.col(25, iron_linear_thread() & 31u));
-    const unsigned int v7611 = static_cast<unsigned int>(v581.row(25, iron_linear_thread() & 31u));
-    const unsigned int v7615 = static_cast<unsigned int>(v581.col(26, iron_linear_thread() & 31u));
-    const unsigned int v7616 = static_cast<unsigned int>(v581.row(26, iron_linear_thread() & 31u));
-    const unsigned int v7620 = static_cast<unsigned int>(v581.col(27, iron_linear_thread() & 31u));
-    const unsigned int v7621 = static_cast<unsigned int>(v581.row(27, iron_linear_thread() & 31u));
-    const unsigned int v7625 = static_cast<unsigned int>(v581.col(28, iron_linear_thread() & 31u));
-    const unsigned int v7626 = static_cast<unsigned int>(v581.row(28, iron_linear_thread() & 31u));
-    const unsigned int v7630 = static_cast<unsigned int>(v581.col(29, iron_linear_thread() & 31u));
-    const unsigned int v7631 = static_cast<unsigned int>(v581.row(29, iron_linear_thread() & 31u));
-    const unsigned int v7635 = static_cast<unsigned int>(v581.col(30, iron_linear_thread() & 31u));
-    const unsigned int v7636 = static_cast<unsigned int>(v581.row(30, iron_linear_thread() & 31u));
-    const unsigned int v7640 = static_cast<unsigned int>(v581.col(31, iron_linear_thread() & 31u));
-    const unsigned int v7641 = static_cast<unsigned int>(v581.row(31, iron_linear_thread() & 31u));
-    const unsigned int v7645 = static_cast<unsigned int>(v583.col(0, iron_linear_thread() & 31u));
-    const unsigned int v7646 = static_cast<unsigned int>(v583.row(0, iron_linear_thread() & 31u));
-    const unsigned int v7650 = static_cast<unsigned int>(v583.col(1, iron_linear_thread() & 31u));
-    const unsigned int v7651 = static_cast<unsigned int>(v583.row(1, iron_linear_thread() & 31u));
-    const unsigned int v7655 = static_cast<unsigned int>(v583.col(2, iron_linear_thread() & 31u));
-    const unsigned int v7656 = static_cast<unsigned int>(v583.row(2, iron_linear_thread() & 31u));
-    const unsigned int v7660 = static_cast<unsigned int>(v583.col(3, iron_linear_thread() & 31u));
-    const unsigned int v7661 = static_cast<unsigned int>(v583.row(3, iron_linear_thread() & 31u));
-    const unsigned int v7665 = static_cast<unsigned int>(v583.col(4, iron_linear_thread() & 31u));
-    const unsigned int v7666 = static_cast<unsigned int>(v583.row(4, iron_linear_thread() & 31u));
-    const unsigned int v7670 = static_cast<unsigned int>(v583.col(5, iron_linear_thread() & 31u));
-    const unsigned int v7671 = static_cast<unsigned int>(v583.row(5, iron_linear_thread() & 31u));
-    const unsigned int v7675 = static_cast<unsigned int>(v583.col(6, iron_linear_thread() & 31u));
-    const unsigned int v7676 = static_cast<unsigned int>(v583.row(6, iron_linear_thread() & 31u));
-    const unsigned int v7680 = static_cast<unsigned int>(v583.col(7, iron_linear_thread() & 31u));
-    const unsigned int v7681 = static_cast<unsigned int>(v583.row(7, iron_linear_thread() & 31u));
-    const unsigned int v7685 = static_cast<unsigned int>(v583.col(8, iron_linear_thread() & 31u));
-    const unsigned int v7686 = static_cast<unsigned int>(v583.row(8, iron_linear_thread() & 31u));
-    const unsigned int v7690 = static_cast<unsigned int>(v583.col(9, iron_linear_thread() & 31u));
-    const unsigned int v7691 = static_cast<unsigned int>(v583.row(9, iron_linear_thread() & 31u));
-    const unsigned int v7695 = static_cast<unsigned int>(v583.col(10, iron_linear_thread() & 31u));
-    const unsigned int v7696 = static_cast<unsigned int>(v583.row(10, iron_linear_thread() & 31u));
-    const unsigned int v7700 = static_cast<unsigned int>(v583.col(11, iron_linear_thread() & 31u));
-    const unsigned int v7701 = static_cast<unsigned int>(v583.row(11, iron_linear_thread() & 31u));
-    const unsigned int v7705 = static_cast<unsigned int>(v583.col(12, iron_linear_thread() & 31u));
-    const unsigned int v7706 = static_cast<unsigned int>(v583.row(12, iron_linear_thread() & 31u));
-    const unsigned int v7710 = static_cast<unsigned int>(v583.col(13, iron_linear_thread() & 31u));
-    const unsigned int v7711 = static_cast<unsigned int>(v583.row(13, iron_linear_thread() & 31u));
-    const unsigned int v7715 = static_cast<unsigned int>(v583.col(14, iron_linear_thread() & 31u));
-    const unsigned int v7716 = static_cast<unsigned int>(v583.row(14, iron_linear_thread() & 31u));
-    const unsigned int v7720 = static_cast<unsigned int>(v583.col(15, iron_linear_thread() & 31u));
-    const unsigned int v7721 = static_cast<unsigned int>(v583.row(15, iron_linear_thread() & 31u));
-    const unsigned int v7725 = static_cast<unsigned int>(v583.col(16, iron_linear_thread() & 31u));
-    const unsigned int v7726 = static_cast<unsigned int>(v583.row(16, iron_linear_thread() & 31u));
-    const unsigned int v7730 = static_cast<unsigned int>(v583.col(17, iron_linear_thread() & 31u));
-    const unsigned int v7731 = static_cast<unsigned int>(v583.row(17, iron_linear_thread() & 31u));
-    const unsigned int v7735 = static_cast<unsigned int>(v583.col(18, iron_linear_thread() & 31u));
-    const unsigned int v7736 = static_cast<unsigned int>(v583.row(18, iron_linear_thread() & 31u));
-    const unsigned int v7740 = static_cast<unsigned int>(v583.col(19, iron_linear_thread() & 31u));
-    const unsigned int v7741 = static_cast<unsigned int>(v583.row(19, iron_linear_thread() & 31u));
-    const unsigned int v7745 = static_cast<unsigned int>(v583.col(20, iron_linear_thread() & 31u));
-    const unsigned int v7746 = static_cast<unsigned int>(v583.row(20, iron_linear_thread() & 31u));
-    const unsigned int v7750 = static_cast<unsigned int>(v583.col(21, iron_linear_thread() & 31u));
-    const unsigned int v7751 = static_cast<unsigned int>(v583.row(21, iron_linear_thread() & 31u));
-    const unsigned int v7755 = static_cast<unsigned int>(v583.col(22, iron_linear_thread() & 31u));
-    const unsigned int v7756 = static_cast<unsigned int>(v583.row(22, iron_linear_thread() & 31u));
-    const unsigned int v7760 = static_cast<unsigned int>(v583.col(23, iron_linear_thread() & 31u));
-    const unsigned int v7761 = static_cast<unsigned int>(v583.row(23, iron_linear_thread() & 31u));
-    const unsigned int v7765 = static_cast<unsigned int>(v583.col(24, iron_linear_thread() & 31u));
-    const unsigned int v7766 = static_cast<unsigned int>(v583.row(24, iron_linear_thread() & 31u));
-    const unsigned int v7770 = static_cast<unsigned int>(v583.col(25, iron_linear_thread() & 31u));
-    const unsigned int v7771 = static_cast<unsigned int>(v583.row(25, iron_linear_thread() & 31u));
-    const unsigned int v7775 = static_cast<unsigned int>(v583.col(26, iron_linear_thread() & 31u));
-    const unsigned int v7776 = static_cast<unsigned int>(v583.row(26, iron_linear_thread() & 31u));
-    const unsigned int v7780 = static_cast<unsigned int>(v583.col(27, iron_linear_thread() & 31u));
-    const unsigned int v7781 = static_cast<unsigned int>(v583.row(27, iron_linear_thread() & 31u));
-    const unsigned int v7785 = static_cast<unsigned int>(v583.col(28, iron_linear_thread() & 31u));
-    const unsigned int v7786 = static_cast<unsigned int>(v583.row(28, iron_linear_thread() & 31u));
-    const unsigned int v7790 = static_cast<unsigned int>(v583.col(29, iron_linear_thread() & 31u));
-    const unsigned int v7791 = static_cast<unsigned int>(v583.row(29, iron_linear_thread() & 31u));
-    const unsigned int v7795 = static_cast<unsigned int>(v583.col(30, iron_linear_thread() & 31u));
-    const unsigned int v7796 = static_cast<unsigned int>(v583.row(30, iron_linear_thread() & 31u));
-    const unsigned int v7800 = static_cast<unsigned int>(v583.col(31, iron_linear_thread() & 31u));
-    const unsigned int v7801 = static_cast<unsigned int>(v583.row(31, iron_linear_thread() & 31u));
-    const unsigned int v7805 = static_cast<unsigned int>(v585.col(0, iron_linear_thread() & 31u));
-    const unsigned int v7806 = static_cast<unsigned int>(v585.row(0, iron_linear_thread() & 31u));
-    const unsigned int v7810 = static_cast<unsigned int>(v585.col(1, iron_linear_thread() & 31u));
-    const unsigned int v7811 = static_cast<unsigned int>(v585.row(1, iron_linear_thread() & 31u));
-    const unsigned int v7815 = static_cast<unsigned int>(v585.col(2, iron_linear_thread() & 31u));
-    const unsigned int v7816 = static_cast<unsigned int>(v585.row(2, iron_linear_thread() & 31u));
-    const unsigned int v7820 = static_cast<unsigned int>(v585.col(3, iron_linear_thread() & 31u));
-    const unsigned int v7821 = static_cast<unsigned int>(v585.row(3, iron_linear_thread() & 31u));
-    const unsigned int v7825 = static_cast<unsigned int>(v585.col(4, iron_linear_thread() & 31u));
-    const unsigned int v7826 = static_cast<unsigned int>(v585.row(4, iron_linear_thread() & 31u));
-    const unsigned int v7830 = static_cast<unsigned int>(v585.col(5, iron_linear_thread() & 31u));
-    const unsigned int v7831 = static_cast<unsigned int>(v585.row(5, iron_linear_thread() & 31u));
-    const unsigned int v7835 = static_cast<unsigned int>(v585.col(6, iron_linear_thread() & 31u));
-    const unsigned int v7836 = static_cast<unsigned int>(v585.row(6, iron_linear_thread() & 31u));
-    const unsigned int v7840 = static_cast<unsigned int>(v585.col(7, iron_linear_thread() & 31u));
-    const unsigned int v7841 = static_cast<unsigned int>(v585.row(7, iron_linear_thread() & 31u));
-    const unsigned int v7845 = static_cast<unsigned int>(v585.col(8, iron_linear_thread() & 31u));
-    const unsigned int v7846 = static_cast<unsigned int>(v585.row(8, iron_linear_thread() & 31u));
-    const unsigned int v7850 = static_cast<unsigned int>(v585.col(9, iron_linear_thread() & 31u));
-    const unsigned int v7851 = static_cast<unsigned int>(v585.row(9, iron_linear_thread() & 31u));
-    const unsigned int v7855 = static_cast<unsigned int>(v585.col(10, iron_linear_thread() & 31u));
-    const unsigned int v7856 = static_cast<unsigned int>(v585.row(10, iron_linear_thread() & 31u));
-    const unsigned int v7860 = static_cast<unsigned int>(v585.col(11, iron_linear_thread() & 31u));
-    const unsigned int v7861 = static_cast<unsigned int>(v585.row(11, iron_linear_thread() & 31u));
-    const unsigned int v7865 = static_cast<unsigned int>(v585.col(12, iron_linear_thread() & 31u));
-    const unsigned int v7866 = static_cast<unsigned int>(v585.row(12, iron_linear_thread() & 31u));
-    const unsigned int v7870 = static_cast<unsigned int>(v585.col(13, iron_linear_thread() & 31u));
-    const unsigned int v7871 = static_cast<unsigned int>(v585.row(13, iron_linear_thread() & 31u));
-    const unsigned int v7875 = static_cast<unsigned int>(v585.col(14, iron_linear_thread() & 31u));
-    const unsigned int v7876 = static_cast<unsigned int>(v585.row(14, iron_linear_thread() & 31u));
-    const unsigned int v7880 = static_cast<unsigned int>(v585.col(15, iron_linear_thread() & 31u));
-    const unsigned int v7881 = static_cast<unsigned int>(v585.row(15, iron_linear_thread() & 31u));
-    const unsigned int v7885 = static_cast<unsigned int>(v585.col(16, iron_linear_thread() & 31u));
-    const unsigned int v7886 = static_cast<unsigned int>(v585.row(16, iron_linear_thread() & 31u));
-    const unsigned int v7890 = static_cast<unsigned int>(v585.col(17, iron_linear_thread() & 31u));
-    const unsigned int v7891 = static_cast<unsigned int>(v585.row(17, iron_linear_thread() & 31u));
-    const unsigned int v7895 = static_cast<unsigned int>(v585.col(18, iron_linear_thread() & 31u));
-    const unsigned int v7896 = static_cast<unsigned int>(v585.row(18, iron_linear_thread() & 31u));
-    const unsigned int v7900 = static_cast<unsigned int>(v585.col(19, iron_linear_thread() & 31u));
-    const unsigned int v7901 = static_cast<unsigned int>(v585.row(19, iron_linear_thread() & 31u));
-    const unsigned int v7905 = static_cast<unsigned int>(v585.col(20, iron_linear_thread() & 31u));
-    const unsigned int v7906 = static_cast<unsigned int>(v585.row(20, iron_linear_thread() & 31u));
-    const unsigned int v7910 = static_cast<unsigned int>(v585.col(21, iron_linear_thread() & 31u));
-    const unsigned int v7911 = static_cast<unsigned int>(v585.row(21, iron_linear_thread() & 31u));
-    const unsigned int v7915 = static_cast<unsigned int>(v585.col(22, iron_linear_thread() & 31u));
-    const unsigned int v7916 = static_cast<unsigned int>(v585.row(22, iron_linear_thread() & 31u));
-    const unsigned int v7920 = static_cast<unsigned int>(v585.col(23, iron_linear_thread() & 31u));
-    const unsigned int v7921 = static_cast<unsigned int>(v585.row(23, iron_linear_thread() & 31u));
-    const unsigned int v7925 = static_cast<unsigned int>(v585.col(24, iron_linear_thread() & 31u));
-    const unsigned int v7926 = static_cast<unsigned int>(v585.row(24, iron_linear_thread() & 31u));
-    const unsigned int v7930 = static_cast<unsigned int>(v585.col(25, iron_linear_thread() & 31u));
-    const unsigned int v7931 = static_cast<unsigned int>(v585.row(25, iron_linear_thread() & 31u));
-    const unsigned int v7935 = static_cast<unsigned int>(v585.col(26, iron_linear_thread() & 31u));
-    const unsigned int v7936 = static_cast<unsigned int>(v585.row(26, iron_linear_thread() & 31u));
-    const unsigned int v7940 = static_cast<unsigned int>(v585.col(27, iron_linear_thread() & 31u));
-    const unsigned int v7941 = static_cast<unsigned int>(v585.row(27, iron_linear_thread() & 31u));
-    const unsigned int v7945 = static_cast<unsigned int>(v585.col(28, iron_linear_thread() & 31u));
-    const unsigned int v7946 = static_cast<unsigned int>(v585.row(28, iron_linear_thread() & 31u));
-    const unsigned int v7950 = static_cast<unsigned int>(v585.col(29, iron_linear_thread() & 31u));
-    const unsigned int v7951 = static_cast<unsigned int>(v585.row(29, iron_linear_thread() & 31u));
-    const unsigned int v7955 = static_cast<unsigned int>(v585.col(30, iron_linear_thread() & 31u));
-    const unsigned int v7956 = static_cast<unsigned int>(v585.row(30, iron_linear_thread() & 31u));
-    const unsigned int v7960 = static_cast<unsigned int>(v585.col(31, iron_linear_thread() & 31u));
-    const unsigned int v7961 = static_cast<unsigned int>(v585.row(31, iron_linear_thread() & 31u));
-    const unsigned int v7973 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:124
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
+    const unsigned int v6431 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
+    const unsigned int v6432 = v6431 << 6u;
+    const unsigned int v8518 = v41 & 3u;
+    const unsigned int v8520 = v8518 << 4u;
+    const unsigned int v8522 = v8520 << 6u;
+    const unsigned int v8524 = v6432 + v8522;
+    const unsigned int v8535 = v8524 + 16u;
+    const unsigned int v8544 = v8524 + 32u;
+    const unsigned int v8553 = v8524 + 48u;
+    const unsigned int v6446 = 8192u + v6432;
+    const unsigned int v8569 = v6446 + v8522;
+    const unsigned int v8580 = v8569 + 16u;
+    const unsigned int v8589 = v8569 + 32u;
+    const unsigned int v8598 = v8569 + 48u;
+    const unsigned int v6458 = 16384u + v6432;
+    const unsigned int v8614 = v6458 + v8522;
+    const unsigned int v8625 = v8614 + 16u;
+    const unsigned int v8634 = v8614 + 32u;
+    const unsigned int v8643 = v8614 + 48u;
+    const unsigned int v6470 = 24576u + v6432;
+    const unsigned int v8659 = v6470 + v8522;
+    const unsigned int v8670 = v8659 + 16u;
+    const unsigned int v8679 = v8659 + 32u;
+    const unsigned int v8688 = v8659 + 48u;
+    const bool v6486 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:147
+    const unsigned int v7811 = static_cast<unsigned int>(v579.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:205
+    const unsigned int v7812 = static_cast<unsigned int>(v579.row(0, iron_linear_thread() & 31u));
+    const unsigned int v7816 = static_cast<unsigned int>(v579.col(1, iron_linear_thread() & 31u));
+    const unsigned int v7817 = static_cast<unsigned int>(v579.row(1, iron_linear_thread() & 31u));
+    const unsigned int v7821 = static_cast<unsigned int>(v579.col(2, iron_linear_thread() & 31u));
+    const unsigned int v7822 = static_cast<unsigned int>(v579.row(2, iron_linear_thread() & 31u));
+    const unsigned int v7826 = static_cast<unsigned int>(v579.col(3, iron_linear_thread() & 31u));
+    const unsigned int v7827 = static_cast<unsigned int>(v579.row(3, iron_linear_thread() & 31u));
+    const unsigned int v7831 = static_cast<unsigned int>(v579.col(4, iron_linear_thread() & 31u));
+    const unsigned int v7832 = static_cast<unsigned int>(v579.row(4, iron_linear_thread() & 31u));
+    const unsigned int v7836 = static_cast<unsigned int>(v579.col(5, iron_linear_thread() & 31u));
+    const unsigned int v7837 = static_cast<unsigned int>(v579.row(5, iron_linear_thread() & 31u));
+    const unsigned int v7841 = static_cast<unsigned int>(v579.col(6, iron_linear_thread() & 31u));
+    const unsigned int v7842 = static_cast<unsigned int>(v579.row(6, iron_linear_thread() & 31u));
+    const unsigned int v7846 = static_cast<unsigned int>(v579.col(7, iron_linear_thread() & 31u));
+    const unsigned int v7847 = static_cast<unsigned int>(v579.row(7, iron_linear_thread() & 31u));
+    const unsigned int v7851 = static_cast<unsigned int>(v579.col(8, iron_linear_thread() & 31u));
+    const unsigned int v7852 = static_cast<unsigned int>(v579.row(8, iron_linear_thread() & 31u));
+    const unsigned int v7856 = static_cast<unsigned int>(v579.col(9, iron_linear_thread() & 31u));
+    const unsigned int v7857 = static_cast<unsigned int>(v579.row(9, iron_linear_thread() & 31u));
+    const unsigned int v7861 = static_cast<unsigned int>(v579.col(10, iron_linear_thread() & 31u));
+    const unsigned int v7862 = static_cast<unsigned int>(v579.row(10, iron_linear_thread() & 31u));
+    const unsigned int v7866 = static_cast<unsigned int>(v579.col(11, iron_linear_thread() & 31u));
+    const unsigned int v7867 = static_cast<unsigned int>(v579.row(11, iron_linear_thread() & 31u));
+    const unsigned int v7871 = static_cast<unsigned int>(v579.col(12, iron_linear_thread() & 31u));
+    const unsigned int v7872 = static_cast<unsigned int>(v579.row(12, iron_linear_thread() & 31u));
+    const unsigned int v7876 = static_cast<unsigned int>(v579.col(13, iron_linear_thread() & 31u));
+    const unsigned int v7877 = static_cast<unsigned int>(v579.row(13, iron_linear_thread() & 31u));
+    const unsigned int v7881 = static_cast<unsigned int>(v579.col(14, iron_linear_thread() & 31u));
+    const unsigned int v7882 = static_cast<unsigned int>(v579.row(14, iron_linear_thread() & 31u));
+    const unsigned int v7886 = static_cast<unsigned int>(v579.col(15, iron_linear_thread() & 31u));
+    const unsigned int v7887 = static_cast<unsigned int>(v579.row(15, iron_linear_thread() & 31u));
+    const unsigned int v7891 = static_cast<unsigned int>(v579.col(16, iron_linear_thread() & 31u));
+    const unsigned int v7892 = static_cast<unsigned int>(v579.row(16, iron_linear_thread() & 31u));
+    const unsigned int v7896 = static_cast<unsigned int>(v579.col(17, iron_linear_thread() & 31u));
+    const unsigned int v7897 = static_cast<unsigned int>(v579.row(17, iron_linear_thread() & 31u));
+    const unsigned int v7901 = static_cast<unsigned int>(v579.col(18, iron_linear_thread() & 31u));
+    const unsigned int v7902 = static_cast<unsigned int>(v579.row(18, iron_linear_thread() & 31u));
+    const unsigned int v7906 = static_cast<unsigned int>(v579.col(19, iron_linear_thread() & 31u));
+    const unsigned int v7907 = static_cast<unsigned int>(v579.row(19, iron_linear_thread() & 31u));
+    const unsigned int v7911 = static_cast<unsigned int>(v579.col(20, iron_linear_thread() & 31u));
+    const unsigned int v7912 = static_cast<unsigned int>(v579.row(20, iron_linear_thread() & 31u));
+    const unsigned int v7916 = static_cast<unsigned int>(v579.col(21, iron_linear_thread() & 31u));
+    const unsigned int v7917 = static_cast<unsigned int>(v579.row(21, iron_linear_thread() & 31u));
+    const unsigned int v7921 = static_cast<unsigned int>(v579.col(22, iron_linear_thread() & 31u));
+    const unsigned int v7922 = static_cast<unsigned int>(v579.row(22, iron_linear_thread() & 31u));
+    const unsigned int v7926 = static_cast<unsigned int>(v579.col(23, iron_linear_thread() & 31u));
+    const unsigned int v7927 = static_cast<unsigned int>(v579.row(23, iron_linear_thread() & 31u));
+    const unsigned int v7931 = static_cast<unsigned int>(v579.col(24, iron_linear_thread() & 31u));
+    const unsigned int v7932 = static_cast<unsigned int>(v579.row(24, iron_linear_thread() & 31u));
+    const unsigned int v7936 = static_cast<unsigned int>(v579.col(25, iron_linear_thread() & 31u));
+    const unsigned int v7937 = static_cast<unsigned int>(v579.row(25, iron_linear_thread() & 31u));
+    const unsigned int v7941 = static_cast<unsigned int>(v579.col(26, iron_linear_thread() & 31u));
+    const unsigned int v7942 = static_cast<unsigned int>(v579.row(26, iron_linear_thread() & 31u));
+    const unsigned int v7946 = static_cast<unsigned int>(v579.col(27, iron_linear_thread() & 31u));
+    const unsigned int v7947 = static_cast<unsigned int>(v579.row(27, iron_linear_thread() & 31u));
+    const unsigned int v7951 = static_cast<unsigned int>(v579.col(28, iron_linear_thread() & 31u));
+    const unsigned int v7952 = static_cast<unsigned int>(v579.row(28, iron_linear_thread() & 31u));
+    const unsigned int v7956 = static_cast<unsigned int>(v579.col(29, iron_linear_thread() & 31u));
+    const unsigned int v7957 = static_cast<unsigned int>(v579.row(29, iron_linear_thread() & 31u));
+    const unsigned int v7961 = static_cast<unsigned int>(v579.col(30, iron_linear_thread() & 31u));
+    const unsigned int v7962 = static_cast<unsigned int>(v579.row(30, iron_linear_thread() & 31u));
+    const unsigned int v7966 = static_cast<unsigned int>(v579.col(31, iron_linear_thread() & 31u));
+    const unsigned int v7967 = static_cast<unsigned int>(v579.row(31, iron_linear_thread() & 31u));
+    const unsigned int v7971 = static_cast<unsigned int>(v581.col(0, iron_linear_thread() & 31u));
+    const unsigned int v7972 = static_cast<unsigned int>(v581.row(0, iron_linear_thread() & 31u));
+    const unsigned int v7976 = static_cast<unsigned int>(v581.col(1, iron_linear_thread() & 31u));
+    const unsigned int v7977 = static_cast<unsigned int>(v581.row(1, iron_linear_thread() & 31u));
+    const unsigned int v7981 = static_cast<unsigned int>(v581.col(2, iron_linear_thread() & 31u));
+    const unsigned int v7982 = static_cast<unsigned int>(v581.row(2, iron_linear_thread() & 31u));
+    const unsigned int v7986 = static_cast<unsigned int>(v581.col(3, iron_linear_thread() & 31u));
+    const unsigned int v7987 = static_cast<unsigned int>(v581.row(3, iron_linear_thread() & 31u));
+    const unsigned int v7991 = static_cast<unsigned int>(v581.col(4, iron_linear_thread() & 31u));
+    const unsigned int v7992 = static_cast<unsigned int>(v581.row(4, iron_linear_thread() & 31u));
+    const unsigned int v7996 = static_cast<unsigned int>(v581.col(5, iron_linear_thread() & 31u));
+    const unsigned int v7997 = static_cast<unsigned int>(v581.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8001 = static_cast<unsigned int>(v581.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8002 = static_cast<unsigned int>(v581.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8006 = static_cast<unsigned int>(v581.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8007 = static_cast<unsigned int>(v581.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8011 = static_cast<unsigned int>(v581.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8012 = static_cast<unsigned int>(v581.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8016 = static_cast<unsigned int>(v581.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8017 = static_cast<unsigned int>(v581.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8021 = static_cast<unsigned int>(v581.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8022 = static_cast<unsigned int>(v581.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8026 = static_cast<unsigned int>(v581.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8027 = static_cast<unsigned int>(v581.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8031 = static_cast<unsigned int>(v581.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8032 = static_cast<unsigned int>(v581.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8036 = static_cast<unsigned int>(v581.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8037 = static_cast<unsigned int>(v581.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8041 = static_cast<unsigned int>(v581.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8042 = static_cast<unsigned int>(v581.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8046 = static_cast<unsigned int>(v581.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8047 = static_cast<unsigned int>(v581.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8051 = static_cast<unsigned int>(v581.col(16, iron_linear_thread() & 31u));
+    const unsigned int v8052 = static_cast<unsigned int>(v581.row(16, iron_linear_thread() & 31u));
+    const unsigned int v8056 = static_cast<unsigned int>(v581.col(17, iron_linear_thread() & 31u));
+    const unsigned int v8057 = static_cast<unsigned int>(v581.row(17, iron_linear_thread() & 31u));
+    const unsigned int v8061 = static_cast<unsigned int>(v581.col(18, iron_linear_thread() & 31u));
+    const unsigned int v8062 = static_cast<unsigned int>(v581.row(18, iron_linear_thread() & 31u));
+    const unsigned int v8066 = static_cast<unsigned int>(v581.col(19, iron_linear_thread() & 31u));
+    const unsigned int v8067 = static_cast<unsigned int>(v581.row(19, iron_linear_thread() & 31u));
+    const unsigned int v8071 = static_cast<unsigned int>(v581.col(20, iron_linear_thread() & 31u));
+    const unsigned int v8072 = static_cast<unsigned int>(v581.row(20, iron_linear_thread() & 31u));
+    const unsigned int v8076 = static_cast<unsigned int>(v581.col(21, iron_linear_thread() & 31u));
+    const unsigned int v8077 = static_cast<unsigned int>(v581.row(21, iron_linear_thread() & 31u));
+    const unsigned int v8081 = static_cast<unsigned int>(v581.col(22, iron_linear_thread() & 31u));
+    const unsigned int v8082 = static_cast<unsigned int>(v581.row(22, iron_linear_thread() & 31u));
+    const unsigned int v8086 = static_cast<unsigned int>(v581.col(23, iron_linear_thread() & 31u));
+    const unsigned int v8087 = static_cast<unsigned int>(v581.row(23, iron_linear_thread() & 31u));
+    const unsigned int v8091 = static_cast<unsigned int>(v581.col(24, iron_linear_thread() & 31u));
+    const unsigned int v8092 = static_cast<unsigned int>(v581.row(24, iron_linear_thread() & 31u));
+    const unsigned int v8096 = static_cast<unsigned int>(v581.col(25, iron_linear_thread() & 31u));
+    const unsigned int v8097 = static_cast<unsigned int>(v581.row(25, iron_linear_thread() & 31u));
+    const unsigned int v8101 = static_cast<unsigned int>(v581.col(26, iron_linear_thread() & 31u));
+    const unsigned int v8102 = static_cast<unsigned int>(v581.row(26, iron_linear_thread() & 31u));
+    const unsigned int v8106 = static_cast<unsigned int>(v581.col(27, iron_linear_thread() & 31u));
+    const unsigned int v8107 = static_cast<unsigned int>(v581.row(27, iron_linear_thread() & 31u));
+    const unsigned int v8111 = static_cast<unsigned int>(v581.col(28, iron_linear_thread() & 31u));
+    const unsigned int v8112 = static_cast<unsigned int>(v581.row(28, iron_linear_thread() & 31u));
+    const unsigned int v8116 = static_cast<unsigned int>(v581.col(29, iron_linear_thread() & 31u));
+    const unsigned int v8117 = static_cast<unsigned int>(v581.row(29, iron_linear_thread() & 31u));
+    const unsigned int v8121 = static_cast<unsigned int>(v581.col(30, iron_linear_thread() & 31u));
+    const unsigned int v8122 = static_cast<unsigned int>(v581.row(30, iron_linear_thread() & 31u));
+    const unsigned int v8126 = static_cast<unsigned int>(v581.col(31, iron_linear_thread() & 31u));
+    const unsigned int v8127 = static_cast<unsigned int>(v581.row(31, iron_linear_thread() & 31u));
+    const unsigned int v8131 = static_cast<unsigned int>(v583.col(0, iron_linear_thread() & 31u));
+    const unsigned int v8132 = static_cast<unsigned int>(v583.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8136 = static_cast<unsigned int>(v583.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8137 = static_cast<unsigned int>(v583.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8141 = static_cast<unsigned int>(v583.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8142 = static_cast<unsigned int>(v583.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8146 = static_cast<unsigned int>(v583.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8147 = static_cast<unsigned int>(v583.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8151 = static_cast<unsigned int>(v583.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8152 = static_cast<unsigned int>(v583.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8156 = static_cast<unsigned int>(v583.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8157 = static_cast<unsigned int>(v583.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8161 = static_cast<unsigned int>(v583.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8162 = static_cast<unsigned int>(v583.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8166 = static_cast<unsigned int>(v583.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8167 = static_cast<unsigned int>(v583.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8171 = static_cast<unsigned int>(v583.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8172 = static_cast<unsigned int>(v583.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8176 = static_cast<unsigned int>(v583.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8177 = static_cast<unsigned int>(v583.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8181 = static_cast<unsigned int>(v583.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8182 = static_cast<unsigned int>(v583.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8186 = static_cast<unsigned int>(v583.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8187 = static_cast<unsigned int>(v583.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8191 = static_cast<unsigned int>(v583.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8192 = static_cast<unsigned int>(v583.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8196 = static_cast<unsigned int>(v583.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8197 = static_cast<unsigned int>(v583.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8201 = static_cast<unsigned int>(v583.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8202 = static_cast<unsigned int>(v583.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8206 = static_cast<unsigned int>(v583.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8207 = static_cast<unsigned int>(v583.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8211 = static_cast<unsigned int>(v583.col(16, iron_linear_thread() & 31u));
+    const unsigned int v8212 = static_cast<unsigned int>(v583.row(16, iron_linear_thread() & 31u));
+    const unsigned int v8216 = static_cast<unsigned int>(v583.col(17, iron_linear_thread() & 31u));
+    const unsigned int v8217 = static_cast<unsigned int>(v583.row(17, iron_linear_thread() & 31u));
+    const unsigned int v8221 = static_cast<unsigned int>(v583.col(18, iron_linear_thread() & 31u));
+    const unsigned int v8222 = static_cast<unsigned int>(v583.row(18, iron_linear_thread() & 31u));
+    const unsigned int v8226 = static_cast<unsigned int>(v583.col(19, iron_linear_thread() & 31u));
+    const unsigned int v8227 = static_cast<unsigned int>(v583.row(19, iron_linear_thread() & 31u));
+    const unsigned int v8231 = static_cast<unsigned int>(v583.col(20, iron_linear_thread() & 31u));
+    const unsigned int v8232 = static_cast<unsigned int>(v583.row(20, iron_linear_thread() & 31u));
+    const unsigned int v8236 = static_cast<unsigned int>(v583.col(21, iron_linear_thread() & 31u));
+    const unsigned int v8237 = static_cast<unsigned int>(v583.row(21, iron_linear_thread() & 31u));
+    const unsigned int v8241 = static_cast<unsigned int>(v583.col(22, iron_linear_thread() & 31u));
+    const unsigned int v8242 = static_cast<unsigned int>(v583.row(22, iron_linear_thread() & 31u));
+    const unsigned int v8246 = static_cast<unsigned int>(v583.col(23, iron_linear_thread() & 31u));
+    const unsigned int v8247 = static_cast<unsigned int>(v583.row(23, iron_linear_thread() & 31u));
+    const unsigned int v8251 = static_cast<unsigned int>(v583.col(24, iron_linear_thread() & 31u));
+    const unsigned int v8252 = static_cast<unsigned int>(v583.row(24, iron_linear_thread() & 31u));
+    const unsigned int v8256 = static_cast<unsigned int>(v583.col(25, iron_linear_thread() & 31u));
+    const unsigned int v8257 = static_cast<unsigned int>(v583.row(25, iron_linear_thread() & 31u));
+    const unsigned int v8261 = static_cast<unsigned int>(v583.col(26, iron_linear_thread() & 31u));
+    const unsigned int v8262 = static_cast<unsigned int>(v583.row(26, iron_linear_thread() & 31u));
+    const unsigned int v8266 = static_cast<unsigned int>(v583.col(27, iron_linear_thread() & 31u));
+    const unsigned int v8267 = static_cast<unsigned int>(v583.row(27, iron_linear_thread() & 31u));
+    const unsigned int v8271 = static_cast<unsigned int>(v583.col(28, iron_linear_thread() & 31u));
+    const unsigned int v8272 = static_cast<unsigned int>(v583.row(28, iron_linear_thread() & 31u));
+    const unsigned int v8276 = static_cast<unsigned int>(v583.col(29, iron_linear_thread() & 31u));
+    const unsigned int v8277 = static_cast<unsigned int>(v583.row(29, iron_linear_thread() & 31u));
+    const unsigned int v8281 = static_cast<unsigned int>(v583.col(30, iron_linear_thread() & 31u));
+    const unsigned int v8282 = static_cast<unsigned int>(v583.row(30, iron_linear_thread() & 31u));
+    const unsigned int v8286 = static_cast<unsigned int>(v583.col(31, iron_linear_thread() & 31u));
+    const unsigned int v8287 = static_cast<unsigned int>(v583.row(31, iron_linear_thread() & 31u));
+    const unsigned int v8291 = static_cast<unsigned int>(v585.col(0, iron_linear_thread() & 31u));
+    const unsigned int v8292 = static_cast<unsigned int>(v585.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8296 = static_cast<unsigned int>(v585.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8297 = static_cast<unsigned int>(v585.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8301 = static_cast<unsigned int>(v585.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8302 = static_cast<unsigned int>(v585.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8306 = static_cast<unsigned int>(v585.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8307 = static_cast<unsigned int>(v585.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8311 = static_cast<unsigned int>(v585.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8312 = static_cast<unsigned int>(v585.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8316 = static_cast<unsigned int>(v585.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8317 = static_cast<unsigned int>(v585.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8321 = static_cast<unsigned int>(v585.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8322 = static_cast<unsigned int>(v585.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8326 = static_cast<unsigned int>(v585.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8327 = static_cast<unsigned int>(v585.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8331 = static_cast<unsigned int>(v585.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8332 = static_cast<unsigned int>(v585.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8336 = static_cast<unsigned int>(v585.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8337 = static_cast<unsigned int>(v585.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8341 = static_cast<unsigned int>(v585.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8342 = static_cast<unsigned int>(v585.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8346 = static_cast<unsigned int>(v585.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8347 = static_cast<unsigned int>(v585.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8351 = static_cast<unsigned int>(v585.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8352 = static_cast<unsigned int>(v585.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8356 = static_cast<unsigned int>(v585.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8357 = static_cast<unsigned int>(v585.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8361 = static_cast<unsigned int>(v585.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8362 = static_cast<unsigned int>(v585.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8366 = static_cast<unsigned int>(v585.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8367 = static_cast<unsigned int>(v585.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8371 = static_cast<unsigned int>(v585.col(16, iron_linear_thread() & 31u));
+    const unsigned int v8372 = static_cast<unsigned int>(v585.row(16, iron_linear_thread() & 31u));
+    const unsigned int v8376 = static_cast<unsigned int>(v585.col(17, iron_linear_thread() & 31u));
+    const unsigned int v8377 = static_cast<unsigned int>(v585.row(17, iron_linear_thread() & 31u));
+    const unsigned int v8381 = static_cast<unsigned int>(v585.col(18, iron_linear_thread() & 31u));
+    const unsigned int v8382 = static_cast<unsigned int>(v585.row(18, iron_linear_thread() & 31u));
+    const unsigned int v8386 = static_cast<unsigned int>(v585.col(19, iron_linear_thread() & 31u));
+    const unsigned int v8387 = static_cast<unsigned int>(v585.row(19, iron_linear_thread() & 31u));
+    const unsigned int v8391 = static_cast<unsigned int>(v585.col(20, iron_linear_thread() & 31u));
+    const unsigned int v8392 = static_cast<unsigned int>(v585.row(20, iron_linear_thread() & 31u));
+    const unsigned int v8396 = static_cast<unsigned int>(v585.col(21, iron_linear_thread() & 31u));
+    const unsigned int v8397 = static_cast<unsigned int>(v585.row(21, iron_linear_thread() & 31u));
+    const unsigned int v8401 = static_cast<unsigned int>(v585.col(22, iron_linear_thread() & 31u));
+    const unsigned int v8402 = static_cast<unsigned int>(v585.row(22, iron_linear_thread() & 31u));
+    const unsigned int v8406 = static_cast<unsigned int>(v585.col(23, iron_linear_thread() & 31u));
+    const unsigned int v8407 = static_cast<unsigned int>(v585.row(23, iron_linear_thread() & 31u));
+    const unsigned int v8411 = static_cast<unsigned int>(v585.col(24, iron_linear_thread() & 31u));
+    const unsigned int v8412 = static_cast<unsigned int>(v585.row(24, iron_linear_thread() & 31u));
+    const unsigned int v8416 = static_cast<unsigned int>(v585.col(25, iron_linear_thread() & 31u));
+    const unsigned int v8417 = static_cast<unsigned int>(v585.row(25, iron_linear_thread() & 31u));
+    const unsigned int v8421 = static_cast<unsigned int>(v585.col(26, iron_linear_thread() & 31u));
+    const unsigned int v8422 = static_cast<unsigned int>(v585.row(26, iron_linear_thread() & 31u));
+    const unsigned int v8426 = static_cast<unsigned int>(v585.col(27, iron_linear_thread() & 31u));
+    const unsigned int v8427 = static_cast<unsigned int>(v585.row(27, iron_linear_thread() & 31u));
+    const unsigned int v8431 = static_cast<unsigned int>(v585.col(28, iron_linear_thread() & 31u));
+    const unsigned int v8432 = static_cast<unsigned int>(v585.row(28, iron_linear_thread() & 31u));
+    const unsigned int v8436 = static_cast<unsigned int>(v585.col(29, iron_linear_thread() & 31u));
+    const unsigned int v8437 = static_cast<unsigned int>(v585.row(29, iron_linear_thread() & 31u));
+    const unsigned int v8441 = static_cast<unsigned int>(v585.col(30, iron_linear_thread() & 31u));
+    const unsigned int v8442 = static_cast<unsigned int>(v585.row(30, iron_linear_thread() & 31u));
+    const unsigned int v8446 = static_cast<unsigned int>(v585.col(31, iron_linear_thread() & 31u));
+    const unsigned int v8447 = static_cast<unsigned int>(v585.row(31, iron_linear_thread() & 31u));
+    const unsigned int v8459 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:122
 
-    for (unsigned int v5585 = v571; v5585 < v555; v5585 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:93
-      const unsigned int v5586 = v5585 - v571;
-      const unsigned int v5587 = v5586 >> 6u;
-      const unsigned int v5589 = v5587 & 1u;
+    for (unsigned int v5909 = v571; v5909 < v555; v5909 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v5910 = v5909 - v571;
+      const unsigned int v5911 = v5910 >> 6u;
+      const unsigned int v5913 = v5911 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v5592 = v5585 + 64u;
-      const unsigned int v5594 = v5587 + 1u;
-      const unsigned int v5595 = v5594 & 1u;
-      const bool v5596 = v5592 < v555;
-      if (v5596) {
-        const unsigned int v5598 = v5595 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:98
-        const unsigned int v5608 = v5592 + v52;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5609 = v5608 < v37;
-        const unsigned int v5612 = v5609 ? v5608 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5614 = v31 + v5612;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5615 = v5614 * v2;
-        const unsigned int v5616 = v5615 + v28;
-        const unsigned int v5617 = v5616 << 8u;
-        const unsigned int v5618 = v5617 + v56;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5626 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5627 = v5598 + v5626;
-        const unsigned int v5628 = v5627 + v71;
-        const unsigned int v5629 = v5628 + v69;
-        iron_copy_async<16>(shm1 + (v5629 ^ (((v5629 >> 6u) & 7u) << 3u)), k + v5618, v5609);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5629 ^ (((v5629 >> 6u) & 7u) << 3u)), v + v5618, v5609);
-        const unsigned int v5650 = v5592 + v83;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5651 = v5650 < v37;
-        const unsigned int v5654 = v5651 ? v5650 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5656 = v31 + v5654;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5657 = v5656 * v2;
-        const unsigned int v5658 = v5657 + v28;
-        const unsigned int v5659 = v5658 << 8u;
-        const unsigned int v5660 = v5659 + v87;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5668 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5669 = v5598 + v5668;
-        const unsigned int v5670 = v5669 + v102;
-        const unsigned int v5671 = v5670 + v100;
-        iron_copy_async<16>(shm1 + (v5671 ^ (((v5671 >> 6u) & 7u) << 3u)), k + v5660, v5651);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5671 ^ (((v5671 >> 6u) & 7u) << 3u)), v + v5660, v5651);
-        const unsigned int v5692 = v5592 + v114;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5693 = v5692 < v37;
-        const unsigned int v5696 = v5693 ? v5692 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5698 = v31 + v5696;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5699 = v5698 * v2;
-        const unsigned int v5700 = v5699 + v28;
-        const unsigned int v5701 = v5700 << 8u;
-        const unsigned int v5702 = v5701 + v118;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5710 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5711 = v5598 + v5710;
-        const unsigned int v5712 = v5711 + v133;
-        const unsigned int v5713 = v5712 + v131;
-        iron_copy_async<16>(shm1 + (v5713 ^ (((v5713 >> 6u) & 7u) << 3u)), k + v5702, v5693);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5713 ^ (((v5713 >> 6u) & 7u) << 3u)), v + v5702, v5693);
-        const unsigned int v5734 = v5592 + v145;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5735 = v5734 < v37;
-        const unsigned int v5738 = v5735 ? v5734 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5740 = v31 + v5738;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5741 = v5740 * v2;
-        const unsigned int v5742 = v5741 + v28;
-        const unsigned int v5743 = v5742 << 8u;
-        const unsigned int v5744 = v5743 + v149;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5752 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5753 = v5598 + v5752;
-        const unsigned int v5754 = v5753 + v164;
-        const unsigned int v5755 = v5754 + v162;
-        iron_copy_async<16>(shm1 + (v5755 ^ (((v5755 >> 6u) & 7u) << 3u)), k + v5744, v5735);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5755 ^ (((v5755 >> 6u) & 7u) << 3u)), v + v5744, v5735);
-        const unsigned int v5776 = v5592 + v176;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5777 = v5776 < v37;
-        const unsigned int v5780 = v5777 ? v5776 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5782 = v31 + v5780;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5783 = v5782 * v2;
-        const unsigned int v5784 = v5783 + v28;
-        const unsigned int v5785 = v5784 << 8u;
-        const unsigned int v5786 = v5785 + v180;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5794 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5795 = v5598 + v5794;
-        const unsigned int v5796 = v5795 + v195;
-        const unsigned int v5797 = v5796 + v193;
-        iron_copy_async<16>(shm1 + (v5797 ^ (((v5797 >> 6u) & 7u) << 3u)), k + v5786, v5777);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5797 ^ (((v5797 >> 6u) & 7u) << 3u)), v + v5786, v5777);
-        const unsigned int v5818 = v5592 + v207;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5819 = v5818 < v37;
-        const unsigned int v5822 = v5819 ? v5818 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5824 = v31 + v5822;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5825 = v5824 * v2;
-        const unsigned int v5826 = v5825 + v28;
-        const unsigned int v5827 = v5826 << 8u;
-        const unsigned int v5828 = v5827 + v211;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5836 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5837 = v5598 + v5836;
-        const unsigned int v5838 = v5837 + v226;
-        const unsigned int v5839 = v5838 + v224;
-        iron_copy_async<16>(shm1 + (v5839 ^ (((v5839 >> 6u) & 7u) << 3u)), k + v5828, v5819);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5839 ^ (((v5839 >> 6u) & 7u) << 3u)), v + v5828, v5819);
-        const unsigned int v5860 = v5592 + v238;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5861 = v5860 < v37;
-        const unsigned int v5864 = v5861 ? v5860 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5866 = v31 + v5864;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5867 = v5866 * v2;
-        const unsigned int v5868 = v5867 + v28;
-        const unsigned int v5869 = v5868 << 8u;
-        const unsigned int v5870 = v5869 + v242;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5878 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5879 = v5598 + v5878;
-        const unsigned int v5880 = v5879 + v257;
-        const unsigned int v5881 = v5880 + v255;
-        iron_copy_async<16>(shm1 + (v5881 ^ (((v5881 >> 6u) & 7u) << 3u)), k + v5870, v5861);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5881 ^ (((v5881 >> 6u) & 7u) << 3u)), v + v5870, v5861);
-        const unsigned int v5902 = v5592 + v269;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5903 = v5902 < v37;
-        const unsigned int v5906 = v5903 ? v5902 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5908 = v31 + v5906;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5909 = v5908 * v2;
-        const unsigned int v5910 = v5909 + v28;
-        const unsigned int v5911 = v5910 << 8u;
-        const unsigned int v5912 = v5911 + v273;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5920 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5921 = v5598 + v5920;
-        const unsigned int v5922 = v5921 + v288;
-        const unsigned int v5923 = v5922 + v286;
-        iron_copy_async<16>(shm1 + (v5923 ^ (((v5923 >> 6u) & 7u) << 3u)), k + v5912, v5903);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5923 ^ (((v5923 >> 6u) & 7u) << 3u)), v + v5912, v5903);
+      const unsigned int v5916 = v5909 + 64u;
+      const unsigned int v5918 = v5911 + 1u;
+      const unsigned int v5919 = v5918 & 1u;
+      const bool v5920 = v5916 < v555;
+      if (v5920) {
+        const unsigned int v5922 = v5919 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+        const unsigned int v5932 = v5916 + v52;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5933 = v5932 < v37;
+        const unsigned int v5936 = v5933 ? v5932 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5938 = v31 + v5936;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5939 = v5938 * v2;
+        const unsigned int v5940 = v5939 + v28;
+        const unsigned int v5941 = v5940 << 8u;
+        const unsigned int v5942 = v5941 + v56;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5950 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5951 = v5922 + v5950;
+        const unsigned int v5952 = v5951 + v71;
+        const unsigned int v5953 = v5952 + v69;
+        iron_copy_async<16>(shm1 + (v5953 ^ (((v5953 >> 6u) & 7u) << 3u)), k + v5942, v5933);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5963 = v5916 + v83;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5964 = v5963 < v37;
+        const unsigned int v5967 = v5964 ? v5963 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5969 = v31 + v5967;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5970 = v5969 * v2;
+        const unsigned int v5971 = v5970 + v28;
+        const unsigned int v5972 = v5971 << 8u;
+        const unsigned int v5973 = v5972 + v87;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5981 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5982 = v5922 + v5981;
+        const unsigned int v5983 = v5982 + v102;
+        const unsigned int v5984 = v5983 + v100;
+        iron_copy_async<16>(shm1 + (v5984 ^ (((v5984 >> 6u) & 7u) << 3u)), k + v5973, v5964);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5994 = v5916 + v114;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5995 = v5994 < v37;
+        const unsigned int v5998 = v5995 ? v5994 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v6000 = v31 + v5998;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6001 = v6000 * v2;
+        const unsigned int v6002 = v6001 + v28;
+        const unsigned int v6003 = v6002 << 8u;
+        const unsigned int v6004 = v6003 + v118;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v6012 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v6013 = v5922 + v6012;
+        const unsigned int v6014 = v6013 + v133;
+        const unsigned int v6015 = v6014 + v131;
+        iron_copy_async<16>(shm1 + (v6015 ^ (((v6015 >> 6u) & 7u) << 3u)), k + v6004, v5995);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v6025 = v5916 + v145;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v6026 = v6025 < v37;
+        const unsigned int v6029 = v6026 ? v6025 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v6031 = v31 + v6029;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6032 = v6031 * v2;
+        const unsigned int v6033 = v6032 + v28;
+        const unsigned int v6034 = v6033 << 8u;
+        const unsigned int v6035 = v6034 + v149;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v6043 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v6044 = v5922 + v6043;
+        const unsigned int v6045 = v6044 + v164;
+        const unsigned int v6046 = v6045 + v162;
+        iron_copy_async<16>(shm1 + (v6046 ^ (((v6046 >> 6u) & 7u) << 3u)), k + v6035, v6026);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v6056 = v5916 + v176;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v6057 = v6056 < v37;
+        const unsigned int v6060 = v6057 ? v6056 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v6062 = v31 + v6060;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6063 = v6062 * v2;
+        const unsigned int v6064 = v6063 + v28;
+        const unsigned int v6065 = v6064 << 8u;
+        const unsigned int v6066 = v6065 + v180;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v6074 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v6075 = v5922 + v6074;
+        const unsigned int v6076 = v6075 + v195;
+        const unsigned int v6077 = v6076 + v193;
+        iron_copy_async<16>(shm1 + (v6077 ^ (((v6077 >> 6u) & 7u) << 3u)), k + v6066, v6057);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v6087 = v5916 + v207;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v6088 = v6087 < v37;
+        const unsigned int v6091 = v6088 ? v6087 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v6093 = v31 + v6091;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6094 = v6093 * v2;
+        const unsigned int v6095 = v6094 + v28;
+        const unsigned int v6096 = v6095 << 8u;
+        const unsigned int v6097 = v6096 + v211;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v6105 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v6106 = v5922 + v6105;
+        const unsigned int v6107 = v6106 + v226;
+        const unsigned int v6108 = v6107 + v224;
+        iron_copy_async<16>(shm1 + (v6108 ^ (((v6108 >> 6u) & 7u) << 3u)), k + v6097, v6088);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v6118 = v5916 + v238;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v6119 = v6118 < v37;
+        const unsigned int v6122 = v6119 ? v6118 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v6124 = v31 + v6122;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6125 = v6124 * v2;
+        const unsigned int v6126 = v6125 + v28;
+        const unsigned int v6127 = v6126 << 8u;
+        const unsigned int v6128 = v6127 + v242;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v6136 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v6137 = v5922 + v6136;
+        const unsigned int v6138 = v6137 + v257;
+        const unsigned int v6139 = v6138 + v255;
+        iron_copy_async<16>(shm1 + (v6139 ^ (((v6139 >> 6u) & 7u) << 3u)), k + v6128, v6119);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v6149 = v5916 + v269;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v6150 = v6149 < v37;
+        const unsigned int v6153 = v6150 ? v6149 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v6155 = v31 + v6153;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6156 = v6155 * v2;
+        const unsigned int v6157 = v6156 + v28;
+        const unsigned int v6158 = v6157 << 8u;
+        const unsigned int v6159 = v6158 + v273;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v6167 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v6168 = v5922 + v6167;
+        const unsigned int v6169 = v6168 + v288;
+        const unsigned int v6170 = v6169 + v286;
+        iron_copy_async<16>(shm1 + (v6170 ^ (((v6170 >> 6u) & 7u) << 3u)), k + v6159, v6150);  // kernels/sdpa/flash_tile.hpp:86
+        iron_copy_async<16>(shm2 + (v5953 ^ (((v5953 >> 6u) & 7u) << 3u)), v + v5942, v5933);
+        iron_copy_async<16>(shm2 + (v5984 ^ (((v5984 >> 6u) & 7u) << 3u)), v + v5973, v5964);
+        iron_copy_async<16>(shm2 + (v6015 ^ (((v6015 >> 6u) & 7u) << 3u)), v + v6004, v5995);
+        iron_copy_async<16>(shm2 + (v6046 ^ (((v6046 >> 6u) & 7u) << 3u)), v + v6035, v6026);
+        iron_copy_async<16>(shm2 + (v6077 ^ (((v6077 >> 6u) & 7u) << 3u)), v + v6066, v6057);
+        iron_copy_async<16>(shm2 + (v6108 ^ (((v6108 >> 6u) & 7u) << 3u)), v + v6097, v6088);
+        iron_copy_async<16>(shm2 + (v6139 ^ (((v6139 >> 6u) & 7u) << 3u)), v + v6128, v6119);
+        iron_copy_async<16>(shm2 + (v6170 ^ (((v6170 >> 6u) & 7u) << 3u)), v + v6159, v6150);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:93
-      iron_frag<float, 2, 16, 64> v5936;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v5936, 0.0f);
-      const unsigned int v5940 = v5589 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag<iron_bf16, 0, 16, 16> v8045;  // kernels/sdpa/flash_warpgroup.hpp:107
-      iron_frag_fill(v8045, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8045, shm0, v8038, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8047;
-      iron_frag_fill(v8047, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8047, shm1, v5940, 64u);
-      iron_frag_mma_sync(v5936, v8045, v8047);
-      const unsigned int v8052 = v5940 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v8054;
-      iron_frag_fill(v8054, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8054, shm0, v8049, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8056;
-      iron_frag_fill(v8056, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8056, shm1, v8052, 64u);
-      iron_frag_mma_sync(v5936, v8054, v8056);
-      const unsigned int v8061 = v5940 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v8063;
-      iron_frag_fill(v8063, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8063, shm0, v8058, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8065;
-      iron_frag_fill(v8065, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8065, shm1, v8061, 64u);
-      iron_frag_mma_sync(v5936, v8063, v8065);
-      const unsigned int v8070 = v5940 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v8072;
-      iron_frag_fill(v8072, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8072, shm0, v8067, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8074;
-      iron_frag_fill(v8074, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8074, shm1, v8070, 64u);
-      iron_frag_mma_sync(v5936, v8072, v8074);
-      const unsigned int v5953 = v5940 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag<iron_bf16, 0, 16, 16> v8090;  // kernels/sdpa/flash_warpgroup.hpp:107
-      iron_frag_fill(v8090, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8090, shm0, v8083, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8092;
-      iron_frag_fill(v8092, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8092, shm1, v5953, 64u);
-      iron_frag_mma_sync(v5936, v8090, v8092);
-      const unsigned int v8097 = v5953 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v8099;
-      iron_frag_fill(v8099, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8099, shm0, v8094, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8101;
-      iron_frag_fill(v8101, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8101, shm1, v8097, 64u);
-      iron_frag_mma_sync(v5936, v8099, v8101);
-      const unsigned int v8106 = v5953 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v8108;
-      iron_frag_fill(v8108, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8108, shm0, v8103, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8110;
-      iron_frag_fill(v8110, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8110, shm1, v8106, 64u);
-      iron_frag_mma_sync(v5936, v8108, v8110);
-      const unsigned int v8115 = v5953 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v8117;
-      iron_frag_fill(v8117, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8117, shm0, v8112, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8119;
-      iron_frag_fill(v8119, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8119, shm1, v8115, 64u);
-      iron_frag_mma_sync(v5936, v8117, v8119);
-      const unsigned int v5965 = v5940 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag<iron_bf16, 0, 16, 16> v8135;  // kernels/sdpa/flash_warpgroup.hpp:107
-      iron_frag_fill(v8135, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8135, shm0, v8128, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8137;
-      iron_frag_fill(v8137, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8137, shm1, v5965, 64u);
-      iron_frag_mma_sync(v5936, v8135, v8137);
-      const unsigned int v8142 = v5965 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v8144;
-      iron_frag_fill(v8144, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8144, shm0, v8139, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8146;
-      iron_frag_fill(v8146, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8146, shm1, v8142, 64u);
-      iron_frag_mma_sync(v5936, v8144, v8146);
-      const unsigned int v8151 = v5965 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v8153;
-      iron_frag_fill(v8153, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8153, shm0, v8148, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8155;
-      iron_frag_fill(v8155, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8155, shm1, v8151, 64u);
-      iron_frag_mma_sync(v5936, v8153, v8155);
-      const unsigned int v8160 = v5965 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v8162;
-      iron_frag_fill(v8162, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8162, shm0, v8157, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8164;
-      iron_frag_fill(v8164, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8164, shm1, v8160, 64u);
-      iron_frag_mma_sync(v5936, v8162, v8164);
-      const unsigned int v5977 = v5940 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag<iron_bf16, 0, 16, 16> v8180;  // kernels/sdpa/flash_warpgroup.hpp:107
-      iron_frag_fill(v8180, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8180, shm0, v8173, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8182;
-      iron_frag_fill(v8182, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8182, shm1, v5977, 64u);
-      iron_frag_mma_sync(v5936, v8180, v8182);
-      const unsigned int v8187 = v5977 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v8189;
-      iron_frag_fill(v8189, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8189, shm0, v8184, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8191;
-      iron_frag_fill(v8191, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8191, shm1, v8187, 64u);
-      iron_frag_mma_sync(v5936, v8189, v8191);
-      const unsigned int v8196 = v5977 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v8198;
-      iron_frag_fill(v8198, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8198, shm0, v8193, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8200;
-      iron_frag_fill(v8200, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8200, shm1, v8196, 64u);
-      iron_frag_mma_sync(v5936, v8198, v8200);
-      const unsigned int v8205 = v5977 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v8207;
-      iron_frag_fill(v8207, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8207, shm0, v8202, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8209;
-      iron_frag_fill(v8209, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8209, shm1, v8205, 64u);
-      iron_frag_mma_sync(v5936, v8207, v8209);
-      const bool v5987 = v5592 <= v37;  // kernels/sdpa/flash_tile.hpp:155
-      const unsigned int v5995 = v5592 + v18;
-      const bool v5996 = v5995 <= v558;
-      const bool v5997 = v554 || v5996;
-      const bool v5998 = v5987 && v5997;
-      const unsigned int v6001 = v5585 + v7;  // kernels/sdpa/flash_tile.hpp:156
-      const unsigned int v6002 = v6001 + v18;
-      const bool v6004 = v547 <= v6002;
-      const bool v6005 = v6000 || v6004;
-      const bool v6006 = v5998 && v6005;  // kernels/sdpa/flash_tile.hpp:155
-      if (v6006) {  // kernels/sdpa/flash_tile.hpp:157
-        const float v6009 = v5936.x[0];  // kernels/sdpa/flash_tile.hpp:158
-        const float v6010 = v6009 * v573;
-        v5936.x[0] = v6010;
-        const float v6013 = v5936.x[1];
-        const float v6014 = v6013 * v573;
-        v5936.x[1] = v6014;
-        const float v6017 = v5936.x[2];
-        const float v6018 = v6017 * v573;
-        v5936.x[2] = v6018;
-        const float v6021 = v5936.x[3];
-        const float v6022 = v6021 * v573;
-        v5936.x[3] = v6022;
-        const float v6025 = v5936.x[4];
-        const float v6026 = v6025 * v573;
-        v5936.x[4] = v6026;
-        const float v6029 = v5936.x[5];
-        const float v6030 = v6029 * v573;
-        v5936.x[5] = v6030;
-        const float v6033 = v5936.x[6];
-        const float v6034 = v6033 * v573;
-        v5936.x[6] = v6034;
-        const float v6037 = v5936.x[7];
-        const float v6038 = v6037 * v573;
-        v5936.x[7] = v6038;
-        const float v6041 = v5936.x[8];
-        const float v6042 = v6041 * v573;
-        v5936.x[8] = v6042;
-        const float v6045 = v5936.x[9];
-        const float v6046 = v6045 * v573;
-        v5936.x[9] = v6046;
-        const float v6049 = v5936.x[10];
-        const float v6050 = v6049 * v573;
-        v5936.x[10] = v6050;
-        const float v6053 = v5936.x[11];
-        const float v6054 = v6053 * v573;
-        v5936.x[11] = v6054;
-        const float v6057 = v5936.x[12];
-        const float v6058 = v6057 * v573;
-        v5936.x[12] = v6058;
-        const float v6061 = v5936.x[13];
-        const float v6062 = v6061 * v573;
-        v5936.x[13] = v6062;
-        const float v6065 = v5936.x[14];
-        const float v6066 = v6065 * v573;
-        v5936.x[14] = v6066;
-        const float v6069 = v5936.x[15];
-        const float v6070 = v6069 * v573;
-        v5936.x[15] = v6070;
-        const float v6073 = v5936.x[16];
-        const float v6074 = v6073 * v573;
-        v5936.x[16] = v6074;
-        const float v6077 = v5936.x[17];
-        const float v6078 = v6077 * v573;
-        v5936.x[17] = v6078;
-        const float v6081 = v5936.x[18];
-        const float v6082 = v6081 * v573;
-        v5936.x[18] = v6082;
-        const float v6085 = v5936.x[19];
-        const float v6086 = v6085 * v573;
-        v5936.x[19] = v6086;
-        const float v6089 = v5936.x[20];
-        const float v6090 = v6089 * v573;
-        v5936.x[20] = v6090;
-        const float v6093 = v5936.x[21];
-        const float v6094 = v6093 * v573;
-        v5936.x[21] = v6094;
-        const float v6097 = v5936.x[22];
-        const float v6098 = v6097 * v573;
-        v5936.x[22] = v6098;
-        const float v6101 = v5936.x[23];
-        const float v6102 = v6101 * v573;
-        v5936.x[23] = v6102;
-        const float v6105 = v5936.x[24];
-        const float v6106 = v6105 * v573;
-        v5936.x[24] = v6106;
-        const float v6109 = v5936.x[25];
-        const float v6110 = v6109 * v573;
-        v5936.x[25] = v6110;
-        const float v6113 = v5936.x[26];
-        const float v6114 = v6113 * v573;
-        v5936.x[26] = v6114;
-        const float v6117 = v5936.x[27];
-        const float v6118 = v6117 * v573;
-        v5936.x[27] = v6118;
-        const float v6121 = v5936.x[28];
-        const float v6122 = v6121 * v573;
-        v5936.x[28] = v6122;
-        const float v6125 = v5936.x[29];
-        const float v6126 = v6125 * v573;
-        v5936.x[29] = v6126;
-        const float v6129 = v5936.x[30];
-        const float v6130 = v6129 * v573;
-        v5936.x[30] = v6130;
-        const float v6133 = v5936.x[31];
-        const float v6134 = v6133 * v573;
-        v5936.x[31] = v6134;
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
+      iron_frag<float, 2, 16, 64> v6422;  // kernels/sdpa/flash_warpgroup.hpp:103
+      iron_frag_fill(v6422, 0.0f);
+      const unsigned int v6426 = v5913 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v8531;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v8531, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8531, shm0, v8524, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8533;
+      iron_frag_fill(v8533, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8533, shm1, v6426, 64u);
+      iron_frag_mma_sync(v6422, v8531, v8533);
+      const unsigned int v8538 = v6426 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v8540;
+      iron_frag_fill(v8540, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8540, shm0, v8535, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8542;
+      iron_frag_fill(v8542, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8542, shm1, v8538, 64u);
+      iron_frag_mma_sync(v6422, v8540, v8542);
+      const unsigned int v8547 = v6426 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v8549;
+      iron_frag_fill(v8549, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8549, shm0, v8544, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8551;
+      iron_frag_fill(v8551, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8551, shm1, v8547, 64u);
+      iron_frag_mma_sync(v6422, v8549, v8551);
+      const unsigned int v8556 = v6426 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v8558;
+      iron_frag_fill(v8558, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8558, shm0, v8553, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8560;
+      iron_frag_fill(v8560, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8560, shm1, v8556, 64u);
+      iron_frag_mma_sync(v6422, v8558, v8560);
+      const unsigned int v6439 = v6426 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v8576;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v8576, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8576, shm0, v8569, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8578;
+      iron_frag_fill(v8578, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8578, shm1, v6439, 64u);
+      iron_frag_mma_sync(v6422, v8576, v8578);
+      const unsigned int v8583 = v6439 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v8585;
+      iron_frag_fill(v8585, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8585, shm0, v8580, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8587;
+      iron_frag_fill(v8587, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8587, shm1, v8583, 64u);
+      iron_frag_mma_sync(v6422, v8585, v8587);
+      const unsigned int v8592 = v6439 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v8594;
+      iron_frag_fill(v8594, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8594, shm0, v8589, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8596;
+      iron_frag_fill(v8596, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8596, shm1, v8592, 64u);
+      iron_frag_mma_sync(v6422, v8594, v8596);
+      const unsigned int v8601 = v6439 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v8603;
+      iron_frag_fill(v8603, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8603, shm0, v8598, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8605;
+      iron_frag_fill(v8605, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8605, shm1, v8601, 64u);
+      iron_frag_mma_sync(v6422, v8603, v8605);
+      const unsigned int v6451 = v6426 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v8621;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v8621, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8621, shm0, v8614, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8623;
+      iron_frag_fill(v8623, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8623, shm1, v6451, 64u);
+      iron_frag_mma_sync(v6422, v8621, v8623);
+      const unsigned int v8628 = v6451 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v8630;
+      iron_frag_fill(v8630, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8630, shm0, v8625, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8632;
+      iron_frag_fill(v8632, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8632, shm1, v8628, 64u);
+      iron_frag_mma_sync(v6422, v8630, v8632);
+      const unsigned int v8637 = v6451 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v8639;
+      iron_frag_fill(v8639, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8639, shm0, v8634, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8641;
+      iron_frag_fill(v8641, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8641, shm1, v8637, 64u);
+      iron_frag_mma_sync(v6422, v8639, v8641);
+      const unsigned int v8646 = v6451 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v8648;
+      iron_frag_fill(v8648, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8648, shm0, v8643, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8650;
+      iron_frag_fill(v8650, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8650, shm1, v8646, 64u);
+      iron_frag_mma_sync(v6422, v8648, v8650);
+      const unsigned int v6463 = v6426 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v8666;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v8666, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8666, shm0, v8659, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8668;
+      iron_frag_fill(v8668, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8668, shm1, v6463, 64u);
+      iron_frag_mma_sync(v6422, v8666, v8668);
+      const unsigned int v8673 = v6463 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v8675;
+      iron_frag_fill(v8675, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8675, shm0, v8670, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8677;
+      iron_frag_fill(v8677, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8677, shm1, v8673, 64u);
+      iron_frag_mma_sync(v6422, v8675, v8677);
+      const unsigned int v8682 = v6463 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v8684;
+      iron_frag_fill(v8684, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8684, shm0, v8679, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8686;
+      iron_frag_fill(v8686, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8686, shm1, v8682, 64u);
+      iron_frag_mma_sync(v6422, v8684, v8686);
+      const unsigned int v8691 = v6463 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v8693;
+      iron_frag_fill(v8693, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8693, shm0, v8688, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8695;
+      iron_frag_fill(v8695, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8695, shm1, v8691, 64u);
+      iron_frag_mma_sync(v6422, v8693, v8695);
+      const bool v6473 = v5916 <= v37;  // kernels/sdpa/flash_tile.hpp:146
+      const unsigned int v6481 = v5916 + v18;
+      const bool v6482 = v6481 <= v558;
+      const bool v6483 = v554 || v6482;
+      const bool v6484 = v6473 && v6483;
+      const unsigned int v6487 = v5909 + v7;  // kernels/sdpa/flash_tile.hpp:147
+      const unsigned int v6488 = v6487 + v18;
+      const bool v6490 = v547 <= v6488;
+      const bool v6491 = v6486 || v6490;
+      const bool v6492 = v6484 && v6491;  // kernels/sdpa/flash_tile.hpp:146
+      if (v6492) {  // kernels/sdpa/flash_tile.hpp:148
+        const float v6495 = v6422.x[0];  // kernels/sdpa/flash_tile.hpp:149
+        const float v6496 = v6495 * v573;
+        v6422.x[0] = v6496;
+        const float v6499 = v6422.x[1];
+        const float v6500 = v6499 * v573;
+        v6422.x[1] = v6500;
+        const float v6503 = v6422.x[2];
+        const float v6504 = v6503 * v573;
+        v6422.x[2] = v6504;
+        const float v6507 = v6422.x[3];
+        const float v6508 = v6507 * v573;
+        v6422.x[3] = v6508;
+        const float v6511 = v6422.x[4];
+        const float v6512 = v6511 * v573;
+        v6422.x[4] = v6512;
+        const float v6515 = v6422.x[5];
+        const float v6516 = v6515 * v573;
+        v6422.x[5] = v6516;
+        const float v6519 = v6422.x[6];
+        const float v6520 = v6519 * v573;
+        v6422.x[6] = v6520;
+        const float v6523 = v6422.x[7];
+        const float v6524 = v6523 * v573;
+        v6422.x[7] = v6524;
+        const float v6527 = v6422.x[8];
+        const float v6528 = v6527 * v573;
+        v6422.x[8] = v6528;
+        const float v6531 = v6422.x[9];
+        const float v6532 = v6531 * v573;
+        v6422.x[9] = v6532;
+        const float v6535 = v6422.x[10];
+        const float v6536 = v6535 * v573;
+        v6422.x[10] = v6536;
+        const float v6539 = v6422.x[11];
+        const float v6540 = v6539 * v573;
+        v6422.x[11] = v6540;
+        const float v6543 = v6422.x[12];
+        const float v6544 = v6543 * v573;
+        v6422.x[12] = v6544;
+        const float v6547 = v6422.x[13];
+        const float v6548 = v6547 * v573;
+        v6422.x[13] = v6548;
+        const float v6551 = v6422.x[14];
+        const float v6552 = v6551 * v573;
+        v6422.x[14] = v6552;
+        const float v6555 = v6422.x[15];
+        const float v6556 = v6555 * v573;
+        v6422.x[15] = v6556;
+        const float v6559 = v6422.x[16];
+        const float v6560 = v6559 * v573;
+        v6422.x[16] = v6560;
+        const float v6563 = v6422.x[17];
+        const float v6564 = v6563 * v573;
+        v6422.x[17] = v6564;
+        const float v6567 = v6422.x[18];
+        const float v6568 = v6567 * v573;
+        v6422.x[18] = v6568;
+        const float v6571 = v6422.x[19];
+        const float v6572 = v6571 * v573;
+        v6422.x[19] = v6572;
+        const float v6575 = v6422.x[20];
+        const float v6576 = v6575 * v573;
+        v6422.x[20] = v6576;
+        const float v6579 = v6422.x[21];
+        const float v6580 = v6579 * v573;
+        v6422.x[21] = v6580;
+        const float v6583 = v6422.x[22];
+        const float v6584 = v6583 * v573;
+        v6422.x[22] = v6584;
+        const float v6587 = v6422.x[23];
+        const float v6588 = v6587 * v573;
+        v6422.x[23] = v6588;
+        const float v6591 = v6422.x[24];
+        const float v6592 = v6591 * v573;
+        v6422.x[24] = v6592;
+        const float v6595 = v6422.x[25];
+        const float v6596 = v6595 * v573;
+        v6422.x[25] = v6596;
+        const float v6599 = v6422.x[26];
+        const float v6600 = v6599 * v573;
+        v6422.x[26] = v6600;
+        const float v6603 = v6422.x[27];
+        const float v6604 = v6603 * v573;
+        v6422.x[27] = v6604;
+        const float v6607 = v6422.x[28];
+        const float v6608 = v6607 * v573;
+        v6422.x[28] = v6608;
+        const float v6611 = v6422.x[29];
+        const float v6612 = v6611 * v573;
+        v6422.x[29] = v6612;
+        const float v6615 = v6422.x[30];
+        const float v6616 = v6615 * v573;
+        v6422.x[30] = v6616;
+        const float v6619 = v6422.x[31];
+        const float v6620 = v6619 * v573;
+        v6422.x[31] = v6620;
       } else {
-        const unsigned int v6135 = static_cast<unsigned int>(v5936.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6136 = static_cast<unsigned int>(v5936.row(0, iron_linear_thread() & 31u));
-        const float v6137 = v5936.x[0];
-        const unsigned int v6138 = v46 + v6136;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6139 = v5585 + v6135;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6140 = v6139 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6143 = v6138 + v37;
-        const unsigned int v6144 = v6139 + v18;
-        const bool v6145 = v6144 <= v6143;
-        const bool v6146 = v554 || v6145;
-        const bool v6147 = v6140 && v6146;
-        const unsigned int v6150 = v6139 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6151 = v6150 + v18;
-        const bool v6153 = v6143 < v6151;
-        const bool v6154 = v6000 || v6153;
-        const bool v6155 = v6147 && v6154;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6157 = v6137 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6158 = v6155 ? v6157 : __uint_as_float(0xff800000u);
-        v5936.x[0] = v6158;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6159 = static_cast<unsigned int>(v5936.col(1, iron_linear_thread() & 31u));
-        const unsigned int v6160 = static_cast<unsigned int>(v5936.row(1, iron_linear_thread() & 31u));
-        const float v6161 = v5936.x[1];
-        const unsigned int v6162 = v46 + v6160;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6163 = v5585 + v6159;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6164 = v6163 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6167 = v6162 + v37;
-        const unsigned int v6168 = v6163 + v18;
-        const bool v6169 = v6168 <= v6167;
-        const bool v6170 = v554 || v6169;
-        const bool v6171 = v6164 && v6170;
-        const unsigned int v6174 = v6163 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6175 = v6174 + v18;
-        const bool v6177 = v6167 < v6175;
-        const bool v6178 = v6000 || v6177;
-        const bool v6179 = v6171 && v6178;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6181 = v6161 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6182 = v6179 ? v6181 : __uint_as_float(0xff800000u);
-        v5936.x[1] = v6182;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6183 = static_cast<unsigned int>(v5936.col(2, iron_linear_thread() & 31u));
-        const unsigned int v6184 = static_cast<unsigned int>(v5936.row(2, iron_linear_thread() & 31u));
-        const float v6185 = v5936.x[2];
-        const unsigned int v6186 = v46 + v6184;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6187 = v5585 + v6183;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6188 = v6187 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6191 = v6186 + v37;
-        const unsigned int v6192 = v6187 + v18;
-        const bool v6193 = v6192 <= v6191;
-        const bool v6194 = v554 || v6193;
-        const bool v6195 = v6188 && v6194;
-        const unsigned int v6198 = v6187 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6199 = v6198 + v18;
-        const bool v6201 = v6191 < v6199;
-        const bool v6202 = v6000 || v6201;
-        const bool v6203 = v6195 && v6202;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6205 = v6185 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6206 = v6203 ? v6205 : __uint_as_float(0xff800000u);
-        v5936.x[2] = v6206;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6207 = static_cast<unsigned int>(v5936.col(3, iron_linear_thread() & 31u));
-        const unsigned int v6208 = static_cast<unsigned int>(v5936.row(3, iron_linear_thread() & 31u));
-        const float v6209 = v5936.x[3];
-        const unsigned int v6210 = v46 + v6208;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6211 = v5585 + v6207;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6212 = v6211 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6215 = v6210 + v37;
-        const unsigned int v6216 = v6211 + v18;
-        const bool v6217 = v6216 <= v6215;
-        const bool v6218 = v554 || v6217;
-        const bool v6219 = v6212 && v6218;
-        const unsigned int v6222 = v6211 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6223 = v6222 + v18;
-        const bool v6225 = v6215 < v6223;
-        const bool v6226 = v6000 || v6225;
-        const bool v6227 = v6219 && v6226;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6229 = v6209 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6230 = v6227 ? v6229 : __uint_as_float(0xff800000u);
-        v5936.x[3] = v6230;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6231 = static_cast<unsigned int>(v5936.col(4, iron_linear_thread() & 31u));
-        const unsigned int v6232 = static_cast<unsigned int>(v5936.row(4, iron_linear_thread() & 31u));
-        const float v6233 = v5936.x[4];
-        const unsigned int v6234 = v46 + v6232;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6235 = v5585 + v6231;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6236 = v6235 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6239 = v6234 + v37;
-        const unsigned int v6240 = v6235 + v18;
-        const bool v6241 = v6240 <= v6239;
-        const bool v6242 = v554 || v6241;
-        const bool v6243 = v6236 && v6242;
-        const unsigned int v6246 = v6235 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6247 = v6246 + v18;
-        const bool v6249 = v6239 < v6247;
-        const bool v6250 = v6000 || v6249;
-        const bool v6251 = v6243 && v6250;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6253 = v6233 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6254 = v6251 ? v6253 : __uint_as_float(0xff800000u);
-        v5936.x[4] = v6254;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6255 = static_cast<unsigned int>(v5936.col(5, iron_linear_thread() & 31u));
-        const unsigned int v6256 = static_cast<unsigned int>(v5936.row(5, iron_linear_thread() & 31u));
-        const float v6257 = v5936.x[5];
-        const unsigned int v6258 = v46 + v6256;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6259 = v5585 + v6255;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6260 = v6259 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6263 = v6258 + v37;
-        const unsigned int v6264 = v6259 + v18;
-        const bool v6265 = v6264 <= v6263;
-        const bool v6266 = v554 || v6265;
-        const bool v6267 = v6260 && v6266;
-        const unsigned int v6270 = v6259 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6271 = v6270 + v18;
-        const bool v6273 = v6263 < v6271;
-        const bool v6274 = v6000 || v6273;
-        const bool v6275 = v6267 && v6274;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6277 = v6257 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6278 = v6275 ? v6277 : __uint_as_float(0xff800000u);
-        v5936.x[5] = v6278;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6279 = static_cast<unsigned int>(v5936.col(6, iron_linear_thread() & 31u));
-        const unsigned int v6280 = static_cast<unsigned int>(v5936.row(6, iron_linear_thread() & 31u));
-        const float v6281 = v5936.x[6];
-        const unsigned int v6282 = v46 + v6280;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6283 = v5585 + v6279;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6284 = v6283 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6287 = v6282 + v37;
-        const unsigned int v6288 = v6283 + v18;
-        const bool v6289 = v6288 <= v6287;
-        const bool v6290 = v554 || v6289;
-        const bool v6291 = v6284 && v6290;
-        const unsigned int v6294 = v6283 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6295 = v6294 + v18;
-        const bool v6297 = v6287 < v6295;
-        const bool v6298 = v6000 || v6297;
-        const bool v6299 = v6291 && v6298;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6301 = v6281 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6302 = v6299 ? v6301 : __uint_as_float(0xff800000u);
-        v5936.x[6] = v6302;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6303 = static_cast<unsigned int>(v5936.col(7, iron_linear_thread() & 31u));
-        const unsigned int v6304 = static_cast<unsigned int>(v5936.row(7, iron_linear_thread() & 31u));
-        const float v6305 = v5936.x[7];
-        const unsigned int v6306 = v46 + v6304;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6307 = v5585 + v6303;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6308 = v6307 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6311 = v6306 + v37;
-        const unsigned int v6312 = v6307 + v18;
-        const bool v6313 = v6312 <= v6311;
-        const bool v6314 = v554 || v6313;
-        const bool v6315 = v6308 && v6314;
-        const unsigned int v6318 = v6307 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6319 = v6318 + v18;
-        const bool v6321 = v6311 < v6319;
-        const bool v6322 = v6000 || v6321;
-        const bool v6323 = v6315 && v6322;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6325 = v6305 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6326 = v6323 ? v6325 : __uint_as_float(0xff800000u);
-        v5936.x[7] = v6326;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6327 = static_cast<unsigned int>(v5936.col(8, iron_linear_thread() & 31u));
-        const unsigned int v6328 = static_cast<unsigned int>(v5936.row(8, iron_linear_thread() & 31u));
-        const float v6329 = v5936.x[8];
-        const unsigned int v6330 = v46 + v6328;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6331 = v5585 + v6327;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6332 = v6331 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6335 = v6330 + v37;
-        const unsigned int v6336 = v6331 + v18;
-        const bool v6337 = v6336 <= v6335;
-        const bool v6338 = v554 || v6337;
-        const bool v6339 = v6332 && v6338;
-        const unsigned int v6342 = v6331 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6343 = v6342 + v18;
-        const bool v6345 = v6335 < v6343;
-        const bool v6346 = v6000 || v6345;
-        const bool v6347 = v6339 && v6346;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6349 = v6329 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6350 = v6347 ? v6349 : __uint_as_float(0xff800000u);
-        v5936.x[8] = v6350;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6351 = static_cast<unsigned int>(v5936.col(9, iron_linear_thread() & 31u));
-        const unsigned int v6352 = static_cast<unsigned int>(v5936.row(9, iron_linear_thread() & 31u));
-        const float v6353 = v5936.x[9];
-        const unsigned int v6354 = v46 + v6352;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6355 = v5585 + v6351;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6356 = v6355 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6359 = v6354 + v37;
-        const unsigned int v6360 = v6355 + v18;
-        const bool v6361 = v6360 <= v6359;
-        const bool v6362 = v554 || v6361;
-        const bool v6363 = v6356 && v6362;
-        const unsigned int v6366 = v6355 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6367 = v6366 + v18;
-        const bool v6369 = v6359 < v6367;
-        const bool v6370 = v6000 || v6369;
-        const bool v6371 = v6363 && v6370;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6373 = v6353 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6374 = v6371 ? v6373 : __uint_as_float(0xff800000u);
-        v5936.x[9] = v6374;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6375 = static_cast<unsigned int>(v5936.col(10, iron_linear_thread() & 31u));
-        const unsigned int v6376 = static_cast<unsigned int>(v5936.row(10, iron_linear_thread() & 31u));
-        const float v6377 = v5936.x[10];
-        const unsigned int v6378 = v46 + v6376;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6379 = v5585 + v6375;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6380 = v6379 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6383 = v6378 + v37;
-        const unsigned int v6384 = v6379 + v18;
-        const bool v6385 = v6384 <= v6383;
-        const bool v6386 = v554 || v6385;
-        const bool v6387 = v6380 && v6386;
-        const unsigned int v6390 = v6379 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6391 = v6390 + v18;
-        const bool v6393 = v6383 < v6391;
-        const bool v6394 = v6000 || v6393;
-        const bool v6395 = v6387 && v6394;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6397 = v6377 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6398 = v6395 ? v6397 : __uint_as_float(0xff800000u);
-        v5936.x[10] = v6398;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6399 = static_cast<unsigned int>(v5936.col(11, iron_linear_thread() & 31u));
-        const unsigned int v6400 = static_cast<unsigned int>(v5936.row(11, iron_linear_thread() & 31u));
-        const float v6401 = v5936.x[11];
-        const unsigned int v6402 = v46 + v6400;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6403 = v5585 + v6399;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6404 = v6403 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6407 = v6402 + v37;
-        const unsigned int v6408 = v6403 + v18;
-        const bool v6409 = v6408 <= v6407;
-        const bool v6410 = v554 || v6409;
-        const bool v6411 = v6404 && v6410;
-        const unsigned int v6414 = v6403 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6415 = v6414 + v18;
-        const bool v6417 = v6407 < v6415;
-        const bool v6418 = v6000 || v6417;
-        const bool v6419 = v6411 && v6418;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6421 = v6401 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6422 = v6419 ? v6421 : __uint_as_float(0xff800000u);
-        v5936.x[11] = v6422;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6423 = static_cast<unsigned int>(v5936.col(12, iron_linear_thread() & 31u));
-        const unsigned int v6424 = static_cast<unsigned int>(v5936.row(12, iron_linear_thread() & 31u));
-        const float v6425 = v5936.x[12];
-        const unsigned int v6426 = v46 + v6424;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6427 = v5585 + v6423;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6428 = v6427 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6431 = v6426 + v37;
-        const unsigned int v6432 = v6427 + v18;
-        const bool v6433 = v6432 <= v6431;
-        const bool v6434 = v554 || v6433;
-        const bool v6435 = v6428 && v6434;
-        const unsigned int v6438 = v6427 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6439 = v6438 + v18;
-        const bool v6441 = v6431 < v6439;
-        const bool v6442 = v6000 || v6441;
-        const bool v6443 = v6435 && v6442;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6445 = v6425 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6446 = v6443 ? v6445 : __uint_as_float(0xff800000u);
-        v5936.x[12] = v6446;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6447 = static_cast<unsigned int>(v5936.col(13, iron_linear_thread() & 31u));
-        const unsigned int v6448 = static_cast<unsigned int>(v5936.row(13, iron_linear_thread() & 31u));
-        const float v6449 = v5936.x[13];
-        const unsigned int v6450 = v46 + v6448;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6451 = v5585 + v6447;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6452 = v6451 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6455 = v6450 + v37;
-        const unsigned int v6456 = v6451 + v18;
-        const bool v6457 = v6456 <= v6455;
-        const bool v6458 = v554 || v6457;
-        const bool v6459 = v6452 && v6458;
-        const unsigned int v6462 = v6451 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6463 = v6462 + v18;
-        const bool v6465 = v6455 < v6463;
-        const bool v6466 = v6000 || v6465;
-        const bool v6467 = v6459 && v6466;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6469 = v6449 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6470 = v6467 ? v6469 : __uint_as_float(0xff800000u);
-        v5936.x[13] = v6470;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6471 = static_cast<unsigned int>(v5936.col(14, iron_linear_thread() & 31u));
-        const unsigned int v6472 = static_cast<unsigned int>(v5936.row(14, iron_linear_thread() & 31u));
-        const float v6473 = v5936.x[14];
-        const unsigned int v6474 = v46 + v6472;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6475 = v5585 + v6471;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6476 = v6475 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6479 = v6474 + v37;
-        const unsigned int v6480 = v6475 + v18;
-        const bool v6481 = v6480 <= v6479;
-        const bool v6482 = v554 || v6481;
-        const bool v6483 = v6476 && v6482;
-        const unsigned int v6486 = v6475 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6487 = v6486 + v18;
-        const bool v6489 = v6479 < v6487;
-        const bool v6490 = v6000 || v6489;
-        const bool v6491 = v6483 && v6490;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6493 = v6473 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6494 = v6491 ? v6493 : __uint_as_float(0xff800000u);
-        v5936.x[14] = v6494;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6495 = static_cast<unsigned int>(v5936.col(15, iron_linear_thread() & 31u));
-        const unsigned int v6496 = static_cast<unsigned int>(v5936.row(15, iron_linear_thread() & 31u));
-        const float v6497 = v5936.x[15];
-        const unsigned int v6498 = v46 + v6496;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6499 = v5585 + v6495;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6500 = v6499 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6503 = v6498 + v37;
-        const unsigned int v6504 = v6499 + v18;
-        const bool v6505 = v6504 <= v6503;
-        const bool v6506 = v554 || v6505;
-        const bool v6507 = v6500 && v6506;
-        const unsigned int v6510 = v6499 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6511 = v6510 + v18;
-        const bool v6513 = v6503 < v6511;
-        const bool v6514 = v6000 || v6513;
-        const bool v6515 = v6507 && v6514;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6517 = v6497 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6518 = v6515 ? v6517 : __uint_as_float(0xff800000u);
-        v5936.x[15] = v6518;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6519 = static_cast<unsigned int>(v5936.col(16, iron_linear_thread() & 31u));
-        const unsigned int v6520 = static_cast<unsigned int>(v5936.row(16, iron_linear_thread() & 31u));
-        const float v6521 = v5936.x[16];
-        const unsigned int v6522 = v46 + v6520;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6523 = v5585 + v6519;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6524 = v6523 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6527 = v6522 + v37;
-        const unsigned int v6528 = v6523 + v18;
-        const bool v6529 = v6528 <= v6527;
-        const bool v6530 = v554 || v6529;
-        const bool v6531 = v6524 && v6530;
-        const unsigned int v6534 = v6523 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6535 = v6534 + v18;
-        const bool v6537 = v6527 < v6535;
-        const bool v6538 = v6000 || v6537;
-        const bool v6539 = v6531 && v6538;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6541 = v6521 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6542 = v6539 ? v6541 : __uint_as_float(0xff800000u);
-        v5936.x[16] = v6542;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6543 = static_cast<unsigned int>(v5936.col(17, iron_linear_thread() & 31u));
-        const unsigned int v6544 = static_cast<unsigned int>(v5936.row(17, iron_linear_thread() & 31u));
-        const float v6545 = v5936.x[17];
-        const unsigned int v6546 = v46 + v6544;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6547 = v5585 + v6543;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6548 = v6547 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6551 = v6546 + v37;
-        const unsigned int v6552 = v6547 + v18;
-        const bool v6553 = v6552 <= v6551;
-        const bool v6554 = v554 || v6553;
-        const bool v6555 = v6548 && v6554;
-        const unsigned int v6558 = v6547 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6559 = v6558 + v18;
-        const bool v6561 = v6551 < v6559;
-        const bool v6562 = v6000 || v6561;
-        const bool v6563 = v6555 && v6562;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6565 = v6545 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6566 = v6563 ? v6565 : __uint_as_float(0xff800000u);
-        v5936.x[17] = v6566;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6567 = static_cast<unsigned int>(v5936.col(18, iron_linear_thread() & 31u));
-        const unsigned int v6568 = static_cast<unsigned int>(v5936.row(18, iron_linear_thread() & 31u));
-        const float v6569 = v5936.x[18];
-        const unsigned int v6570 = v46 + v6568;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6571 = v5585 + v6567;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6572 = v6571 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6575 = v6570 + v37;
-        const unsigned int v6576 = v6571 + v18;
-        const bool v6577 = v6576 <= v6575;
-        const bool v6578 = v554 || v6577;
-        const bool v6579 = v6572 && v6578;
-        const unsigned int v6582 = v6571 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6583 = v6582 + v18;
-        const bool v6585 = v6575 < v6583;
-        const bool v6586 = v6000 || v6585;
-        const bool v6587 = v6579 && v6586;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6589 = v6569 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6590 = v6587 ? v6589 : __uint_as_float(0xff800000u);
-        v5936.x[18] = v6590;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6591 = static_cast<unsigned int>(v5936.col(19, iron_linear_thread() & 31u));
-        const unsigned int v6592 = static_cast<unsigned int>(v5936.row(19, iron_linear_thread() & 31u));
-        const float v6593 = v5936.x[19];
-        const unsigned int v6594 = v46 + v6592;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6595 = v5585 + v6591;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6596 = v6595 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6599 = v6594 + v37;
-        const unsigned int v6600 = v6595 + v18;
-        const bool v6601 = v6600 <= v6599;
-        const bool v6602 = v554 || v6601;
-        const bool v6603 = v6596 && v6602;
-        const unsigned int v6606 = v6595 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6607 = v6606 + v18;
-        const bool v6609 = v6599 < v6607;
-        const bool v6610 = v6000 || v6609;
-        const bool v6611 = v6603 && v6610;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6613 = v6593 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6614 = v6611 ? v6613 : __uint_as_float(0xff800000u);
-        v5936.x[19] = v6614;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6615 = static_cast<unsigned int>(v5936.col(20, iron_linear_thread() & 31u));
-        const unsigned int v6616 = static_cast<unsigned int>(v5936.row(20, iron_linear_thread() & 31u));
-        const float v6617 = v5936.x[20];
-        const unsigned int v6618 = v46 + v6616;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6619 = v5585 + v6615;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6620 = v6619 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6623 = v6618 + v37;
-        const unsigned int v6624 = v6619 + v18;
-        const bool v6625 = v6624 <= v6623;
-        const bool v6626 = v554 || v6625;
-        const bool v6627 = v6620 && v6626;
-        const unsigned int v6630 = v6619 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6631 = v6630 + v18;
-        const bool v6633 = v6623 < v6631;
-        const bool v6634 = v6000 || v6633;
-        const bool v6635 = v6627 && v6634;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6637 = v6617 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6638 = v6635 ? v6637 : __uint_as_float(0xff800000u);
-        v5936.x[20] = v6638;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6639 = static_cast<unsigned int>(v5936.col(21, iron_linear_thread() & 31u));
-        const unsigned int v6640 = static_cast<unsigned int>(v5936.row(21, iron_linear_thread() & 31u));
-        const float v6641 = v5936.x[21];
-        const unsigned int v6642 = v46 + v6640;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6643 = v5585 + v6639;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6644 = v6643 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6647 = v6642 + v37;
-        const unsigned int v6648 = v6643 + v18;
-        const bool v6649 = v6648 <= v6647;
-        const bool v6650 = v554 || v6649;
-        const bool v6651 = v6644 && v6650;
-        const unsigned int v6654 = v6643 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6655 = v6654 + v18;
-        const bool v6657 = v6647 < v6655;
-        const bool v6658 = v6000 || v6657;
-        const bool v6659 = v6651 && v6658;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6661 = v6641 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6662 = v6659 ? v6661 : __uint_as_float(0xff800000u);
-        v5936.x[21] = v6662;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6663 = static_cast<unsigned int>(v5936.col(22, iron_linear_thread() & 31u));
-        const unsigned int v6664 = static_cast<unsigned int>(v5936.row(22, iron_linear_thread() & 31u));
-        const float v6665 = v5936.x[22];
-        const unsigned int v6666 = v46 + v6664;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6667 = v5585 + v6663;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6668 = v6667 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6671 = v6666 + v37;
-        const unsigned int v6672 = v6667 + v18;
-        const bool v6673 = v6672 <= v6671;
-        const bool v6674 = v554 || v6673;
-        const bool v6675 = v6668 && v6674;
-        const unsigned int v6678 = v6667 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6679 = v6678 + v18;
-        const bool v6681 = v6671 < v6679;
-        const bool v6682 = v6000 || v6681;
-        const bool v6683 = v6675 && v6682;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6685 = v6665 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6686 = v6683 ? v6685 : __uint_as_float(0xff800000u);
-        v5936.x[22] = v6686;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6687 = static_cast<unsigned int>(v5936.col(23, iron_linear_thread() & 31u));
-        const unsigned int v6688 = static_cast<unsigned int>(v5936.row(23, iron_linear_thread() & 31u));
-        const float v6689 = v5936.x[23];
-        const unsigned int v6690 = v46 + v6688;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6691 = v5585 + v6687;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6692 = v6691 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6695 = v6690 + v37;
-        const unsigned int v6696 = v6691 + v18;
-        const bool v6697 = v6696 <= v6695;
-        const bool v6698 = v554 || v6697;
-        const bool v6699 = v6692 && v6698;
-        const unsigned int v6702 = v6691 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6703 = v6702 + v18;
-        const bool v6705 = v6695 < v6703;
-        const bool v6706 = v6000 || v6705;
-        const bool v6707 = v6699 && v6706;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6709 = v6689 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6710 = v6707 ? v6709 : __uint_as_float(0xff800000u);
-        v5936.x[23] = v6710;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6711 = static_cast<unsigned int>(v5936.col(24, iron_linear_thread() & 31u));
-        const unsigned int v6712 = static_cast<unsigned int>(v5936.row(24, iron_linear_thread() & 31u));
-        const float v6713 = v5936.x[24];
-        const unsigned int v6714 = v46 + v6712;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6715 = v5585 + v6711;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6716 = v6715 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6719 = v6714 + v37;
-        const unsigned int v6720 = v6715 + v18;
-        const bool v6721 = v6720 <= v6719;
-        const bool v6722 = v554 || v6721;
-        const bool v6723 = v6716 && v6722;
-        const unsigned int v6726 = v6715 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6727 = v6726 + v18;
-        const bool v6729 = v6719 < v6727;
-        const bool v6730 = v6000 || v6729;
-        const bool v6731 = v6723 && v6730;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6733 = v6713 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6734 = v6731 ? v6733 : __uint_as_float(0xff800000u);
-        v5936.x[24] = v6734;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6735 = static_cast<unsigned int>(v5936.col(25, iron_linear_thread() & 31u));
-        const unsigned int v6736 = static_cast<unsigned int>(v5936.row(25, iron_linear_thread() & 31u));
-        const float v6737 = v5936.x[25];
-        const unsigned int v6738 = v46 + v6736;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6739 = v5585 + v6735;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6740 = v6739 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6743 = v6738 + v37;
-        const unsigned int v6744 = v6739 + v18;
-        const bool v6745 = v6744 <= v6743;
-        const bool v6746 = v554 || v6745;
-        const bool v6747 = v6740 && v6746;
-        const unsigned int v6750 = v6739 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6751 = v6750 + v18;
-        const bool v6753 = v6743 < v6751;
-        const bool v6754 = v6000 || v6753;
-        const bool v6755 = v6747 && v6754;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6757 = v6737 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6758 = v6755 ? v6757 : __uint_as_float(0xff800000u);
-        v5936.x[25] = v6758;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6759 = static_cast<unsigned int>(v5936.col(26, iron_linear_thread() & 31u));
-        const unsigned int v6760 = static_cast<unsigned int>(v5936.row(26, iron_linear_thread() & 31u));
-        const float v6761 = v5936.x[26];
-        const unsigned int v6762 = v46 + v6760;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6763 = v5585 + v6759;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6764 = v6763 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6767 = v6762 + v37;
-        const unsigned int v6768 = v6763 + v18;
-        const bool v6769 = v6768 <= v6767;
-        const bool v6770 = v554 || v6769;
-        const bool v6771 = v6764 && v6770;
-        const unsigned int v6774 = v6763 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6775 = v6774 + v18;
-        const bool v6777 = v6767 < v6775;
-        const bool v6778 = v6000 || v6777;
-        const bool v6779 = v6771 && v6778;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6781 = v6761 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6782 = v6779 ? v6781 : __uint_as_float(0xff800000u);
-        v5936.x[26] = v6782;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6783 = static_cast<unsigned int>(v5936.col(27, iron_linear_thread() & 31u));
-        const unsigned int v6784 = static_cast<unsigned int>(v5936.row(27, iron_linear_thread() & 31u));
-        const float v6785 = v5936.x[27];
-        const unsigned int v6786 = v46 + v6784;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6787 = v5585 + v6783;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6788 = v6787 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6791 = v6786 + v37;
-        const unsigned int v6792 = v6787 + v18;
-        const bool v6793 = v6792 <= v6791;
-        const bool v6794 = v554 || v6793;
-        const bool v6795 = v6788 && v6794;
-        const unsigned int v6798 = v6787 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6799 = v6798 + v18;
-        const bool v6801 = v6791 < v6799;
-        const bool v6802 = v6000 || v6801;
-        const bool v6803 = v6795 && v6802;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6805 = v6785 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6806 = v6803 ? v6805 : __uint_as_float(0xff800000u);
-        v5936.x[27] = v6806;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6807 = static_cast<unsigned int>(v5936.col(28, iron_linear_thread() & 31u));
-        const unsigned int v6808 = static_cast<unsigned int>(v5936.row(28, iron_linear_thread() & 31u));
-        const float v6809 = v5936.x[28];
-        const unsigned int v6810 = v46 + v6808;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6811 = v5585 + v6807;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6812 = v6811 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6815 = v6810 + v37;
-        const unsigned int v6816 = v6811 + v18;
-        const bool v6817 = v6816 <= v6815;
-        const bool v6818 = v554 || v6817;
-        const bool v6819 = v6812 && v6818;
-        const unsigned int v6822 = v6811 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6823 = v6822 + v18;
-        const bool v6825 = v6815 < v6823;
-        const bool v6826 = v6000 || v6825;
-        const bool v6827 = v6819 && v6826;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6829 = v6809 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6830 = v6827 ? v6829 : __uint_as_float(0xff800000u);
-        v5936.x[28] = v6830;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6831 = static_cast<unsigned int>(v5936.col(29, iron_linear_thread() & 31u));
-        const unsigned int v6832 = static_cast<unsigned int>(v5936.row(29, iron_linear_thread() & 31u));
-        const float v6833 = v5936.x[29];
-        const unsigned int v6834 = v46 + v6832;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6835 = v5585 + v6831;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6836 = v6835 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6839 = v6834 + v37;
-        const unsigned int v6840 = v6835 + v18;
-        const bool v6841 = v6840 <= v6839;
-        const bool v6842 = v554 || v6841;
-        const bool v6843 = v6836 && v6842;
-        const unsigned int v6846 = v6835 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6847 = v6846 + v18;
-        const bool v6849 = v6839 < v6847;
-        const bool v6850 = v6000 || v6849;
-        const bool v6851 = v6843 && v6850;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6853 = v6833 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6854 = v6851 ? v6853 : __uint_as_float(0xff800000u);
-        v5936.x[29] = v6854;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6855 = static_cast<unsigned int>(v5936.col(30, iron_linear_thread() & 31u));
-        const unsigned int v6856 = static_cast<unsigned int>(v5936.row(30, iron_linear_thread() & 31u));
-        const float v6857 = v5936.x[30];
-        const unsigned int v6858 = v46 + v6856;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6859 = v5585 + v6855;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6860 = v6859 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6863 = v6858 + v37;
-        const unsigned int v6864 = v6859 + v18;
-        const bool v6865 = v6864 <= v6863;
-        const bool v6866 = v554 || v6865;
-        const bool v6867 = v6860 && v6866;
-        const unsigned int v6870 = v6859 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6871 = v6870 + v18;
-        const bool v6873 = v6863 < v6871;
-        const bool v6874 = v6000 || v6873;
-        const bool v6875 = v6867 && v6874;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6877 = v6857 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6878 = v6875 ? v6877 : __uint_as_float(0xff800000u);
-        v5936.x[30] = v6878;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6879 = static_cast<unsigned int>(v5936.col(31, iron_linear_thread() & 31u));
-        const unsigned int v6880 = static_cast<unsigned int>(v5936.row(31, iron_linear_thread() & 31u));
-        const float v6881 = v5936.x[31];
-        const unsigned int v6882 = v46 + v6880;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6883 = v5585 + v6879;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6884 = v6883 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6887 = v6882 + v37;
-        const unsigned int v6888 = v6883 + v18;
-        const bool v6889 = v6888 <= v6887;
-        const bool v6890 = v554 || v6889;
-        const bool v6891 = v6884 && v6890;
-        const unsigned int v6894 = v6883 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6895 = v6894 + v18;
-        const bool v6897 = v6887 < v6895;
-        const bool v6898 = v6000 || v6897;
-        const bool v6899 = v6891 && v6898;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6901 = v6881 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6902 = v6899 ? v6901 : __uint_as_float(0xff800000u);
-        v5936.x[31] = v6902;  // kernels/sdpa/flash_tile.hpp:161
+        const unsigned int v6621 = static_cast<unsigned int>(v6422.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6622 = static_cast<unsigned int>(v6422.row(0, iron_linear_thread() & 31u));
+        const float v6623 = v6422.x[0];
+        const unsigned int v6624 = v46 + v6622;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6625 = v5909 + v6621;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6626 = v6625 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6629 = v6624 + v37;
+        const unsigned int v6630 = v6625 + v18;
+        const bool v6631 = v6630 <= v6629;
+        const bool v6632 = v554 || v6631;
+        const bool v6633 = v6626 && v6632;
+        const unsigned int v6636 = v6625 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6637 = v6636 + v18;
+        const bool v6639 = v6629 < v6637;
+        const bool v6640 = v6486 || v6639;
+        const bool v6641 = v6633 && v6640;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6643 = v6623 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6644 = v6641 ? v6643 : __uint_as_float(0xff800000u);
+        v6422.x[0] = v6644;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6645 = static_cast<unsigned int>(v6422.col(1, iron_linear_thread() & 31u));
+        const unsigned int v6646 = static_cast<unsigned int>(v6422.row(1, iron_linear_thread() & 31u));
+        const float v6647 = v6422.x[1];
+        const unsigned int v6648 = v46 + v6646;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6649 = v5909 + v6645;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6650 = v6649 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6653 = v6648 + v37;
+        const unsigned int v6654 = v6649 + v18;
+        const bool v6655 = v6654 <= v6653;
+        const bool v6656 = v554 || v6655;
+        const bool v6657 = v6650 && v6656;
+        const unsigned int v6660 = v6649 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6661 = v6660 + v18;
+        const bool v6663 = v6653 < v6661;
+        const bool v6664 = v6486 || v6663;
+        const bool v6665 = v6657 && v6664;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6667 = v6647 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6668 = v6665 ? v6667 : __uint_as_float(0xff800000u);
+        v6422.x[1] = v6668;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6669 = static_cast<unsigned int>(v6422.col(2, iron_linear_thread() & 31u));
+        const unsigned int v6670 = static_cast<unsigned int>(v6422.row(2, iron_linear_thread() & 31u));
+        const float v6671 = v6422.x[2];
+        const unsigned int v6672 = v46 + v6670;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6673 = v5909 + v6669;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6674 = v6673 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6677 = v6672 + v37;
+        const unsigned int v6678 = v6673 + v18;
+        const bool v6679 = v6678 <= v6677;
+        const bool v6680 = v554 || v6679;
+        const bool v6681 = v6674 && v6680;
+        const unsigned int v6684 = v6673 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6685 = v6684 + v18;
+        const bool v6687 = v6677 < v6685;
+        const bool v6688 = v6486 || v6687;
+        const bool v6689 = v6681 && v6688;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6691 = v6671 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6692 = v6689 ? v6691 : __uint_as_float(0xff800000u);
+        v6422.x[2] = v6692;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6693 = static_cast<unsigned int>(v6422.col(3, iron_linear_thread() & 31u));
+        const unsigned int v6694 = static_cast<unsigned int>(v6422.row(3, iron_linear_thread() & 31u));
+        const float v6695 = v6422.x[3];
+        const unsigned int v6696 = v46 + v6694;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6697 = v5909 + v6693;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6698 = v6697 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6701 = v6696 + v37;
+        const unsigned int v6702 = v6697 + v18;
+        const bool v6703 = v6702 <= v6701;
+        const bool v6704 = v554 || v6703;
+        const bool v6705 = v6698 && v6704;
+        const unsigned int v6708 = v6697 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6709 = v6708 + v18;
+        const bool v6711 = v6701 < v6709;
+        const bool v6712 = v6486 || v6711;
+        const bool v6713 = v6705 && v6712;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6715 = v6695 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6716 = v6713 ? v6715 : __uint_as_float(0xff800000u);
+        v6422.x[3] = v6716;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6717 = static_cast<unsigned int>(v6422.col(4, iron_linear_thread() & 31u));
+        const unsigned int v6718 = static_cast<unsigned int>(v6422.row(4, iron_linear_thread() & 31u));
+        const float v6719 = v6422.x[4];
+        const unsigned int v6720 = v46 + v6718;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6721 = v5909 + v6717;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6722 = v6721 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6725 = v6720 + v37;
+        const unsigned int v6726 = v6721 + v18;
+        const bool v6727 = v6726 <= v6725;
+        const bool v6728 = v554 || v6727;
+        const bool v6729 = v6722 && v6728;
+        const unsigned int v6732 = v6721 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6733 = v6732 + v18;
+        const bool v6735 = v6725 < v6733;
+        const bool v6736 = v6486 || v6735;
+        const bool v6737 = v6729 && v6736;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6739 = v6719 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6740 = v6737 ? v6739 : __uint_as_float(0xff800000u);
+        v6422.x[4] = v6740;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6741 = static_cast<unsigned int>(v6422.col(5, iron_linear_thread() & 31u));
+        const unsigned int v6742 = static_cast<unsigned int>(v6422.row(5, iron_linear_thread() & 31u));
+        const float v6743 = v6422.x[5];
+        const unsigned int v6744 = v46 + v6742;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6745 = v5909 + v6741;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6746 = v6745 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6749 = v6744 + v37;
+        const unsigned int v6750 = v6745 + v18;
+        const bool v6751 = v6750 <= v6749;
+        const bool v6752 = v554 || v6751;
+        const bool v6753 = v6746 && v6752;
+        const unsigned int v6756 = v6745 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6757 = v6756 + v18;
+        const bool v6759 = v6749 < v6757;
+        const bool v6760 = v6486 || v6759;
+        const bool v6761 = v6753 && v6760;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6763 = v6743 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6764 = v6761 ? v6763 : __uint_as_float(0xff800000u);
+        v6422.x[5] = v6764;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6765 = static_cast<unsigned int>(v6422.col(6, iron_linear_thread() & 31u));
+        const unsigned int v6766 = static_cast<unsigned int>(v6422.row(6, iron_linear_thread() & 31u));
+        const float v6767 = v6422.x[6];
+        const unsigned int v6768 = v46 + v6766;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6769 = v5909 + v6765;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6770 = v6769 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6773 = v6768 + v37;
+        const unsigned int v6774 = v6769 + v18;
+        const bool v6775 = v6774 <= v6773;
+        const bool v6776 = v554 || v6775;
+        const bool v6777 = v6770 && v6776;
+        const unsigned int v6780 = v6769 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6781 = v6780 + v18;
+        const bool v6783 = v6773 < v6781;
+        const bool v6784 = v6486 || v6783;
+        const bool v6785 = v6777 && v6784;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6787 = v6767 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6788 = v6785 ? v6787 : __uint_as_float(0xff800000u);
+        v6422.x[6] = v6788;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6789 = static_cast<unsigned int>(v6422.col(7, iron_linear_thread() & 31u));
+        const unsigned int v6790 = static_cast<unsigned int>(v6422.row(7, iron_linear_thread() & 31u));
+        const float v6791 = v6422.x[7];
+        const unsigned int v6792 = v46 + v6790;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6793 = v5909 + v6789;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6794 = v6793 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6797 = v6792 + v37;
+        const unsigned int v6798 = v6793 + v18;
+        const bool v6799 = v6798 <= v6797;
+        const bool v6800 = v554 || v6799;
+        const bool v6801 = v6794 && v6800;
+        const unsigned int v6804 = v6793 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6805 = v6804 + v18;
+        const bool v6807 = v6797 < v6805;
+        const bool v6808 = v6486 || v6807;
+        const bool v6809 = v6801 && v6808;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6811 = v6791 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6812 = v6809 ? v6811 : __uint_as_float(0xff800000u);
+        v6422.x[7] = v6812;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6813 = static_cast<unsigned int>(v6422.col(8, iron_linear_thread() & 31u));
+        const unsigned int v6814 = static_cast<unsigned int>(v6422.row(8, iron_linear_thread() & 31u));
+        const float v6815 = v6422.x[8];
+        const unsigned int v6816 = v46 + v6814;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6817 = v5909 + v6813;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6818 = v6817 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6821 = v6816 + v37;
+        const unsigned int v6822 = v6817 + v18;
+        const bool v6823 = v6822 <= v6821;
+        const bool v6824 = v554 || v6823;
+        const bool v6825 = v6818 && v6824;
+        const unsigned int v6828 = v6817 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6829 = v6828 + v18;
+        const bool v6831 = v6821 < v6829;
+        const bool v6832 = v6486 || v6831;
+        const bool v6833 = v6825 && v6832;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6835 = v6815 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6836 = v6833 ? v6835 : __uint_as_float(0xff800000u);
+        v6422.x[8] = v6836;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6837 = static_cast<unsigned int>(v6422.col(9, iron_linear_thread() & 31u));
+        const unsigned int v6838 = static_cast<unsigned int>(v6422.row(9, iron_linear_thread() & 31u));
+        const float v6839 = v6422.x[9];
+        const unsigned int v6840 = v46 + v6838;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6841 = v5909 + v6837;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6842 = v6841 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6845 = v6840 + v37;
+        const unsigned int v6846 = v6841 + v18;
+        const bool v6847 = v6846 <= v6845;
+        const bool v6848 = v554 || v6847;
+        const bool v6849 = v6842 && v6848;
+        const unsigned int v6852 = v6841 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6853 = v6852 + v18;
+        const bool v6855 = v6845 < v6853;
+        const bool v6856 = v6486 || v6855;
+        const bool v6857 = v6849 && v6856;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6859 = v6839 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6860 = v6857 ? v6859 : __uint_as_float(0xff800000u);
+        v6422.x[9] = v6860;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6861 = static_cast<unsigned int>(v6422.col(10, iron_linear_thread() & 31u));
+        const unsigned int v6862 = static_cast<unsigned int>(v6422.row(10, iron_linear_thread() & 31u));
+        const float v6863 = v6422.x[10];
+        const unsigned int v6864 = v46 + v6862;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6865 = v5909 + v6861;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6866 = v6865 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6869 = v6864 + v37;
+        const unsigned int v6870 = v6865 + v18;
+        const bool v6871 = v6870 <= v6869;
+        const bool v6872 = v554 || v6871;
+        const bool v6873 = v6866 && v6872;
+        const unsigned int v6876 = v6865 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6877 = v6876 + v18;
+        const bool v6879 = v6869 < v6877;
+        const bool v6880 = v6486 || v6879;
+        const bool v6881 = v6873 && v6880;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6883 = v6863 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6884 = v6881 ? v6883 : __uint_as_float(0xff800000u);
+        v6422.x[10] = v6884;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6885 = static_cast<unsigned int>(v6422.col(11, iron_linear_thread() & 31u));
+        const unsigned int v6886 = static_cast<unsigned int>(v6422.row(11, iron_linear_thread() & 31u));
+        const float v6887 = v6422.x[11];
+        const unsigned int v6888 = v46 + v6886;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6889 = v5909 + v6885;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6890 = v6889 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6893 = v6888 + v37;
+        const unsigned int v6894 = v6889 + v18;
+        const bool v6895 = v6894 <= v6893;
+        const bool v6896 = v554 || v6895;
+        const bool v6897 = v6890 && v6896;
+        const unsigned int v6900 = v6889 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6901 = v6900 + v18;
+        const bool v6903 = v6893 < v6901;
+        const bool v6904 = v6486 || v6903;
+        const bool v6905 = v6897 && v6904;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6907 = v6887 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6908 = v6905 ? v6907 : __uint_as_float(0xff800000u);
+        v6422.x[11] = v6908;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6909 = static_cast<unsigned int>(v6422.col(12, iron_linear_thread() & 31u));
+        const unsigned int v6910 = static_cast<unsigned int>(v6422.row(12, iron_linear_thread() & 31u));
+        const float v6911 = v6422.x[12];
+        const unsigned int v6912 = v46 + v6910;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6913 = v5909 + v6909;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6914 = v6913 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6917 = v6912 + v37;
+        const unsigned int v6918 = v6913 + v18;
+        const bool v6919 = v6918 <= v6917;
+        const bool v6920 = v554 || v6919;
+        const bool v6921 = v6914 && v6920;
+        const unsigned int v6924 = v6913 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6925 = v6924 + v18;
+        const bool v6927 = v6917 < v6925;
+        const bool v6928 = v6486 || v6927;
+        const bool v6929 = v6921 && v6928;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6931 = v6911 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6932 = v6929 ? v6931 : __uint_as_float(0xff800000u);
+        v6422.x[12] = v6932;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6933 = static_cast<unsigned int>(v6422.col(13, iron_linear_thread() & 31u));
+        const unsigned int v6934 = static_cast<unsigned int>(v6422.row(13, iron_linear_thread() & 31u));
+        const float v6935 = v6422.x[13];
+        const unsigned int v6936 = v46 + v6934;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6937 = v5909 + v6933;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6938 = v6937 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6941 = v6936 + v37;
+        const unsigned int v6942 = v6937 + v18;
+        const bool v6943 = v6942 <= v6941;
+        const bool v6944 = v554 || v6943;
+        const bool v6945 = v6938 && v6944;
+        const unsigned int v6948 = v6937 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6949 = v6948 + v18;
+        const bool v6951 = v6941 < v6949;
+        const bool v6952 = v6486 || v6951;
+        const bool v6953 = v6945 && v6952;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6955 = v6935 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6956 = v6953 ? v6955 : __uint_as_float(0xff800000u);
+        v6422.x[13] = v6956;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6957 = static_cast<unsigned int>(v6422.col(14, iron_linear_thread() & 31u));
+        const unsigned int v6958 = static_cast<unsigned int>(v6422.row(14, iron_linear_thread() & 31u));
+        const float v6959 = v6422.x[14];
+        const unsigned int v6960 = v46 + v6958;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6961 = v5909 + v6957;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6962 = v6961 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6965 = v6960 + v37;
+        const unsigned int v6966 = v6961 + v18;
+        const bool v6967 = v6966 <= v6965;
+        const bool v6968 = v554 || v6967;
+        const bool v6969 = v6962 && v6968;
+        const unsigned int v6972 = v6961 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6973 = v6972 + v18;
+        const bool v6975 = v6965 < v6973;
+        const bool v6976 = v6486 || v6975;
+        const bool v6977 = v6969 && v6976;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6979 = v6959 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6980 = v6977 ? v6979 : __uint_as_float(0xff800000u);
+        v6422.x[14] = v6980;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6981 = static_cast<unsigned int>(v6422.col(15, iron_linear_thread() & 31u));
+        const unsigned int v6982 = static_cast<unsigned int>(v6422.row(15, iron_linear_thread() & 31u));
+        const float v6983 = v6422.x[15];
+        const unsigned int v6984 = v46 + v6982;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6985 = v5909 + v6981;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6986 = v6985 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6989 = v6984 + v37;
+        const unsigned int v6990 = v6985 + v18;
+        const bool v6991 = v6990 <= v6989;
+        const bool v6992 = v554 || v6991;
+        const bool v6993 = v6986 && v6992;
+        const unsigned int v6996 = v6985 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6997 = v6996 + v18;
+        const bool v6999 = v6989 < v6997;
+        const bool v7000 = v6486 || v6999;
+        const bool v7001 = v6993 && v7000;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7003 = v6983 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7004 = v7001 ? v7003 : __uint_as_float(0xff800000u);
+        v6422.x[15] = v7004;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7005 = static_cast<unsigned int>(v6422.col(16, iron_linear_thread() & 31u));
+        const unsigned int v7006 = static_cast<unsigned int>(v6422.row(16, iron_linear_thread() & 31u));
+        const float v7007 = v6422.x[16];
+        const unsigned int v7008 = v46 + v7006;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7009 = v5909 + v7005;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7010 = v7009 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7013 = v7008 + v37;
+        const unsigned int v7014 = v7009 + v18;
+        const bool v7015 = v7014 <= v7013;
+        const bool v7016 = v554 || v7015;
+        const bool v7017 = v7010 && v7016;
+        const unsigned int v7020 = v7009 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7021 = v7020 + v18;
+        const bool v7023 = v7013 < v7021;
+        const bool v7024 = v6486 || v7023;
+        const bool v7025 = v7017 && v7024;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7027 = v7007 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7028 = v7025 ? v7027 : __uint_as_float(0xff800000u);
+        v6422.x[16] = v7028;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7029 = static_cast<unsigned int>(v6422.col(17, iron_linear_thread() & 31u));
+        const unsigned int v7030 = static_cast<unsigned int>(v6422.row(17, iron_linear_thread() & 31u));
+        const float v7031 = v6422.x[17];
+        const unsigned int v7032 = v46 + v7030;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7033 = v5909 + v7029;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7034 = v7033 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7037 = v7032 + v37;
+        const unsigned int v7038 = v7033 + v18;
+        const bool v7039 = v7038 <= v7037;
+        const bool v7040 = v554 || v7039;
+        const bool v7041 = v7034 && v7040;
+        const unsigned int v7044 = v7033 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7045 = v7044 + v18;
+        const bool v7047 = v7037 < v7045;
+        const bool v7048 = v6486 || v7047;
+        const bool v7049 = v7041 && v7048;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7051 = v7031 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7052 = v7049 ? v7051 : __uint_as_float(0xff800000u);
+        v6422.x[17] = v7052;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7053 = static_cast<unsigned int>(v6422.col(18, iron_linear_thread() & 31u));
+        const unsigned int v7054 = static_cast<unsigned int>(v6422.row(18, iron_linear_thread() & 31u));
+        const float v7055 = v6422.x[18];
+        const unsigned int v7056 = v46 + v7054;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7057 = v5909 + v7053;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7058 = v7057 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7061 = v7056 + v37;
+        const unsigned int v7062 = v7057 + v18;
+        const bool v7063 = v7062 <= v7061;
+        const bool v7064 = v554 || v7063;
+        const bool v7065 = v7058 && v7064;
+        const unsigned int v7068 = v7057 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7069 = v7068 + v18;
+        const bool v7071 = v7061 < v7069;
+        const bool v7072 = v6486 || v7071;
+        const bool v7073 = v7065 && v7072;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7075 = v7055 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7076 = v7073 ? v7075 : __uint_as_float(0xff800000u);
+        v6422.x[18] = v7076;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7077 = static_cast<unsigned int>(v6422.col(19, iron_linear_thread() & 31u));
+        const unsigned int v7078 = static_cast<unsigned int>(v6422.row(19, iron_linear_thread() & 31u));
+        const float v7079 = v6422.x[19];
+        const unsigned int v7080 = v46 + v7078;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7081 = v5909 + v7077;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7082 = v7081 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7085 = v7080 + v37;
+        const unsigned int v7086 = v7081 + v18;
+        const bool v7087 = v7086 <= v7085;
+        const bool v7088 = v554 || v7087;
+        const bool v7089 = v7082 && v7088;
+        const unsigned int v7092 = v7081 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7093 = v7092 + v18;
+        const bool v7095 = v7085 < v7093;
+        const bool v7096 = v6486 || v7095;
+        const bool v7097 = v7089 && v7096;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7099 = v7079 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7100 = v7097 ? v7099 : __uint_as_float(0xff800000u);
+        v6422.x[19] = v7100;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7101 = static_cast<unsigned int>(v6422.col(20, iron_linear_thread() & 31u));
+        const unsigned int v7102 = static_cast<unsigned int>(v6422.row(20, iron_linear_thread() & 31u));
+        const float v7103 = v6422.x[20];
+        const unsigned int v7104 = v46 + v7102;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7105 = v5909 + v7101;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7106 = v7105 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7109 = v7104 + v37;
+        const unsigned int v7110 = v7105 + v18;
+        const bool v7111 = v7110 <= v7109;
+        const bool v7112 = v554 || v7111;
+        const bool v7113 = v7106 && v7112;
+        const unsigned int v7116 = v7105 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7117 = v7116 + v18;
+        const bool v7119 = v7109 < v7117;
+        const bool v7120 = v6486 || v7119;
+        const bool v7121 = v7113 && v7120;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7123 = v7103 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7124 = v7121 ? v7123 : __uint_as_float(0xff800000u);
+        v6422.x[20] = v7124;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7125 = static_cast<unsigned int>(v6422.col(21, iron_linear_thread() & 31u));
+        const unsigned int v7126 = static_cast<unsigned int>(v6422.row(21, iron_linear_thread() & 31u));
+        const float v7127 = v6422.x[21];
+        const unsigned int v7128 = v46 + v7126;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7129 = v5909 + v7125;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7130 = v7129 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7133 = v7128 + v37;
+        const unsigned int v7134 = v7129 + v18;
+        const bool v7135 = v7134 <= v7133;
+        const bool v7136 = v554 || v7135;
+        const bool v7137 = v7130 && v7136;
+        const unsigned int v7140 = v7129 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7141 = v7140 + v18;
+        const bool v7143 = v7133 < v7141;
+        const bool v7144 = v6486 || v7143;
+        const bool v7145 = v7137 && v7144;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7147 = v7127 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7148 = v7145 ? v7147 : __uint_as_float(0xff800000u);
+        v6422.x[21] = v7148;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7149 = static_cast<unsigned int>(v6422.col(22, iron_linear_thread() & 31u));
+        const unsigned int v7150 = static_cast<unsigned int>(v6422.row(22, iron_linear_thread() & 31u));
+        const float v7151 = v6422.x[22];
+        const unsigned int v7152 = v46 + v7150;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7153 = v5909 + v7149;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7154 = v7153 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7157 = v7152 + v37;
+        const unsigned int v7158 = v7153 + v18;
+        const bool v7159 = v7158 <= v7157;
+        const bool v7160 = v554 || v7159;
+        const bool v7161 = v7154 && v7160;
+        const unsigned int v7164 = v7153 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7165 = v7164 + v18;
+        const bool v7167 = v7157 < v7165;
+        const bool v7168 = v6486 || v7167;
+        const bool v7169 = v7161 && v7168;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7171 = v7151 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7172 = v7169 ? v7171 : __uint_as_float(0xff800000u);
+        v6422.x[22] = v7172;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7173 = static_cast<unsigned int>(v6422.col(23, iron_linear_thread() & 31u));
+        const unsigned int v7174 = static_cast<unsigned int>(v6422.row(23, iron_linear_thread() & 31u));
+        const float v7175 = v6422.x[23];
+        const unsigned int v7176 = v46 + v7174;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7177 = v5909 + v7173;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7178 = v7177 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7181 = v7176 + v37;
+        const unsigned int v7182 = v7177 + v18;
+        const bool v7183 = v7182 <= v7181;
+        const bool v7184 = v554 || v7183;
+        const bool v7185 = v7178 && v7184;
+        const unsigned int v7188 = v7177 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7189 = v7188 + v18;
+        const bool v7191 = v7181 < v7189;
+        const bool v7192 = v6486 || v7191;
+        const bool v7193 = v7185 && v7192;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7195 = v7175 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7196 = v7193 ? v7195 : __uint_as_float(0xff800000u);
+        v6422.x[23] = v7196;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7197 = static_cast<unsigned int>(v6422.col(24, iron_linear_thread() & 31u));
+        const unsigned int v7198 = static_cast<unsigned int>(v6422.row(24, iron_linear_thread() & 31u));
+        const float v7199 = v6422.x[24];
+        const unsigned int v7200 = v46 + v7198;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7201 = v5909 + v7197;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7202 = v7201 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7205 = v7200 + v37;
+        const unsigned int v7206 = v7201 + v18;
+        const bool v7207 = v7206 <= v7205;
+        const bool v7208 = v554 || v7207;
+        const bool v7209 = v7202 && v7208;
+        const unsigned int v7212 = v7201 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7213 = v7212 + v18;
+        const bool v7215 = v7205 < v7213;
+        const bool v7216 = v6486 || v7215;
+        const bool v7217 = v7209 && v7216;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7219 = v7199 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7220 = v7217 ? v7219 : __uint_as_float(0xff800000u);
+        v6422.x[24] = v7220;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7221 = static_cast<unsigned int>(v6422.col(25, iron_linear_thread() & 31u));
+        const unsigned int v7222 = static_cast<unsigned int>(v6422.row(25, iron_linear_thread() & 31u));
+        const float v7223 = v6422.x[25];
+        const unsigned int v7224 = v46 + v7222;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7225 = v5909 + v7221;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7226 = v7225 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7229 = v7224 + v37;
+        const unsigned int v7230 = v7225 + v18;
+        const bool v7231 = v7230 <= v7229;
+        const bool v7232 = v554 || v7231;
+        const bool v7233 = v7226 && v7232;
+        const unsigned int v7236 = v7225 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7237 = v7236 + v18;
+        const bool v7239 = v7229 < v7237;
+        const bool v7240 = v6486 || v7239;
+        const bool v7241 = v7233 && v7240;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7243 = v7223 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7244 = v7241 ? v7243 : __uint_as_float(0xff800000u);
+        v6422.x[25] = v7244;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7245 = static_cast<unsigned int>(v6422.col(26, iron_linear_thread() & 31u));
+        const unsigned int v7246 = static_cast<unsigned int>(v6422.row(26, iron_linear_thread() & 31u));
+        const float v7247 = v6422.x[26];
+        const unsigned int v7248 = v46 + v7246;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7249 = v5909 + v7245;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7250 = v7249 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7253 = v7248 + v37;
+        const unsigned int v7254 = v7249 + v18;
+        const bool v7255 = v7254 <= v7253;
+        const bool v7256 = v554 || v7255;
+        const bool v7257 = v7250 && v7256;
+        const unsigned int v7260 = v7249 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7261 = v7260 + v18;
+        const bool v7263 = v7253 < v7261;
+        const bool v7264 = v6486 || v7263;
+        const bool v7265 = v7257 && v7264;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7267 = v7247 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7268 = v7265 ? v7267 : __uint_as_float(0xff800000u);
+        v6422.x[26] = v7268;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7269 = static_cast<unsigned int>(v6422.col(27, iron_linear_thread() & 31u));
+        const unsigned int v7270 = static_cast<unsigned int>(v6422.row(27, iron_linear_thread() & 31u));
+        const float v7271 = v6422.x[27];
+        const unsigned int v7272 = v46 + v7270;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7273 = v5909 + v7269;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7274 = v7273 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7277 = v7272 + v37;
+        const unsigned int v7278 = v7273 + v18;
+        const bool v7279 = v7278 <= v7277;
+        const bool v7280 = v554 || v7279;
+        const bool v7281 = v7274 && v7280;
+        const unsigned int v7284 = v7273 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7285 = v7284 + v18;
+        const bool v7287 = v7277 < v7285;
+        const bool v7288 = v6486 || v7287;
+        const bool v7289 = v7281 && v7288;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7291 = v7271 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7292 = v7289 ? v7291 : __uint_as_float(0xff800000u);
+        v6422.x[27] = v7292;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7293 = static_cast<unsigned int>(v6422.col(28, iron_linear_thread() & 31u));
+        const unsigned int v7294 = static_cast<unsigned int>(v6422.row(28, iron_linear_thread() & 31u));
+        const float v7295 = v6422.x[28];
+        const unsigned int v7296 = v46 + v7294;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7297 = v5909 + v7293;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7298 = v7297 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7301 = v7296 + v37;
+        const unsigned int v7302 = v7297 + v18;
+        const bool v7303 = v7302 <= v7301;
+        const bool v7304 = v554 || v7303;
+        const bool v7305 = v7298 && v7304;
+        const unsigned int v7308 = v7297 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7309 = v7308 + v18;
+        const bool v7311 = v7301 < v7309;
+        const bool v7312 = v6486 || v7311;
+        const bool v7313 = v7305 && v7312;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7315 = v7295 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7316 = v7313 ? v7315 : __uint_as_float(0xff800000u);
+        v6422.x[28] = v7316;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7317 = static_cast<unsigned int>(v6422.col(29, iron_linear_thread() & 31u));
+        const unsigned int v7318 = static_cast<unsigned int>(v6422.row(29, iron_linear_thread() & 31u));
+        const float v7319 = v6422.x[29];
+        const unsigned int v7320 = v46 + v7318;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7321 = v5909 + v7317;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7322 = v7321 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7325 = v7320 + v37;
+        const unsigned int v7326 = v7321 + v18;
+        const bool v7327 = v7326 <= v7325;
+        const bool v7328 = v554 || v7327;
+        const bool v7329 = v7322 && v7328;
+        const unsigned int v7332 = v7321 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7333 = v7332 + v18;
+        const bool v7335 = v7325 < v7333;
+        const bool v7336 = v6486 || v7335;
+        const bool v7337 = v7329 && v7336;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7339 = v7319 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7340 = v7337 ? v7339 : __uint_as_float(0xff800000u);
+        v6422.x[29] = v7340;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7341 = static_cast<unsigned int>(v6422.col(30, iron_linear_thread() & 31u));
+        const unsigned int v7342 = static_cast<unsigned int>(v6422.row(30, iron_linear_thread() & 31u));
+        const float v7343 = v6422.x[30];
+        const unsigned int v7344 = v46 + v7342;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7345 = v5909 + v7341;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7346 = v7345 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7349 = v7344 + v37;
+        const unsigned int v7350 = v7345 + v18;
+        const bool v7351 = v7350 <= v7349;
+        const bool v7352 = v554 || v7351;
+        const bool v7353 = v7346 && v7352;
+        const unsigned int v7356 = v7345 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7357 = v7356 + v18;
+        const bool v7359 = v7349 < v7357;
+        const bool v7360 = v6486 || v7359;
+        const bool v7361 = v7353 && v7360;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7363 = v7343 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7364 = v7361 ? v7363 : __uint_as_float(0xff800000u);
+        v6422.x[30] = v7364;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7365 = static_cast<unsigned int>(v6422.col(31, iron_linear_thread() & 31u));
+        const unsigned int v7366 = static_cast<unsigned int>(v6422.row(31, iron_linear_thread() & 31u));
+        const float v7367 = v6422.x[31];
+        const unsigned int v7368 = v46 + v7366;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7369 = v5909 + v7365;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7370 = v7369 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7373 = v7368 + v37;
+        const unsigned int v7374 = v7369 + v18;
+        const bool v7375 = v7374 <= v7373;
+        const bool v7376 = v554 || v7375;
+        const bool v7377 = v7370 && v7376;
+        const unsigned int v7380 = v7369 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7381 = v7380 + v18;
+        const bool v7383 = v7373 < v7381;
+        const bool v7384 = v6486 || v7383;
+        const bool v7385 = v7377 && v7384;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7387 = v7367 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7388 = v7385 ? v7387 : __uint_as_float(0xff800000u);
+        v6422.x[31] = v7388;  // kernels/sdpa/flash_tile.hpp:152
       }
-      iron_frag<float, 2, 16, 8> v6904;  // kernels/sdpa/flash_tile.hpp:182
-      iron_frag_fill(v6904, 0.0f);
-      iron_frag<float, 2, 16, 8> v6906;  // kernels/sdpa/flash_tile.hpp:192
-      iron_frag_fill(v6906, 0.0f);
-      iron_frag_row_reduce<false>(v6906, v5936);
-      const float v6910 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:194
-      const float v6911 = v6906.x[0];  // kernels/sdpa/flash_tile.hpp:195
-      const float v6912 = fmaxf(v6910, v6911);
-      const bool v6915 = v6912 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v6916 = v6915 ? 0.0f : v6912;
-      const float v6917 = v6910 - v6916;  // kernels/sdpa/flash_tile.hpp:195
-      const float v6918 = iron_exp2_approx(v6917);
-      v6904.x[0] = v6918;  // kernels/sdpa/flash_tile.hpp:193
-      const float v6922 = v575.x[1];  // kernels/sdpa/flash_tile.hpp:194
-      const float v6923 = v6906.x[1];  // kernels/sdpa/flash_tile.hpp:195
-      const float v6924 = fmaxf(v6922, v6923);
-      const bool v6927 = v6924 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v6928 = v6927 ? 0.0f : v6924;
-      const float v6929 = v6922 - v6928;  // kernels/sdpa/flash_tile.hpp:195
-      const float v6930 = iron_exp2_approx(v6929);
-      v6904.x[1] = v6930;  // kernels/sdpa/flash_tile.hpp:193
-      const float v6934 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:194
-      const float v6935 = v6906.x[2];  // kernels/sdpa/flash_tile.hpp:195
-      const float v6936 = fmaxf(v6934, v6935);
-      const bool v6939 = v6936 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v6940 = v6939 ? 0.0f : v6936;
-      const float v6941 = v6934 - v6940;  // kernels/sdpa/flash_tile.hpp:195
-      const float v6942 = iron_exp2_approx(v6941);
-      v6904.x[2] = v6942;  // kernels/sdpa/flash_tile.hpp:193
-      const float v6946 = v575.x[3];  // kernels/sdpa/flash_tile.hpp:194
-      const float v6947 = v6906.x[3];  // kernels/sdpa/flash_tile.hpp:195
-      const float v6948 = fmaxf(v6946, v6947);
-      const bool v6951 = v6948 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v6952 = v6951 ? 0.0f : v6948;
-      const float v6953 = v6946 - v6952;  // kernels/sdpa/flash_tile.hpp:195
-      const float v6954 = iron_exp2_approx(v6953);
-      v6904.x[3] = v6954;  // kernels/sdpa/flash_tile.hpp:193
-      const float v6957 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:197
-      const float v6958 = v6906.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v6959 = fmaxf(v6957, v6958);
-      v575.x[0] = v6959;  // kernels/sdpa/flash_tile.hpp:197
-      const float v6962 = v575.x[1];
-      const float v6963 = v6906.x[1];  // kernels/sdpa/flash_tile.hpp:198
-      const float v6964 = fmaxf(v6962, v6963);
-      v575.x[1] = v6964;  // kernels/sdpa/flash_tile.hpp:197
-      const float v6967 = v575.x[2];
-      const float v6968 = v6906.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v6969 = fmaxf(v6967, v6968);
-      v575.x[2] = v6969;  // kernels/sdpa/flash_tile.hpp:197
-      const float v6972 = v575.x[3];
-      const float v6973 = v6906.x[3];  // kernels/sdpa/flash_tile.hpp:198
-      const float v6974 = fmaxf(v6972, v6973);
-      v575.x[3] = v6974;  // kernels/sdpa/flash_tile.hpp:197
-      const float v6977 = v5936.x[0];  // kernels/sdpa/flash_tile.hpp:200
-      const float v6978 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v6981 = v6978 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v6982 = v6981 ? 0.0f : v6978;
-      const float v6983 = v6977 - v6982;  // kernels/sdpa/flash_tile.hpp:201
-      const float v6984 = iron_exp2_approx(v6983);
-      v5936.x[0] = v6984;  // kernels/sdpa/flash_tile.hpp:200
-      const float v6987 = v5936.x[1];
-      const float v6988 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v6991 = v6988 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v6992 = v6991 ? 0.0f : v6988;
-      const float v6993 = v6987 - v6992;  // kernels/sdpa/flash_tile.hpp:201
-      const float v6994 = iron_exp2_approx(v6993);
-      v5936.x[1] = v6994;  // kernels/sdpa/flash_tile.hpp:200
-      const float v6997 = v5936.x[2];
-      const float v6998 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7001 = v6998 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7002 = v7001 ? 0.0f : v6998;
-      const float v7003 = v6997 - v7002;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7004 = iron_exp2_approx(v7003);
-      v5936.x[2] = v7004;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7007 = v5936.x[3];
-      const float v7008 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7011 = v7008 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7012 = v7011 ? 0.0f : v7008;
-      const float v7013 = v7007 - v7012;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7014 = iron_exp2_approx(v7013);
-      v5936.x[3] = v7014;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7017 = v5936.x[4];
-      const float v7018 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7021 = v7018 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7022 = v7021 ? 0.0f : v7018;
-      const float v7023 = v7017 - v7022;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7024 = iron_exp2_approx(v7023);
-      v5936.x[4] = v7024;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7027 = v5936.x[5];
-      const float v7028 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7031 = v7028 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7032 = v7031 ? 0.0f : v7028;
-      const float v7033 = v7027 - v7032;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7034 = iron_exp2_approx(v7033);
-      v5936.x[5] = v7034;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7037 = v5936.x[6];
-      const float v7038 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7041 = v7038 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7042 = v7041 ? 0.0f : v7038;
-      const float v7043 = v7037 - v7042;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7044 = iron_exp2_approx(v7043);
-      v5936.x[6] = v7044;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7047 = v5936.x[7];
-      const float v7048 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7051 = v7048 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7052 = v7051 ? 0.0f : v7048;
-      const float v7053 = v7047 - v7052;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7054 = iron_exp2_approx(v7053);
-      v5936.x[7] = v7054;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7057 = v5936.x[8];
-      const float v7058 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7061 = v7058 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7062 = v7061 ? 0.0f : v7058;
-      const float v7063 = v7057 - v7062;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7064 = iron_exp2_approx(v7063);
-      v5936.x[8] = v7064;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7067 = v5936.x[9];
-      const float v7068 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7071 = v7068 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7072 = v7071 ? 0.0f : v7068;
-      const float v7073 = v7067 - v7072;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7074 = iron_exp2_approx(v7073);
-      v5936.x[9] = v7074;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7077 = v5936.x[10];
-      const float v7078 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7081 = v7078 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7082 = v7081 ? 0.0f : v7078;
-      const float v7083 = v7077 - v7082;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7084 = iron_exp2_approx(v7083);
-      v5936.x[10] = v7084;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7087 = v5936.x[11];
-      const float v7088 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7091 = v7088 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7092 = v7091 ? 0.0f : v7088;
-      const float v7093 = v7087 - v7092;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7094 = iron_exp2_approx(v7093);
-      v5936.x[11] = v7094;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7097 = v5936.x[12];
-      const float v7098 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7101 = v7098 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7102 = v7101 ? 0.0f : v7098;
-      const float v7103 = v7097 - v7102;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7104 = iron_exp2_approx(v7103);
-      v5936.x[12] = v7104;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7107 = v5936.x[13];
-      const float v7108 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7111 = v7108 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7112 = v7111 ? 0.0f : v7108;
-      const float v7113 = v7107 - v7112;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7114 = iron_exp2_approx(v7113);
-      v5936.x[13] = v7114;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7117 = v5936.x[14];
-      const float v7118 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7121 = v7118 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7122 = v7121 ? 0.0f : v7118;
-      const float v7123 = v7117 - v7122;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7124 = iron_exp2_approx(v7123);
-      v5936.x[14] = v7124;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7127 = v5936.x[15];
-      const float v7128 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7131 = v7128 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7132 = v7131 ? 0.0f : v7128;
-      const float v7133 = v7127 - v7132;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7134 = iron_exp2_approx(v7133);
-      v5936.x[15] = v7134;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7137 = v5936.x[16];
-      const float v7138 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7141 = v7138 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7142 = v7141 ? 0.0f : v7138;
-      const float v7143 = v7137 - v7142;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7144 = iron_exp2_approx(v7143);
-      v5936.x[16] = v7144;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7147 = v5936.x[17];
-      const float v7148 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7151 = v7148 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7152 = v7151 ? 0.0f : v7148;
-      const float v7153 = v7147 - v7152;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7154 = iron_exp2_approx(v7153);
-      v5936.x[17] = v7154;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7157 = v5936.x[18];
-      const float v7158 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7161 = v7158 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7162 = v7161 ? 0.0f : v7158;
-      const float v7163 = v7157 - v7162;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7164 = iron_exp2_approx(v7163);
-      v5936.x[18] = v7164;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7167 = v5936.x[19];
-      const float v7168 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7171 = v7168 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7172 = v7171 ? 0.0f : v7168;
-      const float v7173 = v7167 - v7172;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7174 = iron_exp2_approx(v7173);
-      v5936.x[19] = v7174;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7177 = v5936.x[20];
-      const float v7178 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7181 = v7178 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7182 = v7181 ? 0.0f : v7178;
-      const float v7183 = v7177 - v7182;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7184 = iron_exp2_approx(v7183);
-      v5936.x[20] = v7184;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7187 = v5936.x[21];
-      const float v7188 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7191 = v7188 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7192 = v7191 ? 0.0f : v7188;
-      const float v7193 = v7187 - v7192;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7194 = iron_exp2_approx(v7193);
-      v5936.x[21] = v7194;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7197 = v5936.x[22];
-      const float v7198 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7201 = v7198 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7202 = v7201 ? 0.0f : v7198;
-      const float v7203 = v7197 - v7202;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7204 = iron_exp2_approx(v7203);
-      v5936.x[22] = v7204;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7207 = v5936.x[23];
-      const float v7208 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7211 = v7208 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7212 = v7211 ? 0.0f : v7208;
-      const float v7213 = v7207 - v7212;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7214 = iron_exp2_approx(v7213);
-      v5936.x[23] = v7214;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7217 = v5936.x[24];
-      const float v7218 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7221 = v7218 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7222 = v7221 ? 0.0f : v7218;
-      const float v7223 = v7217 - v7222;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7224 = iron_exp2_approx(v7223);
-      v5936.x[24] = v7224;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7227 = v5936.x[25];
-      const float v7228 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7231 = v7228 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7232 = v7231 ? 0.0f : v7228;
-      const float v7233 = v7227 - v7232;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7234 = iron_exp2_approx(v7233);
-      v5936.x[25] = v7234;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7237 = v5936.x[26];
-      const float v7238 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7241 = v7238 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7242 = v7241 ? 0.0f : v7238;
-      const float v7243 = v7237 - v7242;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7244 = iron_exp2_approx(v7243);
-      v5936.x[26] = v7244;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7247 = v5936.x[27];
-      const float v7248 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7251 = v7248 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7252 = v7251 ? 0.0f : v7248;
-      const float v7253 = v7247 - v7252;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7254 = iron_exp2_approx(v7253);
-      v5936.x[27] = v7254;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7257 = v5936.x[28];
-      const float v7258 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7261 = v7258 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7262 = v7261 ? 0.0f : v7258;
-      const float v7263 = v7257 - v7262;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7264 = iron_exp2_approx(v7263);
-      v5936.x[28] = v7264;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7267 = v5936.x[29];
-      const float v7268 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7271 = v7268 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7272 = v7271 ? 0.0f : v7268;
-      const float v7273 = v7267 - v7272;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7274 = iron_exp2_approx(v7273);
-      v5936.x[29] = v7274;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7277 = v5936.x[30];
-      const float v7278 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7281 = v7278 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7282 = v7281 ? 0.0f : v7278;
-      const float v7283 = v7277 - v7282;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7284 = iron_exp2_approx(v7283);
-      v5936.x[30] = v7284;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7287 = v5936.x[31];
-      const float v7288 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7291 = v7288 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7292 = v7291 ? 0.0f : v7288;
-      const float v7293 = v7287 - v7292;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7294 = iron_exp2_approx(v7293);
-      v5936.x[31] = v7294;  // kernels/sdpa/flash_tile.hpp:200
-      iron_frag<float, 2, 16, 8> v7296;  // kernels/sdpa/flash_tile.hpp:203
-      iron_frag_fill(v7296, 0.0f);
-      iron_frag_row_reduce<true>(v7296, v5936);
-      const float v7299 = v577.x[0];  // kernels/sdpa/flash_tile.hpp:204
-      const float v7300 = v7296.x[0];  // kernels/sdpa/flash_tile.hpp:205
-      const float v7301 = v6904.x[0];
-      const float v7302 = v7299 * v7301;
-      const float v7303 = v7302 + v7300;
-      v577.x[0] = v7303;  // kernels/sdpa/flash_tile.hpp:204
-      const float v7306 = v577.x[1];
-      const float v7307 = v7296.x[1];  // kernels/sdpa/flash_tile.hpp:205
-      const float v7308 = v6904.x[1];
-      const float v7309 = v7306 * v7308;
-      const float v7310 = v7309 + v7307;
-      v577.x[1] = v7310;  // kernels/sdpa/flash_tile.hpp:204
-      const float v7313 = v577.x[2];
-      const float v7314 = v7296.x[2];  // kernels/sdpa/flash_tile.hpp:205
-      const float v7315 = v6904.x[2];
-      const float v7316 = v7313 * v7315;
-      const float v7317 = v7316 + v7314;
-      v577.x[2] = v7317;  // kernels/sdpa/flash_tile.hpp:204
-      const float v7320 = v577.x[3];
-      const float v7321 = v7296.x[3];  // kernels/sdpa/flash_tile.hpp:205
-      const float v7322 = v6904.x[3];
-      const float v7323 = v7320 * v7322;
-      const float v7324 = v7323 + v7321;
-      v577.x[3] = v7324;  // kernels/sdpa/flash_tile.hpp:204
-      const float v7327 = v579.x[0];  // kernels/sdpa/flash_tile.hpp:214
-      const float v7328 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7329 = v7327 * v7328;
-      v579.x[0] = v7329;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7332 = v579.x[1];
-      const float v7333 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7334 = v7332 * v7333;
-      v579.x[1] = v7334;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7337 = v579.x[2];
-      const float v7338 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7339 = v7337 * v7338;
-      v579.x[2] = v7339;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7342 = v579.x[3];
-      const float v7343 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7344 = v7342 * v7343;
-      v579.x[3] = v7344;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7347 = v579.x[4];
-      const float v7348 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7349 = v7347 * v7348;
-      v579.x[4] = v7349;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7352 = v579.x[5];
-      const float v7353 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7354 = v7352 * v7353;
-      v579.x[5] = v7354;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7357 = v579.x[6];
-      const float v7358 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7359 = v7357 * v7358;
-      v579.x[6] = v7359;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7362 = v579.x[7];
-      const float v7363 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7364 = v7362 * v7363;
-      v579.x[7] = v7364;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7367 = v579.x[8];
-      const float v7368 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7369 = v7367 * v7368;
-      v579.x[8] = v7369;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7372 = v579.x[9];
-      const float v7373 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7374 = v7372 * v7373;
-      v579.x[9] = v7374;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7377 = v579.x[10];
-      const float v7378 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7379 = v7377 * v7378;
-      v579.x[10] = v7379;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7382 = v579.x[11];
-      const float v7383 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7384 = v7382 * v7383;
-      v579.x[11] = v7384;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7387 = v579.x[12];
-      const float v7388 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7389 = v7387 * v7388;
-      v579.x[12] = v7389;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7392 = v579.x[13];
-      const float v7393 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7394 = v7392 * v7393;
-      v579.x[13] = v7394;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7397 = v579.x[14];
-      const float v7398 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7399 = v7397 * v7398;
-      v579.x[14] = v7399;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7402 = v579.x[15];
-      const float v7403 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7404 = v7402 * v7403;
-      v579.x[15] = v7404;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7407 = v579.x[16];
-      const float v7408 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7409 = v7407 * v7408;
-      v579.x[16] = v7409;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7412 = v579.x[17];
-      const float v7413 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7414 = v7412 * v7413;
-      v579.x[17] = v7414;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7417 = v579.x[18];
-      const float v7418 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7419 = v7417 * v7418;
-      v579.x[18] = v7419;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7422 = v579.x[19];
-      const float v7423 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7424 = v7422 * v7423;
-      v579.x[19] = v7424;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7427 = v579.x[20];
-      const float v7428 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7429 = v7427 * v7428;
-      v579.x[20] = v7429;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7432 = v579.x[21];
-      const float v7433 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7434 = v7432 * v7433;
-      v579.x[21] = v7434;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7437 = v579.x[22];
-      const float v7438 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7439 = v7437 * v7438;
-      v579.x[22] = v7439;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7442 = v579.x[23];
-      const float v7443 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7444 = v7442 * v7443;
-      v579.x[23] = v7444;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7447 = v579.x[24];
-      const float v7448 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7449 = v7447 * v7448;
-      v579.x[24] = v7449;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7452 = v579.x[25];
-      const float v7453 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7454 = v7452 * v7453;
-      v579.x[25] = v7454;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7457 = v579.x[26];
-      const float v7458 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7459 = v7457 * v7458;
-      v579.x[26] = v7459;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7462 = v579.x[27];
-      const float v7463 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7464 = v7462 * v7463;
-      v579.x[27] = v7464;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7467 = v579.x[28];
-      const float v7468 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7469 = v7467 * v7468;
-      v579.x[28] = v7469;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7472 = v579.x[29];
-      const float v7473 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7474 = v7472 * v7473;
-      v579.x[29] = v7474;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7477 = v579.x[30];
-      const float v7478 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7479 = v7477 * v7478;
-      v579.x[30] = v7479;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7482 = v579.x[31];
-      const float v7483 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7484 = v7482 * v7483;
-      v579.x[31] = v7484;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7487 = v581.x[0];
-      const float v7488 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7489 = v7487 * v7488;
-      v581.x[0] = v7489;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7492 = v581.x[1];
-      const float v7493 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7494 = v7492 * v7493;
-      v581.x[1] = v7494;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7497 = v581.x[2];
-      const float v7498 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7499 = v7497 * v7498;
-      v581.x[2] = v7499;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7502 = v581.x[3];
-      const float v7503 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7504 = v7502 * v7503;
-      v581.x[3] = v7504;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7507 = v581.x[4];
-      const float v7508 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7509 = v7507 * v7508;
-      v581.x[4] = v7509;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7512 = v581.x[5];
-      const float v7513 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7514 = v7512 * v7513;
-      v581.x[5] = v7514;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7517 = v581.x[6];
-      const float v7518 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7519 = v7517 * v7518;
-      v581.x[6] = v7519;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7522 = v581.x[7];
-      const float v7523 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7524 = v7522 * v7523;
-      v581.x[7] = v7524;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7527 = v581.x[8];
-      const float v7528 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7529 = v7527 * v7528;
-      v581.x[8] = v7529;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7532 = v581.x[9];
-      const float v7533 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7534 = v7532 * v7533;
-      v581.x[9] = v7534;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7537 = v581.x[10];
-      const float v7538 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7539 = v7537 * v7538;
-      v581.x[10] = v7539;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7542 = v581.x[11];
-      const float v7543 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7544 = v7542 * v7543;
-      v581.x[11] = v7544;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7547 = v581.x[12];
-      const float v7548 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7549 = v7547 * v7548;
-      v581.x[12] = v7549;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7552 = v581.x[13];
-      const float v7553 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7554 = v7552 * v7553;
-      v581.x[13] = v7554;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7557 = v581.x[14];
-      const float v7558 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7559 = v7557 * v7558;
-      v581.x[14] = v7559;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7562 = v581.x[15];
-      const float v7563 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7564 = v7562 * v7563;
-      v581.x[15] = v7564;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7567 = v581.x[16];
-      const float v7568 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7569 = v7567 * v7568;
-      v581.x[16] = v7569;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7572 = v581.x[17];
-      const float v7573 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7574 = v7572 * v7573;
-      v581.x[17] = v7574;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7577 = v581.x[18];
-      const float v7578 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7579 = v7577 * v7578;
-      v581.x[18] = v7579;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7582 = v581.x[19];
-      const float v7583 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7584 = v7582 * v7583;
-      v581.x[19] = v7584;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7587 = v581.x[20];
-      const float v7588 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7589 = v7587 * v7588;
-      v581.x[20] = v7589;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7592 = v581.x[21];
-      const float v7593 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7594 = v7592 * v7593;
-      v581.x[21] = v7594;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7597 = v581.x[22];
-      const float v7598 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7599 = v7597 * v7598;
-      v581.x[22] = v7599;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7602 = v581.x[23];
-      const float v7603 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7604 = v7602 * v7603;
-      v581.x[23] = v7604;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7607 = v581.x[24];
-      const float v7608 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7609 = v7607 * v7608;
-      v581.x[24] = v7609;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7612 = v581.x[25];
-      const float v7613 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7614 = v7612 * v7613;
-      v581.x[25] = v7614;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7617 = v581.x[26];
-      const float v7618 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7619 = v7617 * v7618;
-      v581.x[26] = v7619;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7622 = v581.x[27];
-      const float v7623 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7624 = v7622 * v7623;
-      v581.x[27] = v7624;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7627 = v581.x[28];
-      const float v7628 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7629 = v7627 * v7628;
-      v581.x[28] = v7629;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7632 = v581.x[29];
-      const float v7633 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7634 = v7632 * v7633;
-      v581.x[29] = v7634;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7637 = v581.x[30];
-      const float v7638 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7639 = v7637 * v7638;
-      v581.x[30] = v7639;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7642 = v581.x[31];
-      const float v7643 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7644 = v7642 * v7643;
-      v581.x[31] = v7644;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7647 = v583.x[0];
-      const float v7648 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7649 = v7647 * v7648;
-      v583.x[0] = v7649;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7652 = v583.x[1];
-      const float v7653 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7654 = v7652 * v7653;
-      v583.x[1] = v7654;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7657 = v583.x[2];
-      const float v7658 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7659 = v7657 * v7658;
-      v583.x[2] = v7659;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7662 = v583.x[3];
-      const float v7663 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7664 = v7662 * v7663;
-      v583.x[3] = v7664;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7667 = v583.x[4];
-      const float v7668 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7669 = v7667 * v7668;
-      v583.x[4] = v7669;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7672 = v583.x[5];
-      const float v7673 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7674 = v7672 * v7673;
-      v583.x[5] = v7674;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7677 = v583.x[6];
-      const float v7678 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7679 = v7677 * v7678;
-      v583.x[6] = v7679;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7682 = v583.x[7];
-      const float v7683 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7684 = v7682 * v7683;
-      v583.x[7] = v7684;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7687 = v583.x[8];
-      const float v7688 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7689 = v7687 * v7688;
-      v583.x[8] = v7689;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7692 = v583.x[9];
-      const float v7693 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7694 = v7692 * v7693;
-      v583.x[9] = v7694;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7697 = v583.x[10];
-      const float v7698 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7699 = v7697 * v7698;
-      v583.x[10] = v7699;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7702 = v583.x[11];
-      const float v7703 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7704 = v7702 * v7703;
-      v583.x[11] = v7704;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7707 = v583.x[12];
-      const float v7708 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7709 = v7707 * v7708;
-      v583.x[12] = v7709;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7712 = v583.x[13];
-      const float v7713 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7714 = v7712 * v7713;
-      v583.x[13] = v7714;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7717 = v583.x[14];
-      const float v7718 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7719 = v7717 * v7718;
-      v583.x[14] = v7719;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7722 = v583.x[15];
-      const float v7723 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7724 = v7722 * v7723;
-      v583.x[15] = v7724;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7727 = v583.x[16];
-      const float v7728 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7729 = v7727 * v7728;
-      v583.x[16] = v7729;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7732 = v583.x[17];
-      const float v7733 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7734 = v7732 * v7733;
-      v583.x[17] = v7734;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7737 = v583.x[18];
-      const float v7738 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7739 = v7737 * v7738;
-      v583.x[18] = v7739;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7742 = v583.x[19];
-      const float v7743 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7744 = v7742 * v7743;
-      v583.x[19] = v7744;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7747 = v583.x[20];
-      const float v7748 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7749 = v7747 * v7748;
-      v583.x[20] = v7749;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7752 = v583.x[21];
-      const float v7753 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7754 = v7752 * v7753;
-      v583.x[21] = v7754;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7757 = v583.x[22];
-      const float v7758 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7759 = v7757 * v7758;
-      v583.x[22] = v7759;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7762 = v583.x[23];
-      const float v7763 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7764 = v7762 * v7763;
-      v583.x[23] = v7764;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7767 = v583.x[24];
-      const float v7768 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7769 = v7767 * v7768;
-      v583.x[24] = v7769;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7772 = v583.x[25];
-      const float v7773 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7774 = v7772 * v7773;
-      v583.x[25] = v7774;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7777 = v583.x[26];
-      const float v7778 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7779 = v7777 * v7778;
-      v583.x[26] = v7779;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7782 = v583.x[27];
-      const float v7783 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7784 = v7782 * v7783;
-      v583.x[27] = v7784;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7787 = v583.x[28];
-      const float v7788 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7789 = v7787 * v7788;
-      v583.x[28] = v7789;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7792 = v583.x[29];
-      const float v7793 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7794 = v7792 * v7793;
-      v583.x[29] = v7794;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7797 = v583.x[30];
-      const float v7798 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7799 = v7797 * v7798;
-      v583.x[30] = v7799;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7802 = v583.x[31];
-      const float v7803 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7804 = v7802 * v7803;
-      v583.x[31] = v7804;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7807 = v585.x[0];
-      const float v7808 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7809 = v7807 * v7808;
-      v585.x[0] = v7809;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7812 = v585.x[1];
-      const float v7813 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7814 = v7812 * v7813;
-      v585.x[1] = v7814;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7817 = v585.x[2];
-      const float v7818 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7819 = v7817 * v7818;
-      v585.x[2] = v7819;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7822 = v585.x[3];
-      const float v7823 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7824 = v7822 * v7823;
-      v585.x[3] = v7824;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7827 = v585.x[4];
-      const float v7828 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7829 = v7827 * v7828;
-      v585.x[4] = v7829;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7832 = v585.x[5];
-      const float v7833 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7834 = v7832 * v7833;
-      v585.x[5] = v7834;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7837 = v585.x[6];
-      const float v7838 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7839 = v7837 * v7838;
-      v585.x[6] = v7839;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7842 = v585.x[7];
-      const float v7843 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7844 = v7842 * v7843;
-      v585.x[7] = v7844;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7847 = v585.x[8];
-      const float v7848 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7849 = v7847 * v7848;
-      v585.x[8] = v7849;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7852 = v585.x[9];
-      const float v7853 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7854 = v7852 * v7853;
-      v585.x[9] = v7854;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7857 = v585.x[10];
-      const float v7858 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7859 = v7857 * v7858;
-      v585.x[10] = v7859;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7862 = v585.x[11];
-      const float v7863 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7864 = v7862 * v7863;
-      v585.x[11] = v7864;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7867 = v585.x[12];
-      const float v7868 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7869 = v7867 * v7868;
-      v585.x[12] = v7869;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7872 = v585.x[13];
-      const float v7873 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7874 = v7872 * v7873;
-      v585.x[13] = v7874;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7877 = v585.x[14];
-      const float v7878 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7879 = v7877 * v7878;
-      v585.x[14] = v7879;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7882 = v585.x[15];
-      const float v7883 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7884 = v7882 * v7883;
-      v585.x[15] = v7884;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7887 = v585.x[16];
-      const float v7888 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7889 = v7887 * v7888;
-      v585.x[16] = v7889;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7892 = v585.x[17];
-      const float v7893 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7894 = v7892 * v7893;
-      v585.x[17] = v7894;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7897 = v585.x[18];
-      const float v7898 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7899 = v7897 * v7898;
-      v585.x[18] = v7899;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7902 = v585.x[19];
-      const float v7903 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7904 = v7902 * v7903;
-      v585.x[19] = v7904;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7907 = v585.x[20];
-      const float v7908 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7909 = v7907 * v7908;
-      v585.x[20] = v7909;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7912 = v585.x[21];
-      const float v7913 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7914 = v7912 * v7913;
-      v585.x[21] = v7914;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7917 = v585.x[22];
-      const float v7918 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7919 = v7917 * v7918;
-      v585.x[22] = v7919;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7922 = v585.x[23];
-      const float v7923 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7924 = v7922 * v7923;
-      v585.x[23] = v7924;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7927 = v585.x[24];
-      const float v7928 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7929 = v7927 * v7928;
-      v585.x[24] = v7929;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7932 = v585.x[25];
-      const float v7933 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7934 = v7932 * v7933;
-      v585.x[25] = v7934;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7937 = v585.x[26];
-      const float v7938 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7939 = v7937 * v7938;
-      v585.x[26] = v7939;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7942 = v585.x[27];
-      const float v7943 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7944 = v7942 * v7943;
-      v585.x[27] = v7944;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7947 = v585.x[28];
-      const float v7948 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7949 = v7947 * v7948;
-      v585.x[28] = v7949;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7952 = v585.x[29];
-      const float v7953 = v6904.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7954 = v7952 * v7953;
-      v585.x[29] = v7954;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7957 = v585.x[30];
-      const float v7958 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7959 = v7957 * v7958;
-      v585.x[30] = v7959;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7962 = v585.x[31];
-      const float v7963 = v6904.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7964 = v7962 * v7963;
-      v585.x[31] = v7964;  // kernels/sdpa/flash_tile.hpp:214
-      iron_frag<iron_bf16, 0, 16, 64> v7966;  // kernels/sdpa/flash_warpgroup.hpp:117
-      iron_frag_fill(v7966, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v7966, v5936);
-      iron_frag_store<false>(v7966, shm3, v7973, 64u);  // kernels/sdpa/flash_warpgroup.hpp:124
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:126
-      iron_frag<iron_bf16, 0, 16, 16> v8227;  // kernels/sdpa/flash_warpgroup.hpp:129
-      iron_frag_fill(v8227, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8227, shm3, v8038, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8229;
-      iron_frag_fill(v8229, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8229, shm2, v5940, 64u);
-      iron_frag_mma_sync(v579, v8227, v8229);
-      const unsigned int v8236 = v5940 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v8238;
-      iron_frag_fill(v8238, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8238, shm3, v8049, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8240;
-      iron_frag_fill(v8240, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8240, shm2, v8236, 64u);
-      iron_frag_mma_sync(v579, v8238, v8240);
-      const unsigned int v8247 = v5940 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v8249;
-      iron_frag_fill(v8249, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8249, shm3, v8058, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8251;
-      iron_frag_fill(v8251, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8251, shm2, v8247, 64u);
-      iron_frag_mma_sync(v579, v8249, v8251);
-      const unsigned int v8258 = v5940 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v8260;
-      iron_frag_fill(v8260, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8260, shm3, v8067, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8262;
-      iron_frag_fill(v8262, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8262, shm2, v8258, 64u);
-      iron_frag_mma_sync(v579, v8260, v8262);
-      iron_frag<iron_bf16, 0, 16, 16> v8280;
-      iron_frag_fill(v8280, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8280, shm3, v8038, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8282;
-      iron_frag_fill(v8282, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8282, shm2, v5953, 64u);
-      iron_frag_mma_sync(v581, v8280, v8282);
-      const unsigned int v8289 = v5953 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v8291;
-      iron_frag_fill(v8291, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8291, shm3, v8049, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8293;
-      iron_frag_fill(v8293, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8293, shm2, v8289, 64u);
-      iron_frag_mma_sync(v581, v8291, v8293);
-      const unsigned int v8300 = v5953 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v8302;
-      iron_frag_fill(v8302, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8302, shm3, v8058, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8304;
-      iron_frag_fill(v8304, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8304, shm2, v8300, 64u);
-      iron_frag_mma_sync(v581, v8302, v8304);
-      const unsigned int v8311 = v5953 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v8313;
-      iron_frag_fill(v8313, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8313, shm3, v8067, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8315;
-      iron_frag_fill(v8315, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8315, shm2, v8311, 64u);
-      iron_frag_mma_sync(v581, v8313, v8315);
-      iron_frag<iron_bf16, 0, 16, 16> v8333;
-      iron_frag_fill(v8333, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8333, shm3, v8038, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8335;
-      iron_frag_fill(v8335, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8335, shm2, v5965, 64u);
-      iron_frag_mma_sync(v583, v8333, v8335);
-      const unsigned int v8342 = v5965 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v8344;
-      iron_frag_fill(v8344, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8344, shm3, v8049, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8346;
-      iron_frag_fill(v8346, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8346, shm2, v8342, 64u);
-      iron_frag_mma_sync(v583, v8344, v8346);
-      const unsigned int v8353 = v5965 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v8355;
-      iron_frag_fill(v8355, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8355, shm3, v8058, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8357;
-      iron_frag_fill(v8357, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8357, shm2, v8353, 64u);
-      iron_frag_mma_sync(v583, v8355, v8357);
-      const unsigned int v8364 = v5965 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v8366;
-      iron_frag_fill(v8366, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8366, shm3, v8067, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8368;
-      iron_frag_fill(v8368, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8368, shm2, v8364, 64u);
-      iron_frag_mma_sync(v583, v8366, v8368);
-      iron_frag<iron_bf16, 0, 16, 16> v8386;
-      iron_frag_fill(v8386, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8386, shm3, v8038, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8388;
-      iron_frag_fill(v8388, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8388, shm2, v5977, 64u);
-      iron_frag_mma_sync(v585, v8386, v8388);
-      const unsigned int v8395 = v5977 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v8397;
-      iron_frag_fill(v8397, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8397, shm3, v8049, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8399;
-      iron_frag_fill(v8399, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8399, shm2, v8395, 64u);
-      iron_frag_mma_sync(v585, v8397, v8399);
-      const unsigned int v8406 = v5977 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v8408;
-      iron_frag_fill(v8408, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8408, shm3, v8058, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8410;
-      iron_frag_fill(v8410, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8410, shm2, v8406, 64u);
-      iron_frag_mma_sync(v585, v8408, v8410);
-      const unsigned int v8417 = v5977 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v8419;
-      iron_frag_fill(v8419, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8419, shm3, v8067, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8421;
-      iron_frag_fill(v8421, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8421, shm2, v8417, 64u);
-      iron_frag_mma_sync(v585, v8419, v8421);
-    }
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:93
-    const float v3045 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:228
-    iron_frag<float, 2, 16, 8> v3047;  // kernels/sdpa/flash_tile.hpp:229
-    iron_frag_fill(v3047, 0.0f);
-    const float v3051 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3052 = fmaxf(v3051, v3045);
-    const bool v3055 = v3052 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v3056 = v3055 ? 0.0f : v3052;
-    v3047.x[0] = v3056;  // kernels/sdpa/flash_tile.hpp:230
-    const float v3060 = v575.x[1];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3061 = fmaxf(v3060, v3045);
-    const bool v3064 = v3061 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v3065 = v3064 ? 0.0f : v3061;
-    v3047.x[1] = v3065;  // kernels/sdpa/flash_tile.hpp:230
-    const float v3069 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3070 = fmaxf(v3069, v3045);
-    const bool v3073 = v3070 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v3074 = v3073 ? 0.0f : v3070;
-    v3047.x[2] = v3074;  // kernels/sdpa/flash_tile.hpp:230
-    const float v3078 = v575.x[3];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3079 = fmaxf(v3078, v3045);
-    const bool v3082 = v3079 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v3083 = v3082 ? 0.0f : v3079;
-    v3047.x[3] = v3083;  // kernels/sdpa/flash_tile.hpp:230
-    iron_frag<float, 2, 16, 8> v3085;  // kernels/sdpa/flash_tile.hpp:233
-    iron_frag_fill(v3085, 0.0f);
-    const float v3089 = v3047.x[0];  // kernels/sdpa/flash_tile.hpp:235
-    const float v3090 = v3045 - v3089;
-    const float v3091 = exp2f(v3090);
-    const float v3093 = v575.x[0];
-    const float v3094 = v3093 - v3089;
-    const float v3095 = exp2f(v3094);
-    const float v3096 = v577.x[0];
-    const float v3097 = v3096 * v3095;
-    const float v3098 = v3097 + v3091;
-    v3085.x[0] = v3098;  // kernels/sdpa/flash_tile.hpp:234
-    const float v3102 = v3047.x[1];  // kernels/sdpa/flash_tile.hpp:235
-    const float v3103 = v3045 - v3102;
-    const float v3104 = exp2f(v3103);
-    const float v3106 = v575.x[1];
-    const float v3107 = v3106 - v3102;
-    const float v3108 = exp2f(v3107);
-    const float v3109 = v577.x[1];
-    const float v3110 = v3109 * v3108;
-    const float v3111 = v3110 + v3104;
-    v3085.x[1] = v3111;  // kernels/sdpa/flash_tile.hpp:234
-    const float v3115 = v3047.x[2];  // kernels/sdpa/flash_tile.hpp:235
-    const float v3116 = v3045 - v3115;
-    const float v3117 = exp2f(v3116);
-    const float v3119 = v575.x[2];
-    const float v3120 = v3119 - v3115;
-    const float v3121 = exp2f(v3120);
-    const float v3122 = v577.x[2];
-    const float v3123 = v3122 * v3121;
-    const float v3124 = v3123 + v3117;
-    v3085.x[2] = v3124;  // kernels/sdpa/flash_tile.hpp:234
-    const float v3128 = v3047.x[3];  // kernels/sdpa/flash_tile.hpp:235
-    const float v3129 = v3045 - v3128;
-    const float v3130 = exp2f(v3129);
-    const float v3132 = v575.x[3];
-    const float v3133 = v3132 - v3128;
-    const float v3134 = exp2f(v3133);
-    const float v3135 = v577.x[3];
-    const float v3136 = v3135 * v3134;
-    const float v3137 = v3136 + v3130;
-    v3085.x[3] = v3137;  // kernels/sdpa/flash_tile.hpp:234
-    iron_frag<float, 2, 16, 8> v3139;  // kernels/sdpa/flash_tile.hpp:237
-    iron_frag_fill(v3139, 0.0f);
-    const float v3143 = v3085.x[0];  // kernels/sdpa/flash_tile.hpp:239
-    const float v3145 = v3047.x[0];  // kernels/sdpa/flash_tile.hpp:240
-    const float v3146 = v575.x[0];
-    const float v3147 = v3146 - v3145;
-    const float v3148 = exp2f(v3147);
-    const float v3149 = v3148 / v3143;
-    const bool v3151 = v3143 > 0.0f;
-    const float v3152 = v3151 ? v3149 : 0.0f;
-    v3139.x[0] = v3152;  // kernels/sdpa/flash_tile.hpp:238
-    const float v3156 = v3085.x[1];  // kernels/sdpa/flash_tile.hpp:239
-    const float v3158 = v3047.x[1];  // kernels/sdpa/flash_tile.hpp:240
-    const float v3159 = v575.x[1];
-    const float v3160 = v3159 - v3158;
-    const float v3161 = exp2f(v3160);
-    const float v3162 = v3161 / v3156;
-    const bool v3164 = v3156 > 0.0f;
-    const float v3165 = v3164 ? v3162 : 0.0f;
-    v3139.x[1] = v3165;  // kernels/sdpa/flash_tile.hpp:238
-    const float v3169 = v3085.x[2];  // kernels/sdpa/flash_tile.hpp:239
-    const float v3171 = v3047.x[2];  // kernels/sdpa/flash_tile.hpp:240
-    const float v3172 = v575.x[2];
-    const float v3173 = v3172 - v3171;
-    const float v3174 = exp2f(v3173);
-    const float v3175 = v3174 / v3169;
-    const bool v3177 = v3169 > 0.0f;
-    const float v3178 = v3177 ? v3175 : 0.0f;
-    v3139.x[2] = v3178;  // kernels/sdpa/flash_tile.hpp:238
-    const float v3182 = v3085.x[3];  // kernels/sdpa/flash_tile.hpp:239
-    const float v3184 = v3047.x[3];  // kernels/sdpa/flash_tile.hpp:240
-    const float v3185 = v575.x[3];
-    const float v3186 = v3185 - v3184;
-    const float v3187 = exp2f(v3186);
-    const float v3188 = v3187 / v3182;
-    const bool v3190 = v3182 > 0.0f;
-    const float v3191 = v3190 ? v3188 : 0.0f;
-    v3139.x[3] = v3191;  // kernels/sdpa/flash_tile.hpp:238
-    const unsigned int v3193 = v46 + v7326;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3194 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3195 = v579.x[0];
-    const float v3196 = v3195 * v3194;
-    const bool v3197 = v3193 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3197) {
-      const iron_bf16 v3201 = iron_f32_to_bf16(v3196);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3203 = v11 + v3193;
-      const unsigned int v3204 = v3203 * v1;
-      const unsigned int v3205 = v3204 + v26;
-      const unsigned int v3206 = v3205 << 8u;
-      const unsigned int v3207 = v3206 + v7325;
-      out[v3207] = v3201;
-    }
-    const unsigned int v3209 = v46 + v7331;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3210 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3211 = v579.x[1];
-    const float v3212 = v3211 * v3210;
-    const bool v3213 = v3209 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3213) {
-      const iron_bf16 v3217 = iron_f32_to_bf16(v3212);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3219 = v11 + v3209;
-      const unsigned int v3220 = v3219 * v1;
-      const unsigned int v3221 = v3220 + v26;
-      const unsigned int v3222 = v3221 << 8u;
-      const unsigned int v3223 = v3222 + v7330;
-      out[v3223] = v3217;
-    }
-    const unsigned int v3225 = v46 + v7336;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3226 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3227 = v579.x[2];
-    const float v3228 = v3227 * v3226;
-    const bool v3229 = v3225 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3229) {
-      const iron_bf16 v3233 = iron_f32_to_bf16(v3228);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3235 = v11 + v3225;
-      const unsigned int v3236 = v3235 * v1;
-      const unsigned int v3237 = v3236 + v26;
-      const unsigned int v3238 = v3237 << 8u;
-      const unsigned int v3239 = v3238 + v7335;
-      out[v3239] = v3233;
-    }
-    const unsigned int v3241 = v46 + v7341;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3242 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3243 = v579.x[3];
-    const float v3244 = v3243 * v3242;
-    const bool v3245 = v3241 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3245) {
-      const iron_bf16 v3249 = iron_f32_to_bf16(v3244);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3251 = v11 + v3241;
-      const unsigned int v3252 = v3251 * v1;
-      const unsigned int v3253 = v3252 + v26;
-      const unsigned int v3254 = v3253 << 8u;
-      const unsigned int v3255 = v3254 + v7340;
-      out[v3255] = v3249;
-    }
-    const unsigned int v3257 = v46 + v7346;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3258 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3259 = v579.x[4];
-    const float v3260 = v3259 * v3258;
-    const bool v3261 = v3257 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3261) {
-      const iron_bf16 v3265 = iron_f32_to_bf16(v3260);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3267 = v11 + v3257;
-      const unsigned int v3268 = v3267 * v1;
-      const unsigned int v3269 = v3268 + v26;
-      const unsigned int v3270 = v3269 << 8u;
-      const unsigned int v3271 = v3270 + v7345;
-      out[v3271] = v3265;
-    }
-    const unsigned int v3273 = v46 + v7351;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3274 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3275 = v579.x[5];
-    const float v3276 = v3275 * v3274;
-    const bool v3277 = v3273 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3277) {
-      const iron_bf16 v3281 = iron_f32_to_bf16(v3276);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3283 = v11 + v3273;
-      const unsigned int v3284 = v3283 * v1;
-      const unsigned int v3285 = v3284 + v26;
-      const unsigned int v3286 = v3285 << 8u;
-      const unsigned int v3287 = v3286 + v7350;
-      out[v3287] = v3281;
-    }
-    const unsigned int v3289 = v46 + v7356;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3290 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3291 = v579.x[6];
-    const float v3292 = v3291 * v3290;
-    const bool v3293 = v3289 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3293) {
-      const iron_bf16 v3297 = iron_f32_to_bf16(v3292);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3299 = v11 + v3289;
-      const unsigned int v3300 = v3299 * v1;
-      const unsigned int v3301 = v3300 + v26;
-      const unsigned int v3302 = v3301 << 8u;
-      const unsigned int v3303 = v3302 + v7355;
-      out[v3303] = v3297;
-    }
-    const unsigned int v3305 = v46 + v7361;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3306 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3307 = v579.x[7];
-    const float v3308 = v3307 * v3306;
-    const bool v3309 = v3305 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3309) {
-      const iron_bf16 v3313 = iron_f32_to_bf16(v3308);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3315 = v11 + v3305;
-      const unsigned int v3316 = v3315 * v1;
-      const unsigned int v3317 = v3316 + v26;
-      const unsigned int v3318 = v3317 << 8u;
-      const unsigned int v3319 = v3318 + v7360;
-      out[v3319] = v3313;
-    }
-    const unsigned int v3321 = v46 + v7366;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3322 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3323 = v579.x[8];
-    const float v3324 = v3323 * v3322;
-    const bool v3325 = v3321 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3325) {
-      const iron_bf16 v3329 = iron_f32_to_bf16(v3324);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3331 = v11 + v3321;
-      const unsigned int v3332 = v3331 * v1;
-      const unsigned int v3333 = v3332 + v26;
-      const unsigned int v3334 = v3333 << 8u;
-      const unsigned int v3335 = v3334 + v7365;
-      out[v3335] = v3329;
-    }
-    const unsigned int v3337 = v46 + v7371;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3338 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3339 = v579.x[9];
-    const float v3340 = v3339 * v3338;
-    const bool v3341 = v3337 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3341) {
-      const iron_bf16 v3345 = iron_f32_to_bf16(v3340);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3347 = v11 + v3337;
-      const unsigned int v3348 = v3347 * v1;
-      const unsigned int v3349 = v3348 + v26;
-      const unsigned int v3350 = v3349 << 8u;
-      const unsigned int v3351 = v3350 + v7370;
-      out[v3351] = v3345;
-    }
-    const unsigned int v3353 = v46 + v7376;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3354 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3355 = v579.x[10];
-    const float v3356 = v3355 * v3354;
-    const bool v3357 = v3353 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3357) {
-      const iron_bf16 v3361 = iron_f32_to_bf16(v3356);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3363 = v11 + v3353;
-      const unsigned int v3364 = v3363 * v1;
-      const unsigned int v3365 = v3364 + v26;
-      const unsigned int v3366 = v3365 << 8u;
-      const unsigned int v3367 = v3366 + v7375;
-      out[v3367] = v3361;
-    }
-    const unsigned int v3369 = v46 + v7381;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3370 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3371 = v579.x[11];
-    const float v3372 = v3371 * v3370;
-    const bool v3373 = v3369 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3373) {
-      const iron_bf16 v3377 = iron_f32_to_bf16(v3372);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3379 = v11 + v3369;
-      const unsigned int v3380 = v3379 * v1;
-      const unsigned int v3381 = v3380 + v26;
-      const unsigned int v3382 = v3381 << 8u;
-      const unsigned int v3383 = v3382 + v7380;
-      out[v3383] = v3377;
-    }
-    const unsigned int v3385 = v46 + v7386;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3386 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3387 = v579.x[12];
-    const float v3388 = v3387 * v3386;
-    const bool v3389 = v3385 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3389) {
-      const iron_bf16 v3393 = iron_f32_to_bf16(v3388);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3395 = v11 + v3385;
-      const unsigned int v3396 = v3395 * v1;
-      const unsigned int v3397 = v3396 + v26;
-      const unsigned int v3398 = v3397 << 8u;
-      const unsigned int v3399 = v3398 + v7385;
-      out[v3399] = v3393;
-    }
-    const unsigned int v3401 = v46 + v7391;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3402 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3403 = v579.x[13];
-    const float v3404 = v3403 * v3402;
-    const bool v3405 = v3401 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3405) {
-      const iron_bf16 v3409 = iron_f32_to_bf16(v3404);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3411 = v11 + v3401;
-      const unsigned int v3412 = v3411 * v1;
-      const unsigned int v3413 = v3412 + v26;
-      const unsigned int v3414 = v3413 << 8u;
-      const unsigned int v3415 = v3414 + v7390;
-      out[v3415] = v3409;
-    }
-    const unsigned int v3417 = v46 + v7396;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3418 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3419 = v579.x[14];
-    const float v3420 = v3419 * v3418;
-    const bool v3421 = v3417 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3421) {
-      const iron_bf16 v3425 = iron_f32_to_bf16(v3420);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3427 = v11 + v3417;
-      const unsigned int v3428 = v3427 * v1;
-      const unsigned int v3429 = v3428 + v26;
-      const unsigned int v3430 = v3429 << 8u;
-      const unsigned int v3431 = v3430 + v7395;
-      out[v3431] = v3425;
-    }
-    const unsigned int v3433 = v46 + v7401;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3434 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3435 = v579.x[15];
-    const float v3436 = v3435 * v3434;
-    const bool v3437 = v3433 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3437) {
-      const iron_bf16 v3441 = iron_f32_to_bf16(v3436);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3443 = v11 + v3433;
-      const unsigned int v3444 = v3443 * v1;
-      const unsigned int v3445 = v3444 + v26;
-      const unsigned int v3446 = v3445 << 8u;
-      const unsigned int v3447 = v3446 + v7400;
-      out[v3447] = v3441;
-    }
-    const unsigned int v3449 = v46 + v7406;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3450 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3451 = v579.x[16];
-    const float v3452 = v3451 * v3450;
-    const bool v3453 = v3449 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3453) {
-      const iron_bf16 v3457 = iron_f32_to_bf16(v3452);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3459 = v11 + v3449;
-      const unsigned int v3460 = v3459 * v1;
-      const unsigned int v3461 = v3460 + v26;
-      const unsigned int v3462 = v3461 << 8u;
-      const unsigned int v3463 = v3462 + v7405;
-      out[v3463] = v3457;
-    }
-    const unsigned int v3465 = v46 + v7411;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3466 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3467 = v579.x[17];
-    const float v3468 = v3467 * v3466;
-    const bool v3469 = v3465 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3469) {
-      const iron_bf16 v3473 = iron_f32_to_bf16(v3468);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3475 = v11 + v3465;
-      const unsigned int v3476 = v3475 * v1;
-      const unsigned int v3477 = v3476 + v26;
-      const unsigned int v3478 = v3477 << 8u;
-      const unsigned int v3479 = v3478 + v7410;
-      out[v3479] = v3473;
-    }
-    const unsigned int v3481 = v46 + v7416;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3482 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3483 = v579.x[18];
-    const float v3484 = v3483 * v3482;
-    const bool v3485 = v3481 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3485) {
-      const iron_bf16 v3489 = iron_f32_to_bf16(v3484);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3491 = v11 + v3481;
-      const unsigned int v3492 = v3491 * v1;
-      const unsigned int v3493 = v3492 + v26;
-      const unsigned int v3494 = v3493 << 8u;
-      const unsigned int v3495 = v3494 + v7415;
-      out[v3495] = v3489;
-    }
-    const unsigned int v3497 = v46 + v7421;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3498 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3499 = v579.x[19];
-    const float v3500 = v3499 * v3498;
-    const bool v3501 = v3497 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3501) {
-      const iron_bf16 v3505 = iron_f32_to_bf16(v3500);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3507 = v11 + v3497;
-      const unsigned int v3508 = v3507 * v1;
-      const unsigned int v3509 = v3508 + v26;
-      const unsigned int v3510 = v3509 << 8u;
-      const unsigned int v3511 = v3510 + v7420;
-      out[v3511] = v3505;
-    }
-    const unsigned int v3513 = v46 + v7426;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3514 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3515 = v579.x[20];
-    const float v3516 = v3515 * v3514;
-    const bool v3517 = v3513 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3517) {
-      const iron_bf16 v3521 = iron_f32_to_bf16(v3516);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3523 = v11 + v3513;
-      const unsigned int v3524 = v3523 * v1;
-      const unsigned int v3525 = v3524 + v26;
-      const unsigned int v3526 = v3525 << 8u;
-      const unsigned int v3527 = v3526 + v7425;
-      out[v3527] = v3521;
-    }
-    const unsigned int v3529 = v46 + v7431;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3530 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3531 = v579.x[21];
-    const float v3532 = v3531 * v3530;
-    const bool v3533 = v3529 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3533) {
-      const iron_bf16 v3537 = iron_f32_to_bf16(v3532);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3539 = v11 + v3529;
-      const unsigned int v3540 = v3539 * v1;
-      const unsigned int v3541 = v3540 + v26;
-      const unsigned int v3542 = v3541 << 8u;
-      const unsigned int v3543 = v3542 + v7430;
-      out[v3543] = v3537;
-    }
-    const unsigned int v3545 = v46 + v7436;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3546 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3547 = v579.x[22];
-    const float v3548 = v3547 * v3546;
-    const bool v3549 = v3545 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3549) {
-      const iron_bf16 v3553 = iron_f32_to_bf16(v3548);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3555 = v11 + v3545;
-      const unsigned int v3556 = v3555 * v1;
-      const unsigned int v3557 = v3556 + v26;
-      const unsigned int v3558 = v3557 << 8u;
-      const unsigned int v3559 = v3558 + v7435;
-      out[v3559] = v3553;
-    }
-    const unsigned int v3561 = v46 + v7441;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3562 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3563 = v579.x[23];
-    const float v3564 = v3563 * v3562;
-    const bool v3565 = v3561 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3565) {
-      const iron_bf16 v3569 = iron_f32_to_bf16(v3564);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3571 = v11 + v3561;
-      const unsigned int v3572 = v3571 * v1;
-      const unsigned int v3573 = v3572 + v26;
-      const unsigned int v3574 = v3573 << 8u;
-      const unsigned int v3575 = v3574 + v7440;
-      out[v3575] = v3569;
-    }
-    const unsigned int v3577 = v46 + v7446;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3578 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3579 = v579.x[24];
-    const float v3580 = v3579 * v3578;
-    const bool v3581 = v3577 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3581) {
-      const iron_bf16 v3585 = iron_f32_to_bf16(v3580);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3587 = v11 + v3577;
-      const unsigned int v3588 = v3587 * v1;
-      const unsigned int v3589 = v3588 + v26;
-      const unsigned int v3590 = v3589 << 8u;
-      const unsigned int v3591 = v3590 + v7445;
-      out[v3591] = v3585;
-    }
-    const unsigned int v3593 = v46 + v7451;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3594 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3595 = v579.x[25];
-    const float v3596 = v3595 * v3594;
-    const bool v3597 = v3593 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3597) {
-      const iron_bf16 v3601 = iron_f32_to_bf16(v3596);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3603 = v11 + v3593;
-      const unsigned int v3604 = v3603 * v1;
-      const unsigned int v3605 = v3604 + v26;
-      const unsigned int v3606 = v3605 << 8u;
-      const unsigned int v3607 = v3606 + v7450;
-      out[v3607] = v3601;
-    }
-    const unsigned int v3609 = v46 + v7456;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3610 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3611 = v579.x[26];
-    const float v3612 = v3611 * v3610;
-    const bool v3613 = v3609 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3613) {
-      const iron_bf16 v3617 = iron_f32_to_bf16(v3612);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3619 = v11 + v3609;
-      const unsigned int v3620 = v3619 * v1;
-      const unsigned int v3621 = v3620 + v26;
-      const unsigned int v3622 = v3621 << 8u;
-      const unsigned int v3623 = v3622 + v7455;
-      out[v3623] = v3617;
-    }
-    const unsigned int v3625 = v46 + v7461;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3626 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3627 = v579.x[27];
-    const float v3628 = v3627 * v3626;
-    const bool v3629 = v3625 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3629) {
-      const iron_bf16 v3633 = iron_f32_to_bf16(v3628);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3635 = v11 + v3625;
-      const unsigned int v3636 = v3635 * v1;
-      const unsigned int v3637 = v3636 + v26;
-      const unsigned int v3638 = v3637 << 8u;
-      const unsigned int v3639 = v3638 + v7460;
-      out[v3639] = v3633;
-    }
-    const unsigned int v3641 = v46 + v7466;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3642 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3643 = v579.x[28];
-    const float v3644 = v3643 * v3642;
-    const bool v3645 = v3641 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3645) {
-      const iron_bf16 v3649 = iron_f32_to_bf16(v3644);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3651 = v11 + v3641;
-      const unsigned int v3652 = v3651 * v1;
-      const unsigned int v3653 = v3652 + v26;
-      const unsigned int v3654 = v3653 << 8u;
-      const unsigned int v3655 = v3654 + v7465;
-      out[v3655] = v3649;
-    }
-    const unsigned int v3657 = v46 + v7471;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3658 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3659 = v579.x[29];
-    const float v3660 = v3659 * v3658;
-    const bool v3661 = v3657 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3661) {
-      const iron_bf16 v3665 = iron_f32_to_bf16(v3660);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3667 = v11 + v3657;
-      const unsigned int v3668 = v3667 * v1;
-      const unsigned int v3669 = v3668 + v26;
-      const unsigned int v3670 = v3669 << 8u;
-      const unsigned int v3671 = v3670 + v7470;
-      out[v3671] = v3665;
-    }
-    const unsigned int v3673 = v46 + v7476;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3674 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3675 = v579.x[30];
-    const float v3676 = v3675 * v3674;
-    const bool v3677 = v3673 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3677) {
-      const iron_bf16 v3681 = iron_f32_to_bf16(v3676);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3683 = v11 + v3673;
-      const unsigned int v3684 = v3683 * v1;
-      const unsigned int v3685 = v3684 + v26;
-      const unsigned int v3686 = v3685 << 8u;
-      const unsigned int v3687 = v3686 + v7475;
-      out[v3687] = v3681;
-    }
-    const unsigned int v3689 = v46 + v7481;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3690 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3691 = v579.x[31];
-    const float v3692 = v3691 * v3690;
-    const bool v3693 = v3689 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3693) {
-      const iron_bf16 v3697 = iron_f32_to_bf16(v3692);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3699 = v11 + v3689;
-      const unsigned int v3700 = v3699 * v1;
-      const unsigned int v3701 = v3700 + v26;
-      const unsigned int v3702 = v3701 << 8u;
-      const unsigned int v3703 = v3702 + v7480;
-      out[v3703] = v3697;
-    }
-    const unsigned int v3705 = v46 + v7486;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3706 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3707 = v581.x[0];
-    const float v3708 = v3707 * v3706;
-    const bool v3709 = v3705 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3709) {
-      const unsigned int v3712 = 64u + v7485;
-      const iron_bf16 v3713 = iron_f32_to_bf16(v3708);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3715 = v11 + v3705;
-      const unsigned int v3716 = v3715 * v1;
-      const unsigned int v3717 = v3716 + v26;
-      const unsigned int v3718 = v3717 << 8u;
-      const unsigned int v3719 = v3718 + v3712;
-      out[v3719] = v3713;
-    }
-    const unsigned int v3721 = v46 + v7491;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3722 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3723 = v581.x[1];
-    const float v3724 = v3723 * v3722;
-    const bool v3725 = v3721 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3725) {
-      const unsigned int v3728 = 64u + v7490;
-      const iron_bf16 v3729 = iron_f32_to_bf16(v3724);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3731 = v11 + v3721;
-      const unsigned int v3732 = v3731 * v1;
-      const unsigned int v3733 = v3732 + v26;
-      const unsigned int v3734 = v3733 << 8u;
-      const unsigned int v3735 = v3734 + v3728;
-      out[v3735] = v3729;
-    }
-    const unsigned int v3737 = v46 + v7496;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3738 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3739 = v581.x[2];
-    const float v3740 = v3739 * v3738;
-    const bool v3741 = v3737 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3741) {
-      const unsigned int v3744 = 64u + v7495;
-      const iron_bf16 v3745 = iron_f32_to_bf16(v3740);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3747 = v11 + v3737;
-      const unsigned int v3748 = v3747 * v1;
-      const unsigned int v3749 = v3748 + v26;
-      const unsigned int v3750 = v3749 << 8u;
-      const unsigned int v3751 = v3750 + v3744;
-      out[v3751] = v3745;
-    }
-    const unsigned int v3753 = v46 + v7501;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3754 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3755 = v581.x[3];
-    const float v3756 = v3755 * v3754;
-    const bool v3757 = v3753 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3757) {
-      const unsigned int v3760 = 64u + v7500;
-      const iron_bf16 v3761 = iron_f32_to_bf16(v3756);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3763 = v11 + v3753;
-      const unsigned int v3764 = v3763 * v1;
-      const unsigned int v3765 = v3764 + v26;
-      const unsigned int v3766 = v3765 << 8u;
-      const unsigned int v3767 = v3766 + v3760;
-      out[v3767] = v3761;
-    }
-    const unsigned int v3769 = v46 + v7506;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3770 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3771 = v581.x[4];
-    const float v3772 = v3771 * v3770;
-    const bool v3773 = v3769 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3773) {
-      const unsigned int v3776 = 64u + v7505;
-      const iron_bf16 v3777 = iron_f32_to_bf16(v3772);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3779 = v11 + v3769;
-      const unsigned int v3780 = v3779 * v1;
-      const unsigned int v3781 = v3780 + v26;
-      const unsigned int v3782 = v3781 << 8u;
-      const unsigned int v3783 = v3782 + v3776;
-      out[v3783] = v3777;
-    }
-    const unsigned int v3785 = v46 + v7511;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3786 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3787 = v581.x[5];
-    const float v3788 = v3787 * v3786;
-    const bool v3789 = v3785 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3789) {
-      const unsigned int v3792 = 64u + v7510;
-      const iron_bf16 v3793 = iron_f32_to_bf16(v3788);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3795 = v11 + v3785;
-      const unsigned int v3796 = v3795 * v1;
-      const unsigned int v3797 = v3796 + v26;
-      const unsigned int v3798 = v3797 << 8u;
-      const unsigned int v3799 = v3798 + v3792;
-      out[v3799] = v3793;
-    }
-    const unsigned int v3801 = v46 + v7516;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3802 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3803 = v581.x[6];
-    const float v3804 = v3803 * v3802;
-    const bool v3805 = v3801 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3805) {
-      const unsigned int v3808 = 64u + v7515;
-      const iron_bf16 v3809 = iron_f32_to_bf16(v3804);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3811 = v11 + v3801;
-      const unsigned int v3812 = v3811 * v1;
-      const unsigned int v3813 = v3812 + v26;
-      const unsigned int v3814 = v3813 << 8u;
-      const unsigned int v3815 = v3814 + v3808;
-      out[v3815] = v3809;
-    }
-    const unsigned int v3817 = v46 + v7521;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3818 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3819 = v581.x[7];
-    const float v3820 = v3819 * v3818;
-    const bool v3821 = v3817 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3821) {
-      const unsigned int v3824 = 64u + v7520;
-      const iron_bf16 v3825 = iron_f32_to_bf16(v3820);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3827 = v11 + v3817;
-      const unsigned int v3828 = v3827 * v1;
-      const unsigned int v3829 = v3828 + v26;
-      const unsigned int v3830 = v3829 << 8u;
-      const unsigned int v3831 = v3830 + v3824;
-      out[v3831] = v3825;
-    }
-    const unsigned int v3833 = v46 + v7526;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3834 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3835 = v581.x[8];
-    const float v3836 = v3835 * v3834;
-    const bool v3837 = v3833 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3837) {
-      const unsigned int v3840 = 64u + v7525;
-      const iron_bf16 v3841 = iron_f32_to_bf16(v3836);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3843 = v11 + v3833;
-      const unsigned int v3844 = v3843 * v1;
-      const unsigned int v3845 = v3844 + v26;
-      const unsigned int v3846 = v3845 << 8u;
-      const unsigned int v3847 = v3846 + v3840;
-      out[v3847] = v3841;
-    }
-    const unsigned int v3849 = v46 + v7531;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3850 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3851 = v581.x[9];
-    const float v3852 = v3851 * v3850;
-    const bool v3853 = v3849 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3853) {
-      const unsigned int v3856 = 64u + v7530;
-      const iron_bf16 v3857 = iron_f32_to_bf16(v3852);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3859 = v11 + v3849;
-      const unsigned int v3860 = v3859 * v1;
-      const unsigned int v3861 = v3860 + v26;
-      const unsigned int v3862 = v3861 << 8u;
-      const unsigned int v3863 = v3862 + v3856;
-      out[v3863] = v3857;
-    }
-    const unsigned int v3865 = v46 + v7536;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3866 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3867 = v581.x[10];
-    const float v3868 = v3867 * v3866;
-    const bool v3869 = v3865 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3869) {
-      const unsigned int v3872 = 64u + v7535;
-      const iron_bf16 v3873 = iron_f32_to_bf16(v3868);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3875 = v11 + v3865;
-      const unsigned int v3876 = v3875 * v1;
-      const unsigned int v3877 = v3876 + v26;
-      const unsigned int v3878 = v3877 << 8u;
-      const unsigned int v3879 = v3878 + v3872;
-      out[v3879] = v3873;
-    }
-    const unsigned int v3881 = v46 + v7541;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3882 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3883 = v581.x[11];
-    const float v3884 = v3883 * v3882;
-    const bool v3885 = v3881 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3885) {
-      const unsigned int v3888 = 64u + v7540;
-      const iron_bf16 v3889 = iron_f32_to_bf16(v3884);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3891 = v11 + v3881;
-      const unsigned int v3892 = v3891 * v1;
-      const unsigned int v3893 = v3892 + v26;
-      const unsigned int v3894 = v3893 << 8u;
-      const unsigned int v3895 = v3894 + v3888;
-      out[v3895] = v3889;
-    }
-    const unsigned int v3897 = v46 + v7546;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3898 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3899 = v581.x[12];
-    const float v3900 = v3899 * v3898;
-    const bool v3901 = v3897 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3901) {
-      const unsigned int v3904 = 64u + v7545;
-      const iron_bf16 v3905 = iron_f32_to_bf16(v3900);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3907 = v11 + v3897;
-      const unsigned int v3908 = v3907 * v1;
-      const unsigned int v3909 = v3908 + v26;
-      const unsigned int v3910 = v3909 << 8u;
-      const unsigned int v3911 = v3910 + v3904;
-      out[v3911] = v3905;
-    }
-    const unsigned int v3913 = v46 + v7551;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3914 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3915 = v581.x[13];
-    const float v3916 = v3915 * v3914;
-    const bool v3917 = v3913 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3917) {
-      const unsigned int v3920 = 64u + v7550;
-      const iron_bf16 v3921 = iron_f32_to_bf16(v3916);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3923 = v11 + v3913;
-      const unsigned int v3924 = v3923 * v1;
-      const unsigned int v3925 = v3924 + v26;
-      const unsigned int v3926 = v3925 << 8u;
-      const unsigned int v3927 = v3926 + v3920;
-      out[v3927] = v3921;
-    }
-    const unsigned int v3929 = v46 + v7556;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3930 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3931 = v581.x[14];
-    const float v3932 = v3931 * v3930;
-    const bool v3933 = v3929 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3933) {
-      const unsigned int v3936 = 64u + v7555;
-      const iron_bf16 v3937 = iron_f32_to_bf16(v3932);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3939 = v11 + v3929;
-      const unsigned int v3940 = v3939 * v1;
-      const unsigned int v3941 = v3940 + v26;
-      const unsigned int v3942 = v3941 << 8u;
-      const unsigned int v3943 = v3942 + v3936;
-      out[v3943] = v3937;
-    }
-    const unsigned int v3945 = v46 + v7561;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3946 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3947 = v581.x[15];
-    const float v3948 = v3947 * v3946;
-    const bool v3949 = v3945 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3949) {
-      const unsigned int v3952 = 64u + v7560;
-      const iron_bf16 v3953 = iron_f32_to_bf16(v3948);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3955 = v11 + v3945;
-      const unsigned int v3956 = v3955 * v1;
-      const unsigned int v3957 = v3956 + v26;
-      const unsigned int v3958 = v3957 << 8u;
-      const unsigned int v3959 = v3958 + v3952;
-      out[v3959] = v3953;
-    }
-    const unsigned int v3961 = v46 + v7566;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3962 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3963 = v581.x[16];
-    const float v3964 = v3963 * v3962;
-    const bool v3965 = v3961 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3965) {
-      const unsigned int v3968 = 64u + v7565;
-      const iron_bf16 v3969 = iron_f32_to_bf16(v3964);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3971 = v11 + v3961;
-      const unsigned int v3972 = v3971 * v1;
-      const unsigned int v3973 = v3972 + v26;
-      const unsigned int v3974 = v3973 << 8u;
-      const unsigned int v3975 = v3974 + v3968;
-      out[v3975] = v3969;
-    }
-    const unsigned int v3977 = v46 + v7571;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3978 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3979 = v581.x[17];
-    const float v3980 = v3979 * v3978;
-    const bool v3981 = v3977 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3981) {
-      const unsigned int v3984 = 64u + v7570;
-      const iron_bf16 v3985 = iron_f32_to_bf16(v3980);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3987 = v11 + v3977;
-      const unsigned int v3988 = v3987 * v1;
-      const unsigned int v3989 = v3988 + v26;
-      const unsigned int v3990 = v3989 << 8u;
-      const unsigned int v3991 = v3990 + v3984;
-      out[v3991] = v3985;
-    }
-    const unsigned int v3993 = v46 + v7576;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3994 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3995 = v581.x[18];
-    const float v3996 = v3995 * v3994;
-    const bool v3997 = v3993 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3997) {
-      const unsigned int v4000 = 64u + v7575;
-      const iron_bf16 v4001 = iron_f32_to_bf16(v3996);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4003 = v11 + v3993;
-      const unsigned int v4004 = v4003 * v1;
-      const unsigned int v4005 = v4004 + v26;
-      const unsigned int v4006 = v4005 << 8u;
-      const unsigned int v4007 = v4006 + v4000;
-      out[v4007] = v4001;
-    }
-    const unsigned int v4009 = v46 + v7581;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4010 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4011 = v581.x[19];
-    const float v4012 = v4011 * v4010;
-    const bool v4013 = v4009 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4013) {
-      const unsigned int v4016 = 64u + v7580;
-      const iron_bf16 v4017 = iron_f32_to_bf16(v4012);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4019 = v11 + v4009;
-      const unsigned int v4020 = v4019 * v1;
-      const unsigned int v4021 = v4020 + v26;
-      const unsigned int v4022 = v4021 << 8u;
-      const unsigned int v4023 = v4022 + v4016;
-      out[v4023] = v4017;
-    }
-    const unsigned int v4025 = v46 + v7586;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4026 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4027 = v581.x[20];
-    const float v4028 = v4027 * v4026;
-    const bool v4029 = v4025 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4029) {
-      const unsigned int v4032 = 64u + v7585;
-      const iron_bf16 v4033 = iron_f32_to_bf16(v4028);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4035 = v11 + v4025;
-      const unsigned int v4036 = v4035 * v1;
-      const unsigned int v4037 = v4036 + v26;
-      const unsigned int v4038 = v4037 << 8u;
-      const unsigned int v4039 = v4038 + v4032;
-      out[v4039] = v4033;
-    }
-    const unsigned int v4041 = v46 + v7591;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4042 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4043 = v581.x[21];
-    const float v4044 = v4043 * v4042;
-    const bool v4045 = v4041 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4045) {
-      const unsigned int v4048 = 64u + v7590;
-      const iron_bf16 v4049 = iron_f32_to_bf16(v4044);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4051 = v11 + v4041;
-      const unsigned int v4052 = v4051 * v1;
-      const unsigned int v4053 = v4052 + v26;
-      const unsigned int v4054 = v4053 << 8u;
-      const unsigned int v4055 = v4054 + v4048;
-      out[v4055] = v4049;
-    }
-    const unsigned int v4057 = v46 + v7596;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4058 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4059 = v581.x[22];
-    const float v4060 = v4059 * v4058;
-    const bool v4061 = v4057 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4061) {
-      const unsigned int v4064 = 64u + v7595;
-      const iron_bf16 v4065 = iron_f32_to_bf16(v4060);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4067 = v11 + v4057;
-      const unsigned int v4068 = v4067 * v1;
-      const unsigned int v4069 = v4068 + v26;
-      const unsigned int v4070 = v4069 << 8u;
-      const unsigned int v4071 = v4070 + v4064;
-      out[v4071] = v4065;
-    }
-    const unsigned int v4073 = v46 + v7601;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4074 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4075 = v581.x[23];
-    const float v4076 = v4075 * v4074;
-    const bool v4077 = v4073 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4077) {
-      const unsigned int v4080 = 64u + v7600;
-      const iron_bf16 v4081 = iron_f32_to_bf16(v4076);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4083 = v11 + v4073;
-      const unsigned int v4084 = v4083 * v1;
-      const unsigned int v4085 = v4084 + v26;
-      const unsigned int v4086 = v4085 << 8u;
-      const unsigned int v4087 = v4086 + v4080;
-      out[v4087] = v4081;
-    }
-    const unsigned int v4089 = v46 + v7606;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4090 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4091 = v581.x[24];
-    const float v4092 = v4091 * v4090;
-    const bool v4093 = v4089 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4093) {
-      const unsigned int v4096 = 64u + v7605;
-      const iron_bf16 v4097 = iron_f32_to_bf16(v4092);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4099 = v11 + v4089;
-      const unsigned int v4100 = v4099 * v1;
-      const unsigned int v4101 = v4100 + v26;
-      const unsigned int v4102 = v4101 << 8u;
-      const unsigned int v4103 = v4102 + v4096;
-      out[v4103] = v4097;
-    }
-    const unsigned int v4105 = v46 + v7611;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4106 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4107 = v581.x[25];
-    const float v4108 = v4107 * v4106;
-    const bool v4109 = v4105 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4109) {
-      const unsigned int v4112 = 64u + v7610;
-      const iron_bf16 v4113 = iron_f32_to_bf16(v4108);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4115 = v11 + v4105;
-      const unsigned int v4116 = v4115 * v1;
-      const unsigned int v4117 = v4116 + v26;
-      const unsigned int v4118 = v4117 << 8u;
-      const unsigned int v4119 = v4118 + v4112;
-      out[v4119] = v4113;
-    }
-    const unsigned int v4121 = v46 + v7616;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4122 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4123 = v581.x[26];
-    const float v4124 = v4123 * v4122;
-    const bool v4125 = v4121 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4125) {
-      const unsigned int v4128 = 64u + v7615;
-      const iron_bf16 v4129 = iron_f32_to_bf16(v4124);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4131 = v11 + v4121;
-      const unsigned int v4132 = v4131 * v1;
-      const unsigned int v4133 = v4132 + v26;
-      const unsigned int v4134 = v4133 << 8u;
-      const unsigned int v4135 = v4134 + v4128;
-      out[v4135] = v4129;
-    }
-    const unsigned int v4137 = v46 + v7621;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4138 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4139 = v581.x[27];
-    const float v4140 = v4139 * v4138;
-    const bool v4141 = v4137 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4141) {
-      const unsigned int v4144 = 64u + v7620;
-      const iron_bf16 v4145 = iron_f32_to_bf16(v4140);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4147 = v11 + v4137;
-      const unsigned int v4148 = v4147 * v1;
-      const unsigned int v4149 = v4148 + v26;
-      const unsigned int v4150 = v4149 << 8u;
-      const unsigned int v4151 = v4150 + v4144;
-      out[v4151] = v4145;
-    }
-    const unsigned int v4153 = v46 + v7626;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4154 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4155 = v581.x[28];
-    const float v4156 = v4155 * v4154;
-    const bool v4157 = v4153 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4157) {
-      const unsigned int v4160 = 64u + v7625;
-      const iron_bf16 v4161 = iron_f32_to_bf16(v4156);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4163 = v11 + v4153;
-      const unsigned int v4164 = v4163 * v1;
-      const unsigned int v4165 = v4164 + v26;
-      const unsigned int v4166 = v4165 << 8u;
-      const unsigned int v4167 = v4166 + v4160;
-      out[v4167] = v4161;
-    }
-    const unsigned int v4169 = v46 + v7631;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4170 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4171 = v581.x[29];
-    const float v4172 = v4171 * v4170;
-    const bool v4173 = v4169 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4173) {
-      const unsigned int v4176 = 64u + v7630;
-      const iron_bf16 v4177 = iron_f32_to_bf16(v4172);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4179 = v11 + v4169;
-      const unsigned int v4180 = v4179 * v1;
-      const unsigned int v4181 = v4180 + v26;
-      const unsigned int v4182 = v4181 << 8u;
-      const unsigned int v4183 = v4182 + v4176;
-      out[v4183] = v4177;
-    }
-    const unsigned int v4185 = v46 + v7636;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4186 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4187 = v581.x[30];
-    const float v4188 = v4187 * v4186;
-    const bool v4189 = v4185 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4189) {
-      const unsigned int v4192 = 64u + v7635;
-      const iron_bf16 v4193 = iron_f32_to_bf16(v4188);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4195 = v11 + v4185;
-      const unsigned int v4196 = v4195 * v1;
-      const unsigned int v4197 = v4196 + v26;
-      const unsigned int v4198 = v4197 << 8u;
-      const unsigned int v4199 = v4198 + v4192;
-      out[v4199] = v4193;
-    }
-    const unsigned int v4201 = v46 + v7641;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4202 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4203 = v581.x[31];
-    const float v4204 = v4203 * v4202;
-    const bool v4205 = v4201 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4205) {
-      const unsigned int v4208 = 64u + v7640;
-      const iron_bf16 v4209 = iron_f32_to_bf16(v4204);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4211 = v11 + v4201;
-      const unsigned int v4212 = v4211 * v1;
-      const unsigned int v4213 = v4212 + v26;
-      const unsigned int v4214 = v4213 << 8u;
-      const unsigned int v4215 = v4214 + v4208;
-      out[v4215] = v4209;
-    }
-    const unsigned int v4217 = v46 + v7646;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4218 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4219 = v583.x[0];
-    const float v4220 = v4219 * v4218;
-    const bool v4221 = v4217 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4221) {
-      const unsigned int v4224 = 128u + v7645;
-      const iron_bf16 v4225 = iron_f32_to_bf16(v4220);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4227 = v11 + v4217;
-      const unsigned int v4228 = v4227 * v1;
-      const unsigned int v4229 = v4228 + v26;
-      const unsigned int v4230 = v4229 << 8u;
-      const unsigned int v4231 = v4230 + v4224;
-      out[v4231] = v4225;
-    }
-    const unsigned int v4233 = v46 + v7651;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4234 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4235 = v583.x[1];
-    const float v4236 = v4235 * v4234;
-    const bool v4237 = v4233 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4237) {
-      const unsigned int v4240 = 128u + v7650;
-      const iron_bf16 v4241 = iron_f32_to_bf16(v4236);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4243 = v11 + v4233;
-      const unsigned int v4244 = v4243 * v1;
-      const unsigned int v4245 = v4244 + v26;
-      const unsigned int v4246 = v4245 << 8u;
-      const unsigned int v4247 = v4246 + v4240;
-      out[v4247] = v4241;
-    }
-    const unsigned int v4249 = v46 + v7656;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4250 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4251 = v583.x[2];
-    const float v4252 = v4251 * v4250;
-    const bool v4253 = v4249 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4253) {
-      const unsigned int v4256 = 128u + v7655;
-      const iron_bf16 v4257 = iron_f32_to_bf16(v4252);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4259 = v11 + v4249;
-      const unsigned int v4260 = v4259 * v1;
-      const unsigned int v4261 = v4260 + v26;
-      const unsigned int v4262 = v4261 << 8u;
-      const unsigned int v4263 = v4262 + v4256;
-      out[v4263] = v4257;
-    }
-    const unsigned int v4265 = v46 + v7661;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4266 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4267 = v583.x[3];
-    const float v4268 = v4267 * v4266;
-    const bool v4269 = v4265 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4269) {
-      const unsigned int v4272 = 128u + v7660;
-      const iron_bf16 v4273 = iron_f32_to_bf16(v4268);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4275 = v11 + v4265;
-      const unsigned int v4276 = v4275 * v1;
-      const unsigned int v4277 = v4276 + v26;
-      const unsigned int v4278 = v4277 << 8u;
-      const unsigned int v4279 = v4278 + v4272;
-      out[v4279] = v4273;
-    }
-    const unsigned int v4281 = v46 + v7666;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4282 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4283 = v583.x[4];
-    const float v4284 = v4283 * v4282;
-    const bool v4285 = v4281 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4285) {
-      const unsigned int v4288 = 128u + v7665;
-      const iron_bf16 v4289 = iron_f32_to_bf16(v4284);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4291 = v11 + v4281;
-      const unsigned int v4292 = v4291 * v1;
-      const unsigned int v4293 = v4292 + v26;
-      const unsigned int v4294 = v4293 << 8u;
-      const unsigned int v4295 = v4294 + v4288;
-      out[v4295] = v4289;
-    }
-    const unsigned int v4297 = v46 + v7671;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4298 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4299 = v583.x[5];
-    const float v4300 = v4299 * v4298;
-    const bool v4301 = v4297 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4301) {
-      const unsigned int v4304 = 128u + v7670;
-      const iron_bf16 v4305 = iron_f32_to_bf16(v4300);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4307 = v11 + v4297;
-      const unsigned int v4308 = v4307 * v1;
-      const unsigned int v4309 = v4308 + v26;
-      const unsigned int v4310 = v4309 << 8u;
-      const unsigned int v4311 = v4310 + v4304;
-      out[v4311] = v4305;
-    }
-    const unsigned int v4313 = v46 + v7676;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4314 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4315 = v583.x[6];
-    const float v4316 = v4315 * v4314;
-    const bool v4317 = v4313 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4317) {
-      const unsigned int v4320 = 128u + v7675;
-      const iron_bf16 v4321 = iron_f32_to_bf16(v4316);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4323 = v11 + v4313;
-      const unsigned int v4324 = v4323 * v1;
-      const unsigned int v4325 = v4324 + v26;
-      const unsigned int v4326 = v4325 << 8u;
-      const unsigned int v4327 = v4326 + v4320;
-      out[v4327] = v4321;
-    }
-    const unsigned int v4329 = v46 + v7681;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4330 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4331 = v583.x[7];
-    const float v4332 = v4331 * v4330;
-    const bool v4333 = v4329 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4333) {
-      const unsigned int v4336 = 128u + v7680;
-      const iron_bf16 v4337 = iron_f32_to_bf16(v4332);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4339 = v11 + v4329;
-      const unsigned int v4340 = v4339 * v1;
-      const unsigned int v4341 = v4340 + v26;
-      const unsigned int v4342 = v4341 << 8u;
-      const unsigned int v4343 = v4342 + v4336;
-      out[v4343] = v4337;
-    }
-    const unsigned int v4345 = v46 + v7686;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4346 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4347 = v583.x[8];
-    const float v4348 = v4347 * v4346;
-    const bool v4349 = v4345 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4349) {
-      const unsigned int v4352 = 128u + v7685;
-      const iron_bf16 v4353 = iron_f32_to_bf16(v4348);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4355 = v11 + v4345;
-      const unsigned int v4356 = v4355 * v1;
-      const unsigned int v4357 = v4356 + v26;
-      const unsigned int v4358 = v4357 << 8u;
-      const unsigned int v4359 = v4358 + v4352;
-      out[v4359] = v4353;
-    }
-    const unsigned int v4361 = v46 + v7691;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4362 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4363 = v583.x[9];
-    const float v4364 = v4363 * v4362;
-    const bool v4365 = v4361 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4365) {
-      const unsigned int v4368 = 128u + v7690;
-      const iron_bf16 v4369 = iron_f32_to_bf16(v4364);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4371 = v11 + v4361;
-      const unsigned int v4372 = v4371 * v1;
-      const unsigned int v4373 = v4372 + v26;
-      const unsigned int v4374 = v4373 << 8u;
-      const unsigned int v4375 = v4374 + v4368;
-      out[v4375] = v4369;
-    }
-    const unsigned int v4377 = v46 + v7696;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4378 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4379 = v583.x[10];
-    const float v4380 = v4379 * v4378;
-    const bool v4381 = v4377 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4381) {
-      const unsigned int v4384 = 128u + v7695;
-      const iron_bf16 v4385 = iron_f32_to_bf16(v4380);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4387 = v11 + v4377;
-      const unsigned int v4388 = v4387 * v1;
-      const unsigned int v4389 = v4388 + v26;
-      const unsigned int v4390 = v4389 << 8u;
-      const unsigned int v4391 = v4390 + v4384;
-      out[v4391] = v4385;
-    }
-    const unsigned int v4393 = v46 + v7701;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4394 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4395 = v583.x[11];
-    const float v4396 = v4395 * v4394;
-    const bool v4397 = v4393 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4397) {
-      const unsigned int v4400 = 128u + v7700;
-      const iron_bf16 v4401 = iron_f32_to_bf16(v4396);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4403 = v11 + v4393;
-      const unsigned int v4404 = v4403 * v1;
-      const unsigned int v4405 = v4404 + v26;
-      const unsigned int v4406 = v4405 << 8u;
-      const unsigned int v4407 = v4406 + v4400;
-      out[v4407] = v4401;
-    }
-    const unsigned int v4409 = v46 + v7706;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4410 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4411 = v583.x[12];
-    const float v4412 = v4411 * v4410;
-    const bool v4413 = v4409 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4413) {
-      const unsigned int v4416 = 128u + v7705;
-      const iron_bf16 v4417 = iron_f32_to_bf16(v4412);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4419 = v11 + v4409;
-      const unsigned int v4420 = v4419 * v1;
-      const unsigned int v4421 = v4420 + v26;
-      const unsigned int v4422 = v4421 << 8u;
-      const unsigned int v4423 = v4422 + v4416;
-      out[v4423] = v4417;
-    }
-    const unsigned int v4425 = v46 + v7711;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4426 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4427 = v583.x[13];
-    const float v4428 = v4427 * v4426;
-    const bool v4429 = v4425 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4429) {
-      const unsigned int v4432 = 128u + v7710;
-      const iron_bf16 v4433 = iron_f32_to_bf16(v4428);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4435 = v11 + v4425;
-      const unsigned int v4436 = v4435 * v1;
-      const unsigned int v4437 = v4436 + v26;
-      const unsigned int v4438 = v4437 << 8u;
-      const unsigned int v4439 = v4438 + v4432;
-      out[v4439] = v4433;
-    }
-    const unsigned int v4441 = v46 + v7716;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4442 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4443 = v583.x[14];
-    const float v4444 = v4443 * v4442;
-    const bool v4445 = v4441 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4445) {
-      const unsigned int v4448 = 128u + v7715;
-      const iron_bf16 v4449 = iron_f32_to_bf16(v4444);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4451 = v11 + v4441;
-      const unsigned int v4452 = v4451 * v1;
-      const unsigned int v4453 = v4452 + v26;
-      const unsigned int v4454 = v4453 << 8u;
-      const unsigned int v4455 = v4454 + v4448;
-      out[v4455] = v4449;
-    }
-    const unsigned int v4457 = v46 + v7721;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4458 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4459 = v583.x[15];
-    const float v4460 = v4459 * v4458;
-    const bool v4461 = v4457 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4461) {
-      const unsigned int v4464 = 128u + v7720;
-      const iron_bf16 v4465 = iron_f32_to_bf16(v4460);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4467 = v11 + v4457;
-      const unsigned int v4468 = v4467 * v1;
-      const unsigned int v4469 = v4468 + v26;
-      const unsigned int v4470 = v4469 << 8u;
-      const unsigned int v4471 = v4470 + v4464;
-      out[v4471] = v4465;
-    }
-    const unsigned int v4473 = v46 + v7726;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4474 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4475 = v583.x[16];
-    const float v4476 = v4475 * v4474;
-    const bool v4477 = v4473 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4477) {
-      const unsigned int v4480 = 128u + v7725;
-      const iron_bf16 v4481 = iron_f32_to_bf16(v4476);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4483 = v11 + v4473;
-      const unsigned int v4484 = v4483 * v1;
-      const unsigned int v4485 = v4484 + v26;
-      const unsigned int v4486 = v4485 << 8u;
-      const unsigned int v4487 = v4486 + v4480;
-      out[v4487] = v4481;
-    }
-    const unsigned int v4489 = v46 + v7731;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4490 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4491 = v583.x[17];
-    const float v4492 = v4491 * v4490;
-    const bool v4493 = v4489 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4493) {
-      const unsigned int v4496 = 128u + v7730;
-      const iron_bf16 v4497 = iron_f32_to_bf16(v4492);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4499 = v11 + v4489;
-      const unsigned int v4500 = v4499 * v1;
-      const unsigned int v4501 = v4500 + v26;
-      const unsigned int v4502 = v4501 << 8u;
-      const unsigned int v4503 = v4502 + v4496;
-      out[v4503] = v4497;
-    }
-    const unsigned int v4505 = v46 + v7736;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4506 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4507 = v583.x[18];
-    const float v4508 = v4507 * v4506;
-    const bool v4509 = v4505 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4509) {
-      const unsigned int v4512 = 128u + v7735;
-      const iron_bf16 v4513 = iron_f32_to_bf16(v4508);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4515 = v11 + v4505;
-      const unsigned int v4516 = v4515 * v1;
-      const unsigned int v4517 = v4516 + v26;
-      const unsigned int v4518 = v4517 << 8u;
-      const unsigned int v4519 = v4518 + v4512;
-      out[v4519] = v4513;
-    }
-    const unsigned int v4521 = v46 + v7741;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4522 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4523 = v583.x[19];
-    const float v4524 = v4523 * v4522;
-    const bool v4525 = v4521 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4525) {
-      const unsigned int v4528 = 128u + v7740;
-      const iron_bf16 v4529 = iron_f32_to_bf16(v4524);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4531 = v11 + v4521;
-      const unsigned int v4532 = v4531 * v1;
-      const unsigned int v4533 = v4532 + v26;
-      const unsigned int v4534 = v4533 << 8u;
-      const unsigned int v4535 = v4534 + v4528;
-      out[v4535] = v4529;
-    }
-    const unsigned int v4537 = v46 + v7746;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4538 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4539 = v583.x[20];
-    const float v4540 = v4539 * v4538;
-    const bool v4541 = v4537 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4541) {
-      const unsigned int v4544 = 128u + v7745;
-      const iron_bf16 v4545 = iron_f32_to_bf16(v4540);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4547 = v11 + v4537;
-      const unsigned int v4548 = v4547 * v1;
-      const unsigned int v4549 = v4548 + v26;
-      const unsigned int v4550 = v4549 << 8u;
-      const unsigned int v4551 = v4550 + v4544;
-      out[v4551] = v4545;
-    }
-    const unsigned int v4553 = v46 + v7751;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4554 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4555 = v583.x[21];
-    const float v4556 = v4555 * v4554;
-    const bool v4557 = v4553 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4557) {
-      const unsigned int v4560 = 128u + v7750;
-      const iron_bf16 v4561 = iron_f32_to_bf16(v4556);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4563 = v11 + v4553;
-      const unsigned int v4564 = v4563 * v1;
-      const unsigned int v4565 = v4564 + v26;
-      const unsigned int v4566 = v4565 << 8u;
-      const unsigned int v4567 = v4566 + v4560;
-      out[v4567] = v4561;
-    }
-    const unsigned int v4569 = v46 + v7756;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4570 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4571 = v583.x[22];
-    const float v4572 = v4571 * v4570;
-    const bool v4573 = v4569 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4573) {
-      const unsigned int v4576 = 128u + v7755;
-      const iron_bf16 v4577 = iron_f32_to_bf16(v4572);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4579 = v11 + v4569;
-      const unsigned int v4580 = v4579 * v1;
-      const unsigned int v4581 = v4580 + v26;
-      const unsigned int v4582 = v4581 << 8u;
-      const unsigned int v4583 = v4582 + v4576;
-      out[v4583] = v4577;
-    }
-    const unsigned int v4585 = v46 + v7761;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4586 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4587 = v583.x[23];
-    const float v4588 = v4587 * v4586;
-    const bool v4589 = v4585 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4589) {
-      const unsigned int v4592 = 128u + v7760;
-      const iron_bf16 v4593 = iron_f32_to_bf16(v4588);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4595 = v11 + v4585;
-      const unsigned int v4596 = v4595 * v1;
-      const unsigned int v4597 = v4596 + v26;
-      const unsigned int v4598 = v4597 << 8u;
-      const unsigned int v4599 = v4598 + v4592;
-      out[v4599] = v4593;
-    }
-    const unsigned int v4601 = v46 + v7766;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4602 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4603 = v583.x[24];
-    const float v4604 = v4603 * v4602;
-    const bool v4605 = v4601 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4605) {
-      const unsigned int v4608 = 128u + v7765;
-      const iron_bf16 v4609 = iron_f32_to_bf16(v4604);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4611 = v11 + v4601;
-      const unsigned int v4612 = v4611 * v1;
-      const unsigned int v4613 = v4612 + v26;
-      const unsigned int v4614 = v4613 << 8u;
-      const unsigned int v4615 = v4614 + v4608;
-      out[v4615] = v4609;
-    }
-    const unsigned int v4617 = v46 + v7771;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4618 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4619 = v583.x[25];
-    const float v4620 = v4619 * v4618;
-    const bool v4621 = v4617 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4621) {
-      const unsigned int v4624 = 128u + v7770;
-      const iron_bf16 v4625 = iron_f32_to_bf16(v4620);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4627 = v11 + v4617;
-      const unsigned int v4628 = v4627 * v1;
-      const unsigned int v4629 = v4628 + v26;
-      const unsigned int v4630 = v4629 << 8u;
-      const unsigned int v4631 = v4630 + v4624;
-      out[v4631] = v4625;
-    }
-    const unsigned int v4633 = v46 + v7776;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4634 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4635 = v583.x[26];
-    const float v4636 = v4635 * v4634;
-    const bool v4637 = v4633 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4637) {
-      const unsigned int v4640 = 128u + v7775;
-      const iron_bf16 v4641 = iron_f32_to_bf16(v4636);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4643 = v11 + v4633;
-      const unsigned int v4644 = v4643 * v1;
-      const unsigned int v4645 = v4644 + v26;
-      const unsigned int v4646 = v4645 << 8u;
-      const unsigned int v4647 = v4646 + v4640;
-      out[v4647] = v4641;
-    }
-    const unsigned int v4649 = v46 + v7781;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4650 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4651 = v583.x[27];
-    const float v4652 = v4651 * v4650;
-    const bool v4653 = v4649 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4653) {
-      const unsigned int v4656 = 128u + v7780;
-      const iron_bf16 v4657 = iron_f32_to_bf16(v4652);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4659 = v11 + v4649;
-      const unsigned int v4660 = v4659 * v1;
-      const unsigned int v4661 = v4660 + v26;
-      const unsigned int v4662 = v4661 << 8u;
-      const unsigned int v4663 = v4662 + v4656;
-      out[v4663] = v4657;
-    }
-    const unsigned int v4665 = v46 + v7786;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4666 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4667 = v583.x[28];
-    const float v4668 = v4667 * v4666;
-    const bool v4669 = v4665 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4669) {
-      const unsigned int v4672 = 128u + v7785;
-      const iron_bf16 v4673 = iron_f32_to_bf16(v4668);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4675 = v11 + v4665;
-      const unsigned int v4676 = v4675 * v1;
-      const unsigned int v4677 = v4676 + v26;
-      const unsigned int v4678 = v4677 << 8u;
-      const unsigned int v4679 = v4678 + v4672;
-      out[v4679] = v4673;
-    }
-    const unsigned int v4681 = v46 + v7791;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4682 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4683 = v583.x[29];
-    const float v4684 = v4683 * v4682;
-    const bool v4685 = v4681 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4685) {
-      const unsigned int v4688 = 128u + v7790;
-      const iron_bf16 v4689 = iron_f32_to_bf16(v4684);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4691 = v11 + v4681;
-      const unsigned int v4692 = v4691 * v1;
-      const unsigned int v4693 = v4692 + v26;
-      const unsigned int v4694 = v4693 << 8u;
-      const unsigned int v4695 = v4694 + v4688;
-      out[v4695] = v4689;
-    }
-    const unsigned int v4697 = v46 + v7796;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4698 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4699 = v583.x[30];
-    const float v4700 = v4699 * v4698;
-    const bool v4701 = v4697 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4701) {
-      const unsigned int v4704 = 128u + v7795;
-      const iron_bf16 v4705 = iron_f32_to_bf16(v4700);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4707 = v11 + v4697;
-      const unsigned int v4708 = v4707 * v1;
-      const unsigned int v4709 = v4708 + v26;
-      const unsigned int v4710 = v4709 << 8u;
-      const unsigned int v4711 = v4710 + v4704;
-      out[v4711] = v4705;
-    }
-    const unsigned int v4713 = v46 + v7801;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4714 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4715 = v583.x[31];
-    const float v4716 = v4715 * v4714;
-    const bool v4717 = v4713 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4717) {
-      const unsigned int v4720 = 128u + v7800;
-      const iron_bf16 v4721 = iron_f32_to_bf16(v4716);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4723 = v11 + v4713;
-      const unsigned int v4724 = v4723 * v1;
-      const unsigned int v4725 = v4724 + v26;
-      const unsigned int v4726 = v4725 << 8u;
-      const unsigned int v4727 = v4726 + v4720;
-      out[v4727] = v4721;
-    }
-    const unsigned int v4729 = v46 + v7806;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4730 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4731 = v585.x[0];
-    const float v4732 = v4731 * v4730;
-    const bool v4733 = v4729 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4733) {
-      const unsigned int v4736 = 192u + v7805;
-      const iron_bf16 v4737 = iron_f32_to_bf16(v4732);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4739 = v11 + v4729;
-      const unsigned int v4740 = v4739 * v1;
-      const unsigned int v4741 = v4740 + v26;
-      const unsigned int v4742 = v4741 << 8u;
-      const unsigned int v4743 = v4742 + v4736;
-      out[v4743] = v4737;
-    }
-    const unsigned int v4745 = v46 + v7811;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4746 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4747 = v585.x[1];
-    const float v4748 = v4747 * v4746;
-    const bool v4749 = v4745 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4749) {
-      const unsigned int v4752 = 192u + v7810;
-      const iron_bf16 v4753 = iron_f32_to_bf16(v4748);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4755 = v11 + v4745;
-      const unsigned int v4756 = v4755 * v1;
-      const unsigned int v4757 = v4756 + v26;
-      const unsigned int v4758 = v4757 << 8u;
-      const unsigned int v4759 = v4758 + v4752;
-      out[v4759] = v4753;
-    }
-    const unsigned int v4761 = v46 + v7816;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4762 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4763 = v585.x[2];
-    const float v4764 = v4763 * v4762;
-    const bool v4765 = v4761 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4765) {
-      const unsigned int v4768 = 192u + v7815;
-      const iron_bf16 v4769 = iron_f32_to_bf16(v4764);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4771 = v11 + v4761;
-      const unsigned int v4772 = v4771 * v1;
-      const unsigned int v4773 = v4772 + v26;
-      const unsigned int v4774 = v4773 << 8u;
-      const unsigned int v4775 = v4774 + v4768;
-      out[v4775] = v4769;
-    }
-    const unsigned int v4777 = v46 + v7821;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4778 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4779 = v585.x[3];
-    const float v4780 = v4779 * v4778;
-    const bool v4781 = v4777 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4781) {
-      const unsigned int v4784 = 192u + v7820;
-      const iron_bf16 v4785 = iron_f32_to_bf16(v4780);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4787 = v11 + v4777;
-      const unsigned int v4788 = v4787 * v1;
-      const unsigned int v4789 = v4788 + v26;
-      const unsigned int v4790 = v4789 << 8u;
-      const unsigned int v4791 = v4790 + v4784;
-      out[v4791] = v4785;
-    }
-    const unsigned int v4793 = v46 + v7826;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4794 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4795 = v585.x[4];
-    const float v4796 = v4795 * v4794;
-    const bool v4797 = v4793 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4797) {
-      const unsigned int v4800 = 192u + v7825;
-      const iron_bf16 v4801 = iron_f32_to_bf16(v4796);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4803 = v11 + v4793;
-      const unsigned int v4804 = v4803 * v1;
-      const unsigned int v4805 = v4804 + v26;
-      const unsigned int v4806 = v4805 << 8u;
-      const unsigned int v4807 = v4806 + v4800;
-      out[v4807] = v4801;
-    }
-    const unsigned int v4809 = v46 + v7831;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4810 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4811 = v585.x[5];
-    const float v4812 = v4811 * v4810;
-    const bool v4813 = v4809 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4813) {
-      const unsigned int v4816 = 192u + v7830;
-      const iron_bf16 v4817 = iron_f32_to_bf16(v4812);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4819 = v11 + v4809;
-      const unsigned int v4820 = v4819 * v1;
-      const unsigned int v4821 = v4820 + v26;
-      const unsigned int v4822 = v4821 << 8u;
-      const unsigned int v4823 = v4822 + v4816;
-      out[v4823] = v4817;
-    }
-    const unsigned int v4825 = v46 + v7836;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4826 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4827 = v585.x[6];
-    const float v4828 = v4827 * v4826;
-    const bool v4829 = v4825 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4829) {
-      const unsigned int v4832 = 192u + v7835;
-      const iron_bf16 v4833 = iron_f32_to_bf16(v4828);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4835 = v11 + v4825;
-      const unsigned int v4836 = v4835 * v1;
-      const unsigned int v4837 = v4836 + v26;
-      const unsigned int v4838 = v4837 << 8u;
-      const unsigned int v4839 = v4838 + v4832;
-      out[v4839] = v4833;
-    }
-    const unsigned int v4841 = v46 + v7841;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4842 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4843 = v585.x[7];
-    const float v4844 = v4843 * v4842;
-    const bool v4845 = v4841 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4845) {
-      const unsigned int v4848 = 192u + v7840;
-      const iron_bf16 v4849 = iron_f32_to_bf16(v4844);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4851 = v11 + v4841;
-      const unsigned int v4852 = v4851 * v1;
-      const unsigned int v4853 = v4852 + v26;
-      const unsigned int v4854 = v4853 << 8u;
-      const unsigned int v4855 = v4854 + v4848;
-      out[v4855] = v4849;
-    }
-    const unsigned int v4857 = v46 + v7846;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4858 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4859 = v585.x[8];
-    const float v4860 = v4859 * v4858;
-    const bool v4861 = v4857 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4861) {
-      const unsigned int v4864 = 192u + v7845;
-      const iron_bf16 v4865 = iron_f32_to_bf16(v4860);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4867 = v11 + v4857;
-      const unsigned int v4868 = v4867 * v1;
-      const unsigned int v4869 = v4868 + v26;
-      const unsigned int v4870 = v4869 << 8u;
-      const unsigned int v4871 = v4870 + v4864;
-      out[v4871] = v4865;
-    }
-    const unsigned int v4873 = v46 + v7851;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4874 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4875 = v585.x[9];
-    const float v4876 = v4875 * v4874;
-    const bool v4877 = v4873 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4877) {
-      const unsigned int v4880 = 192u + v7850;
-      const iron_bf16 v4881 = iron_f32_to_bf16(v4876);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4883 = v11 + v4873;
-      const unsigned int v4884 = v4883 * v1;
-      const unsigned int v4885 = v4884 + v26;
-      const unsigned int v4886 = v4885 << 8u;
-      const unsigned int v4887 = v4886 + v4880;
-      out[v4887] = v4881;
-    }
-    const unsigned int v4889 = v46 + v7856;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4890 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4891 = v585.x[10];
-    const float v4892 = v4891 * v4890;
-    const bool v4893 = v4889 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4893) {
-      const unsigned int v4896 = 192u + v7855;
-      const iron_bf16 v4897 = iron_f32_to_bf16(v4892);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4899 = v11 + v4889;
-      const unsigned int v4900 = v4899 * v1;
-      const unsigned int v4901 = v4900 + v26;
-      const unsigned int v4902 = v4901 << 8u;
-      const unsigned int v4903 = v4902 + v4896;
-      out[v4903] = v4897;
-    }
-    const unsigned int v4905 = v46 + v7861;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4906 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4907 = v585.x[11];
-    const float v4908 = v4907 * v4906;
-    const bool v4909 = v4905 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4909) {
-      const unsigned int v4912 = 192u + v7860;
-      const iron_bf16 v4913 = iron_f32_to_bf16(v4908);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4915 = v11 + v4905;
-      const unsigned int v4916 = v4915 * v1;
-      const unsigned int v4917 = v4916 + v26;
-      const unsigned int v4918 = v4917 << 8u;
-      const unsigned int v4919 = v4918 + v4912;
-      out[v4919] = v4913;
-    }
-    const unsigned int v4921 = v46 + v7866;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4922 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4923 = v585.x[12];
-    const float v4924 = v4923 * v4922;
-    const bool v4925 = v4921 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4925) {
-      const unsigned int v4928 = 192u + v7865;
-      const iron_bf16 v4929 = iron_f32_to_bf16(v4924);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4931 = v11 + v4921;
-      const unsigned int v4932 = v4931 * v1;
-      const unsigned int v4933 = v4932 + v26;
-      const unsigned int v4934 = v4933 << 8u;
-      const unsigned int v4935 = v4934 + v4928;
-      out[v4935] = v4929;
-    }
-    const unsigned int v4937 = v46 + v7871;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4938 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4939 = v585.x[13];
-    const float v4940 = v4939 * v4938;
-    const bool v4941 = v4937 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4941) {
-      const unsigned int v4944 = 192u + v7870;
-      const iron_bf16 v4945 = iron_f32_to_bf16(v4940);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4947 = v11 + v4937;
-      const unsigned int v4948 = v4947 * v1;
-      const unsigned int v4949 = v4948 + v26;
-      const unsigned int v4950 = v4949 << 8u;
-      const unsigned int v4951 = v4950 + v4944;
-      out[v4951] = v4945;
-    }
-    const unsigned int v4953 = v46 + v7876;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4954 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4955 = v585.x[14];
-    const float v4956 = v4955 * v4954;
-    const bool v4957 = v4953 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4957) {
-      const unsigned int v4960 = 192u + v7875;
-      const iron_bf16 v4961 = iron_f32_to_bf16(v4956);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4963 = v11 + v4953;
-      const unsigned int v4964 = v4963 * v1;
-      const unsigned int v4965 = v4964 + v26;
-      const unsigned int v4966 = v4965 << 8u;
-      const unsigned int v4967 = v4966 + v4960;
-      out[v4967] = v4961;
-    }
-    const unsigned int v4969 = v46 + v7881;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4970 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4971 = v585.x[15];
-    const float v4972 = v4971 * v4970;
-    const bool v4973 = v4969 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4973) {
-      const unsigned int v4976 = 192u + v7880;
-      const iron_bf16 v4977 = iron_f32_to_bf16(v4972);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4979 = v11 + v4969;
-      const unsigned int v4980 = v4979 * v1;
-      const unsigned int v4981 = v4980 + v26;
-      const unsigned int v4982 = v4981 << 8u;
-      const unsigned int v4983 = v4982 + v4976;
-      out[v4983] = v4977;
-    }
-    const unsigned int v4985 = v46 + v7886;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4986 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4987 = v585.x[16];
-    const float v4988 = v4987 * v4986;
-    const bool v4989 = v4985 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4989) {
-      const unsigned int v4992 = 192u + v7885;
-      const iron_bf16 v4993 = iron_f32_to_bf16(v4988);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4995 = v11 + v4985;
-      const unsigned int v4996 = v4995 * v1;
-      const unsigned int v4997 = v4996 + v26;
-      const unsigned int v4998 = v4997 << 8u;
-      const unsigned int v4999 = v4998 + v4992;
-      out[v4999] = v4993;
-    }
-    const unsigned int v5001 = v46 + v7891;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5002 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5003 = v585.x[17];
-    const float v5004 = v5003 * v5002;
-    const bool v5005 = v5001 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5005) {
-      const unsigned int v5008 = 192u + v7890;
-      const iron_bf16 v5009 = iron_f32_to_bf16(v5004);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5011 = v11 + v5001;
-      const unsigned int v5012 = v5011 * v1;
-      const unsigned int v5013 = v5012 + v26;
-      const unsigned int v5014 = v5013 << 8u;
-      const unsigned int v5015 = v5014 + v5008;
-      out[v5015] = v5009;
-    }
-    const unsigned int v5017 = v46 + v7896;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5018 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5019 = v585.x[18];
-    const float v5020 = v5019 * v5018;
-    const bool v5021 = v5017 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5021) {
-      const unsigned int v5024 = 192u + v7895;
-      const iron_bf16 v5025 = iron_f32_to_bf16(v5020);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5027 = v11 + v5017;
-      const unsigned int v5028 = v5027 * v1;
-      const unsigned int v5029 = v5028 + v26;
-      const unsigned int v5030 = v5029 << 8u;
-      const unsigned int v5031 = v5030 + v5024;
-      out[v5031] = v5025;
-    }
-    const unsigned int v5033 = v46 + v7901;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5034 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5035 = v585.x[19];
-    const float v5036 = v5035 * v5034;
-    const bool v5037 = v5033 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5037) {
-      const unsigned int v5040 = 192u + v7900;
-      const iron_bf16 v5041 = iron_f32_to_bf16(v5036);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5043 = v11 + v5033;
-      const unsigned int v5044 = v5043 * v1;
-      const unsigned int v5045 = v5044 + v26;
-      const unsigned int v5046 = v5045 << 8u;
-      const unsigned int v5047 = v5046 + v5040;
-      out[v5047] = v5041;
-    }
-    const unsigned int v5049 = v46 + v7906;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5050 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5051 = v585.x[20];
-    const float v5052 = v5051 * v5050;
-    const bool v5053 = v5049 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5053) {
-      const unsigned int v5056 = 192u + v7905;
-      const iron_bf16 v5057 = iron_f32_to_bf16(v5052);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5059 = v11 + v5049;
-      const unsigned int v5060 = v5059 * v1;
-      const unsigned int v5061 = v5060 + v26;
-      const unsigned int v5062 = v5061 << 8u;
-      const unsigned int v5063 = v5062 + v5056;
-      out[v5063] = v5057;
-    }
-    const unsigned int v5065 = v46 + v7911;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5066 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5067 = v585.x[21];
-    const float v5068 = v5067 * v5066;
-    const bool v5069 = v5065 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5069) {
-      const unsigned int v5072 = 192u + v7910;
-      const iron_bf16 v5073 = iron_f32_to_bf16(v5068);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5075 = v11 + v5065;
-      const unsigned int v5076 = v5075 * v1;
-      const unsigned int v5077 = v5076 + v26;
-      const unsigned int v5078 = v5077 << 8u;
-      const unsigned int v5079 = v5078 + v5072;
-      out[v5079] = v5073;
-    }
-    const unsigned int v5081 = v46 + v7916;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5082 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5083 = v585.x[22];
-    const float v5084 = v5083 * v5082;
-    const bool v5085 = v5081 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5085) {
-      const unsigned int v5088 = 192u + v7915;
-      const iron_bf16 v5089 = iron_f32_to_bf16(v5084);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5091 = v11 + v5081;
-      const unsigned int v5092 = v5091 * v1;
-      const unsigned int v5093 = v5092 + v26;
-      const unsigned int v5094 = v5093 << 8u;
-      const unsigned int v5095 = v5094 + v5088;
-      out[v5095] = v5089;
-    }
-    const unsigned int v5097 = v46 + v7921;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5098 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5099 = v585.x[23];
-    const float v5100 = v5099 * v5098;
-    const bool v5101 = v5097 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5101) {
-      const unsigned int v5104 = 192u + v7920;
-      const iron_bf16 v5105 = iron_f32_to_bf16(v5100);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5107 = v11 + v5097;
-      const unsigned int v5108 = v5107 * v1;
-      const unsigned int v5109 = v5108 + v26;
-      const unsigned int v5110 = v5109 << 8u;
-      const unsigned int v5111 = v5110 + v5104;
-      out[v5111] = v5105;
-    }
-    const unsigned int v5113 = v46 + v7926;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5114 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5115 = v585.x[24];
-    const float v5116 = v5115 * v5114;
-    const bool v5117 = v5113 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5117) {
-      const unsigned int v5120 = 192u + v7925;
-      const iron_bf16 v5121 = iron_f32_to_bf16(v5116);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5123 = v11 + v5113;
-      const unsigned int v5124 = v5123 * v1;
-      const unsigned int v5125 = v5124 + v26;
-      const unsigned int v5126 = v5125 << 8u;
-      const unsigned int v5127 = v5126 + v5120;
-      out[v5127] = v5121;
-    }
-    const unsigned int v5129 = v46 + v7931;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5130 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5131 = v585.x[25];
-    const float v5132 = v5131 * v5130;
-    const bool v5133 = v5129 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5133) {
-      const unsigned int v5136 = 192u + v7930;
-      const iron_bf16 v5137 = iron_f32_to_bf16(v5132);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5139 = v11 + v5129;
-      const unsigned int v5140 = v5139 * v1;
-      const unsigned int v5141 = v5140 + v26;
-      const unsigned int v5142 = v5141 << 8u;
-      const unsigned int v5143 = v5142 + v5136;
-      out[v5143] = v5137;
-    }
-    const unsigned int v5145 = v46 + v7936;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5146 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5147 = v585.x[26];
-    const float v5148 = v5147 * v5146;
-    const bool v5149 = v5145 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5149) {
-      const unsigned int v5152 = 192u + v7935;
-      const iron_bf16 v5153 = iron_f32_to_bf16(v5148);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5155 = v11 + v5145;
-      const unsigned int v5156 = v5155 * v1;
-      const unsigned int v5157 = v5156 + v26;
-      const unsigned int v5158 = v5157 << 8u;
-      const unsigned int v5159 = v5158 + v5152;
-      out[v5159] = v5153;
-    }
-    const unsigned int v5161 = v46 + v7941;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5162 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5163 = v585.x[27];
-    const float v5164 = v5163 * v5162;
-    const bool v5165 = v5161 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5165) {
-      const unsigned int v5168 = 192u + v7940;
-      const iron_bf16 v5169 = iron_f32_to_bf16(v5164);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5171 = v11 + v5161;
-      const unsigned int v5172 = v5171 * v1;
-      const unsigned int v5173 = v5172 + v26;
-      const unsigned int v5174 = v5173 << 8u;
-      const unsigned int v5175 = v5174 + v5168;
-      out[v5175] = v5169;
-    }
-    const unsigned int v5177 = v46 + v7946;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5178 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5179 = v585.x[28];
-    const float v5180 = v5179 * v5178;
-    const bool v5181 = v5177 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5181) {
-      const unsigned int v5184 = 192u + v7945;
-      const iron_bf16 v5185 = iron_f32_to_bf16(v5180);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5187 = v11 + v5177;
-      const unsigned int v5188 = v5187 * v1;
-      const unsigned int v5189 = v5188 + v26;
-      const unsigned int v5190 = v5189 << 8u;
-      const unsigned int v5191 = v5190 + v5184;
-      out[v5191] = v5185;
-    }
-    const unsigned int v5193 = v46 + v7951;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5194 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5195 = v585.x[29];
-    const float v5196 = v5195 * v5194;
-    const bool v5197 = v5193 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5197) {
-      const unsigned int v5200 = 192u + v7950;
-      const iron_bf16 v5201 = iron_f32_to_bf16(v5196);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5203 = v11 + v5193;
-      const unsigned int v5204 = v5203 * v1;
-      const unsigned int v5205 = v5204 + v26;
-      const unsigned int v5206 = v5205 << 8u;
-      const unsigned int v5207 = v5206 + v5200;
-      out[v5207] = v5201;
-    }
-    const unsigned int v5209 = v46 + v7956;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5210 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5211 = v585.x[30];
-    const float v5212 = v5211 * v5210;
-    const bool v5213 = v5209 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5213) {
-      const unsigned int v5216 = 192u + v7955;
-      const iron_bf16 v5217 = iron_f32_to_bf16(v5212);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5219 = v11 + v5209;
-      const unsigned int v5220 = v5219 * v1;
-      const unsigned int v5221 = v5220 + v26;
-      const unsigned int v5222 = v5221 << 8u;
-      const unsigned int v5223 = v5222 + v5216;
-      out[v5223] = v5217;
-    }
-    const unsigned int v5225 = v46 + v7961;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5226 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5227 = v585.x[31];
-    const float v5228 = v5227 * v5226;
-    const bool v5229 = v5225 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5229) {
-      const unsigned int v5232 = 192u + v7960;
-      const iron_bf16 v5233 = iron_f32_to_bf16(v5228);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5235 = v11 + v5225;
-      const unsigned int v5236 = v5235 * v1;
-      const unsigned int v5237 = v5236 + v26;
-      const unsigned int v5238 = v5237 << 8u;
-      const unsigned int v5239 = v5238 + v5232;
-      out[v5239] = v5233;
+      iron_frag<float, 2, 16, 8> v7390;  // kernels/sdpa/flash_tile.hpp:173
+      iron_frag_fill(v7390, 0.0f);
+      iron_frag<float, 2, 16, 8> v7392;  // kernels/sdpa/flash_tile.hpp:183
+      iron_frag_fill(v7392, 0.0f);
+      iron_frag_row_reduce<false>(v7392, v6422);
+      const float v7396 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:185
+      const float v7397 = v7392.x[0];  // kernels/sdpa/flash_tile.hpp:186
+      const float v7398 = fmaxf(v7396, v7397);
+      const bool v7401 = v7398 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7402 = v7401 ? 0.0f : v7398;
+      const float v7403 = v7396 - v7402;  // kernels/sdpa/flash_tile.hpp:186
+      const float v7404 = iron_exp2_approx(v7403);
+      v7390.x[0] = v7404;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7408 = v575.x[1];  // kernels/sdpa/flash_tile.hpp:185
+      const float v7409 = v7392.x[1];  // kernels/sdpa/flash_tile.hpp:186
+      const float v7410 = fmaxf(v7408, v7409);
+      const bool v7413 = v7410 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7414 = v7413 ? 0.0f : v7410;
+      const float v7415 = v7408 - v7414;  // kernels/sdpa/flash_tile.hpp:186
+      const float v7416 = iron_exp2_approx(v7415);
+      v7390.x[1] = v7416;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7420 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:185
+      const float v7421 = v7392.x[2];  // kernels/sdpa/flash_tile.hpp:186
+      const float v7422 = fmaxf(v7420, v7421);
+      const bool v7425 = v7422 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7426 = v7425 ? 0.0f : v7422;
+      const float v7427 = v7420 - v7426;  // kernels/sdpa/flash_tile.hpp:186
+      const float v7428 = iron_exp2_approx(v7427);
+      v7390.x[2] = v7428;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7432 = v575.x[3];  // kernels/sdpa/flash_tile.hpp:185
+      const float v7433 = v7392.x[3];  // kernels/sdpa/flash_tile.hpp:186
+      const float v7434 = fmaxf(v7432, v7433);
+      const bool v7437 = v7434 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7438 = v7437 ? 0.0f : v7434;
+      const float v7439 = v7432 - v7438;  // kernels/sdpa/flash_tile.hpp:186
+      const float v7440 = iron_exp2_approx(v7439);
+      v7390.x[3] = v7440;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7443 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:188
+      const float v7444 = v7392.x[0];  // kernels/sdpa/flash_tile.hpp:189
+      const float v7445 = fmaxf(v7443, v7444);
+      v575.x[0] = v7445;  // kernels/sdpa/flash_tile.hpp:188
+      const float v7448 = v575.x[1];
+      const float v7449 = v7392.x[1];  // kernels/sdpa/flash_tile.hpp:189
+      const float v7450 = fmaxf(v7448, v7449);
+      v575.x[1] = v7450;  // kernels/sdpa/flash_tile.hpp:188
+      const float v7453 = v575.x[2];
+      const float v7454 = v7392.x[2];  // kernels/sdpa/flash_tile.hpp:189
+      const float v7455 = fmaxf(v7453, v7454);
+      v575.x[2] = v7455;  // kernels/sdpa/flash_tile.hpp:188
+      const float v7458 = v575.x[3];
+      const float v7459 = v7392.x[3];  // kernels/sdpa/flash_tile.hpp:189
+      const float v7460 = fmaxf(v7458, v7459);
+      v575.x[3] = v7460;  // kernels/sdpa/flash_tile.hpp:188
+      const float v7463 = v6422.x[0];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7464 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7467 = v7464 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7468 = v7467 ? 0.0f : v7464;
+      const float v7469 = v7463 - v7468;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7470 = iron_exp2_approx(v7469);
+      v6422.x[0] = v7470;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7473 = v6422.x[1];
+      const float v7474 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7477 = v7474 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7478 = v7477 ? 0.0f : v7474;
+      const float v7479 = v7473 - v7478;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7480 = iron_exp2_approx(v7479);
+      v6422.x[1] = v7480;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7483 = v6422.x[2];
+      const float v7484 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7487 = v7484 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7488 = v7487 ? 0.0f : v7484;
+      const float v7489 = v7483 - v7488;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7490 = iron_exp2_approx(v7489);
+      v6422.x[2] = v7490;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7493 = v6422.x[3];
+      const float v7494 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7497 = v7494 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7498 = v7497 ? 0.0f : v7494;
+      const float v7499 = v7493 - v7498;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7500 = iron_exp2_approx(v7499);
+      v6422.x[3] = v7500;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7503 = v6422.x[4];
+      const float v7504 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7507 = v7504 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7508 = v7507 ? 0.0f : v7504;
+      const float v7509 = v7503 - v7508;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7510 = iron_exp2_approx(v7509);
+      v6422.x[4] = v7510;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7513 = v6422.x[5];
+      const float v7514 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7517 = v7514 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7518 = v7517 ? 0.0f : v7514;
+      const float v7519 = v7513 - v7518;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7520 = iron_exp2_approx(v7519);
+      v6422.x[5] = v7520;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7523 = v6422.x[6];
+      const float v7524 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7527 = v7524 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7528 = v7527 ? 0.0f : v7524;
+      const float v7529 = v7523 - v7528;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7530 = iron_exp2_approx(v7529);
+      v6422.x[6] = v7530;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7533 = v6422.x[7];
+      const float v7534 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7537 = v7534 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7538 = v7537 ? 0.0f : v7534;
+      const float v7539 = v7533 - v7538;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7540 = iron_exp2_approx(v7539);
+      v6422.x[7] = v7540;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7543 = v6422.x[8];
+      const float v7544 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7547 = v7544 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7548 = v7547 ? 0.0f : v7544;
+      const float v7549 = v7543 - v7548;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7550 = iron_exp2_approx(v7549);
+      v6422.x[8] = v7550;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7553 = v6422.x[9];
+      const float v7554 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7557 = v7554 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7558 = v7557 ? 0.0f : v7554;
+      const float v7559 = v7553 - v7558;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7560 = iron_exp2_approx(v7559);
+      v6422.x[9] = v7560;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7563 = v6422.x[10];
+      const float v7564 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7567 = v7564 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7568 = v7567 ? 0.0f : v7564;
+      const float v7569 = v7563 - v7568;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7570 = iron_exp2_approx(v7569);
+      v6422.x[10] = v7570;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7573 = v6422.x[11];
+      const float v7574 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7577 = v7574 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7578 = v7577 ? 0.0f : v7574;
+      const float v7579 = v7573 - v7578;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7580 = iron_exp2_approx(v7579);
+      v6422.x[11] = v7580;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7583 = v6422.x[12];
+      const float v7584 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7587 = v7584 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7588 = v7587 ? 0.0f : v7584;
+      const float v7589 = v7583 - v7588;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7590 = iron_exp2_approx(v7589);
+      v6422.x[12] = v7590;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7593 = v6422.x[13];
+      const float v7594 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7597 = v7594 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7598 = v7597 ? 0.0f : v7594;
+      const float v7599 = v7593 - v7598;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7600 = iron_exp2_approx(v7599);
+      v6422.x[13] = v7600;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7603 = v6422.x[14];
+      const float v7604 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7607 = v7604 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7608 = v7607 ? 0.0f : v7604;
+      const float v7609 = v7603 - v7608;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7610 = iron_exp2_approx(v7609);
+      v6422.x[14] = v7610;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7613 = v6422.x[15];
+      const float v7614 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7617 = v7614 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7618 = v7617 ? 0.0f : v7614;
+      const float v7619 = v7613 - v7618;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7620 = iron_exp2_approx(v7619);
+      v6422.x[15] = v7620;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7623 = v6422.x[16];
+      const float v7624 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7627 = v7624 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7628 = v7627 ? 0.0f : v7624;
+      const float v7629 = v7623 - v7628;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7630 = iron_exp2_approx(v7629);
+      v6422.x[16] = v7630;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7633 = v6422.x[17];
+      const float v7634 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7637 = v7634 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7638 = v7637 ? 0.0f : v7634;
+      const float v7639 = v7633 - v7638;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7640 = iron_exp2_approx(v7639);
+      v6422.x[17] = v7640;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7643 = v6422.x[18];
+      const float v7644 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7647 = v7644 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7648 = v7647 ? 0.0f : v7644;
+      const float v7649 = v7643 - v7648;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7650 = iron_exp2_approx(v7649);
+      v6422.x[18] = v7650;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7653 = v6422.x[19];
+      const float v7654 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7657 = v7654 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7658 = v7657 ? 0.0f : v7654;
+      const float v7659 = v7653 - v7658;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7660 = iron_exp2_approx(v7659);
+      v6422.x[19] = v7660;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7663 = v6422.x[20];
+      const float v7664 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7667 = v7664 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7668 = v7667 ? 0.0f : v7664;
+      const float v7669 = v7663 - v7668;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7670 = iron_exp2_approx(v7669);
+      v6422.x[20] = v7670;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7673 = v6422.x[21];
+      const float v7674 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7677 = v7674 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7678 = v7677 ? 0.0f : v7674;
+      const float v7679 = v7673 - v7678;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7680 = iron_exp2_approx(v7679);
+      v6422.x[21] = v7680;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7683 = v6422.x[22];
+      const float v7684 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7687 = v7684 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7688 = v7687 ? 0.0f : v7684;
+      const float v7689 = v7683 - v7688;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7690 = iron_exp2_approx(v7689);
+      v6422.x[22] = v7690;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7693 = v6422.x[23];
+      const float v7694 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7697 = v7694 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7698 = v7697 ? 0.0f : v7694;
+      const float v7699 = v7693 - v7698;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7700 = iron_exp2_approx(v7699);
+      v6422.x[23] = v7700;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7703 = v6422.x[24];
+      const float v7704 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7707 = v7704 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7708 = v7707 ? 0.0f : v7704;
+      const float v7709 = v7703 - v7708;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7710 = iron_exp2_approx(v7709);
+      v6422.x[24] = v7710;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7713 = v6422.x[25];
+      const float v7714 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7717 = v7714 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7718 = v7717 ? 0.0f : v7714;
+      const float v7719 = v7713 - v7718;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7720 = iron_exp2_approx(v7719);
+      v6422.x[25] = v7720;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7723 = v6422.x[26];
+      const float v7724 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7727 = v7724 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7728 = v7727 ? 0.0f : v7724;
+      const float v7729 = v7723 - v7728;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7730 = iron_exp2_approx(v7729);
+      v6422.x[26] = v7730;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7733 = v6422.x[27];
+      const float v7734 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7737 = v7734 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7738 = v7737 ? 0.0f : v7734;
+      const float v7739 = v7733 - v7738;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7740 = iron_exp2_approx(v7739);
+      v6422.x[27] = v7740;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7743 = v6422.x[28];
+      const float v7744 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7747 = v7744 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7748 = v7747 ? 0.0f : v7744;
+      const float v7749 = v7743 - v7748;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7750 = iron_exp2_approx(v7749);
+      v6422.x[28] = v7750;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7753 = v6422.x[29];
+      const float v7754 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7757 = v7754 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7758 = v7757 ? 0.0f : v7754;
+      const float v7759 = v7753 - v7758;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7760 = iron_exp2_approx(v7759);
+      v6422.x[29] = v7760;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7763 = v6422.x[30];
+      const float v7764 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7767 = v7764 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7768 = v7767 ? 0.0f : v7764;
+      const float v7769 = v7763 - v7768;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7770 = iron_exp2_approx(v7769);
+      v6422.x[30] = v7770;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7773 = v6422.x[31];
+      const float v7774 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7777 = v7774 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7778 = v7777 ? 0.0f : v7774;
+      const float v7779 = v7773 - v7778;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7780 = iron_exp2_approx(v7779);
+      v6422.x[31] = v7780;  // kernels/sdpa/flash_tile.hpp:191
+      iron_frag<float, 2, 16, 8> v7782;  // kernels/sdpa/flash_tile.hpp:194
+      iron_frag_fill(v7782, 0.0f);
+      iron_frag_row_reduce<true>(v7782, v6422);
+      const float v7785 = v577.x[0];  // kernels/sdpa/flash_tile.hpp:195
+      const float v7786 = v7782.x[0];  // kernels/sdpa/flash_tile.hpp:196
+      const float v7787 = v7390.x[0];
+      const float v7788 = v7785 * v7787;
+      const float v7789 = v7788 + v7786;
+      v577.x[0] = v7789;  // kernels/sdpa/flash_tile.hpp:195
+      const float v7792 = v577.x[1];
+      const float v7793 = v7782.x[1];  // kernels/sdpa/flash_tile.hpp:196
+      const float v7794 = v7390.x[1];
+      const float v7795 = v7792 * v7794;
+      const float v7796 = v7795 + v7793;
+      v577.x[1] = v7796;  // kernels/sdpa/flash_tile.hpp:195
+      const float v7799 = v577.x[2];
+      const float v7800 = v7782.x[2];  // kernels/sdpa/flash_tile.hpp:196
+      const float v7801 = v7390.x[2];
+      const float v7802 = v7799 * v7801;
+      const float v7803 = v7802 + v7800;
+      v577.x[2] = v7803;  // kernels/sdpa/flash_tile.hpp:195
+      const float v7806 = v577.x[3];
+      const float v7807 = v7782.x[3];  // kernels/sdpa/flash_tile.hpp:196
+      const float v7808 = v7390.x[3];
+      const float v7809 = v7806 * v7808;
+      const float v7810 = v7809 + v7807;
+      v577.x[3] = v7810;  // kernels/sdpa/flash_tile.hpp:195
+      const float v7813 = v579.x[0];  // kernels/sdpa/flash_tile.hpp:205
+      const float v7814 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7815 = v7813 * v7814;
+      v579.x[0] = v7815;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7818 = v579.x[1];
+      const float v7819 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7820 = v7818 * v7819;
+      v579.x[1] = v7820;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7823 = v579.x[2];
+      const float v7824 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7825 = v7823 * v7824;
+      v579.x[2] = v7825;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7828 = v579.x[3];
+      const float v7829 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7830 = v7828 * v7829;
+      v579.x[3] = v7830;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7833 = v579.x[4];
+      const float v7834 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7835 = v7833 * v7834;
+      v579.x[4] = v7835;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7838 = v579.x[5];
+      const float v7839 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7840 = v7838 * v7839;
+      v579.x[5] = v7840;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7843 = v579.x[6];
+      const float v7844 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7845 = v7843 * v7844;
+      v579.x[6] = v7845;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7848 = v579.x[7];
+      const float v7849 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7850 = v7848 * v7849;
+      v579.x[7] = v7850;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7853 = v579.x[8];
+      const float v7854 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7855 = v7853 * v7854;
+      v579.x[8] = v7855;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7858 = v579.x[9];
+      const float v7859 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7860 = v7858 * v7859;
+      v579.x[9] = v7860;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7863 = v579.x[10];
+      const float v7864 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7865 = v7863 * v7864;
+      v579.x[10] = v7865;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7868 = v579.x[11];
+      const float v7869 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7870 = v7868 * v7869;
+      v579.x[11] = v7870;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7873 = v579.x[12];
+      const float v7874 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7875 = v7873 * v7874;
+      v579.x[12] = v7875;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7878 = v579.x[13];
+      const float v7879 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7880 = v7878 * v7879;
+      v579.x[13] = v7880;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7883 = v579.x[14];
+      const float v7884 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7885 = v7883 * v7884;
+      v579.x[14] = v7885;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7888 = v579.x[15];
+      const float v7889 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7890 = v7888 * v7889;
+      v579.x[15] = v7890;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7893 = v579.x[16];
+      const float v7894 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7895 = v7893 * v7894;
+      v579.x[16] = v7895;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7898 = v579.x[17];
+      const float v7899 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7900 = v7898 * v7899;
+      v579.x[17] = v7900;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7903 = v579.x[18];
+      const float v7904 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7905 = v7903 * v7904;
+      v579.x[18] = v7905;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7908 = v579.x[19];
+      const float v7909 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7910 = v7908 * v7909;
+      v579.x[19] = v7910;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7913 = v579.x[20];
+      const float v7914 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7915 = v7913 * v7914;
+      v579.x[20] = v7915;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7918 = v579.x[21];
+      const float v7919 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7920 = v7918 * v7919;
+      v579.x[21] = v7920;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7923 = v579.x[22];
+      const float v7924 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7925 = v7923 * v7924;
+      v579.x[22] = v7925;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7928 = v579.x[23];
+      const float v7929 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7930 = v7928 * v7929;
+      v579.x[23] = v7930;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7933 = v579.x[24];
+      const float v7934 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7935 = v7933 * v7934;
+      v579.x[24] = v7935;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7938 = v579.x[25];
+      const float v7939 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7940 = v7938 * v7939;
+      v579.x[25] = v7940;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7943 = v579.x[26];
+      const float v7944 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7945 = v7943 * v7944;
+      v579.x[26] = v7945;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7948 = v579.x[27];
+      const float v7949 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7950 = v7948 * v7949;
+      v579.x[27] = v7950;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7953 = v579.x[28];
+      const float v7954 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7955 = v7953 * v7954;
+      v579.x[28] = v7955;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7958 = v579.x[29];
+      const float v7959 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7960 = v7958 * v7959;
+      v579.x[29] = v7960;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7963 = v579.x[30];
+      const float v7964 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7965 = v7963 * v7964;
+      v579.x[30] = v7965;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7968 = v579.x[31];
+      const float v7969 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7970 = v7968 * v7969;
+      v579.x[31] = v7970;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7973 = v581.x[0];
+      const float v7974 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7975 = v7973 * v7974;
+      v581.x[0] = v7975;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7978 = v581.x[1];
+      const float v7979 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7980 = v7978 * v7979;
+      v581.x[1] = v7980;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7983 = v581.x[2];
+      const float v7984 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7985 = v7983 * v7984;
+      v581.x[2] = v7985;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7988 = v581.x[3];
+      const float v7989 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7990 = v7988 * v7989;
+      v581.x[3] = v7990;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7993 = v581.x[4];
+      const float v7994 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7995 = v7993 * v7994;
+      v581.x[4] = v7995;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7998 = v581.x[5];
+      const float v7999 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8000 = v7998 * v7999;
+      v581.x[5] = v8000;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8003 = v581.x[6];
+      const float v8004 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8005 = v8003 * v8004;
+      v581.x[6] = v8005;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8008 = v581.x[7];
+      const float v8009 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8010 = v8008 * v8009;
+      v581.x[7] = v8010;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8013 = v581.x[8];
+      const float v8014 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8015 = v8013 * v8014;
+      v581.x[8] = v8015;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8018 = v581.x[9];
+      const float v8019 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8020 = v8018 * v8019;
+      v581.x[9] = v8020;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8023 = v581.x[10];
+      const float v8024 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8025 = v8023 * v8024;
+      v581.x[10] = v8025;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8028 = v581.x[11];
+      const float v8029 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8030 = v8028 * v8029;
+      v581.x[11] = v8030;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8033 = v581.x[12];
+      const float v8034 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8035 = v8033 * v8034;
+      v581.x[12] = v8035;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8038 = v581.x[13];
+      const float v8039 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8040 = v8038 * v8039;
+      v581.x[13] = v8040;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8043 = v581.x[14];
+      const float v8044 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8045 = v8043 * v8044;
+      v581.x[14] = v8045;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8048 = v581.x[15];
+      const float v8049 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8050 = v8048 * v8049;
+      v581.x[15] = v8050;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8053 = v581.x[16];
+      const float v8054 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8055 = v8053 * v8054;
+      v581.x[16] = v8055;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8058 = v581.x[17];
+      const float v8059 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8060 = v8058 * v8059;
+      v581.x[17] = v8060;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8063 = v581.x[18];
+      const float v8064 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8065 = v8063 * v8064;
+      v581.x[18] = v8065;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8068 = v581.x[19];
+      const float v8069 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8070 = v8068 * v8069;
+      v581.x[19] = v8070;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8073 = v581.x[20];
+      const float v8074 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8075 = v8073 * v8074;
+      v581.x[20] = v8075;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8078 = v581.x[21];
+      const float v8079 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8080 = v8078 * v8079;
+      v581.x[21] = v8080;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8083 = v581.x[22];
+      const float v8084 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8085 = v8083 * v8084;
+      v581.x[22] = v8085;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8088 = v581.x[23];
+      const float v8089 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8090 = v8088 * v8089;
+      v581.x[23] = v8090;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8093 = v581.x[24];
+      const float v8094 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8095 = v8093 * v8094;
+      v581.x[24] = v8095;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8098 = v581.x[25];
+      const float v8099 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8100 = v8098 * v8099;
+      v581.x[25] = v8100;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8103 = v581.x[26];
+      const float v8104 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8105 = v8103 * v8104;
+      v581.x[26] = v8105;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8108 = v581.x[27];
+      const float v8109 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8110 = v8108 * v8109;
+      v581.x[27] = v8110;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8113 = v581.x[28];
+      const float v8114 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8115 = v8113 * v8114;
+      v581.x[28] = v8115;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8118 = v581.x[29];
+      const float v8119 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8120 = v8118 * v8119;
+      v581.x[29] = v8120;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8123 = v581.x[30];
+      const float v8124 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8125 = v8123 * v8124;
+      v581.x[30] = v8125;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8128 = v581.x[31];
+      const float v8129 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8130 = v8128 * v8129;
+      v581.x[31] = v8130;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8133 = v583.x[0];
+      const float v8134 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8135 = v8133 * v8134;
+      v583.x[0] = v8135;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8138 = v583.x[1];
+      const float v8139 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8140 = v8138 * v8139;
+      v583.x[1] = v8140;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8143 = v583.x[2];
+      const float v8144 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8145 = v8143 * v8144;
+      v583.x[2] = v8145;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8148 = v583.x[3];
+      const float v8149 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8150 = v8148 * v8149;
+      v583.x[3] = v8150;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8153 = v583.x[4];
+      const float v8154 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8155 = v8153 * v8154;
+      v583.x[4] = v8155;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8158 = v583.x[5];
+      const float v8159 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8160 = v8158 * v8159;
+      v583.x[5] = v8160;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8163 = v583.x[6];
+      const float v8164 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8165 = v8163 * v8164;
+      v583.x[6] = v8165;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8168 = v583.x[7];
+      const float v8169 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8170 = v8168 * v8169;
+      v583.x[7] = v8170;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8173 = v583.x[8];
+      const float v8174 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8175 = v8173 * v8174;
+      v583.x[8] = v8175;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8178 = v583.x[9];
+      const float v8179 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8180 = v8178 * v8179;
+      v583.x[9] = v8180;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8183 = v583.x[10];
+      const float v8184 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8185 = v8183 * v8184;
+      v583.x[10] = v8185;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8188 = v583.x[11];
+      const float v8189 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8190 = v8188 * v8189;
+      v583.x[11] = v8190;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8193 = v583.x[12];
+      const float v8194 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8195 = v8193 * v8194;
+      v583.x[12] = v8195;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8198 = v583.x[13];
+      const float v8199 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8200 = v8198 * v8199;
+      v583.x[13] = v8200;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8203 = v583.x[14];
+      const float v8204 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8205 = v8203 * v8204;
+      v583.x[14] = v8205;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8208 = v583.x[15];
+      const float v8209 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8210 = v8208 * v8209;
+      v583.x[15] = v8210;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8213 = v583.x[16];
+      const float v8214 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8215 = v8213 * v8214;
+      v583.x[16] = v8215;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8218 = v583.x[17];
+      const float v8219 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8220 = v8218 * v8219;
+      v583.x[17] = v8220;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8223 = v583.x[18];
+      const float v8224 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8225 = v8223 * v8224;
+      v583.x[18] = v8225;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8228 = v583.x[19];
+      const float v8229 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8230 = v8228 * v8229;
+      v583.x[19] = v8230;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8233 = v583.x[20];
+      const float v8234 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8235 = v8233 * v8234;
+      v583.x[20] = v8235;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8238 = v583.x[21];
+      const float v8239 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8240 = v8238 * v8239;
+      v583.x[21] = v8240;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8243 = v583.x[22];
+      const float v8244 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8245 = v8243 * v8244;
+      v583.x[22] = v8245;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8248 = v583.x[23];
+      const float v8249 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8250 = v8248 * v8249;
+      v583.x[23] = v8250;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8253 = v583.x[24];
+      const float v8254 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8255 = v8253 * v8254;
+      v583.x[24] = v8255;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8258 = v583.x[25];
+      const float v8259 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8260 = v8258 * v8259;
+      v583.x[25] = v8260;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8263 = v583.x[26];
+      const float v8264 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8265 = v8263 * v8264;
+      v583.x[26] = v8265;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8268 = v583.x[27];
+      const float v8269 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8270 = v8268 * v8269;
+      v583.x[27] = v8270;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8273 = v583.x[28];
+      const float v8274 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8275 = v8273 * v8274;
+      v583.x[28] = v8275;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8278 = v583.x[29];
+      const float v8279 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8280 = v8278 * v8279;
+      v583.x[29] = v8280;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8283 = v583.x[30];
+      const float v8284 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8285 = v8283 * v8284;
+      v583.x[30] = v8285;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8288 = v583.x[31];
+      const float v8289 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8290 = v8288 * v8289;
+      v583.x[31] = v8290;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8293 = v585.x[0];
+      const float v8294 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8295 = v8293 * v8294;
+      v585.x[0] = v8295;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8298 = v585.x[1];
+      const float v8299 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8300 = v8298 * v8299;
+      v585.x[1] = v8300;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8303 = v585.x[2];
+      const float v8304 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8305 = v8303 * v8304;
+      v585.x[2] = v8305;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8308 = v585.x[3];
+      const float v8309 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8310 = v8308 * v8309;
+      v585.x[3] = v8310;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8313 = v585.x[4];
+      const float v8314 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8315 = v8313 * v8314;
+      v585.x[4] = v8315;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8318 = v585.x[5];
+      const float v8319 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8320 = v8318 * v8319;
+      v585.x[5] = v8320;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8323 = v585.x[6];
+      const float v8324 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8325 = v8323 * v8324;
+      v585.x[6] = v8325;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8328 = v585.x[7];
+      const float v8329 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8330 = v8328 * v8329;
+      v585.x[7] = v8330;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8333 = v585.x[8];
+      const float v8334 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8335 = v8333 * v8334;
+      v585.x[8] = v8335;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8338 = v585.x[9];
+      const float v8339 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8340 = v8338 * v8339;
+      v585.x[9] = v8340;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8343 = v585.x[10];
+      const float v8344 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8345 = v8343 * v8344;
+      v585.x[10] = v8345;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8348 = v585.x[11];
+      const float v8349 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8350 = v8348 * v8349;
+      v585.x[11] = v8350;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8353 = v585.x[12];
+      const float v8354 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8355 = v8353 * v8354;
+      v585.x[12] = v8355;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8358 = v585.x[13];
+      const float v8359 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8360 = v8358 * v8359;
+      v585.x[13] = v8360;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8363 = v585.x[14];
+      const float v8364 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8365 = v8363 * v8364;
+      v585.x[14] = v8365;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8368 = v585.x[15];
+      const float v8369 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8370 = v8368 * v8369;
+      v585.x[15] = v8370;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8373 = v585.x[16];
+      const float v8374 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8375 = v8373 * v8374;
+      v585.x[16] = v8375;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8378 = v585.x[17];
+      const float v8379 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8380 = v8378 * v8379;
+      v585.x[17] = v8380;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8383 = v585.x[18];
+      const float v8384 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8385 = v8383 * v8384;
+      v585.x[18] = v8385;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8388 = v585.x[19];
+      const float v8389 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8390 = v8388 * v8389;
+      v585.x[19] = v8390;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8393 = v585.x[20];
+      const float v8394 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8395 = v8393 * v8394;
+      v585.x[20] = v8395;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8398 = v585.x[21];
+      const float v8399 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8400 = v8398 * v8399;
+      v585.x[21] = v8400;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8403 = v585.x[22];
+      const float v8404 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8405 = v8403 * v8404;
+      v585.x[22] = v8405;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8408 = v585.x[23];
+      const float v8409 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8410 = v8408 * v8409;
+      v585.x[23] = v8410;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8413 = v585.x[24];
+      const float v8414 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8415 = v8413 * v8414;
+      v585.x[24] = v8415;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8418 = v585.x[25];
+      const float v8419 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8420 = v8418 * v8419;
+      v585.x[25] = v8420;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8423 = v585.x[26];
+      const float v8424 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8425 = v8423 * v8424;
+      v585.x[26] = v8425;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8428 = v585.x[27];
+      const float v8429 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8430 = v8428 * v8429;
+      v585.x[27] = v8430;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8433 = v585.x[28];
+      const float v8434 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8435 = v8433 * v8434;
+      v585.x[28] = v8435;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8438 = v585.x[29];
+      const float v8439 = v7390.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8440 = v8438 * v8439;
+      v585.x[29] = v8440;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8443 = v585.x[30];
+      const float v8444 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8445 = v8443 * v8444;
+      v585.x[30] = v8445;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8448 = v585.x[31];
+      const float v8449 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8450 = v8448 * v8449;
+      v585.x[31] = v8450;  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag<iron_bf16, 0, 16, 64> v8452;  // kernels/sdpa/flash_warpgroup.hpp:115
+      iron_frag_fill(v8452, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v8452, v6422);
+      iron_frag_store<false>(v8452, shm3, v8459, 64u);  // kernels/sdpa/flash_warpgroup.hpp:122
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:124
+      iron_frag<iron_bf16, 0, 16, 16> v8713;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v8713, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8713, shm3, v8524, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8715;
+      iron_frag_fill(v8715, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8715, shm2, v6426, 64u);
+      iron_frag_mma_sync(v579, v8713, v8715);
+      const unsigned int v8722 = v6426 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v8724;
+      iron_frag_fill(v8724, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8724, shm3, v8535, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8726;
+      iron_frag_fill(v8726, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8726, shm2, v8722, 64u);
+      iron_frag_mma_sync(v579, v8724, v8726);
+      const unsigned int v8733 = v6426 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v8735;
+      iron_frag_fill(v8735, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8735, shm3, v8544, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8737;
+      iron_frag_fill(v8737, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8737, shm2, v8733, 64u);
+      iron_frag_mma_sync(v579, v8735, v8737);
+      const unsigned int v8744 = v6426 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v8746;
+      iron_frag_fill(v8746, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8746, shm3, v8553, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8748;
+      iron_frag_fill(v8748, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8748, shm2, v8744, 64u);
+      iron_frag_mma_sync(v579, v8746, v8748);
+      iron_frag<iron_bf16, 0, 16, 16> v8766;
+      iron_frag_fill(v8766, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8766, shm3, v8524, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8768;
+      iron_frag_fill(v8768, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8768, shm2, v6439, 64u);
+      iron_frag_mma_sync(v581, v8766, v8768);
+      const unsigned int v8775 = v6439 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v8777;
+      iron_frag_fill(v8777, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8777, shm3, v8535, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8779;
+      iron_frag_fill(v8779, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8779, shm2, v8775, 64u);
+      iron_frag_mma_sync(v581, v8777, v8779);
+      const unsigned int v8786 = v6439 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v8788;
+      iron_frag_fill(v8788, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8788, shm3, v8544, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8790;
+      iron_frag_fill(v8790, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8790, shm2, v8786, 64u);
+      iron_frag_mma_sync(v581, v8788, v8790);
+      const unsigned int v8797 = v6439 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v8799;
+      iron_frag_fill(v8799, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8799, shm3, v8553, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8801;
+      iron_frag_fill(v8801, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8801, shm2, v8797, 64u);
+      iron_frag_mma_sync(v581, v8799, v8801);
+      iron_frag<iron_bf16, 0, 16, 16> v8819;
+      iron_frag_fill(v8819, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8819, shm3, v8524, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8821;
+      iron_frag_fill(v8821, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8821, shm2, v6451, 64u);
+      iron_frag_mma_sync(v583, v8819, v8821);
+      const unsigned int v8828 = v6451 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v8830;
+      iron_frag_fill(v8830, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8830, shm3, v8535, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8832;
+      iron_frag_fill(v8832, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8832, shm2, v8828, 64u);
+      iron_frag_mma_sync(v583, v8830, v8832);
+      const unsigned int v8839 = v6451 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v8841;
+      iron_frag_fill(v8841, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8841, shm3, v8544, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8843;
+      iron_frag_fill(v8843, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8843, shm2, v8839, 64u);
+      iron_frag_mma_sync(v583, v8841, v8843);
+      const unsigned int v8850 = v6451 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v8852;
+      iron_frag_fill(v8852, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8852, shm3, v8553, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8854;
+      iron_frag_fill(v8854, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8854, shm2, v8850, 64u);
+      iron_frag_mma_sync(v583, v8852, v8854);
+      iron_frag<iron_bf16, 0, 16, 16> v8872;
+      iron_frag_fill(v8872, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8872, shm3, v8524, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8874;
+      iron_frag_fill(v8874, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8874, shm2, v6463, 64u);
+      iron_frag_mma_sync(v585, v8872, v8874);
+      const unsigned int v8881 = v6463 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v8883;
+      iron_frag_fill(v8883, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8883, shm3, v8535, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8885;
+      iron_frag_fill(v8885, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8885, shm2, v8881, 64u);
+      iron_frag_mma_sync(v585, v8883, v8885);
+      const unsigned int v8892 = v6463 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v8894;
+      iron_frag_fill(v8894, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8894, shm3, v8544, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8896;
+      iron_frag_fill(v8896, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8896, shm2, v8892, 64u);
+      iron_frag_mma_sync(v585, v8894, v8896);
+      const unsigned int v8903 = v6463 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v8905;
+      iron_frag_fill(v8905, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8905, shm3, v8553, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8907;
+      iron_frag_fill(v8907, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8907, shm2, v8903, 64u);
+      iron_frag_mma_sync(v585, v8905, v8907);
+    }
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:92
+    const float v3207 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:219
+    iron_frag<float, 2, 16, 8> v3209;  // kernels/sdpa/flash_tile.hpp:220
+    iron_frag_fill(v3209, 0.0f);
+    const float v3213 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3214 = fmaxf(v3213, v3207);
+    const bool v3217 = v3214 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3218 = v3217 ? 0.0f : v3214;
+    v3209.x[0] = v3218;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3222 = v575.x[1];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3223 = fmaxf(v3222, v3207);
+    const bool v3226 = v3223 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3227 = v3226 ? 0.0f : v3223;
+    v3209.x[1] = v3227;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3231 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3232 = fmaxf(v3231, v3207);
+    const bool v3235 = v3232 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3236 = v3235 ? 0.0f : v3232;
+    v3209.x[2] = v3236;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3240 = v575.x[3];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3241 = fmaxf(v3240, v3207);
+    const bool v3244 = v3241 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3245 = v3244 ? 0.0f : v3241;
+    v3209.x[3] = v3245;  // kernels/sdpa/flash_tile.hpp:221
+    iron_frag<float, 2, 16, 8> v3247;  // kernels/sdpa/flash_tile.hpp:224
+    iron_frag_fill(v3247, 0.0f);
+    const float v3251 = v3209.x[0];  // kernels/sdpa/flash_tile.hpp:226
+    const float v3252 = v3207 - v3251;
+    const float v3253 = exp2f(v3252);
+    const float v3255 = v575.x[0];
+    const float v3256 = v3255 - v3251;
+    const float v3257 = exp2f(v3256);
+    const float v3258 = v577.x[0];
+    const float v3259 = v3258 * v3257;
+    const float v3260 = v3259 + v3253;
+    v3247.x[0] = v3260;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3264 = v3209.x[1];  // kernels/sdpa/flash_tile.hpp:226
+    const float v3265 = v3207 - v3264;
+    const float v3266 = exp2f(v3265);
+    const float v3268 = v575.x[1];
+    const float v3269 = v3268 - v3264;
+    const float v3270 = exp2f(v3269);
+    const float v3271 = v577.x[1];
+    const float v3272 = v3271 * v3270;
+    const float v3273 = v3272 + v3266;
+    v3247.x[1] = v3273;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3277 = v3209.x[2];  // kernels/sdpa/flash_tile.hpp:226
+    const float v3278 = v3207 - v3277;
+    const float v3279 = exp2f(v3278);
+    const float v3281 = v575.x[2];
+    const float v3282 = v3281 - v3277;
+    const float v3283 = exp2f(v3282);
+    const float v3284 = v577.x[2];
+    const float v3285 = v3284 * v3283;
+    const float v3286 = v3285 + v3279;
+    v3247.x[2] = v3286;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3290 = v3209.x[3];  // kernels/sdpa/flash_tile.hpp:226
+    const float v3291 = v3207 - v3290;
+    const float v3292 = exp2f(v3291);
+    const float v3294 = v575.x[3];
+    const float v3295 = v3294 - v3290;
+    const float v3296 = exp2f(v3295);
+    const float v3297 = v577.x[3];
+    const float v3298 = v3297 * v3296;
+    const float v3299 = v3298 + v3292;
+    v3247.x[3] = v3299;  // kernels/sdpa/flash_tile.hpp:225
+    iron_frag<float, 2, 16, 8> v3301;  // kernels/sdpa/flash_tile.hpp:228
+    iron_frag_fill(v3301, 0.0f);
+    const float v3305 = v3247.x[0];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3307 = v3209.x[0];  // kernels/sdpa/flash_tile.hpp:231
+    const float v3308 = v575.x[0];
+    const float v3309 = v3308 - v3307;
+    const float v3310 = exp2f(v3309);
+    const float v3311 = v3310 / v3305;
+    const bool v3313 = v3305 > 0.0f;
+    const float v3314 = v3313 ? v3311 : 0.0f;
+    v3301.x[0] = v3314;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3318 = v3247.x[1];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3320 = v3209.x[1];  // kernels/sdpa/flash_tile.hpp:231
+    const float v3321 = v575.x[1];
+    const float v3322 = v3321 - v3320;
+    const float v3323 = exp2f(v3322);
+    const float v3324 = v3323 / v3318;
+    const bool v3326 = v3318 > 0.0f;
+    const float v3327 = v3326 ? v3324 : 0.0f;
+    v3301.x[1] = v3327;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3331 = v3247.x[2];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3333 = v3209.x[2];  // kernels/sdpa/flash_tile.hpp:231
+    const float v3334 = v575.x[2];
+    const float v3335 = v3334 - v3333;
+    const float v3336 = exp2f(v3335);
+    const float v3337 = v3336 / v3331;
+    const bool v3339 = v3331 > 0.0f;
+    const float v3340 = v3339 ? v3337 : 0.0f;
+    v3301.x[2] = v3340;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3344 = v3247.x[3];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3346 = v3209.x[3];  // kernels/sdpa/flash_tile.hpp:231
+    const float v3347 = v575.x[3];
+    const float v3348 = v3347 - v3346;
+    const float v3349 = exp2f(v3348);
+    const float v3350 = v3349 / v3344;
+    const bool v3352 = v3344 > 0.0f;
+    const float v3353 = v3352 ? v3350 : 0.0f;
+    v3301.x[3] = v3353;  // kernels/sdpa/flash_tile.hpp:229
+    const unsigned int v3355 = v46 + v7812;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3356 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3357 = v579.x[0];
+    const float v3358 = v3357 * v3356;
+    const bool v3359 = v3355 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3359) {
+      const iron_bf16 v3363 = iron_f32_to_bf16(v3358);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3365 = v11 + v3355;
+      const unsigned int v3366 = v3365 * v1;
+      const unsigned int v3367 = v3366 + v26;
+      const unsigned int v3368 = v3367 << 8u;
+      const unsigned int v3369 = v3368 + v7811;
+      out[v3369] = v3363;
+    }
+    const unsigned int v3371 = v46 + v7817;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3372 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3373 = v579.x[1];
+    const float v3374 = v3373 * v3372;
+    const bool v3375 = v3371 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3375) {
+      const iron_bf16 v3379 = iron_f32_to_bf16(v3374);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3381 = v11 + v3371;
+      const unsigned int v3382 = v3381 * v1;
+      const unsigned int v3383 = v3382 + v26;
+      const unsigned int v3384 = v3383 << 8u;
+      const unsigned int v3385 = v3384 + v7816;
+      out[v3385] = v3379;
+    }
+    const unsigned int v3387 = v46 + v7822;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3388 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3389 = v579.x[2];
+    const float v3390 = v3389 * v3388;
+    const bool v3391 = v3387 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3391) {
+      const iron_bf16 v3395 = iron_f32_to_bf16(v3390);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3397 = v11 + v3387;
+      const unsigned int v3398 = v3397 * v1;
+      const unsigned int v3399 = v3398 + v26;
+      const unsigned int v3400 = v3399 << 8u;
+      const unsigned int v3401 = v3400 + v7821;
+      out[v3401] = v3395;
+    }
+    const unsigned int v3403 = v46 + v7827;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3404 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3405 = v579.x[3];
+    const float v3406 = v3405 * v3404;
+    const bool v3407 = v3403 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3407) {
+      const iron_bf16 v3411 = iron_f32_to_bf16(v3406);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3413 = v11 + v3403;
+      const unsigned int v3414 = v3413 * v1;
+      const unsigned int v3415 = v3414 + v26;
+      const unsigned int v3416 = v3415 << 8u;
+      const unsigned int v3417 = v3416 + v7826;
+      out[v3417] = v3411;
+    }
+    const unsigned int v3419 = v46 + v7832;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3420 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3421 = v579.x[4];
+    const float v3422 = v3421 * v3420;
+    const bool v3423 = v3419 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3423) {
+      const iron_bf16 v3427 = iron_f32_to_bf16(v3422);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3429 = v11 + v3419;
+      const unsigned int v3430 = v3429 * v1;
+      const unsigned int v3431 = v3430 + v26;
+      const unsigned int v3432 = v3431 << 8u;
+      const unsigned int v3433 = v3432 + v7831;
+      out[v3433] = v3427;
+    }
+    const unsigned int v3435 = v46 + v7837;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3436 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3437 = v579.x[5];
+    const float v3438 = v3437 * v3436;
+    const bool v3439 = v3435 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3439) {
+      const iron_bf16 v3443 = iron_f32_to_bf16(v3438);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3445 = v11 + v3435;
+      const unsigned int v3446 = v3445 * v1;
+      const unsigned int v3447 = v3446 + v26;
+      const unsigned int v3448 = v3447 << 8u;
+      const unsigned int v3449 = v3448 + v7836;
+      out[v3449] = v3443;
+    }
+    const unsigned int v3451 = v46 + v7842;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3452 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3453 = v579.x[6];
+    const float v3454 = v3453 * v3452;
+    const bool v3455 = v3451 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3455) {
+      const iron_bf16 v3459 = iron_f32_to_bf16(v3454);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3461 = v11 + v3451;
+      const unsigned int v3462 = v3461 * v1;
+      const unsigned int v3463 = v3462 + v26;
+      const unsigned int v3464 = v3463 << 8u;
+      const unsigned int v3465 = v3464 + v7841;
+      out[v3465] = v3459;
+    }
+    const unsigned int v3467 = v46 + v7847;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3468 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3469 = v579.x[7];
+    const float v3470 = v3469 * v3468;
+    const bool v3471 = v3467 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3471) {
+      const iron_bf16 v3475 = iron_f32_to_bf16(v3470);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3477 = v11 + v3467;
+      const unsigned int v3478 = v3477 * v1;
+      const unsigned int v3479 = v3478 + v26;
+      const unsigned int v3480 = v3479 << 8u;
+      const unsigned int v3481 = v3480 + v7846;
+      out[v3481] = v3475;
+    }
+    const unsigned int v3483 = v46 + v7852;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3484 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3485 = v579.x[8];
+    const float v3486 = v3485 * v3484;
+    const bool v3487 = v3483 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3487) {
+      const iron_bf16 v3491 = iron_f32_to_bf16(v3486);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3493 = v11 + v3483;
+      const unsigned int v3494 = v3493 * v1;
+      const unsigned int v3495 = v3494 + v26;
+      const unsigned int v3496 = v3495 << 8u;
+      const unsigned int v3497 = v3496 + v7851;
+      out[v3497] = v3491;
+    }
+    const unsigned int v3499 = v46 + v7857;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3500 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3501 = v579.x[9];
+    const float v3502 = v3501 * v3500;
+    const bool v3503 = v3499 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3503) {
+      const iron_bf16 v3507 = iron_f32_to_bf16(v3502);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3509 = v11 + v3499;
+      const unsigned int v3510 = v3509 * v1;
+      const unsigned int v3511 = v3510 + v26;
+      const unsigned int v3512 = v3511 << 8u;
+      const unsigned int v3513 = v3512 + v7856;
+      out[v3513] = v3507;
+    }
+    const unsigned int v3515 = v46 + v7862;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3516 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3517 = v579.x[10];
+    const float v3518 = v3517 * v3516;
+    const bool v3519 = v3515 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3519) {
+      const iron_bf16 v3523 = iron_f32_to_bf16(v3518);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3525 = v11 + v3515;
+      const unsigned int v3526 = v3525 * v1;
+      const unsigned int v3527 = v3526 + v26;
+      const unsigned int v3528 = v3527 << 8u;
+      const unsigned int v3529 = v3528 + v7861;
+      out[v3529] = v3523;
+    }
+    const unsigned int v3531 = v46 + v7867;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3532 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3533 = v579.x[11];
+    const float v3534 = v3533 * v3532;
+    const bool v3535 = v3531 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3535) {
+      const iron_bf16 v3539 = iron_f32_to_bf16(v3534);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3541 = v11 + v3531;
+      const unsigned int v3542 = v3541 * v1;
+      const unsigned int v3543 = v3542 + v26;
+      const unsigned int v3544 = v3543 << 8u;
+      const unsigned int v3545 = v3544 + v7866;
+      out[v3545] = v3539;
+    }
+    const unsigned int v3547 = v46 + v7872;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3548 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3549 = v579.x[12];
+    const float v3550 = v3549 * v3548;
+    const bool v3551 = v3547 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3551) {
+      const iron_bf16 v3555 = iron_f32_to_bf16(v3550);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3557 = v11 + v3547;
+      const unsigned int v3558 = v3557 * v1;
+      const unsigned int v3559 = v3558 + v26;
+      const unsigned int v3560 = v3559 << 8u;
+      const unsigned int v3561 = v3560 + v7871;
+      out[v3561] = v3555;
+    }
+    const unsigned int v3563 = v46 + v7877;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3564 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3565 = v579.x[13];
+    const float v3566 = v3565 * v3564;
+    const bool v3567 = v3563 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3567) {
+      const iron_bf16 v3571 = iron_f32_to_bf16(v3566);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3573 = v11 + v3563;
+      const unsigned int v3574 = v3573 * v1;
+      const unsigned int v3575 = v3574 + v26;
+      const unsigned int v3576 = v3575 << 8u;
+      const unsigned int v3577 = v3576 + v7876;
+      out[v3577] = v3571;
+    }
+    const unsigned int v3579 = v46 + v7882;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3580 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3581 = v579.x[14];
+    const float v3582 = v3581 * v3580;
+    const bool v3583 = v3579 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3583) {
+      const iron_bf16 v3587 = iron_f32_to_bf16(v3582);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3589 = v11 + v3579;
+      const unsigned int v3590 = v3589 * v1;
+      const unsigned int v3591 = v3590 + v26;
+      const unsigned int v3592 = v3591 << 8u;
+      const unsigned int v3593 = v3592 + v7881;
+      out[v3593] = v3587;
+    }
+    const unsigned int v3595 = v46 + v7887;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3596 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3597 = v579.x[15];
+    const float v3598 = v3597 * v3596;
+    const bool v3599 = v3595 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3599) {
+      const iron_bf16 v3603 = iron_f32_to_bf16(v3598);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3605 = v11 + v3595;
+      const unsigned int v3606 = v3605 * v1;
+      const unsigned int v3607 = v3606 + v26;
+      const unsigned int v3608 = v3607 << 8u;
+      const unsigned int v3609 = v3608 + v7886;
+      out[v3609] = v3603;
+    }
+    const unsigned int v3611 = v46 + v7892;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3612 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3613 = v579.x[16];
+    const float v3614 = v3613 * v3612;
+    const bool v3615 = v3611 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3615) {
+      const iron_bf16 v3619 = iron_f32_to_bf16(v3614);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3621 = v11 + v3611;
+      const unsigned int v3622 = v3621 * v1;
+      const unsigned int v3623 = v3622 + v26;
+      const unsigned int v3624 = v3623 << 8u;
+      const unsigned int v3625 = v3624 + v7891;
+      out[v3625] = v3619;
+    }
+    const unsigned int v3627 = v46 + v7897;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3628 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3629 = v579.x[17];
+    const float v3630 = v3629 * v3628;
+    const bool v3631 = v3627 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3631) {
+      const iron_bf16 v3635 = iron_f32_to_bf16(v3630);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3637 = v11 + v3627;
+      const unsigned int v3638 = v3637 * v1;
+      const unsigned int v3639 = v3638 + v26;
+      const unsigned int v3640 = v3639 << 8u;
+      const unsigned int v3641 = v3640 + v7896;
+      out[v3641] = v3635;
+    }
+    const unsigned int v3643 = v46 + v7902;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3644 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3645 = v579.x[18];
+    const float v3646 = v3645 * v3644;
+    const bool v3647 = v3643 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3647) {
+      const iron_bf16 v3651 = iron_f32_to_bf16(v3646);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3653 = v11 + v3643;
+      const unsigned int v3654 = v3653 * v1;
+      const unsigned int v3655 = v3654 + v26;
+      const unsigned int v3656 = v3655 << 8u;
+      const unsigned int v3657 = v3656 + v7901;
+      out[v3657] = v3651;
+    }
+    const unsigned int v3659 = v46 + v7907;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3660 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3661 = v579.x[19];
+    const float v3662 = v3661 * v3660;
+    const bool v3663 = v3659 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3663) {
+      const iron_bf16 v3667 = iron_f32_to_bf16(v3662);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3669 = v11 + v3659;
+      const unsigned int v3670 = v3669 * v1;
+      const unsigned int v3671 = v3670 + v26;
+      const unsigned int v3672 = v3671 << 8u;
+      const unsigned int v3673 = v3672 + v7906;
+      out[v3673] = v3667;
+    }
+    const unsigned int v3675 = v46 + v7912;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3676 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3677 = v579.x[20];
+    const float v3678 = v3677 * v3676;
+    const bool v3679 = v3675 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3679) {
+      const iron_bf16 v3683 = iron_f32_to_bf16(v3678);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3685 = v11 + v3675;
+      const unsigned int v3686 = v3685 * v1;
+      const unsigned int v3687 = v3686 + v26;
+      const unsigned int v3688 = v3687 << 8u;
+      const unsigned int v3689 = v3688 + v7911;
+      out[v3689] = v3683;
+    }
+    const unsigned int v3691 = v46 + v7917;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3692 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3693 = v579.x[21];
+    const float v3694 = v3693 * v3692;
+    const bool v3695 = v3691 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3695) {
+      const iron_bf16 v3699 = iron_f32_to_bf16(v3694);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3701 = v11 + v3691;
+      const unsigned int v3702 = v3701 * v1;
+      const unsigned int v3703 = v3702 + v26;
+      const unsigned int v3704 = v3703 << 8u;
+      const unsigned int v3705 = v3704 + v7916;
+      out[v3705] = v3699;
+    }
+    const unsigned int v3707 = v46 + v7922;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3708 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3709 = v579.x[22];
+    const float v3710 = v3709 * v3708;
+    const bool v3711 = v3707 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3711) {
+      const iron_bf16 v3715 = iron_f32_to_bf16(v3710);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3717 = v11 + v3707;
+      const unsigned int v3718 = v3717 * v1;
+      const unsigned int v3719 = v3718 + v26;
+      const unsigned int v3720 = v3719 << 8u;
+      const unsigned int v3721 = v3720 + v7921;
+      out[v3721] = v3715;
+    }
+    const unsigned int v3723 = v46 + v7927;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3724 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3725 = v579.x[23];
+    const float v3726 = v3725 * v3724;
+    const bool v3727 = v3723 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3727) {
+      const iron_bf16 v3731 = iron_f32_to_bf16(v3726);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3733 = v11 + v3723;
+      const unsigned int v3734 = v3733 * v1;
+      const unsigned int v3735 = v3734 + v26;
+      const unsigned int v3736 = v3735 << 8u;
+      const unsigned int v3737 = v3736 + v7926;
+      out[v3737] = v3731;
+    }
+    const unsigned int v3739 = v46 + v7932;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3740 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3741 = v579.x[24];
+    const float v3742 = v3741 * v3740;
+    const bool v3743 = v3739 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3743) {
+      const iron_bf16 v3747 = iron_f32_to_bf16(v3742);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3749 = v11 + v3739;
+      const unsigned int v3750 = v3749 * v1;
+      const unsigned int v3751 = v3750 + v26;
+      const unsigned int v3752 = v3751 << 8u;
+      const unsigned int v3753 = v3752 + v7931;
+      out[v3753] = v3747;
+    }
+    const unsigned int v3755 = v46 + v7937;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3756 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3757 = v579.x[25];
+    const float v3758 = v3757 * v3756;
+    const bool v3759 = v3755 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3759) {
+      const iron_bf16 v3763 = iron_f32_to_bf16(v3758);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3765 = v11 + v3755;
+      const unsigned int v3766 = v3765 * v1;
+      const unsigned int v3767 = v3766 + v26;
+      const unsigned int v3768 = v3767 << 8u;
+      const unsigned int v3769 = v3768 + v7936;
+      out[v3769] = v3763;
+    }
+    const unsigned int v3771 = v46 + v7942;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3772 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3773 = v579.x[26];
+    const float v3774 = v3773 * v3772;
+    const bool v3775 = v3771 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3775) {
+      const iron_bf16 v3779 = iron_f32_to_bf16(v3774);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3781 = v11 + v3771;
+      const unsigned int v3782 = v3781 * v1;
+      const unsigned int v3783 = v3782 + v26;
+      const unsigned int v3784 = v3783 << 8u;
+      const unsigned int v3785 = v3784 + v7941;
+      out[v3785] = v3779;
+    }
+    const unsigned int v3787 = v46 + v7947;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3788 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3789 = v579.x[27];
+    const float v3790 = v3789 * v3788;
+    const bool v3791 = v3787 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3791) {
+      const iron_bf16 v3795 = iron_f32_to_bf16(v3790);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3797 = v11 + v3787;
+      const unsigned int v3798 = v3797 * v1;
+      const unsigned int v3799 = v3798 + v26;
+      const unsigned int v3800 = v3799 << 8u;
+      const unsigned int v3801 = v3800 + v7946;
+      out[v3801] = v3795;
+    }
+    const unsigned int v3803 = v46 + v7952;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3804 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3805 = v579.x[28];
+    const float v3806 = v3805 * v3804;
+    const bool v3807 = v3803 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3807) {
+      const iron_bf16 v3811 = iron_f32_to_bf16(v3806);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3813 = v11 + v3803;
+      const unsigned int v3814 = v3813 * v1;
+      const unsigned int v3815 = v3814 + v26;
+      const unsigned int v3816 = v3815 << 8u;
+      const unsigned int v3817 = v3816 + v7951;
+      out[v3817] = v3811;
+    }
+    const unsigned int v3819 = v46 + v7957;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3820 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3821 = v579.x[29];
+    const float v3822 = v3821 * v3820;
+    const bool v3823 = v3819 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3823) {
+      const iron_bf16 v3827 = iron_f32_to_bf16(v3822);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3829 = v11 + v3819;
+      const unsigned int v3830 = v3829 * v1;
+      const unsigned int v3831 = v3830 + v26;
+      const unsigned int v3832 = v3831 << 8u;
+      const unsigned int v3833 = v3832 + v7956;
+      out[v3833] = v3827;
+    }
+    const unsigned int v3835 = v46 + v7962;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3836 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3837 = v579.x[30];
+    const float v3838 = v3837 * v3836;
+    const bool v3839 = v3835 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3839) {
+      const iron_bf16 v3843 = iron_f32_to_bf16(v3838);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3845 = v11 + v3835;
+      const unsigned int v3846 = v3845 * v1;
+      const unsigned int v3847 = v3846 + v26;
+      const unsigned int v3848 = v3847 << 8u;
+      const unsigned int v3849 = v3848 + v7961;
+      out[v3849] = v3843;
+    }
+    const unsigned int v3851 = v46 + v7967;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3852 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3853 = v579.x[31];
+    const float v3854 = v3853 * v3852;
+    const bool v3855 = v3851 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3855) {
+      const iron_bf16 v3859 = iron_f32_to_bf16(v3854);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3861 = v11 + v3851;
+      const unsigned int v3862 = v3861 * v1;
+      const unsigned int v3863 = v3862 + v26;
+      const unsigned int v3864 = v3863 << 8u;
+      const unsigned int v3865 = v3864 + v7966;
+      out[v3865] = v3859;
+    }
+    const unsigned int v3867 = v46 + v7972;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3868 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3869 = v581.x[0];
+    const float v3870 = v3869 * v3868;
+    const bool v3871 = v3867 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3871) {
+      const unsigned int v3874 = 64u + v7971;
+      const iron_bf16 v3875 = iron_f32_to_bf16(v3870);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3877 = v11 + v3867;
+      const unsigned int v3878 = v3877 * v1;
+      const unsigned int v3879 = v3878 + v26;
+      const unsigned int v3880 = v3879 << 8u;
+      const unsigned int v3881 = v3880 + v3874;
+      out[v3881] = v3875;
+    }
+    const unsigned int v3883 = v46 + v7977;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3884 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3885 = v581.x[1];
+    const float v3886 = v3885 * v3884;
+    const bool v3887 = v3883 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3887) {
+      const unsigned int v3890 = 64u + v7976;
+      const iron_bf16 v3891 = iron_f32_to_bf16(v3886);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3893 = v11 + v3883;
+      const unsigned int v3894 = v3893 * v1;
+      const unsigned int v3895 = v3894 + v26;
+      const unsigned int v3896 = v3895 << 8u;
+      const unsigned int v3897 = v3896 + v3890;
+      out[v3897] = v3891;
+    }
+    const unsigned int v3899 = v46 + v7982;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3900 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3901 = v581.x[2];
+    const float v3902 = v3901 * v3900;
+    const bool v3903 = v3899 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3903) {
+      const unsigned int v3906 = 64u + v7981;
+      const iron_bf16 v3907 = iron_f32_to_bf16(v3902);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3909 = v11 + v3899;
+      const unsigned int v3910 = v3909 * v1;
+      const unsigned int v3911 = v3910 + v26;
+      const unsigned int v3912 = v3911 << 8u;
+      const unsigned int v3913 = v3912 + v3906;
+      out[v3913] = v3907;
+    }
+    const unsigned int v3915 = v46 + v7987;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3916 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3917 = v581.x[3];
+    const float v3918 = v3917 * v3916;
+    const bool v3919 = v3915 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3919) {
+      const unsigned int v3922 = 64u + v7986;
+      const iron_bf16 v3923 = iron_f32_to_bf16(v3918);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3925 = v11 + v3915;
+      const unsigned int v3926 = v3925 * v1;
+      const unsigned int v3927 = v3926 + v26;
+      const unsigned int v3928 = v3927 << 8u;
+      const unsigned int v3929 = v3928 + v3922;
+      out[v3929] = v3923;
+    }
+    const unsigned int v3931 = v46 + v7992;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3932 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3933 = v581.x[4];
+    const float v3934 = v3933 * v3932;
+    const bool v3935 = v3931 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3935) {
+      const unsigned int v3938 = 64u + v7991;
+      const iron_bf16 v3939 = iron_f32_to_bf16(v3934);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3941 = v11 + v3931;
+      const unsigned int v3942 = v3941 * v1;
+      const unsigned int v3943 = v3942 + v26;
+      const unsigned int v3944 = v3943 << 8u;
+      const unsigned int v3945 = v3944 + v3938;
+      out[v3945] = v3939;
+    }
+    const unsigned int v3947 = v46 + v7997;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3948 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3949 = v581.x[5];
+    const float v3950 = v3949 * v3948;
+    const bool v3951 = v3947 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3951) {
+      const unsigned int v3954 = 64u + v7996;
+      const iron_bf16 v3955 = iron_f32_to_bf16(v3950);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3957 = v11 + v3947;
+      const unsigned int v3958 = v3957 * v1;
+      const unsigned int v3959 = v3958 + v26;
+      const unsigned int v3960 = v3959 << 8u;
+      const unsigned int v3961 = v3960 + v3954;
+      out[v3961] = v3955;
+    }
+    const unsigned int v3963 = v46 + v8002;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3964 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3965 = v581.x[6];
+    const float v3966 = v3965 * v3964;
+    const bool v3967 = v3963 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3967) {
+      const unsigned int v3970 = 64u + v8001;
+      const iron_bf16 v3971 = iron_f32_to_bf16(v3966);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3973 = v11 + v3963;
+      const unsigned int v3974 = v3973 * v1;
+      const unsigned int v3975 = v3974 + v26;
+      const unsigned int v3976 = v3975 << 8u;
+      const unsigned int v3977 = v3976 + v3970;
+      out[v3977] = v3971;
+    }
+    const unsigned int v3979 = v46 + v8007;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3980 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3981 = v581.x[7];
+    const float v3982 = v3981 * v3980;
+    const bool v3983 = v3979 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3983) {
+      const unsigned int v3986 = 64u + v8006;
+      const iron_bf16 v3987 = iron_f32_to_bf16(v3982);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3989 = v11 + v3979;
+      const unsigned int v3990 = v3989 * v1;
+      const unsigned int v3991 = v3990 + v26;
+      const unsigned int v3992 = v3991 << 8u;
+      const unsigned int v3993 = v3992 + v3986;
+      out[v3993] = v3987;
+    }
+    const unsigned int v3995 = v46 + v8012;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3996 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3997 = v581.x[8];
+    const float v3998 = v3997 * v3996;
+    const bool v3999 = v3995 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3999) {
+      const unsigned int v4002 = 64u + v8011;
+      const iron_bf16 v4003 = iron_f32_to_bf16(v3998);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4005 = v11 + v3995;
+      const unsigned int v4006 = v4005 * v1;
+      const unsigned int v4007 = v4006 + v26;
+      const unsigned int v4008 = v4007 << 8u;
+      const unsigned int v4009 = v4008 + v4002;
+      out[v4009] = v4003;
+    }
+    const unsigned int v4011 = v46 + v8017;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4012 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4013 = v581.x[9];
+    const float v4014 = v4013 * v4012;
+    const bool v4015 = v4011 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4015) {
+      const unsigned int v4018 = 64u + v8016;
+      const iron_bf16 v4019 = iron_f32_to_bf16(v4014);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4021 = v11 + v4011;
+      const unsigned int v4022 = v4021 * v1;
+      const unsigned int v4023 = v4022 + v26;
+      const unsigned int v4024 = v4023 << 8u;
+      const unsigned int v4025 = v4024 + v4018;
+      out[v4025] = v4019;
+    }
+    const unsigned int v4027 = v46 + v8022;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4028 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4029 = v581.x[10];
+    const float v4030 = v4029 * v4028;
+    const bool v4031 = v4027 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4031) {
+      const unsigned int v4034 = 64u + v8021;
+      const iron_bf16 v4035 = iron_f32_to_bf16(v4030);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4037 = v11 + v4027;
+      const unsigned int v4038 = v4037 * v1;
+      const unsigned int v4039 = v4038 + v26;
+      const unsigned int v4040 = v4039 << 8u;
+      const unsigned int v4041 = v4040 + v4034;
+      out[v4041] = v4035;
+    }
+    const unsigned int v4043 = v46 + v8027;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4044 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4045 = v581.x[11];
+    const float v4046 = v4045 * v4044;
+    const bool v4047 = v4043 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4047) {
+      const unsigned int v4050 = 64u + v8026;
+      const iron_bf16 v4051 = iron_f32_to_bf16(v4046);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4053 = v11 + v4043;
+      const unsigned int v4054 = v4053 * v1;
+      const unsigned int v4055 = v4054 + v26;
+      const unsigned int v4056 = v4055 << 8u;
+      const unsigned int v4057 = v4056 + v4050;
+      out[v4057] = v4051;
+    }
+    const unsigned int v4059 = v46 + v8032;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4060 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4061 = v581.x[12];
+    const float v4062 = v4061 * v4060;
+    const bool v4063 = v4059 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4063) {
+      const unsigned int v4066 = 64u + v8031;
+      const iron_bf16 v4067 = iron_f32_to_bf16(v4062);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4069 = v11 + v4059;
+      const unsigned int v4070 = v4069 * v1;
+      const unsigned int v4071 = v4070 + v26;
+      const unsigned int v4072 = v4071 << 8u;
+      const unsigned int v4073 = v4072 + v4066;
+      out[v4073] = v4067;
+    }
+    const unsigned int v4075 = v46 + v8037;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4076 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4077 = v581.x[13];
+    const float v4078 = v4077 * v4076;
+    const bool v4079 = v4075 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4079) {
+      const unsigned int v4082 = 64u + v8036;
+      const iron_bf16 v4083 = iron_f32_to_bf16(v4078);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4085 = v11 + v4075;
+      const unsigned int v4086 = v4085 * v1;
+      const unsigned int v4087 = v4086 + v26;
+      const unsigned int v4088 = v4087 << 8u;
+      const unsigned int v4089 = v4088 + v4082;
+      out[v4089] = v4083;
+    }
+    const unsigned int v4091 = v46 + v8042;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4092 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4093 = v581.x[14];
+    const float v4094 = v4093 * v4092;
+    const bool v4095 = v4091 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4095) {
+      const unsigned int v4098 = 64u + v8041;
+      const iron_bf16 v4099 = iron_f32_to_bf16(v4094);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4101 = v11 + v4091;
+      const unsigned int v4102 = v4101 * v1;
+      const unsigned int v4103 = v4102 + v26;
+      const unsigned int v4104 = v4103 << 8u;
+      const unsigned int v4105 = v4104 + v4098;
+      out[v4105] = v4099;
+    }
+    const unsigned int v4107 = v46 + v8047;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4108 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4109 = v581.x[15];
+    const float v4110 = v4109 * v4108;
+    const bool v4111 = v4107 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4111) {
+      const unsigned int v4114 = 64u + v8046;
+      const iron_bf16 v4115 = iron_f32_to_bf16(v4110);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4117 = v11 + v4107;
+      const unsigned int v4118 = v4117 * v1;
+      const unsigned int v4119 = v4118 + v26;
+      const unsigned int v4120 = v4119 << 8u;
+      const unsigned int v4121 = v4120 + v4114;
+      out[v4121] = v4115;
+    }
+    const unsigned int v4123 = v46 + v8052;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4124 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4125 = v581.x[16];
+    const float v4126 = v4125 * v4124;
+    const bool v4127 = v4123 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4127) {
+      const unsigned int v4130 = 64u + v8051;
+      const iron_bf16 v4131 = iron_f32_to_bf16(v4126);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4133 = v11 + v4123;
+      const unsigned int v4134 = v4133 * v1;
+      const unsigned int v4135 = v4134 + v26;
+      const unsigned int v4136 = v4135 << 8u;
+      const unsigned int v4137 = v4136 + v4130;
+      out[v4137] = v4131;
+    }
+    const unsigned int v4139 = v46 + v8057;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4140 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4141 = v581.x[17];
+    const float v4142 = v4141 * v4140;
+    const bool v4143 = v4139 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4143) {
+      const unsigned int v4146 = 64u + v8056;
+      const iron_bf16 v4147 = iron_f32_to_bf16(v4142);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4149 = v11 + v4139;
+      const unsigned int v4150 = v4149 * v1;
+      const unsigned int v4151 = v4150 + v26;
+      const unsigned int v4152 = v4151 << 8u;
+      const unsigned int v4153 = v4152 + v4146;
+      out[v4153] = v4147;
+    }
+    const unsigned int v4155 = v46 + v8062;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4156 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4157 = v581.x[18];
+    const float v4158 = v4157 * v4156;
+    const bool v4159 = v4155 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4159) {
+      const unsigned int v4162 = 64u + v8061;
+      const iron_bf16 v4163 = iron_f32_to_bf16(v4158);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4165 = v11 + v4155;
+      const unsigned int v4166 = v4165 * v1;
+      const unsigned int v4167 = v4166 + v26;
+      const unsigned int v4168 = v4167 << 8u;
+      const unsigned int v4169 = v4168 + v4162;
+      out[v4169] = v4163;
+    }
+    const unsigned int v4171 = v46 + v8067;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4172 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4173 = v581.x[19];
+    const float v4174 = v4173 * v4172;
+    const bool v4175 = v4171 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4175) {
+      const unsigned int v4178 = 64u + v8066;
+      const iron_bf16 v4179 = iron_f32_to_bf16(v4174);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4181 = v11 + v4171;
+      const unsigned int v4182 = v4181 * v1;
+      const unsigned int v4183 = v4182 + v26;
+      const unsigned int v4184 = v4183 << 8u;
+      const unsigned int v4185 = v4184 + v4178;
+      out[v4185] = v4179;
+    }
+    const unsigned int v4187 = v46 + v8072;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4188 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4189 = v581.x[20];
+    const float v4190 = v4189 * v4188;
+    const bool v4191 = v4187 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4191) {
+      const unsigned int v4194 = 64u + v8071;
+      const iron_bf16 v4195 = iron_f32_to_bf16(v4190);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4197 = v11 + v4187;
+      const unsigned int v4198 = v4197 * v1;
+      const unsigned int v4199 = v4198 + v26;
+      const unsigned int v4200 = v4199 << 8u;
+      const unsigned int v4201 = v4200 + v4194;
+      out[v4201] = v4195;
+    }
+    const unsigned int v4203 = v46 + v8077;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4204 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4205 = v581.x[21];
+    const float v4206 = v4205 * v4204;
+    const bool v4207 = v4203 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4207) {
+      const unsigned int v4210 = 64u + v8076;
+      const iron_bf16 v4211 = iron_f32_to_bf16(v4206);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4213 = v11 + v4203;
+      const unsigned int v4214 = v4213 * v1;
+      const unsigned int v4215 = v4214 + v26;
+      const unsigned int v4216 = v4215 << 8u;
+      const unsigned int v4217 = v4216 + v4210;
+      out[v4217] = v4211;
+    }
+    const unsigned int v4219 = v46 + v8082;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4220 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4221 = v581.x[22];
+    const float v4222 = v4221 * v4220;
+    const bool v4223 = v4219 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4223) {
+      const unsigned int v4226 = 64u + v8081;
+      const iron_bf16 v4227 = iron_f32_to_bf16(v4222);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4229 = v11 + v4219;
+      const unsigned int v4230 = v4229 * v1;
+      const unsigned int v4231 = v4230 + v26;
+      const unsigned int v4232 = v4231 << 8u;
+      const unsigned int v4233 = v4232 + v4226;
+      out[v4233] = v4227;
+    }
+    const unsigned int v4235 = v46 + v8087;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4236 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4237 = v581.x[23];
+    const float v4238 = v4237 * v4236;
+    const bool v4239 = v4235 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4239) {
+      const unsigned int v4242 = 64u + v8086;
+      const iron_bf16 v4243 = iron_f32_to_bf16(v4238);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4245 = v11 + v4235;
+      const unsigned int v4246 = v4245 * v1;
+      const unsigned int v4247 = v4246 + v26;
+      const unsigned int v4248 = v4247 << 8u;
+      const unsigned int v4249 = v4248 + v4242;
+      out[v4249] = v4243;
+    }
+    const unsigned int v4251 = v46 + v8092;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4252 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4253 = v581.x[24];
+    const float v4254 = v4253 * v4252;
+    const bool v4255 = v4251 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4255) {
+      const unsigned int v4258 = 64u + v8091;
+      const iron_bf16 v4259 = iron_f32_to_bf16(v4254);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4261 = v11 + v4251;
+      const unsigned int v4262 = v4261 * v1;
+      const unsigned int v4263 = v4262 + v26;
+      const unsigned int v4264 = v4263 << 8u;
+      const unsigned int v4265 = v4264 + v4258;
+      out[v4265] = v4259;
+    }
+    const unsigned int v4267 = v46 + v8097;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4268 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4269 = v581.x[25];
+    const float v4270 = v4269 * v4268;
+    const bool v4271 = v4267 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4271) {
+      const unsigned int v4274 = 64u + v8096;
+      const iron_bf16 v4275 = iron_f32_to_bf16(v4270);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4277 = v11 + v4267;
+      const unsigned int v4278 = v4277 * v1;
+      const unsigned int v4279 = v4278 + v26;
+      const unsigned int v4280 = v4279 << 8u;
+      const unsigned int v4281 = v4280 + v4274;
+      out[v4281] = v4275;
+    }
+    const unsigned int v4283 = v46 + v8102;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4284 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4285 = v581.x[26];
+    const float v4286 = v4285 * v4284;
+    const bool v4287 = v4283 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4287) {
+      const unsigned int v4290 = 64u + v8101;
+      const iron_bf16 v4291 = iron_f32_to_bf16(v4286);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4293 = v11 + v4283;
+      const unsigned int v4294 = v4293 * v1;
+      const unsigned int v4295 = v4294 + v26;
+      const unsigned int v4296 = v4295 << 8u;
+      const unsigned int v4297 = v4296 + v4290;
+      out[v4297] = v4291;
+    }
+    const unsigned int v4299 = v46 + v8107;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4300 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4301 = v581.x[27];
+    const float v4302 = v4301 * v4300;
+    const bool v4303 = v4299 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4303) {
+      const unsigned int v4306 = 64u + v8106;
+      const iron_bf16 v4307 = iron_f32_to_bf16(v4302);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4309 = v11 + v4299;
+      const unsigned int v4310 = v4309 * v1;
+      const unsigned int v4311 = v4310 + v26;
+      const unsigned int v4312 = v4311 << 8u;
+      const unsigned int v4313 = v4312 + v4306;
+      out[v4313] = v4307;
+    }
+    const unsigned int v4315 = v46 + v8112;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4316 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4317 = v581.x[28];
+    const float v4318 = v4317 * v4316;
+    const bool v4319 = v4315 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4319) {
+      const unsigned int v4322 = 64u + v8111;
+      const iron_bf16 v4323 = iron_f32_to_bf16(v4318);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4325 = v11 + v4315;
+      const unsigned int v4326 = v4325 * v1;
+      const unsigned int v4327 = v4326 + v26;
+      const unsigned int v4328 = v4327 << 8u;
+      const unsigned int v4329 = v4328 + v4322;
+      out[v4329] = v4323;
+    }
+    const unsigned int v4331 = v46 + v8117;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4332 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4333 = v581.x[29];
+    const float v4334 = v4333 * v4332;
+    const bool v4335 = v4331 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4335) {
+      const unsigned int v4338 = 64u + v8116;
+      const iron_bf16 v4339 = iron_f32_to_bf16(v4334);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4341 = v11 + v4331;
+      const unsigned int v4342 = v4341 * v1;
+      const unsigned int v4343 = v4342 + v26;
+      const unsigned int v4344 = v4343 << 8u;
+      const unsigned int v4345 = v4344 + v4338;
+      out[v4345] = v4339;
+    }
+    const unsigned int v4347 = v46 + v8122;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4348 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4349 = v581.x[30];
+    const float v4350 = v4349 * v4348;
+    const bool v4351 = v4347 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4351) {
+      const unsigned int v4354 = 64u + v8121;
+      const iron_bf16 v4355 = iron_f32_to_bf16(v4350);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4357 = v11 + v4347;
+      const unsigned int v4358 = v4357 * v1;
+      const unsigned int v4359 = v4358 + v26;
+      const unsigned int v4360 = v4359 << 8u;
+      const unsigned int v4361 = v4360 + v4354;
+      out[v4361] = v4355;
+    }
+    const unsigned int v4363 = v46 + v8127;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4364 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4365 = v581.x[31];
+    const float v4366 = v4365 * v4364;
+    const bool v4367 = v4363 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4367) {
+      const unsigned int v4370 = 64u + v8126;
+      const iron_bf16 v4371 = iron_f32_to_bf16(v4366);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4373 = v11 + v4363;
+      const unsigned int v4374 = v4373 * v1;
+      const unsigned int v4375 = v4374 + v26;
+      const unsigned int v4376 = v4375 << 8u;
+      const unsigned int v4377 = v4376 + v4370;
+      out[v4377] = v4371;
+    }
+    const unsigned int v4379 = v46 + v8132;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4380 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4381 = v583.x[0];
+    const float v4382 = v4381 * v4380;
+    const bool v4383 = v4379 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4383) {
+      const unsigned int v4386 = 128u + v8131;
+      const iron_bf16 v4387 = iron_f32_to_bf16(v4382);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4389 = v11 + v4379;
+      const unsigned int v4390 = v4389 * v1;
+      const unsigned int v4391 = v4390 + v26;
+      const unsigned int v4392 = v4391 << 8u;
+      const unsigned int v4393 = v4392 + v4386;
+      out[v4393] = v4387;
+    }
+    const unsigned int v4395 = v46 + v8137;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4396 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4397 = v583.x[1];
+    const float v4398 = v4397 * v4396;
+    const bool v4399 = v4395 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4399) {
+      const unsigned int v4402 = 128u + v8136;
+      const iron_bf16 v4403 = iron_f32_to_bf16(v4398);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4405 = v11 + v4395;
+      const unsigned int v4406 = v4405 * v1;
+      const unsigned int v4407 = v4406 + v26;
+      const unsigned int v4408 = v4407 << 8u;
+      const unsigned int v4409 = v4408 + v4402;
+      out[v4409] = v4403;
+    }
+    const unsigned int v4411 = v46 + v8142;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4412 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4413 = v583.x[2];
+    const float v4414 = v4413 * v4412;
+    const bool v4415 = v4411 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4415) {
+      const unsigned int v4418 = 128u + v8141;
+      const iron_bf16 v4419 = iron_f32_to_bf16(v4414);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4421 = v11 + v4411;
+      const unsigned int v4422 = v4421 * v1;
+      const unsigned int v4423 = v4422 + v26;
+      const unsigned int v4424 = v4423 << 8u;
+      const unsigned int v4425 = v4424 + v4418;
+      out[v4425] = v4419;
+    }
+    const unsigned int v4427 = v46 + v8147;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4428 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4429 = v583.x[3];
+    const float v4430 = v4429 * v4428;
+    const bool v4431 = v4427 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4431) {
+      const unsigned int v4434 = 128u + v8146;
+      const iron_bf16 v4435 = iron_f32_to_bf16(v4430);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4437 = v11 + v4427;
+      const unsigned int v4438 = v4437 * v1;
+      const unsigned int v4439 = v4438 + v26;
+      const unsigned int v4440 = v4439 << 8u;
+      const unsigned int v4441 = v4440 + v4434;
+      out[v4441] = v4435;
+    }
+    const unsigned int v4443 = v46 + v8152;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4444 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4445 = v583.x[4];
+    const float v4446 = v4445 * v4444;
+    const bool v4447 = v4443 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4447) {
+      const unsigned int v4450 = 128u + v8151;
+      const iron_bf16 v4451 = iron_f32_to_bf16(v4446);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4453 = v11 + v4443;
+      const unsigned int v4454 = v4453 * v1;
+      const unsigned int v4455 = v4454 + v26;
+      const unsigned int v4456 = v4455 << 8u;
+      const unsigned int v4457 = v4456 + v4450;
+      out[v4457] = v4451;
+    }
+    const unsigned int v4459 = v46 + v8157;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4460 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4461 = v583.x[5];
+    const float v4462 = v4461 * v4460;
+    const bool v4463 = v4459 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4463) {
+      const unsigned int v4466 = 128u + v8156;
+      const iron_bf16 v4467 = iron_f32_to_bf16(v4462);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4469 = v11 + v4459;
+      const unsigned int v4470 = v4469 * v1;
+      const unsigned int v4471 = v4470 + v26;
+      const unsigned int v4472 = v4471 << 8u;
+      const unsigned int v4473 = v4472 + v4466;
+      out[v4473] = v4467;
+    }
+    const unsigned int v4475 = v46 + v8162;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4476 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4477 = v583.x[6];
+    const float v4478 = v4477 * v4476;
+    const bool v4479 = v4475 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4479) {
+      const unsigned int v4482 = 128u + v8161;
+      const iron_bf16 v4483 = iron_f32_to_bf16(v4478);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4485 = v11 + v4475;
+      const unsigned int v4486 = v4485 * v1;
+      const unsigned int v4487 = v4486 + v26;
+      const unsigned int v4488 = v4487 << 8u;
+      const unsigned int v4489 = v4488 + v4482;
+      out[v4489] = v4483;
+    }
+    const unsigned int v4491 = v46 + v8167;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4492 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4493 = v583.x[7];
+    const float v4494 = v4493 * v4492;
+    const bool v4495 = v4491 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4495) {
+      const unsigned int v4498 = 128u + v8166;
+      const iron_bf16 v4499 = iron_f32_to_bf16(v4494);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4501 = v11 + v4491;
+      const unsigned int v4502 = v4501 * v1;
+      const unsigned int v4503 = v4502 + v26;
+      const unsigned int v4504 = v4503 << 8u;
+      const unsigned int v4505 = v4504 + v4498;
+      out[v4505] = v4499;
+    }
+    const unsigned int v4507 = v46 + v8172;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4508 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4509 = v583.x[8];
+    const float v4510 = v4509 * v4508;
+    const bool v4511 = v4507 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4511) {
+      const unsigned int v4514 = 128u + v8171;
+      const iron_bf16 v4515 = iron_f32_to_bf16(v4510);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4517 = v11 + v4507;
+      const unsigned int v4518 = v4517 * v1;
+      const unsigned int v4519 = v4518 + v26;
+      const unsigned int v4520 = v4519 << 8u;
+      const unsigned int v4521 = v4520 + v4514;
+      out[v4521] = v4515;
+    }
+    const unsigned int v4523 = v46 + v8177;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4524 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4525 = v583.x[9];
+    const float v4526 = v4525 * v4524;
+    const bool v4527 = v4523 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4527) {
+      const unsigned int v4530 = 128u + v8176;
+      const iron_bf16 v4531 = iron_f32_to_bf16(v4526);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4533 = v11 + v4523;
+      const unsigned int v4534 = v4533 * v1;
+      const unsigned int v4535 = v4534 + v26;
+      const unsigned int v4536 = v4535 << 8u;
+      const unsigned int v4537 = v4536 + v4530;
+      out[v4537] = v4531;
+    }
+    const unsigned int v4539 = v46 + v8182;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4540 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4541 = v583.x[10];
+    const float v4542 = v4541 * v4540;
+    const bool v4543 = v4539 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4543) {
+      const unsigned int v4546 = 128u + v8181;
+      const iron_bf16 v4547 = iron_f32_to_bf16(v4542);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4549 = v11 + v4539;
+      const unsigned int v4550 = v4549 * v1;
+      const unsigned int v4551 = v4550 + v26;
+      const unsigned int v4552 = v4551 << 8u;
+      const unsigned int v4553 = v4552 + v4546;
+      out[v4553] = v4547;
+    }
+    const unsigned int v4555 = v46 + v8187;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4556 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4557 = v583.x[11];
+    const float v4558 = v4557 * v4556;
+    const bool v4559 = v4555 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4559) {
+      const unsigned int v4562 = 128u + v8186;
+      const iron_bf16 v4563 = iron_f32_to_bf16(v4558);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4565 = v11 + v4555;
+      const unsigned int v4566 = v4565 * v1;
+      const unsigned int v4567 = v4566 + v26;
+      const unsigned int v4568 = v4567 << 8u;
+      const unsigned int v4569 = v4568 + v4562;
+      out[v4569] = v4563;
+    }
+    const unsigned int v4571 = v46 + v8192;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4572 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4573 = v583.x[12];
+    const float v4574 = v4573 * v4572;
+    const bool v4575 = v4571 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4575) {
+      const unsigned int v4578 = 128u + v8191;
+      const iron_bf16 v4579 = iron_f32_to_bf16(v4574);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4581 = v11 + v4571;
+      const unsigned int v4582 = v4581 * v1;
+      const unsigned int v4583 = v4582 + v26;
+      const unsigned int v4584 = v4583 << 8u;
+      const unsigned int v4585 = v4584 + v4578;
+      out[v4585] = v4579;
+    }
+    const unsigned int v4587 = v46 + v8197;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4588 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4589 = v583.x[13];
+    const float v4590 = v4589 * v4588;
+    const bool v4591 = v4587 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4591) {
+      const unsigned int v4594 = 128u + v8196;
+      const iron_bf16 v4595 = iron_f32_to_bf16(v4590);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4597 = v11 + v4587;
+      const unsigned int v4598 = v4597 * v1;
+      const unsigned int v4599 = v4598 + v26;
+      const unsigned int v4600 = v4599 << 8u;
+      const unsigned int v4601 = v4600 + v4594;
+      out[v4601] = v4595;
+    }
+    const unsigned int v4603 = v46 + v8202;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4604 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4605 = v583.x[14];
+    const float v4606 = v4605 * v4604;
+    const bool v4607 = v4603 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4607) {
+      const unsigned int v4610 = 128u + v8201;
+      const iron_bf16 v4611 = iron_f32_to_bf16(v4606);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4613 = v11 + v4603;
+      const unsigned int v4614 = v4613 * v1;
+      const unsigned int v4615 = v4614 + v26;
+      const unsigned int v4616 = v4615 << 8u;
+      const unsigned int v4617 = v4616 + v4610;
+      out[v4617] = v4611;
+    }
+    const unsigned int v4619 = v46 + v8207;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4620 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4621 = v583.x[15];
+    const float v4622 = v4621 * v4620;
+    const bool v4623 = v4619 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4623) {
+      const unsigned int v4626 = 128u + v8206;
+      const iron_bf16 v4627 = iron_f32_to_bf16(v4622);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4629 = v11 + v4619;
+      const unsigned int v4630 = v4629 * v1;
+      const unsigned int v4631 = v4630 + v26;
+      const unsigned int v4632 = v4631 << 8u;
+      const unsigned int v4633 = v4632 + v4626;
+      out[v4633] = v4627;
+    }
+    const unsigned int v4635 = v46 + v8212;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4636 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4637 = v583.x[16];
+    const float v4638 = v4637 * v4636;
+    const bool v4639 = v4635 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4639) {
+      const unsigned int v4642 = 128u + v8211;
+      const iron_bf16 v4643 = iron_f32_to_bf16(v4638);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4645 = v11 + v4635;
+      const unsigned int v4646 = v4645 * v1;
+      const unsigned int v4647 = v4646 + v26;
+      const unsigned int v4648 = v4647 << 8u;
+      const unsigned int v4649 = v4648 + v4642;
+      out[v4649] = v4643;
+    }
+    const unsigned int v4651 = v46 + v8217;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4652 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4653 = v583.x[17];
+    const float v4654 = v4653 * v4652;
+    const bool v4655 = v4651 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4655) {
+      const unsigned int v4658 = 128u + v8216;
+      const iron_bf16 v4659 = iron_f32_to_bf16(v4654);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4661 = v11 + v4651;
+      const unsigned int v4662 = v4661 * v1;
+      const unsigned int v4663 = v4662 + v26;
+      const unsigned int v4664 = v4663 << 8u;
+      const unsigned int v4665 = v4664 + v4658;
+      out[v4665] = v4659;
+    }
+    const unsigned int v4667 = v46 + v8222;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4668 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4669 = v583.x[18];
+    const float v4670 = v4669 * v4668;
+    const bool v4671 = v4667 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4671) {
+      const unsigned int v4674 = 128u + v8221;
+      const iron_bf16 v4675 = iron_f32_to_bf16(v4670);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4677 = v11 + v4667;
+      const unsigned int v4678 = v4677 * v1;
+      const unsigned int v4679 = v4678 + v26;
+      const unsigned int v4680 = v4679 << 8u;
+      const unsigned int v4681 = v4680 + v4674;
+      out[v4681] = v4675;
+    }
+    const unsigned int v4683 = v46 + v8227;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4684 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4685 = v583.x[19];
+    const float v4686 = v4685 * v4684;
+    const bool v4687 = v4683 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4687) {
+      const unsigned int v4690 = 128u + v8226;
+      const iron_bf16 v4691 = iron_f32_to_bf16(v4686);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4693 = v11 + v4683;
+      const unsigned int v4694 = v4693 * v1;
+      const unsigned int v4695 = v4694 + v26;
+      const unsigned int v4696 = v4695 << 8u;
+      const unsigned int v4697 = v4696 + v4690;
+      out[v4697] = v4691;
+    }
+    const unsigned int v4699 = v46 + v8232;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4700 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4701 = v583.x[20];
+    const float v4702 = v4701 * v4700;
+    const bool v4703 = v4699 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4703) {
+      const unsigned int v4706 = 128u + v8231;
+      const iron_bf16 v4707 = iron_f32_to_bf16(v4702);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4709 = v11 + v4699;
+      const unsigned int v4710 = v4709 * v1;
+      const unsigned int v4711 = v4710 + v26;
+      const unsigned int v4712 = v4711 << 8u;
+      const unsigned int v4713 = v4712 + v4706;
+      out[v4713] = v4707;
+    }
+    const unsigned int v4715 = v46 + v8237;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4716 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4717 = v583.x[21];
+    const float v4718 = v4717 * v4716;
+    const bool v4719 = v4715 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4719) {
+      const unsigned int v4722 = 128u + v8236;
+      const iron_bf16 v4723 = iron_f32_to_bf16(v4718);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4725 = v11 + v4715;
+      const unsigned int v4726 = v4725 * v1;
+      const unsigned int v4727 = v4726 + v26;
+      const unsigned int v4728 = v4727 << 8u;
+      const unsigned int v4729 = v4728 + v4722;
+      out[v4729] = v4723;
+    }
+    const unsigned int v4731 = v46 + v8242;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4732 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4733 = v583.x[22];
+    const float v4734 = v4733 * v4732;
+    const bool v4735 = v4731 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4735) {
+      const unsigned int v4738 = 128u + v8241;
+      const iron_bf16 v4739 = iron_f32_to_bf16(v4734);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4741 = v11 + v4731;
+      const unsigned int v4742 = v4741 * v1;
+      const unsigned int v4743 = v4742 + v26;
+      const unsigned int v4744 = v4743 << 8u;
+      const unsigned int v4745 = v4744 + v4738;
+      out[v4745] = v4739;
+    }
+    const unsigned int v4747 = v46 + v8247;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4748 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4749 = v583.x[23];
+    const float v4750 = v4749 * v4748;
+    const bool v4751 = v4747 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4751) {
+      const unsigned int v4754 = 128u + v8246;
+      const iron_bf16 v4755 = iron_f32_to_bf16(v4750);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4757 = v11 + v4747;
+      const unsigned int v4758 = v4757 * v1;
+      const unsigned int v4759 = v4758 + v26;
+      const unsigned int v4760 = v4759 << 8u;
+      const unsigned int v4761 = v4760 + v4754;
+      out[v4761] = v4755;
+    }
+    const unsigned int v4763 = v46 + v8252;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4764 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4765 = v583.x[24];
+    const float v4766 = v4765 * v4764;
+    const bool v4767 = v4763 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4767) {
+      const unsigned int v4770 = 128u + v8251;
+      const iron_bf16 v4771 = iron_f32_to_bf16(v4766);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4773 = v11 + v4763;
+      const unsigned int v4774 = v4773 * v1;
+      const unsigned int v4775 = v4774 + v26;
+      const unsigned int v4776 = v4775 << 8u;
+      const unsigned int v4777 = v4776 + v4770;
+      out[v4777] = v4771;
+    }
+    const unsigned int v4779 = v46 + v8257;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4780 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4781 = v583.x[25];
+    const float v4782 = v4781 * v4780;
+    const bool v4783 = v4779 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4783) {
+      const unsigned int v4786 = 128u + v8256;
+      const iron_bf16 v4787 = iron_f32_to_bf16(v4782);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4789 = v11 + v4779;
+      const unsigned int v4790 = v4789 * v1;
+      const unsigned int v4791 = v4790 + v26;
+      const unsigned int v4792 = v4791 << 8u;
+      const unsigned int v4793 = v4792 + v4786;
+      out[v4793] = v4787;
+    }
+    const unsigned int v4795 = v46 + v8262;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4796 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4797 = v583.x[26];
+    const float v4798 = v4797 * v4796;
+    const bool v4799 = v4795 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4799) {
+      const unsigned int v4802 = 128u + v8261;
+      const iron_bf16 v4803 = iron_f32_to_bf16(v4798);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4805 = v11 + v4795;
+      const unsigned int v4806 = v4805 * v1;
+      const unsigned int v4807 = v4806 + v26;
+      const unsigned int v4808 = v4807 << 8u;
+      const unsigned int v4809 = v4808 + v4802;
+      out[v4809] = v4803;
+    }
+    const unsigned int v4811 = v46 + v8267;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4812 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4813 = v583.x[27];
+    const float v4814 = v4813 * v4812;
+    const bool v4815 = v4811 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4815) {
+      const unsigned int v4818 = 128u + v8266;
+      const iron_bf16 v4819 = iron_f32_to_bf16(v4814);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4821 = v11 + v4811;
+      const unsigned int v4822 = v4821 * v1;
+      const unsigned int v4823 = v4822 + v26;
+      const unsigned int v4824 = v4823 << 8u;
+      const unsigned int v4825 = v4824 + v4818;
+      out[v4825] = v4819;
+    }
+    const unsigned int v4827 = v46 + v8272;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4828 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4829 = v583.x[28];
+    const float v4830 = v4829 * v4828;
+    const bool v4831 = v4827 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4831) {
+      const unsigned int v4834 = 128u + v8271;
+      const iron_bf16 v4835 = iron_f32_to_bf16(v4830);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4837 = v11 + v4827;
+      const unsigned int v4838 = v4837 * v1;
+      const unsigned int v4839 = v4838 + v26;
+      const unsigned int v4840 = v4839 << 8u;
+      const unsigned int v4841 = v4840 + v4834;
+      out[v4841] = v4835;
+    }
+    const unsigned int v4843 = v46 + v8277;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4844 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4845 = v583.x[29];
+    const float v4846 = v4845 * v4844;
+    const bool v4847 = v4843 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4847) {
+      const unsigned int v4850 = 128u + v8276;
+      const iron_bf16 v4851 = iron_f32_to_bf16(v4846);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4853 = v11 + v4843;
+      const unsigned int v4854 = v4853 * v1;
+      const unsigned int v4855 = v4854 + v26;
+      const unsigned int v4856 = v4855 << 8u;
+      const unsigned int v4857 = v4856 + v4850;
+      out[v4857] = v4851;
+    }
+    const unsigned int v4859 = v46 + v8282;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4860 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4861 = v583.x[30];
+    const float v4862 = v4861 * v4860;
+    const bool v4863 = v4859 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4863) {
+      const unsigned int v4866 = 128u + v8281;
+      const iron_bf16 v4867 = iron_f32_to_bf16(v4862);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4869 = v11 + v4859;
+      const unsigned int v4870 = v4869 * v1;
+      const unsigned int v4871 = v4870 + v26;
+      const unsigned int v4872 = v4871 << 8u;
+      const unsigned int v4873 = v4872 + v4866;
+      out[v4873] = v4867;
+    }
+    const unsigned int v4875 = v46 + v8287;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4876 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4877 = v583.x[31];
+    const float v4878 = v4877 * v4876;
+    const bool v4879 = v4875 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4879) {
+      const unsigned int v4882 = 128u + v8286;
+      const iron_bf16 v4883 = iron_f32_to_bf16(v4878);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4885 = v11 + v4875;
+      const unsigned int v4886 = v4885 * v1;
+      const unsigned int v4887 = v4886 + v26;
+      const unsigned int v4888 = v4887 << 8u;
+      const unsigned int v4889 = v4888 + v4882;
+      out[v4889] = v4883;
+    }
+    const unsigned int v4891 = v46 + v8292;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4892 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4893 = v585.x[0];
+    const float v4894 = v4893 * v4892;
+    const bool v4895 = v4891 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4895) {
+      const unsigned int v4898 = 192u + v8291;
+      const iron_bf16 v4899 = iron_f32_to_bf16(v4894);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4901 = v11 + v4891;
+      const unsigned int v4902 = v4901 * v1;
+      const unsigned int v4903 = v4902 + v26;
+      const unsigned int v4904 = v4903 << 8u;
+      const unsigned int v4905 = v4904 + v4898;
+      out[v4905] = v4899;
+    }
+    const unsigned int v4907 = v46 + v8297;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4908 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4909 = v585.x[1];
+    const float v4910 = v4909 * v4908;
+    const bool v4911 = v4907 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4911) {
+      const unsigned int v4914 = 192u + v8296;
+      const iron_bf16 v4915 = iron_f32_to_bf16(v4910);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4917 = v11 + v4907;
+      const unsigned int v4918 = v4917 * v1;
+      const unsigned int v4919 = v4918 + v26;
+      const unsigned int v4920 = v4919 << 8u;
+      const unsigned int v4921 = v4920 + v4914;
+      out[v4921] = v4915;
+    }
+    const unsigned int v4923 = v46 + v8302;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4924 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4925 = v585.x[2];
+    const float v4926 = v4925 * v4924;
+    const bool v4927 = v4923 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4927) {
+      const unsigned int v4930 = 192u + v8301;
+      const iron_bf16 v4931 = iron_f32_to_bf16(v4926);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4933 = v11 + v4923;
+      const unsigned int v4934 = v4933 * v1;
+      const unsigned int v4935 = v4934 + v26;
+      const unsigned int v4936 = v4935 << 8u;
+      const unsigned int v4937 = v4936 + v4930;
+      out[v4937] = v4931;
+    }
+    const unsigned int v4939 = v46 + v8307;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4940 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4941 = v585.x[3];
+    const float v4942 = v4941 * v4940;
+    const bool v4943 = v4939 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4943) {
+      const unsigned int v4946 = 192u + v8306;
+      const iron_bf16 v4947 = iron_f32_to_bf16(v4942);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4949 = v11 + v4939;
+      const unsigned int v4950 = v4949 * v1;
+      const unsigned int v4951 = v4950 + v26;
+      const unsigned int v4952 = v4951 << 8u;
+      const unsigned int v4953 = v4952 + v4946;
+      out[v4953] = v4947;
+    }
+    const unsigned int v4955 = v46 + v8312;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4956 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4957 = v585.x[4];
+    const float v4958 = v4957 * v4956;
+    const bool v4959 = v4955 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4959) {
+      const unsigned int v4962 = 192u + v8311;
+      const iron_bf16 v4963 = iron_f32_to_bf16(v4958);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4965 = v11 + v4955;
+      const unsigned int v4966 = v4965 * v1;
+      const unsigned int v4967 = v4966 + v26;
+      const unsigned int v4968 = v4967 << 8u;
+      const unsigned int v4969 = v4968 + v4962;
+      out[v4969] = v4963;
+    }
+    const unsigned int v4971 = v46 + v8317;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4972 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4973 = v585.x[5];
+    const float v4974 = v4973 * v4972;
+    const bool v4975 = v4971 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4975) {
+      const unsigned int v4978 = 192u + v8316;
+      const iron_bf16 v4979 = iron_f32_to_bf16(v4974);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4981 = v11 + v4971;
+      const unsigned int v4982 = v4981 * v1;
+      const unsigned int v4983 = v4982 + v26;
+      const unsigned int v4984 = v4983 << 8u;
+      const unsigned int v4985 = v4984 + v4978;
+      out[v4985] = v4979;
+    }
+    const unsigned int v4987 = v46 + v8322;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4988 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4989 = v585.x[6];
+    const float v4990 = v4989 * v4988;
+    const bool v4991 = v4987 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4991) {
+      const unsigned int v4994 = 192u + v8321;
+      const iron_bf16 v4995 = iron_f32_to_bf16(v4990);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4997 = v11 + v4987;
+      const unsigned int v4998 = v4997 * v1;
+      const unsigned int v4999 = v4998 + v26;
+      const unsigned int v5000 = v4999 << 8u;
+      const unsigned int v5001 = v5000 + v4994;
+      out[v5001] = v4995;
+    }
+    const unsigned int v5003 = v46 + v8327;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5004 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5005 = v585.x[7];
+    const float v5006 = v5005 * v5004;
+    const bool v5007 = v5003 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5007) {
+      const unsigned int v5010 = 192u + v8326;
+      const iron_bf16 v5011 = iron_f32_to_bf16(v5006);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5013 = v11 + v5003;
+      const unsigned int v5014 = v5013 * v1;
+      const unsigned int v5015 = v5014 + v26;
+      const unsigned int v5016 = v5015 << 8u;
+      const unsigned int v5017 = v5016 + v5010;
+      out[v5017] = v5011;
+    }
+    const unsigned int v5019 = v46 + v8332;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5020 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5021 = v585.x[8];
+    const float v5022 = v5021 * v5020;
+    const bool v5023 = v5019 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5023) {
+      const unsigned int v5026 = 192u + v8331;
+      const iron_bf16 v5027 = iron_f32_to_bf16(v5022);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5029 = v11 + v5019;
+      const unsigned int v5030 = v5029 * v1;
+      const unsigned int v5031 = v5030 + v26;
+      const unsigned int v5032 = v5031 << 8u;
+      const unsigned int v5033 = v5032 + v5026;
+      out[v5033] = v5027;
+    }
+    const unsigned int v5035 = v46 + v8337;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5036 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5037 = v585.x[9];
+    const float v5038 = v5037 * v5036;
+    const bool v5039 = v5035 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5039) {
+      const unsigned int v5042 = 192u + v8336;
+      const iron_bf16 v5043 = iron_f32_to_bf16(v5038);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5045 = v11 + v5035;
+      const unsigned int v5046 = v5045 * v1;
+      const unsigned int v5047 = v5046 + v26;
+      const unsigned int v5048 = v5047 << 8u;
+      const unsigned int v5049 = v5048 + v5042;
+      out[v5049] = v5043;
+    }
+    const unsigned int v5051 = v46 + v8342;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5052 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5053 = v585.x[10];
+    const float v5054 = v5053 * v5052;
+    const bool v5055 = v5051 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5055) {
+      const unsigned int v5058 = 192u + v8341;
+      const iron_bf16 v5059 = iron_f32_to_bf16(v5054);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5061 = v11 + v5051;
+      const unsigned int v5062 = v5061 * v1;
+      const unsigned int v5063 = v5062 + v26;
+      const unsigned int v5064 = v5063 << 8u;
+      const unsigned int v5065 = v5064 + v5058;
+      out[v5065] = v5059;
+    }
+    const unsigned int v5067 = v46 + v8347;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5068 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5069 = v585.x[11];
+    const float v5070 = v5069 * v5068;
+    const bool v5071 = v5067 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5071) {
+      const unsigned int v5074 = 192u + v8346;
+      const iron_bf16 v5075 = iron_f32_to_bf16(v5070);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5077 = v11 + v5067;
+      const unsigned int v5078 = v5077 * v1;
+      const unsigned int v5079 = v5078 + v26;
+      const unsigned int v5080 = v5079 << 8u;
+      const unsigned int v5081 = v5080 + v5074;
+      out[v5081] = v5075;
+    }
+    const unsigned int v5083 = v46 + v8352;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5084 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5085 = v585.x[12];
+    const float v5086 = v5085 * v5084;
+    const bool v5087 = v5083 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5087) {
+      const unsigned int v5090 = 192u + v8351;
+      const iron_bf16 v5091 = iron_f32_to_bf16(v5086);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5093 = v11 + v5083;
+      const unsigned int v5094 = v5093 * v1;
+      const unsigned int v5095 = v5094 + v26;
+      const unsigned int v5096 = v5095 << 8u;
+      const unsigned int v5097 = v5096 + v5090;
+      out[v5097] = v5091;
+    }
+    const unsigned int v5099 = v46 + v8357;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5100 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5101 = v585.x[13];
+    const float v5102 = v5101 * v5100;
+    const bool v5103 = v5099 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5103) {
+      const unsigned int v5106 = 192u + v8356;
+      const iron_bf16 v5107 = iron_f32_to_bf16(v5102);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5109 = v11 + v5099;
+      const unsigned int v5110 = v5109 * v1;
+      const unsigned int v5111 = v5110 + v26;
+      const unsigned int v5112 = v5111 << 8u;
+      const unsigned int v5113 = v5112 + v5106;
+      out[v5113] = v5107;
+    }
+    const unsigned int v5115 = v46 + v8362;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5116 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5117 = v585.x[14];
+    const float v5118 = v5117 * v5116;
+    const bool v5119 = v5115 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5119) {
+      const unsigned int v5122 = 192u + v8361;
+      const iron_bf16 v5123 = iron_f32_to_bf16(v5118);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5125 = v11 + v5115;
+      const unsigned int v5126 = v5125 * v1;
+      const unsigned int v5127 = v5126 + v26;
+      const unsigned int v5128 = v5127 << 8u;
+      const unsigned int v5129 = v5128 + v5122;
+      out[v5129] = v5123;
+    }
+    const unsigned int v5131 = v46 + v8367;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5132 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5133 = v585.x[15];
+    const float v5134 = v5133 * v5132;
+    const bool v5135 = v5131 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5135) {
+      const unsigned int v5138 = 192u + v8366;
+      const iron_bf16 v5139 = iron_f32_to_bf16(v5134);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5141 = v11 + v5131;
+      const unsigned int v5142 = v5141 * v1;
+      const unsigned int v5143 = v5142 + v26;
+      const unsigned int v5144 = v5143 << 8u;
+      const unsigned int v5145 = v5144 + v5138;
+      out[v5145] = v5139;
+    }
+    const unsigned int v5147 = v46 + v8372;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5148 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5149 = v585.x[16];
+    const float v5150 = v5149 * v5148;
+    const bool v5151 = v5147 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5151) {
+      const unsigned int v5154 = 192u + v8371;
+      const iron_bf16 v5155 = iron_f32_to_bf16(v5150);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5157 = v11 + v5147;
+      const unsigned int v5158 = v5157 * v1;
+      const unsigned int v5159 = v5158 + v26;
+      const unsigned int v5160 = v5159 << 8u;
+      const unsigned int v5161 = v5160 + v5154;
+      out[v5161] = v5155;
+    }
+    const unsigned int v5163 = v46 + v8377;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5164 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5165 = v585.x[17];
+    const float v5166 = v5165 * v5164;
+    const bool v5167 = v5163 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5167) {
+      const unsigned int v5170 = 192u + v8376;
+      const iron_bf16 v5171 = iron_f32_to_bf16(v5166);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5173 = v11 + v5163;
+      const unsigned int v5174 = v5173 * v1;
+      const unsigned int v5175 = v5174 + v26;
+      const unsigned int v5176 = v5175 << 8u;
+      const unsigned int v5177 = v5176 + v5170;
+      out[v5177] = v5171;
+    }
+    const unsigned int v5179 = v46 + v8382;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5180 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5181 = v585.x[18];
+    const float v5182 = v5181 * v5180;
+    const bool v5183 = v5179 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5183) {
+      const unsigned int v5186 = 192u + v8381;
+      const iron_bf16 v5187 = iron_f32_to_bf16(v5182);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5189 = v11 + v5179;
+      const unsigned int v5190 = v5189 * v1;
+      const unsigned int v5191 = v5190 + v26;
+      const unsigned int v5192 = v5191 << 8u;
+      const unsigned int v5193 = v5192 + v5186;
+      out[v5193] = v5187;
+    }
+    const unsigned int v5195 = v46 + v8387;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5196 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5197 = v585.x[19];
+    const float v5198 = v5197 * v5196;
+    const bool v5199 = v5195 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5199) {
+      const unsigned int v5202 = 192u + v8386;
+      const iron_bf16 v5203 = iron_f32_to_bf16(v5198);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5205 = v11 + v5195;
+      const unsigned int v5206 = v5205 * v1;
+      const unsigned int v5207 = v5206 + v26;
+      const unsigned int v5208 = v5207 << 8u;
+      const unsigned int v5209 = v5208 + v5202;
+      out[v5209] = v5203;
+    }
+    const unsigned int v5211 = v46 + v8392;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5212 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5213 = v585.x[20];
+    const float v5214 = v5213 * v5212;
+    const bool v5215 = v5211 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5215) {
+      const unsigned int v5218 = 192u + v8391;
+      const iron_bf16 v5219 = iron_f32_to_bf16(v5214);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5221 = v11 + v5211;
+      const unsigned int v5222 = v5221 * v1;
+      const unsigned int v5223 = v5222 + v26;
+      const unsigned int v5224 = v5223 << 8u;
+      const unsigned int v5225 = v5224 + v5218;
+      out[v5225] = v5219;
+    }
+    const unsigned int v5227 = v46 + v8397;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5228 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5229 = v585.x[21];
+    const float v5230 = v5229 * v5228;
+    const bool v5231 = v5227 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5231) {
+      const unsigned int v5234 = 192u + v8396;
+      const iron_bf16 v5235 = iron_f32_to_bf16(v5230);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5237 = v11 + v5227;
+      const unsigned int v5238 = v5237 * v1;
+      const unsigned int v5239 = v5238 + v26;
+      const unsigned int v5240 = v5239 << 8u;
+      const unsigned int v5241 = v5240 + v5234;
+      out[v5241] = v5235;
+    }
+    const unsigned int v5243 = v46 + v8402;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5244 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5245 = v585.x[22];
+    const float v5246 = v5245 * v5244;
+    const bool v5247 = v5243 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5247) {
+      const unsigned int v5250 = 192u + v8401;
+      const iron_bf16 v5251 = iron_f32_to_bf16(v5246);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5253 = v11 + v5243;
+      const unsigned int v5254 = v5253 * v1;
+      const unsigned int v5255 = v5254 + v26;
+      const unsigned int v5256 = v5255 << 8u;
+      const unsigned int v5257 = v5256 + v5250;
+      out[v5257] = v5251;
+    }
+    const unsigned int v5259 = v46 + v8407;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5260 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5261 = v585.x[23];
+    const float v5262 = v5261 * v5260;
+    const bool v5263 = v5259 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5263) {
+      const unsigned int v5266 = 192u + v8406;
+      const iron_bf16 v5267 = iron_f32_to_bf16(v5262);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5269 = v11 + v5259;
+      const unsigned int v5270 = v5269 * v1;
+      const unsigned int v5271 = v5270 + v26;
+      const unsigned int v5272 = v5271 << 8u;
+      const unsigned int v5273 = v5272 + v5266;
+      out[v5273] = v5267;
+    }
+    const unsigned int v5275 = v46 + v8412;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5276 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5277 = v585.x[24];
+    const float v5278 = v5277 * v5276;
+    const bool v5279 = v5275 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5279) {
+      const unsigned int v5282 = 192u + v8411;
+      const iron_bf16 v5283 = iron_f32_to_bf16(v5278);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5285 = v11 + v5275;
+      const unsigned int v5286 = v5285 * v1;
+      const unsigned int v5287 = v5286 + v26;
+      const unsigned int v5288 = v5287 << 8u;
+      const unsigned int v5289 = v5288 + v5282;
+      out[v5289] = v5283;
+    }
+    const unsigned int v5291 = v46 + v8417;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5292 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5293 = v585.x[25];
+    const float v5294 = v5293 * v5292;
+    const bool v5295 = v5291 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5295) {
+      const unsigned int v5298 = 192u + v8416;
+      const iron_bf16 v5299 = iron_f32_to_bf16(v5294);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5301 = v11 + v5291;
+      const unsigned int v5302 = v5301 * v1;
+      const unsigned int v5303 = v5302 + v26;
+      const unsigned int v5304 = v5303 << 8u;
+      const unsigned int v5305 = v5304 + v5298;
+      out[v5305] = v5299;
+    }
+    const unsigned int v5307 = v46 + v8422;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5308 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5309 = v585.x[26];
+    const float v5310 = v5309 * v5308;
+    const bool v5311 = v5307 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5311) {
+      const unsigned int v5314 = 192u + v8421;
+      const iron_bf16 v5315 = iron_f32_to_bf16(v5310);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5317 = v11 + v5307;
+      const unsigned int v5318 = v5317 * v1;
+      const unsigned int v5319 = v5318 + v26;
+      const unsigned int v5320 = v5319 << 8u;
+      const unsigned int v5321 = v5320 + v5314;
+      out[v5321] = v5315;
+    }
+    const unsigned int v5323 = v46 + v8427;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5324 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5325 = v585.x[27];
+    const float v5326 = v5325 * v5324;
+    const bool v5327 = v5323 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5327) {
+      const unsigned int v5330 = 192u + v8426;
+      const iron_bf16 v5331 = iron_f32_to_bf16(v5326);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5333 = v11 + v5323;
+      const unsigned int v5334 = v5333 * v1;
+      const unsigned int v5335 = v5334 + v26;
+      const unsigned int v5336 = v5335 << 8u;
+      const unsigned int v5337 = v5336 + v5330;
+      out[v5337] = v5331;
+    }
+    const unsigned int v5339 = v46 + v8432;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5340 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5341 = v585.x[28];
+    const float v5342 = v5341 * v5340;
+    const bool v5343 = v5339 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5343) {
+      const unsigned int v5346 = 192u + v8431;
+      const iron_bf16 v5347 = iron_f32_to_bf16(v5342);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5349 = v11 + v5339;
+      const unsigned int v5350 = v5349 * v1;
+      const unsigned int v5351 = v5350 + v26;
+      const unsigned int v5352 = v5351 << 8u;
+      const unsigned int v5353 = v5352 + v5346;
+      out[v5353] = v5347;
+    }
+    const unsigned int v5355 = v46 + v8437;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5356 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5357 = v585.x[29];
+    const float v5358 = v5357 * v5356;
+    const bool v5359 = v5355 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5359) {
+      const unsigned int v5362 = 192u + v8436;
+      const iron_bf16 v5363 = iron_f32_to_bf16(v5358);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5365 = v11 + v5355;
+      const unsigned int v5366 = v5365 * v1;
+      const unsigned int v5367 = v5366 + v26;
+      const unsigned int v5368 = v5367 << 8u;
+      const unsigned int v5369 = v5368 + v5362;
+      out[v5369] = v5363;
+    }
+    const unsigned int v5371 = v46 + v8442;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5372 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5373 = v585.x[30];
+    const float v5374 = v5373 * v5372;
+    const bool v5375 = v5371 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5375) {
+      const unsigned int v5378 = 192u + v8441;
+      const iron_bf16 v5379 = iron_f32_to_bf16(v5374);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5381 = v11 + v5371;
+      const unsigned int v5382 = v5381 * v1;
+      const unsigned int v5383 = v5382 + v26;
+      const unsigned int v5384 = v5383 << 8u;
+      const unsigned int v5385 = v5384 + v5378;
+      out[v5385] = v5379;
+    }
+    const unsigned int v5387 = v46 + v8447;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5388 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5389 = v585.x[31];
+    const float v5390 = v5389 * v5388;
+    const bool v5391 = v5387 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5391) {
+      const unsigned int v5394 = 192u + v8446;
+      const iron_bf16 v5395 = iron_f32_to_bf16(v5390);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5397 = v11 + v5387;
+      const unsigned int v5398 = v5397 * v1;
+      const unsigned int v5399 = v5398 + v26;
+      const unsigned int v5400 = v5399 << 8u;
+      const unsigned int v5401 = v5400 + v5394;
+      out[v5401] = v5395;
     }
   }
 }

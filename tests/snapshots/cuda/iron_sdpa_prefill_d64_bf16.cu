@@ -360,2031 +360,2031 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d64_bf16(
     const unsigned int v45 = v41 << 4u;  // kernels/sdpa/flash_warpgroup.hpp:73
     const unsigned int v46 = v25 + v45;
     unsigned int v47 = 0u;  // kernels/sdpa/flash_warpgroup.hpp:77
-    const unsigned int v49 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v52 = v49 >> 3u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v55 = v49 & 7u;  // kernels/sdpa/flash_tile.hpp:90
+    const unsigned int v49 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v52 = v49 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v55 = v49 & 7u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v56 = v55 << 3u;
-    const unsigned int v57 = v25 + v52;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v57 = v25 + v52;  // kernels/sdpa/flash_tile.hpp:84
     const bool v58 = v57 < v18;
-    const unsigned int v61 = v58 ? v57 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v61 = v58 ? v57 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v63 = v11 + v61;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v64 = v63 * v1;
     const unsigned int v65 = v64 + v26;
     const unsigned int v66 = v65 << 6u;
-    const unsigned int v67 = v66 + v56;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v67 = v66 + v56;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v69 = v56 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v71 = v52 << 6u;
     const unsigned int v74 = v56 >> 6u;
     const unsigned int v75 = v74 << 13u;
     const unsigned int v77 = v75 + v71;
     const unsigned int v78 = v77 + v69;
-    iron_copy_async<16>(shm0 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), q + v67, v58);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v81 = v49 + 256u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v83 = v81 >> 3u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v86 = v81 & 7u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), q + v67, v58);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v81 = v49 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v83 = v81 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v86 = v81 & 7u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v87 = v86 << 3u;
-    const unsigned int v88 = v25 + v83;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v88 = v25 + v83;  // kernels/sdpa/flash_tile.hpp:84
     const bool v89 = v88 < v18;
-    const unsigned int v92 = v89 ? v88 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v92 = v89 ? v88 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v94 = v11 + v92;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v95 = v94 * v1;
     const unsigned int v96 = v95 + v26;
     const unsigned int v97 = v96 << 6u;
-    const unsigned int v98 = v97 + v87;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v98 = v97 + v87;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v100 = v87 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v102 = v83 << 6u;
     const unsigned int v105 = v87 >> 6u;
     const unsigned int v106 = v105 << 13u;
     const unsigned int v108 = v106 + v102;
     const unsigned int v109 = v108 + v100;
-    iron_copy_async<16>(shm0 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), q + v98, v89);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v112 = v49 + 512u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v114 = v112 >> 3u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v117 = v112 & 7u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), q + v98, v89);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v112 = v49 + 512u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v114 = v112 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v117 = v112 & 7u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v118 = v117 << 3u;
-    const unsigned int v119 = v25 + v114;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v119 = v25 + v114;  // kernels/sdpa/flash_tile.hpp:84
     const bool v120 = v119 < v18;
-    const unsigned int v123 = v120 ? v119 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v123 = v120 ? v119 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v125 = v11 + v123;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v126 = v125 * v1;
     const unsigned int v127 = v126 + v26;
     const unsigned int v128 = v127 << 6u;
-    const unsigned int v129 = v128 + v118;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v129 = v128 + v118;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v131 = v118 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v133 = v114 << 6u;
     const unsigned int v136 = v118 >> 6u;
     const unsigned int v137 = v136 << 13u;
     const unsigned int v139 = v137 + v133;
     const unsigned int v140 = v139 + v131;
-    iron_copy_async<16>(shm0 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), q + v129, v120);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v143 = v49 + 768u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v145 = v143 >> 3u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v148 = v143 & 7u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), q + v129, v120);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v143 = v49 + 768u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v145 = v143 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v148 = v143 & 7u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v149 = v148 << 3u;
-    const unsigned int v150 = v25 + v145;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v150 = v25 + v145;  // kernels/sdpa/flash_tile.hpp:84
     const bool v151 = v150 < v18;
-    const unsigned int v154 = v151 ? v150 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v154 = v151 ? v150 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v156 = v11 + v154;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v157 = v156 * v1;
     const unsigned int v158 = v157 + v26;
     const unsigned int v159 = v158 << 6u;
-    const unsigned int v160 = v159 + v149;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v160 = v159 + v149;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v162 = v149 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v164 = v145 << 6u;
     const unsigned int v167 = v149 >> 6u;
     const unsigned int v168 = v167 << 13u;
     const unsigned int v170 = v168 + v164;
     const unsigned int v171 = v170 + v162;
-    iron_copy_async<16>(shm0 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), q + v160, v151);  // kernels/sdpa/flash_tile.hpp:94
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:79
-    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:80
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:82
-    const unsigned int v173 = v25 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:84
+    iron_copy_async<16>(shm0 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), q + v160, v151);  // kernels/sdpa/flash_tile.hpp:86
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:78
+    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:79
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:81
+    const unsigned int v173 = v25 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:83
     const unsigned int v174 = min(v173, v18);
-    const unsigned int v175 = v174 + v37;  // kernels/sdpa/flash_tile.hpp:136
-    const unsigned int v177 = v175 - v18;  // kernels/sdpa/flash_tile.hpp:138
+    const unsigned int v175 = v174 + v37;  // kernels/sdpa/flash_tile.hpp:127
+    const unsigned int v177 = v175 - v18;  // kernels/sdpa/flash_tile.hpp:129
     const unsigned int v178 = min(v37, v177);
     const bool v179 = v175 > v18;
     const unsigned int v180 = v179 ? v178 : v47;
-    const bool v182 = v6 == v47;  // kernels/sdpa/flash_tile.hpp:137
+    const bool v182 = v6 == v47;  // kernels/sdpa/flash_tile.hpp:128
     const unsigned int v183 = v182 ? v37 : v180;
-    const unsigned int v185 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:139
+    const unsigned int v185 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:130
     const unsigned int v186 = v185 + 1u;
-    const unsigned int v190 = v186 - v18;  // kernels/sdpa/flash_tile.hpp:141
+    const unsigned int v190 = v186 - v18;  // kernels/sdpa/flash_tile.hpp:132
     const unsigned int v191 = v190 - v7;
     const unsigned int v192 = v191 >> 6u;
     const unsigned int v193 = v192 << 6u;
-    const bool v195 = v7 > v47;  // kernels/sdpa/flash_tile.hpp:140
+    const bool v195 = v7 > v47;  // kernels/sdpa/flash_tile.hpp:131
     const unsigned int v196 = v18 + v7;
     const bool v197 = v186 > v196;
     const bool v198 = v195 && v197;
     const unsigned int v199 = v198 ? v193 : v47;
-    const float v201 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:86
-    iron_frag<float, 2, 16, 8> v203;  // kernels/sdpa/flash_tile.hpp:174
+    const float v201 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:85
+    iron_frag<float, 2, 16, 8> v203;  // kernels/sdpa/flash_tile.hpp:165
     iron_frag_fill(v203, __uint_as_float(0xff800000u));
     iron_frag<float, 2, 16, 8> v205;
     iron_frag_fill(v205, 0.0f);
     iron_frag<float, 2, 16, 64> v207;  // /usr/include/c++/12/array:99
     iron_frag_fill(v207, 0.0f);
-    const bool v4467 = v199 < v183;  // kernels/sdpa/flash_warpgroup.hpp:93
-    if (v4467) {
-      const unsigned int v4471 = v199 + v52;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v4472 = v4471 < v37;
-      const unsigned int v4473 = v4472 ? v4471 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v4474 = v31 + v4473;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v4475 = v4474 * v2;
-      const unsigned int v4476 = v4475 + v28;
-      const unsigned int v4477 = v4476 << 6u;
-      const unsigned int v4478 = v4477 + v56;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v4479 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v4481 = v4479 + v71;
-      const unsigned int v4482 = v4481 + v69;
-      iron_copy_async<16>(shm1 + (v4482 ^ (((v4482 >> 6u) & 7u) << 3u)), k + v4478, v4472);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v4482 ^ (((v4482 >> 6u) & 7u) << 3u)), v + v4478, v4472);
-      const unsigned int v4483 = v199 + v83;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v4484 = v4483 < v37;
-      const unsigned int v4485 = v4484 ? v4483 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v4486 = v31 + v4485;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v4487 = v4486 * v2;
-      const unsigned int v4488 = v4487 + v28;
-      const unsigned int v4489 = v4488 << 6u;
-      const unsigned int v4490 = v4489 + v87;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v4491 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v4493 = v4491 + v102;
-      const unsigned int v4494 = v4493 + v100;
-      iron_copy_async<16>(shm1 + (v4494 ^ (((v4494 >> 6u) & 7u) << 3u)), k + v4490, v4484);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v4494 ^ (((v4494 >> 6u) & 7u) << 3u)), v + v4490, v4484);
+    const bool v4611 = v199 < v183;  // kernels/sdpa/flash_warpgroup.hpp:92
+    if (v4611) {
+      const unsigned int v4615 = v199 + v52;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v4616 = v4615 < v37;
+      const unsigned int v4617 = v4616 ? v4615 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v4618 = v31 + v4617;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v4619 = v4618 * v2;
+      const unsigned int v4620 = v4619 + v28;
+      const unsigned int v4621 = v4620 << 6u;
+      const unsigned int v4622 = v4621 + v56;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v4623 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v4625 = v4623 + v71;
+      const unsigned int v4626 = v4625 + v69;
+      iron_copy_async<16>(shm1 + (v4626 ^ (((v4626 >> 6u) & 7u) << 3u)), k + v4622, v4616);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v4627 = v199 + v83;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v4628 = v4627 < v37;
+      const unsigned int v4629 = v4628 ? v4627 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v4630 = v31 + v4629;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v4631 = v4630 * v2;
+      const unsigned int v4632 = v4631 + v28;
+      const unsigned int v4633 = v4632 << 6u;
+      const unsigned int v4634 = v4633 + v87;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v4635 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v4637 = v4635 + v102;
+      const unsigned int v4638 = v4637 + v100;
+      iron_copy_async<16>(shm1 + (v4638 ^ (((v4638 >> 6u) & 7u) << 3u)), k + v4634, v4628);  // kernels/sdpa/flash_tile.hpp:86
+      iron_copy_async<16>(shm2 + (v4626 ^ (((v4626 >> 6u) & 7u) << 3u)), v + v4622, v4616);
+      iron_copy_async<16>(shm2 + (v4638 ^ (((v4638 >> 6u) & 7u) << 3u)), v + v4634, v4628);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:93
-    const unsigned int v2702 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:107
-    const unsigned int v2703 = v2702 << 6u;
-    const unsigned int v4231 = v41 & 3u;
-    const unsigned int v4233 = v4231 << 4u;
-    const unsigned int v4235 = v4233 << 6u;
-    const unsigned int v4237 = v2703 + v4235;
-    const unsigned int v4248 = v4237 + 16u;
-    const unsigned int v4257 = v4237 + 32u;
-    const unsigned int v4266 = v4237 + 48u;
-    const bool v2721 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:156
-    const unsigned int v4046 = static_cast<unsigned int>(v207.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:214
-    const unsigned int v4047 = static_cast<unsigned int>(v207.row(0, iron_linear_thread() & 31u));
-    const unsigned int v4051 = static_cast<unsigned int>(v207.col(1, iron_linear_thread() & 31u));
-    const unsigned int v4052 = static_cast<unsigned int>(v207.row(1, iron_linear_thread() & 31u));
-    const unsigned int v4056 = static_cast<unsigned int>(v207.col(2, iron_linear_thread() & 31u));
-    const unsigned int v4057 = static_cast<unsigned int>(v207.row(2, iron_linear_thread() & 31u));
-    const unsigned int v4061 = static_cast<unsigned int>(v207.col(3, iron_linear_thread() & 31u));
-    const unsigned int v4062 = static_cast<unsigned int>(v207.row(3, iron_linear_thread() & 31u));
-    const unsigned int v4066 = static_cast<unsigned int>(v207.col(4, iron_linear_thread() & 31u));
-    const unsigned int v4067 = static_cast<unsigned int>(v207.row(4, iron_linear_thread() & 31u));
-    const unsigned int v4071 = static_cast<unsigned int>(v207.col(5, iron_linear_thread() & 31u));
-    const unsigned int v4072 = static_cast<unsigned int>(v207.row(5, iron_linear_thread() & 31u));
-    const unsigned int v4076 = static_cast<unsigned int>(v207.col(6, iron_linear_thread() & 31u));
-    const unsigned int v4077 = static_cast<unsigned int>(v207.row(6, iron_linear_thread() & 31u));
-    const unsigned int v4081 = static_cast<unsigned int>(v207.col(7, iron_linear_thread() & 31u));
-    const unsigned int v4082 = static_cast<unsigned int>(v207.row(7, iron_linear_thread() & 31u));
-    const unsigned int v4086 = static_cast<unsigned int>(v207.col(8, iron_linear_thread() & 31u));
-    const unsigned int v4087 = static_cast<unsigned int>(v207.row(8, iron_linear_thread() & 31u));
-    const unsigned int v4091 = static_cast<unsigned int>(v207.col(9, iron_linear_thread() & 31u));
-    const unsigned int v4092 = static_cast<unsigned int>(v207.row(9, iron_linear_thread() & 31u));
-    const unsigned int v4096 = static_cast<unsigned int>(v207.col(10, iron_linear_thread() & 31u));
-    const unsigned int v4097 = static_cast<unsigned int>(v207.row(10, iron_linear_thread() & 31u));
-    const unsigned int v4101 = static_cast<unsigned int>(v207.col(11, iron_linear_thread() & 31u));
-    const unsigned int v4102 = static_cast<unsigned int>(v207.row(11, iron_linear_thread() & 31u));
-    const unsigned int v4106 = static_cast<unsigned int>(v207.col(12, iron_linear_thread() & 31u));
-    const unsigned int v4107 = static_cast<unsigned int>(v207.row(12, iron_linear_thread() & 31u));
-    const unsigned int v4111 = static_cast<unsigned int>(v207.col(13, iron_linear_thread() & 31u));
-    const unsigned int v4112 = static_cast<unsigned int>(v207.row(13, iron_linear_thread() & 31u));
-    const unsigned int v4116 = static_cast<unsigned int>(v207.col(14, iron_linear_thread() & 31u));
-    const unsigned int v4117 = static_cast<unsigned int>(v207.row(14, iron_linear_thread() & 31u));
-    const unsigned int v4121 = static_cast<unsigned int>(v207.col(15, iron_linear_thread() & 31u));
-    const unsigned int v4122 = static_cast<unsigned int>(v207.row(15, iron_linear_thread() & 31u));
-    const unsigned int v4126 = static_cast<unsigned int>(v207.col(16, iron_linear_thread() & 31u));
-    const unsigned int v4127 = static_cast<unsigned int>(v207.row(16, iron_linear_thread() & 31u));
-    const unsigned int v4131 = static_cast<unsigned int>(v207.col(17, iron_linear_thread() & 31u));
-    const unsigned int v4132 = static_cast<unsigned int>(v207.row(17, iron_linear_thread() & 31u));
-    const unsigned int v4136 = static_cast<unsigned int>(v207.col(18, iron_linear_thread() & 31u));
-    const unsigned int v4137 = static_cast<unsigned int>(v207.row(18, iron_linear_thread() & 31u));
-    const unsigned int v4141 = static_cast<unsigned int>(v207.col(19, iron_linear_thread() & 31u));
-    const unsigned int v4142 = static_cast<unsigned int>(v207.row(19, iron_linear_thread() & 31u));
-    const unsigned int v4146 = static_cast<unsigned int>(v207.col(20, iron_linear_thread() & 31u));
-    const unsigned int v4147 = static_cast<unsigned int>(v207.row(20, iron_linear_thread() & 31u));
-    const unsigned int v4151 = static_cast<unsigned int>(v207.col(21, iron_linear_thread() & 31u));
-    const unsigned int v4152 = static_cast<unsigned int>(v207.row(21, iron_linear_thread() & 31u));
-    const unsigned int v4156 = static_cast<unsigned int>(v207.col(22, iron_linear_thread() & 31u));
-    const unsigned int v4157 = static_cast<unsigned int>(v207.row(22, iron_linear_thread() & 31u));
-    const unsigned int v4161 = static_cast<unsigned int>(v207.col(23, iron_linear_thread() & 31u));
-    const unsigned int v4162 = static_cast<unsigned int>(v207.row(23, iron_linear_thread() & 31u));
-    const unsigned int v4166 = static_cast<unsigned int>(v207.col(24, iron_linear_thread() & 31u));
-    const unsigned int v4167 = static_cast<unsigned int>(v207.row(24, iron_linear_thread() & 31u));
-    const unsigned int v4171 = static_cast<unsigned int>(v207.col(25, iron_linear_thread() & 31u));
-    const unsigned int v4172 = static_cast<unsigned int>(v207.row(25, iron_linear_thread() & 31u));
-    const unsigned int v4176 = static_cast<unsigned int>(v207.col(26, iron_linear_thread() & 31u));
-    const unsigned int v4177 = static_cast<unsigned int>(v207.row(26, iron_linear_thread() & 31u));
-    const unsigned int v4181 = static_cast<unsigned int>(v207.col(27, iron_linear_thread() & 31u));
-    const unsigned int v4182 = static_cast<unsigned int>(v207.row(27, iron_linear_thread() & 31u));
-    const unsigned int v4186 = static_cast<unsigned int>(v207.col(28, iron_linear_thread() & 31u));
-    const unsigned int v4187 = static_cast<unsigned int>(v207.row(28, iron_linear_thread() & 31u));
-    const unsigned int v4191 = static_cast<unsigned int>(v207.col(29, iron_linear_thread() & 31u));
-    const unsigned int v4192 = static_cast<unsigned int>(v207.row(29, iron_linear_thread() & 31u));
-    const unsigned int v4196 = static_cast<unsigned int>(v207.col(30, iron_linear_thread() & 31u));
-    const unsigned int v4197 = static_cast<unsigned int>(v207.row(30, iron_linear_thread() & 31u));
-    const unsigned int v4201 = static_cast<unsigned int>(v207.col(31, iron_linear_thread() & 31u));
-    const unsigned int v4202 = static_cast<unsigned int>(v207.row(31, iron_linear_thread() & 31u));
-    const unsigned int v4214 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:124
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
+    const unsigned int v2828 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
+    const unsigned int v2829 = v2828 << 6u;
+    const unsigned int v4357 = v41 & 3u;
+    const unsigned int v4359 = v4357 << 4u;
+    const unsigned int v4361 = v4359 << 6u;
+    const unsigned int v4363 = v2829 + v4361;
+    const unsigned int v4374 = v4363 + 16u;
+    const unsigned int v4383 = v4363 + 32u;
+    const unsigned int v4392 = v4363 + 48u;
+    const bool v2847 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:147
+    const unsigned int v4172 = static_cast<unsigned int>(v207.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:205
+    const unsigned int v4173 = static_cast<unsigned int>(v207.row(0, iron_linear_thread() & 31u));
+    const unsigned int v4177 = static_cast<unsigned int>(v207.col(1, iron_linear_thread() & 31u));
+    const unsigned int v4178 = static_cast<unsigned int>(v207.row(1, iron_linear_thread() & 31u));
+    const unsigned int v4182 = static_cast<unsigned int>(v207.col(2, iron_linear_thread() & 31u));
+    const unsigned int v4183 = static_cast<unsigned int>(v207.row(2, iron_linear_thread() & 31u));
+    const unsigned int v4187 = static_cast<unsigned int>(v207.col(3, iron_linear_thread() & 31u));
+    const unsigned int v4188 = static_cast<unsigned int>(v207.row(3, iron_linear_thread() & 31u));
+    const unsigned int v4192 = static_cast<unsigned int>(v207.col(4, iron_linear_thread() & 31u));
+    const unsigned int v4193 = static_cast<unsigned int>(v207.row(4, iron_linear_thread() & 31u));
+    const unsigned int v4197 = static_cast<unsigned int>(v207.col(5, iron_linear_thread() & 31u));
+    const unsigned int v4198 = static_cast<unsigned int>(v207.row(5, iron_linear_thread() & 31u));
+    const unsigned int v4202 = static_cast<unsigned int>(v207.col(6, iron_linear_thread() & 31u));
+    const unsigned int v4203 = static_cast<unsigned int>(v207.row(6, iron_linear_thread() & 31u));
+    const unsigned int v4207 = static_cast<unsigned int>(v207.col(7, iron_linear_thread() & 31u));
+    const unsigned int v4208 = static_cast<unsigned int>(v207.row(7, iron_linear_thread() & 31u));
+    const unsigned int v4212 = static_cast<unsigned int>(v207.col(8, iron_linear_thread() & 31u));
+    const unsigned int v4213 = static_cast<unsigned int>(v207.row(8, iron_linear_thread() & 31u));
+    const unsigned int v4217 = static_cast<unsigned int>(v207.col(9, iron_linear_thread() & 31u));
+    const unsigned int v4218 = static_cast<unsigned int>(v207.row(9, iron_linear_thread() & 31u));
+    const unsigned int v4222 = static_cast<unsigned int>(v207.col(10, iron_linear_thread() & 31u));
+    const unsigned int v4223 = static_cast<unsigned int>(v207.row(10, iron_linear_thread() & 31u));
+    const unsigned int v4227 = static_cast<unsigned int>(v207.col(11, iron_linear_thread() & 31u));
+    const unsigned int v4228 = static_cast<unsigned int>(v207.row(11, iron_linear_thread() & 31u));
+    const unsigned int v4232 = static_cast<unsigned int>(v207.col(12, iron_linear_thread() & 31u));
+    const unsigned int v4233 = static_cast<unsigned int>(v207.row(12, iron_linear_thread() & 31u));
+    const unsigned int v4237 = static_cast<unsigned int>(v207.col(13, iron_linear_thread() & 31u));
+    const unsigned int v4238 = static_cast<unsigned int>(v207.row(13, iron_linear_thread() & 31u));
+    const unsigned int v4242 = static_cast<unsigned int>(v207.col(14, iron_linear_thread() & 31u));
+    const unsigned int v4243 = static_cast<unsigned int>(v207.row(14, iron_linear_thread() & 31u));
+    const unsigned int v4247 = static_cast<unsigned int>(v207.col(15, iron_linear_thread() & 31u));
+    const unsigned int v4248 = static_cast<unsigned int>(v207.row(15, iron_linear_thread() & 31u));
+    const unsigned int v4252 = static_cast<unsigned int>(v207.col(16, iron_linear_thread() & 31u));
+    const unsigned int v4253 = static_cast<unsigned int>(v207.row(16, iron_linear_thread() & 31u));
+    const unsigned int v4257 = static_cast<unsigned int>(v207.col(17, iron_linear_thread() & 31u));
+    const unsigned int v4258 = static_cast<unsigned int>(v207.row(17, iron_linear_thread() & 31u));
+    const unsigned int v4262 = static_cast<unsigned int>(v207.col(18, iron_linear_thread() & 31u));
+    const unsigned int v4263 = static_cast<unsigned int>(v207.row(18, iron_linear_thread() & 31u));
+    const unsigned int v4267 = static_cast<unsigned int>(v207.col(19, iron_linear_thread() & 31u));
+    const unsigned int v4268 = static_cast<unsigned int>(v207.row(19, iron_linear_thread() & 31u));
+    const unsigned int v4272 = static_cast<unsigned int>(v207.col(20, iron_linear_thread() & 31u));
+    const unsigned int v4273 = static_cast<unsigned int>(v207.row(20, iron_linear_thread() & 31u));
+    const unsigned int v4277 = static_cast<unsigned int>(v207.col(21, iron_linear_thread() & 31u));
+    const unsigned int v4278 = static_cast<unsigned int>(v207.row(21, iron_linear_thread() & 31u));
+    const unsigned int v4282 = static_cast<unsigned int>(v207.col(22, iron_linear_thread() & 31u));
+    const unsigned int v4283 = static_cast<unsigned int>(v207.row(22, iron_linear_thread() & 31u));
+    const unsigned int v4287 = static_cast<unsigned int>(v207.col(23, iron_linear_thread() & 31u));
+    const unsigned int v4288 = static_cast<unsigned int>(v207.row(23, iron_linear_thread() & 31u));
+    const unsigned int v4292 = static_cast<unsigned int>(v207.col(24, iron_linear_thread() & 31u));
+    const unsigned int v4293 = static_cast<unsigned int>(v207.row(24, iron_linear_thread() & 31u));
+    const unsigned int v4297 = static_cast<unsigned int>(v207.col(25, iron_linear_thread() & 31u));
+    const unsigned int v4298 = static_cast<unsigned int>(v207.row(25, iron_linear_thread() & 31u));
+    const unsigned int v4302 = static_cast<unsigned int>(v207.col(26, iron_linear_thread() & 31u));
+    const unsigned int v4303 = static_cast<unsigned int>(v207.row(26, iron_linear_thread() & 31u));
+    const unsigned int v4307 = static_cast<unsigned int>(v207.col(27, iron_linear_thread() & 31u));
+    const unsigned int v4308 = static_cast<unsigned int>(v207.row(27, iron_linear_thread() & 31u));
+    const unsigned int v4312 = static_cast<unsigned int>(v207.col(28, iron_linear_thread() & 31u));
+    const unsigned int v4313 = static_cast<unsigned int>(v207.row(28, iron_linear_thread() & 31u));
+    const unsigned int v4317 = static_cast<unsigned int>(v207.col(29, iron_linear_thread() & 31u));
+    const unsigned int v4318 = static_cast<unsigned int>(v207.row(29, iron_linear_thread() & 31u));
+    const unsigned int v4322 = static_cast<unsigned int>(v207.col(30, iron_linear_thread() & 31u));
+    const unsigned int v4323 = static_cast<unsigned int>(v207.row(30, iron_linear_thread() & 31u));
+    const unsigned int v4327 = static_cast<unsigned int>(v207.col(31, iron_linear_thread() & 31u));
+    const unsigned int v4328 = static_cast<unsigned int>(v207.row(31, iron_linear_thread() & 31u));
+    const unsigned int v4340 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:122
 
-    for (unsigned int v2594 = v199; v2594 < v183; v2594 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:93
-      const unsigned int v2595 = v2594 - v199;
-      const unsigned int v2596 = v2595 >> 6u;
-      const unsigned int v2598 = v2596 & 1u;
+    for (unsigned int v2678 = v199; v2678 < v183; v2678 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v2679 = v2678 - v199;
+      const unsigned int v2680 = v2679 >> 6u;
+      const unsigned int v2682 = v2680 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v2601 = v2594 + 64u;
-      const unsigned int v2603 = v2596 + 1u;
-      const unsigned int v2604 = v2603 & 1u;
-      const bool v2605 = v2601 < v183;
-      if (v2605) {
-        const unsigned int v2607 = v2604 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:98
-        const unsigned int v2617 = v2601 + v52;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v2618 = v2617 < v37;
-        const unsigned int v2621 = v2618 ? v2617 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v2623 = v31 + v2621;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v2624 = v2623 * v2;
-        const unsigned int v2625 = v2624 + v28;
-        const unsigned int v2626 = v2625 << 6u;
-        const unsigned int v2627 = v2626 + v56;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v2635 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v2636 = v2607 + v2635;
-        const unsigned int v2637 = v2636 + v71;
-        const unsigned int v2638 = v2637 + v69;
-        iron_copy_async<16>(shm1 + (v2638 ^ (((v2638 >> 6u) & 7u) << 3u)), k + v2627, v2618);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v2638 ^ (((v2638 >> 6u) & 7u) << 3u)), v + v2627, v2618);
-        const unsigned int v2659 = v2601 + v83;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v2660 = v2659 < v37;
-        const unsigned int v2663 = v2660 ? v2659 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v2665 = v31 + v2663;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v2666 = v2665 * v2;
-        const unsigned int v2667 = v2666 + v28;
-        const unsigned int v2668 = v2667 << 6u;
-        const unsigned int v2669 = v2668 + v87;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v2677 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v2678 = v2607 + v2677;
-        const unsigned int v2679 = v2678 + v102;
-        const unsigned int v2680 = v2679 + v100;
-        iron_copy_async<16>(shm1 + (v2680 ^ (((v2680 >> 6u) & 7u) << 3u)), k + v2669, v2660);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v2680 ^ (((v2680 >> 6u) & 7u) << 3u)), v + v2669, v2660);
+      const unsigned int v2685 = v2678 + 64u;
+      const unsigned int v2687 = v2680 + 1u;
+      const unsigned int v2688 = v2687 & 1u;
+      const bool v2689 = v2685 < v183;
+      if (v2689) {
+        const unsigned int v2691 = v2688 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:96
+        const unsigned int v2701 = v2685 + v52;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v2702 = v2701 < v37;
+        const unsigned int v2705 = v2702 ? v2701 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v2707 = v31 + v2705;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v2708 = v2707 * v2;
+        const unsigned int v2709 = v2708 + v28;
+        const unsigned int v2710 = v2709 << 6u;
+        const unsigned int v2711 = v2710 + v56;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v2719 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v2720 = v2691 + v2719;
+        const unsigned int v2721 = v2720 + v71;
+        const unsigned int v2722 = v2721 + v69;
+        iron_copy_async<16>(shm1 + (v2722 ^ (((v2722 >> 6u) & 7u) << 3u)), k + v2711, v2702);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v2732 = v2685 + v83;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v2733 = v2732 < v37;
+        const unsigned int v2736 = v2733 ? v2732 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v2738 = v31 + v2736;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v2739 = v2738 * v2;
+        const unsigned int v2740 = v2739 + v28;
+        const unsigned int v2741 = v2740 << 6u;
+        const unsigned int v2742 = v2741 + v87;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v2750 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v2751 = v2691 + v2750;
+        const unsigned int v2752 = v2751 + v102;
+        const unsigned int v2753 = v2752 + v100;
+        iron_copy_async<16>(shm1 + (v2753 ^ (((v2753 >> 6u) & 7u) << 3u)), k + v2742, v2733);  // kernels/sdpa/flash_tile.hpp:86
+        iron_copy_async<16>(shm2 + (v2722 ^ (((v2722 >> 6u) & 7u) << 3u)), v + v2711, v2702);
+        iron_copy_async<16>(shm2 + (v2753 ^ (((v2753 >> 6u) & 7u) << 3u)), v + v2742, v2733);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:93
-      iron_frag<float, 2, 16, 64> v2693;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v2693, 0.0f);
-      const unsigned int v2697 = v2598 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag<iron_bf16, 0, 16, 16> v4244;  // kernels/sdpa/flash_warpgroup.hpp:107
-      iron_frag_fill(v4244, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4244, shm0, v4237, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4246;
-      iron_frag_fill(v4246, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4246, shm1, v2697, 64u);
-      iron_frag_mma_sync(v2693, v4244, v4246);
-      const unsigned int v4251 = v2697 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v4253;
-      iron_frag_fill(v4253, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4253, shm0, v4248, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4255;
-      iron_frag_fill(v4255, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4255, shm1, v4251, 64u);
-      iron_frag_mma_sync(v2693, v4253, v4255);
-      const unsigned int v4260 = v2697 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v4262;
-      iron_frag_fill(v4262, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4262, shm0, v4257, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4264;
-      iron_frag_fill(v4264, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4264, shm1, v4260, 64u);
-      iron_frag_mma_sync(v2693, v4262, v4264);
-      const unsigned int v4269 = v2697 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v4271;
-      iron_frag_fill(v4271, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4271, shm0, v4266, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4273;
-      iron_frag_fill(v4273, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4273, shm1, v4269, 64u);
-      iron_frag_mma_sync(v2693, v4271, v4273);
-      const bool v2708 = v2601 <= v37;  // kernels/sdpa/flash_tile.hpp:155
-      const unsigned int v2716 = v2601 + v18;
-      const bool v2717 = v2716 <= v186;
-      const bool v2718 = v182 || v2717;
-      const bool v2719 = v2708 && v2718;
-      const unsigned int v2722 = v2594 + v7;  // kernels/sdpa/flash_tile.hpp:156
-      const unsigned int v2723 = v2722 + v18;
-      const bool v2725 = v175 <= v2723;
-      const bool v2726 = v2721 || v2725;
-      const bool v2727 = v2719 && v2726;  // kernels/sdpa/flash_tile.hpp:155
-      if (v2727) {  // kernels/sdpa/flash_tile.hpp:157
-        const float v2730 = v2693.x[0];  // kernels/sdpa/flash_tile.hpp:158
-        const float v2731 = v2730 * v201;
-        v2693.x[0] = v2731;
-        const float v2734 = v2693.x[1];
-        const float v2735 = v2734 * v201;
-        v2693.x[1] = v2735;
-        const float v2738 = v2693.x[2];
-        const float v2739 = v2738 * v201;
-        v2693.x[2] = v2739;
-        const float v2742 = v2693.x[3];
-        const float v2743 = v2742 * v201;
-        v2693.x[3] = v2743;
-        const float v2746 = v2693.x[4];
-        const float v2747 = v2746 * v201;
-        v2693.x[4] = v2747;
-        const float v2750 = v2693.x[5];
-        const float v2751 = v2750 * v201;
-        v2693.x[5] = v2751;
-        const float v2754 = v2693.x[6];
-        const float v2755 = v2754 * v201;
-        v2693.x[6] = v2755;
-        const float v2758 = v2693.x[7];
-        const float v2759 = v2758 * v201;
-        v2693.x[7] = v2759;
-        const float v2762 = v2693.x[8];
-        const float v2763 = v2762 * v201;
-        v2693.x[8] = v2763;
-        const float v2766 = v2693.x[9];
-        const float v2767 = v2766 * v201;
-        v2693.x[9] = v2767;
-        const float v2770 = v2693.x[10];
-        const float v2771 = v2770 * v201;
-        v2693.x[10] = v2771;
-        const float v2774 = v2693.x[11];
-        const float v2775 = v2774 * v201;
-        v2693.x[11] = v2775;
-        const float v2778 = v2693.x[12];
-        const float v2779 = v2778 * v201;
-        v2693.x[12] = v2779;
-        const float v2782 = v2693.x[13];
-        const float v2783 = v2782 * v201;
-        v2693.x[13] = v2783;
-        const float v2786 = v2693.x[14];
-        const float v2787 = v2786 * v201;
-        v2693.x[14] = v2787;
-        const float v2790 = v2693.x[15];
-        const float v2791 = v2790 * v201;
-        v2693.x[15] = v2791;
-        const float v2794 = v2693.x[16];
-        const float v2795 = v2794 * v201;
-        v2693.x[16] = v2795;
-        const float v2798 = v2693.x[17];
-        const float v2799 = v2798 * v201;
-        v2693.x[17] = v2799;
-        const float v2802 = v2693.x[18];
-        const float v2803 = v2802 * v201;
-        v2693.x[18] = v2803;
-        const float v2806 = v2693.x[19];
-        const float v2807 = v2806 * v201;
-        v2693.x[19] = v2807;
-        const float v2810 = v2693.x[20];
-        const float v2811 = v2810 * v201;
-        v2693.x[20] = v2811;
-        const float v2814 = v2693.x[21];
-        const float v2815 = v2814 * v201;
-        v2693.x[21] = v2815;
-        const float v2818 = v2693.x[22];
-        const float v2819 = v2818 * v201;
-        v2693.x[22] = v2819;
-        const float v2822 = v2693.x[23];
-        const float v2823 = v2822 * v201;
-        v2693.x[23] = v2823;
-        const float v2826 = v2693.x[24];
-        const float v2827 = v2826 * v201;
-        v2693.x[24] = v2827;
-        const float v2830 = v2693.x[25];
-        const float v2831 = v2830 * v201;
-        v2693.x[25] = v2831;
-        const float v2834 = v2693.x[26];
-        const float v2835 = v2834 * v201;
-        v2693.x[26] = v2835;
-        const float v2838 = v2693.x[27];
-        const float v2839 = v2838 * v201;
-        v2693.x[27] = v2839;
-        const float v2842 = v2693.x[28];
-        const float v2843 = v2842 * v201;
-        v2693.x[28] = v2843;
-        const float v2846 = v2693.x[29];
-        const float v2847 = v2846 * v201;
-        v2693.x[29] = v2847;
-        const float v2850 = v2693.x[30];
-        const float v2851 = v2850 * v201;
-        v2693.x[30] = v2851;
-        const float v2854 = v2693.x[31];
-        const float v2855 = v2854 * v201;
-        v2693.x[31] = v2855;
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
+      iron_frag<float, 2, 16, 64> v2819;  // kernels/sdpa/flash_warpgroup.hpp:103
+      iron_frag_fill(v2819, 0.0f);
+      const unsigned int v2823 = v2682 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v4370;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v4370, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4370, shm0, v4363, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4372;
+      iron_frag_fill(v4372, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4372, shm1, v2823, 64u);
+      iron_frag_mma_sync(v2819, v4370, v4372);
+      const unsigned int v4377 = v2823 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v4379;
+      iron_frag_fill(v4379, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4379, shm0, v4374, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4381;
+      iron_frag_fill(v4381, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4381, shm1, v4377, 64u);
+      iron_frag_mma_sync(v2819, v4379, v4381);
+      const unsigned int v4386 = v2823 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v4388;
+      iron_frag_fill(v4388, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4388, shm0, v4383, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4390;
+      iron_frag_fill(v4390, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4390, shm1, v4386, 64u);
+      iron_frag_mma_sync(v2819, v4388, v4390);
+      const unsigned int v4395 = v2823 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v4397;
+      iron_frag_fill(v4397, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4397, shm0, v4392, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4399;
+      iron_frag_fill(v4399, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4399, shm1, v4395, 64u);
+      iron_frag_mma_sync(v2819, v4397, v4399);
+      const bool v2834 = v2685 <= v37;  // kernels/sdpa/flash_tile.hpp:146
+      const unsigned int v2842 = v2685 + v18;
+      const bool v2843 = v2842 <= v186;
+      const bool v2844 = v182 || v2843;
+      const bool v2845 = v2834 && v2844;
+      const unsigned int v2848 = v2678 + v7;  // kernels/sdpa/flash_tile.hpp:147
+      const unsigned int v2849 = v2848 + v18;
+      const bool v2851 = v175 <= v2849;
+      const bool v2852 = v2847 || v2851;
+      const bool v2853 = v2845 && v2852;  // kernels/sdpa/flash_tile.hpp:146
+      if (v2853) {  // kernels/sdpa/flash_tile.hpp:148
+        const float v2856 = v2819.x[0];  // kernels/sdpa/flash_tile.hpp:149
+        const float v2857 = v2856 * v201;
+        v2819.x[0] = v2857;
+        const float v2860 = v2819.x[1];
+        const float v2861 = v2860 * v201;
+        v2819.x[1] = v2861;
+        const float v2864 = v2819.x[2];
+        const float v2865 = v2864 * v201;
+        v2819.x[2] = v2865;
+        const float v2868 = v2819.x[3];
+        const float v2869 = v2868 * v201;
+        v2819.x[3] = v2869;
+        const float v2872 = v2819.x[4];
+        const float v2873 = v2872 * v201;
+        v2819.x[4] = v2873;
+        const float v2876 = v2819.x[5];
+        const float v2877 = v2876 * v201;
+        v2819.x[5] = v2877;
+        const float v2880 = v2819.x[6];
+        const float v2881 = v2880 * v201;
+        v2819.x[6] = v2881;
+        const float v2884 = v2819.x[7];
+        const float v2885 = v2884 * v201;
+        v2819.x[7] = v2885;
+        const float v2888 = v2819.x[8];
+        const float v2889 = v2888 * v201;
+        v2819.x[8] = v2889;
+        const float v2892 = v2819.x[9];
+        const float v2893 = v2892 * v201;
+        v2819.x[9] = v2893;
+        const float v2896 = v2819.x[10];
+        const float v2897 = v2896 * v201;
+        v2819.x[10] = v2897;
+        const float v2900 = v2819.x[11];
+        const float v2901 = v2900 * v201;
+        v2819.x[11] = v2901;
+        const float v2904 = v2819.x[12];
+        const float v2905 = v2904 * v201;
+        v2819.x[12] = v2905;
+        const float v2908 = v2819.x[13];
+        const float v2909 = v2908 * v201;
+        v2819.x[13] = v2909;
+        const float v2912 = v2819.x[14];
+        const float v2913 = v2912 * v201;
+        v2819.x[14] = v2913;
+        const float v2916 = v2819.x[15];
+        const float v2917 = v2916 * v201;
+        v2819.x[15] = v2917;
+        const float v2920 = v2819.x[16];
+        const float v2921 = v2920 * v201;
+        v2819.x[16] = v2921;
+        const float v2924 = v2819.x[17];
+        const float v2925 = v2924 * v201;
+        v2819.x[17] = v2925;
+        const float v2928 = v2819.x[18];
+        const float v2929 = v2928 * v201;
+        v2819.x[18] = v2929;
+        const float v2932 = v2819.x[19];
+        const float v2933 = v2932 * v201;
+        v2819.x[19] = v2933;
+        const float v2936 = v2819.x[20];
+        const float v2937 = v2936 * v201;
+        v2819.x[20] = v2937;
+        const float v2940 = v2819.x[21];
+        const float v2941 = v2940 * v201;
+        v2819.x[21] = v2941;
+        const float v2944 = v2819.x[22];
+        const float v2945 = v2944 * v201;
+        v2819.x[22] = v2945;
+        const float v2948 = v2819.x[23];
+        const float v2949 = v2948 * v201;
+        v2819.x[23] = v2949;
+        const float v2952 = v2819.x[24];
+        const float v2953 = v2952 * v201;
+        v2819.x[24] = v2953;
+        const float v2956 = v2819.x[25];
+        const float v2957 = v2956 * v201;
+        v2819.x[25] = v2957;
+        const float v2960 = v2819.x[26];
+        const float v2961 = v2960 * v201;
+        v2819.x[26] = v2961;
+        const float v2964 = v2819.x[27];
+        const float v2965 = v2964 * v201;
+        v2819.x[27] = v2965;
+        const float v2968 = v2819.x[28];
+        const float v2969 = v2968 * v201;
+        v2819.x[28] = v2969;
+        const float v2972 = v2819.x[29];
+        const float v2973 = v2972 * v201;
+        v2819.x[29] = v2973;
+        const float v2976 = v2819.x[30];
+        const float v2977 = v2976 * v201;
+        v2819.x[30] = v2977;
+        const float v2980 = v2819.x[31];
+        const float v2981 = v2980 * v201;
+        v2819.x[31] = v2981;
       } else {
-        const unsigned int v2856 = static_cast<unsigned int>(v2693.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v2857 = static_cast<unsigned int>(v2693.row(0, iron_linear_thread() & 31u));
-        const float v2858 = v2693.x[0];
-        const unsigned int v2859 = v46 + v2857;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v2860 = v2594 + v2856;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v2861 = v2860 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v2864 = v2859 + v37;
-        const unsigned int v2865 = v2860 + v18;
-        const bool v2866 = v2865 <= v2864;
-        const bool v2867 = v182 || v2866;
-        const bool v2868 = v2861 && v2867;
-        const unsigned int v2871 = v2860 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v2872 = v2871 + v18;
-        const bool v2874 = v2864 < v2872;
-        const bool v2875 = v2721 || v2874;
-        const bool v2876 = v2868 && v2875;  // kernels/sdpa/flash_tile.hpp:164
-        const float v2878 = v2858 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v2879 = v2876 ? v2878 : __uint_as_float(0xff800000u);
-        v2693.x[0] = v2879;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v2880 = static_cast<unsigned int>(v2693.col(1, iron_linear_thread() & 31u));
-        const unsigned int v2881 = static_cast<unsigned int>(v2693.row(1, iron_linear_thread() & 31u));
-        const float v2882 = v2693.x[1];
-        const unsigned int v2883 = v46 + v2881;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v2884 = v2594 + v2880;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v2885 = v2884 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v2888 = v2883 + v37;
-        const unsigned int v2889 = v2884 + v18;
-        const bool v2890 = v2889 <= v2888;
-        const bool v2891 = v182 || v2890;
-        const bool v2892 = v2885 && v2891;
-        const unsigned int v2895 = v2884 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v2896 = v2895 + v18;
-        const bool v2898 = v2888 < v2896;
-        const bool v2899 = v2721 || v2898;
-        const bool v2900 = v2892 && v2899;  // kernels/sdpa/flash_tile.hpp:164
-        const float v2902 = v2882 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v2903 = v2900 ? v2902 : __uint_as_float(0xff800000u);
-        v2693.x[1] = v2903;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v2904 = static_cast<unsigned int>(v2693.col(2, iron_linear_thread() & 31u));
-        const unsigned int v2905 = static_cast<unsigned int>(v2693.row(2, iron_linear_thread() & 31u));
-        const float v2906 = v2693.x[2];
-        const unsigned int v2907 = v46 + v2905;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v2908 = v2594 + v2904;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v2909 = v2908 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v2912 = v2907 + v37;
-        const unsigned int v2913 = v2908 + v18;
-        const bool v2914 = v2913 <= v2912;
-        const bool v2915 = v182 || v2914;
-        const bool v2916 = v2909 && v2915;
-        const unsigned int v2919 = v2908 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v2920 = v2919 + v18;
-        const bool v2922 = v2912 < v2920;
-        const bool v2923 = v2721 || v2922;
-        const bool v2924 = v2916 && v2923;  // kernels/sdpa/flash_tile.hpp:164
-        const float v2926 = v2906 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v2927 = v2924 ? v2926 : __uint_as_float(0xff800000u);
-        v2693.x[2] = v2927;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v2928 = static_cast<unsigned int>(v2693.col(3, iron_linear_thread() & 31u));
-        const unsigned int v2929 = static_cast<unsigned int>(v2693.row(3, iron_linear_thread() & 31u));
-        const float v2930 = v2693.x[3];
-        const unsigned int v2931 = v46 + v2929;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v2932 = v2594 + v2928;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v2933 = v2932 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v2936 = v2931 + v37;
-        const unsigned int v2937 = v2932 + v18;
-        const bool v2938 = v2937 <= v2936;
-        const bool v2939 = v182 || v2938;
-        const bool v2940 = v2933 && v2939;
-        const unsigned int v2943 = v2932 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v2944 = v2943 + v18;
-        const bool v2946 = v2936 < v2944;
-        const bool v2947 = v2721 || v2946;
-        const bool v2948 = v2940 && v2947;  // kernels/sdpa/flash_tile.hpp:164
-        const float v2950 = v2930 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v2951 = v2948 ? v2950 : __uint_as_float(0xff800000u);
-        v2693.x[3] = v2951;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v2952 = static_cast<unsigned int>(v2693.col(4, iron_linear_thread() & 31u));
-        const unsigned int v2953 = static_cast<unsigned int>(v2693.row(4, iron_linear_thread() & 31u));
-        const float v2954 = v2693.x[4];
-        const unsigned int v2955 = v46 + v2953;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v2956 = v2594 + v2952;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v2957 = v2956 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v2960 = v2955 + v37;
-        const unsigned int v2961 = v2956 + v18;
-        const bool v2962 = v2961 <= v2960;
-        const bool v2963 = v182 || v2962;
-        const bool v2964 = v2957 && v2963;
-        const unsigned int v2967 = v2956 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v2968 = v2967 + v18;
-        const bool v2970 = v2960 < v2968;
-        const bool v2971 = v2721 || v2970;
-        const bool v2972 = v2964 && v2971;  // kernels/sdpa/flash_tile.hpp:164
-        const float v2974 = v2954 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v2975 = v2972 ? v2974 : __uint_as_float(0xff800000u);
-        v2693.x[4] = v2975;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v2976 = static_cast<unsigned int>(v2693.col(5, iron_linear_thread() & 31u));
-        const unsigned int v2977 = static_cast<unsigned int>(v2693.row(5, iron_linear_thread() & 31u));
-        const float v2978 = v2693.x[5];
-        const unsigned int v2979 = v46 + v2977;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v2980 = v2594 + v2976;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v2981 = v2980 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v2984 = v2979 + v37;
-        const unsigned int v2985 = v2980 + v18;
-        const bool v2986 = v2985 <= v2984;
-        const bool v2987 = v182 || v2986;
-        const bool v2988 = v2981 && v2987;
-        const unsigned int v2991 = v2980 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v2992 = v2991 + v18;
-        const bool v2994 = v2984 < v2992;
-        const bool v2995 = v2721 || v2994;
-        const bool v2996 = v2988 && v2995;  // kernels/sdpa/flash_tile.hpp:164
-        const float v2998 = v2978 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v2999 = v2996 ? v2998 : __uint_as_float(0xff800000u);
-        v2693.x[5] = v2999;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3000 = static_cast<unsigned int>(v2693.col(6, iron_linear_thread() & 31u));
-        const unsigned int v3001 = static_cast<unsigned int>(v2693.row(6, iron_linear_thread() & 31u));
-        const float v3002 = v2693.x[6];
-        const unsigned int v3003 = v46 + v3001;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3004 = v2594 + v3000;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3005 = v3004 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3008 = v3003 + v37;
-        const unsigned int v3009 = v3004 + v18;
-        const bool v3010 = v3009 <= v3008;
-        const bool v3011 = v182 || v3010;
-        const bool v3012 = v3005 && v3011;
-        const unsigned int v3015 = v3004 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3016 = v3015 + v18;
-        const bool v3018 = v3008 < v3016;
-        const bool v3019 = v2721 || v3018;
-        const bool v3020 = v3012 && v3019;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3022 = v3002 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3023 = v3020 ? v3022 : __uint_as_float(0xff800000u);
-        v2693.x[6] = v3023;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3024 = static_cast<unsigned int>(v2693.col(7, iron_linear_thread() & 31u));
-        const unsigned int v3025 = static_cast<unsigned int>(v2693.row(7, iron_linear_thread() & 31u));
-        const float v3026 = v2693.x[7];
-        const unsigned int v3027 = v46 + v3025;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3028 = v2594 + v3024;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3029 = v3028 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3032 = v3027 + v37;
-        const unsigned int v3033 = v3028 + v18;
-        const bool v3034 = v3033 <= v3032;
-        const bool v3035 = v182 || v3034;
-        const bool v3036 = v3029 && v3035;
-        const unsigned int v3039 = v3028 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3040 = v3039 + v18;
-        const bool v3042 = v3032 < v3040;
-        const bool v3043 = v2721 || v3042;
-        const bool v3044 = v3036 && v3043;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3046 = v3026 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3047 = v3044 ? v3046 : __uint_as_float(0xff800000u);
-        v2693.x[7] = v3047;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3048 = static_cast<unsigned int>(v2693.col(8, iron_linear_thread() & 31u));
-        const unsigned int v3049 = static_cast<unsigned int>(v2693.row(8, iron_linear_thread() & 31u));
-        const float v3050 = v2693.x[8];
-        const unsigned int v3051 = v46 + v3049;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3052 = v2594 + v3048;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3053 = v3052 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3056 = v3051 + v37;
-        const unsigned int v3057 = v3052 + v18;
-        const bool v3058 = v3057 <= v3056;
-        const bool v3059 = v182 || v3058;
-        const bool v3060 = v3053 && v3059;
-        const unsigned int v3063 = v3052 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3064 = v3063 + v18;
-        const bool v3066 = v3056 < v3064;
-        const bool v3067 = v2721 || v3066;
-        const bool v3068 = v3060 && v3067;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3070 = v3050 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3071 = v3068 ? v3070 : __uint_as_float(0xff800000u);
-        v2693.x[8] = v3071;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3072 = static_cast<unsigned int>(v2693.col(9, iron_linear_thread() & 31u));
-        const unsigned int v3073 = static_cast<unsigned int>(v2693.row(9, iron_linear_thread() & 31u));
-        const float v3074 = v2693.x[9];
-        const unsigned int v3075 = v46 + v3073;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3076 = v2594 + v3072;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3077 = v3076 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3080 = v3075 + v37;
-        const unsigned int v3081 = v3076 + v18;
-        const bool v3082 = v3081 <= v3080;
-        const bool v3083 = v182 || v3082;
-        const bool v3084 = v3077 && v3083;
-        const unsigned int v3087 = v3076 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3088 = v3087 + v18;
-        const bool v3090 = v3080 < v3088;
-        const bool v3091 = v2721 || v3090;
-        const bool v3092 = v3084 && v3091;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3094 = v3074 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3095 = v3092 ? v3094 : __uint_as_float(0xff800000u);
-        v2693.x[9] = v3095;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3096 = static_cast<unsigned int>(v2693.col(10, iron_linear_thread() & 31u));
-        const unsigned int v3097 = static_cast<unsigned int>(v2693.row(10, iron_linear_thread() & 31u));
-        const float v3098 = v2693.x[10];
-        const unsigned int v3099 = v46 + v3097;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3100 = v2594 + v3096;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3101 = v3100 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3104 = v3099 + v37;
-        const unsigned int v3105 = v3100 + v18;
-        const bool v3106 = v3105 <= v3104;
-        const bool v3107 = v182 || v3106;
-        const bool v3108 = v3101 && v3107;
-        const unsigned int v3111 = v3100 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3112 = v3111 + v18;
-        const bool v3114 = v3104 < v3112;
-        const bool v3115 = v2721 || v3114;
-        const bool v3116 = v3108 && v3115;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3118 = v3098 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3119 = v3116 ? v3118 : __uint_as_float(0xff800000u);
-        v2693.x[10] = v3119;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3120 = static_cast<unsigned int>(v2693.col(11, iron_linear_thread() & 31u));
-        const unsigned int v3121 = static_cast<unsigned int>(v2693.row(11, iron_linear_thread() & 31u));
-        const float v3122 = v2693.x[11];
-        const unsigned int v3123 = v46 + v3121;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3124 = v2594 + v3120;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3125 = v3124 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3128 = v3123 + v37;
-        const unsigned int v3129 = v3124 + v18;
-        const bool v3130 = v3129 <= v3128;
-        const bool v3131 = v182 || v3130;
-        const bool v3132 = v3125 && v3131;
-        const unsigned int v3135 = v3124 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3136 = v3135 + v18;
-        const bool v3138 = v3128 < v3136;
-        const bool v3139 = v2721 || v3138;
-        const bool v3140 = v3132 && v3139;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3142 = v3122 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3143 = v3140 ? v3142 : __uint_as_float(0xff800000u);
-        v2693.x[11] = v3143;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3144 = static_cast<unsigned int>(v2693.col(12, iron_linear_thread() & 31u));
-        const unsigned int v3145 = static_cast<unsigned int>(v2693.row(12, iron_linear_thread() & 31u));
-        const float v3146 = v2693.x[12];
-        const unsigned int v3147 = v46 + v3145;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3148 = v2594 + v3144;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3149 = v3148 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3152 = v3147 + v37;
-        const unsigned int v3153 = v3148 + v18;
-        const bool v3154 = v3153 <= v3152;
-        const bool v3155 = v182 || v3154;
-        const bool v3156 = v3149 && v3155;
-        const unsigned int v3159 = v3148 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3160 = v3159 + v18;
-        const bool v3162 = v3152 < v3160;
-        const bool v3163 = v2721 || v3162;
-        const bool v3164 = v3156 && v3163;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3166 = v3146 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3167 = v3164 ? v3166 : __uint_as_float(0xff800000u);
-        v2693.x[12] = v3167;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3168 = static_cast<unsigned int>(v2693.col(13, iron_linear_thread() & 31u));
-        const unsigned int v3169 = static_cast<unsigned int>(v2693.row(13, iron_linear_thread() & 31u));
-        const float v3170 = v2693.x[13];
-        const unsigned int v3171 = v46 + v3169;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3172 = v2594 + v3168;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3173 = v3172 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3176 = v3171 + v37;
-        const unsigned int v3177 = v3172 + v18;
-        const bool v3178 = v3177 <= v3176;
-        const bool v3179 = v182 || v3178;
-        const bool v3180 = v3173 && v3179;
-        const unsigned int v3183 = v3172 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3184 = v3183 + v18;
-        const bool v3186 = v3176 < v3184;
-        const bool v3187 = v2721 || v3186;
-        const bool v3188 = v3180 && v3187;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3190 = v3170 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3191 = v3188 ? v3190 : __uint_as_float(0xff800000u);
-        v2693.x[13] = v3191;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3192 = static_cast<unsigned int>(v2693.col(14, iron_linear_thread() & 31u));
-        const unsigned int v3193 = static_cast<unsigned int>(v2693.row(14, iron_linear_thread() & 31u));
-        const float v3194 = v2693.x[14];
-        const unsigned int v3195 = v46 + v3193;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3196 = v2594 + v3192;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3197 = v3196 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3200 = v3195 + v37;
-        const unsigned int v3201 = v3196 + v18;
-        const bool v3202 = v3201 <= v3200;
-        const bool v3203 = v182 || v3202;
-        const bool v3204 = v3197 && v3203;
-        const unsigned int v3207 = v3196 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3208 = v3207 + v18;
-        const bool v3210 = v3200 < v3208;
-        const bool v3211 = v2721 || v3210;
-        const bool v3212 = v3204 && v3211;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3214 = v3194 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3215 = v3212 ? v3214 : __uint_as_float(0xff800000u);
-        v2693.x[14] = v3215;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3216 = static_cast<unsigned int>(v2693.col(15, iron_linear_thread() & 31u));
-        const unsigned int v3217 = static_cast<unsigned int>(v2693.row(15, iron_linear_thread() & 31u));
-        const float v3218 = v2693.x[15];
-        const unsigned int v3219 = v46 + v3217;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3220 = v2594 + v3216;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3221 = v3220 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3224 = v3219 + v37;
-        const unsigned int v3225 = v3220 + v18;
-        const bool v3226 = v3225 <= v3224;
-        const bool v3227 = v182 || v3226;
-        const bool v3228 = v3221 && v3227;
-        const unsigned int v3231 = v3220 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3232 = v3231 + v18;
-        const bool v3234 = v3224 < v3232;
-        const bool v3235 = v2721 || v3234;
-        const bool v3236 = v3228 && v3235;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3238 = v3218 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3239 = v3236 ? v3238 : __uint_as_float(0xff800000u);
-        v2693.x[15] = v3239;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3240 = static_cast<unsigned int>(v2693.col(16, iron_linear_thread() & 31u));
-        const unsigned int v3241 = static_cast<unsigned int>(v2693.row(16, iron_linear_thread() & 31u));
-        const float v3242 = v2693.x[16];
-        const unsigned int v3243 = v46 + v3241;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3244 = v2594 + v3240;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3245 = v3244 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3248 = v3243 + v37;
-        const unsigned int v3249 = v3244 + v18;
-        const bool v3250 = v3249 <= v3248;
-        const bool v3251 = v182 || v3250;
-        const bool v3252 = v3245 && v3251;
-        const unsigned int v3255 = v3244 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3256 = v3255 + v18;
-        const bool v3258 = v3248 < v3256;
-        const bool v3259 = v2721 || v3258;
-        const bool v3260 = v3252 && v3259;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3262 = v3242 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3263 = v3260 ? v3262 : __uint_as_float(0xff800000u);
-        v2693.x[16] = v3263;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3264 = static_cast<unsigned int>(v2693.col(17, iron_linear_thread() & 31u));
-        const unsigned int v3265 = static_cast<unsigned int>(v2693.row(17, iron_linear_thread() & 31u));
-        const float v3266 = v2693.x[17];
-        const unsigned int v3267 = v46 + v3265;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3268 = v2594 + v3264;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3269 = v3268 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3272 = v3267 + v37;
-        const unsigned int v3273 = v3268 + v18;
-        const bool v3274 = v3273 <= v3272;
-        const bool v3275 = v182 || v3274;
-        const bool v3276 = v3269 && v3275;
-        const unsigned int v3279 = v3268 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3280 = v3279 + v18;
-        const bool v3282 = v3272 < v3280;
-        const bool v3283 = v2721 || v3282;
-        const bool v3284 = v3276 && v3283;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3286 = v3266 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3287 = v3284 ? v3286 : __uint_as_float(0xff800000u);
-        v2693.x[17] = v3287;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3288 = static_cast<unsigned int>(v2693.col(18, iron_linear_thread() & 31u));
-        const unsigned int v3289 = static_cast<unsigned int>(v2693.row(18, iron_linear_thread() & 31u));
-        const float v3290 = v2693.x[18];
-        const unsigned int v3291 = v46 + v3289;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3292 = v2594 + v3288;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3293 = v3292 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3296 = v3291 + v37;
-        const unsigned int v3297 = v3292 + v18;
-        const bool v3298 = v3297 <= v3296;
-        const bool v3299 = v182 || v3298;
-        const bool v3300 = v3293 && v3299;
-        const unsigned int v3303 = v3292 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3304 = v3303 + v18;
-        const bool v3306 = v3296 < v3304;
-        const bool v3307 = v2721 || v3306;
-        const bool v3308 = v3300 && v3307;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3310 = v3290 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3311 = v3308 ? v3310 : __uint_as_float(0xff800000u);
-        v2693.x[18] = v3311;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3312 = static_cast<unsigned int>(v2693.col(19, iron_linear_thread() & 31u));
-        const unsigned int v3313 = static_cast<unsigned int>(v2693.row(19, iron_linear_thread() & 31u));
-        const float v3314 = v2693.x[19];
-        const unsigned int v3315 = v46 + v3313;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3316 = v2594 + v3312;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3317 = v3316 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3320 = v3315 + v37;
-        const unsigned int v3321 = v3316 + v18;
-        const bool v3322 = v3321 <= v3320;
-        const bool v3323 = v182 || v3322;
-        const bool v3324 = v3317 && v3323;
-        const unsigned int v3327 = v3316 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3328 = v3327 + v18;
-        const bool v3330 = v3320 < v3328;
-        const bool v3331 = v2721 || v3330;
-        const bool v3332 = v3324 && v3331;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3334 = v3314 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3335 = v3332 ? v3334 : __uint_as_float(0xff800000u);
-        v2693.x[19] = v3335;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3336 = static_cast<unsigned int>(v2693.col(20, iron_linear_thread() & 31u));
-        const unsigned int v3337 = static_cast<unsigned int>(v2693.row(20, iron_linear_thread() & 31u));
-        const float v3338 = v2693.x[20];
-        const unsigned int v3339 = v46 + v3337;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3340 = v2594 + v3336;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3341 = v3340 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3344 = v3339 + v37;
-        const unsigned int v3345 = v3340 + v18;
-        const bool v3346 = v3345 <= v3344;
-        const bool v3347 = v182 || v3346;
-        const bool v3348 = v3341 && v3347;
-        const unsigned int v3351 = v3340 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3352 = v3351 + v18;
-        const bool v3354 = v3344 < v3352;
-        const bool v3355 = v2721 || v3354;
-        const bool v3356 = v3348 && v3355;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3358 = v3338 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3359 = v3356 ? v3358 : __uint_as_float(0xff800000u);
-        v2693.x[20] = v3359;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3360 = static_cast<unsigned int>(v2693.col(21, iron_linear_thread() & 31u));
-        const unsigned int v3361 = static_cast<unsigned int>(v2693.row(21, iron_linear_thread() & 31u));
-        const float v3362 = v2693.x[21];
-        const unsigned int v3363 = v46 + v3361;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3364 = v2594 + v3360;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3365 = v3364 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3368 = v3363 + v37;
-        const unsigned int v3369 = v3364 + v18;
-        const bool v3370 = v3369 <= v3368;
-        const bool v3371 = v182 || v3370;
-        const bool v3372 = v3365 && v3371;
-        const unsigned int v3375 = v3364 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3376 = v3375 + v18;
-        const bool v3378 = v3368 < v3376;
-        const bool v3379 = v2721 || v3378;
-        const bool v3380 = v3372 && v3379;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3382 = v3362 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3383 = v3380 ? v3382 : __uint_as_float(0xff800000u);
-        v2693.x[21] = v3383;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3384 = static_cast<unsigned int>(v2693.col(22, iron_linear_thread() & 31u));
-        const unsigned int v3385 = static_cast<unsigned int>(v2693.row(22, iron_linear_thread() & 31u));
-        const float v3386 = v2693.x[22];
-        const unsigned int v3387 = v46 + v3385;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3388 = v2594 + v3384;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3389 = v3388 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3392 = v3387 + v37;
-        const unsigned int v3393 = v3388 + v18;
-        const bool v3394 = v3393 <= v3392;
-        const bool v3395 = v182 || v3394;
-        const bool v3396 = v3389 && v3395;
-        const unsigned int v3399 = v3388 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3400 = v3399 + v18;
-        const bool v3402 = v3392 < v3400;
-        const bool v3403 = v2721 || v3402;
-        const bool v3404 = v3396 && v3403;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3406 = v3386 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3407 = v3404 ? v3406 : __uint_as_float(0xff800000u);
-        v2693.x[22] = v3407;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3408 = static_cast<unsigned int>(v2693.col(23, iron_linear_thread() & 31u));
-        const unsigned int v3409 = static_cast<unsigned int>(v2693.row(23, iron_linear_thread() & 31u));
-        const float v3410 = v2693.x[23];
-        const unsigned int v3411 = v46 + v3409;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3412 = v2594 + v3408;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3413 = v3412 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3416 = v3411 + v37;
-        const unsigned int v3417 = v3412 + v18;
-        const bool v3418 = v3417 <= v3416;
-        const bool v3419 = v182 || v3418;
-        const bool v3420 = v3413 && v3419;
-        const unsigned int v3423 = v3412 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3424 = v3423 + v18;
-        const bool v3426 = v3416 < v3424;
-        const bool v3427 = v2721 || v3426;
-        const bool v3428 = v3420 && v3427;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3430 = v3410 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3431 = v3428 ? v3430 : __uint_as_float(0xff800000u);
-        v2693.x[23] = v3431;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3432 = static_cast<unsigned int>(v2693.col(24, iron_linear_thread() & 31u));
-        const unsigned int v3433 = static_cast<unsigned int>(v2693.row(24, iron_linear_thread() & 31u));
-        const float v3434 = v2693.x[24];
-        const unsigned int v3435 = v46 + v3433;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3436 = v2594 + v3432;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3437 = v3436 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3440 = v3435 + v37;
-        const unsigned int v3441 = v3436 + v18;
-        const bool v3442 = v3441 <= v3440;
-        const bool v3443 = v182 || v3442;
-        const bool v3444 = v3437 && v3443;
-        const unsigned int v3447 = v3436 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3448 = v3447 + v18;
-        const bool v3450 = v3440 < v3448;
-        const bool v3451 = v2721 || v3450;
-        const bool v3452 = v3444 && v3451;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3454 = v3434 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3455 = v3452 ? v3454 : __uint_as_float(0xff800000u);
-        v2693.x[24] = v3455;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3456 = static_cast<unsigned int>(v2693.col(25, iron_linear_thread() & 31u));
-        const unsigned int v3457 = static_cast<unsigned int>(v2693.row(25, iron_linear_thread() & 31u));
-        const float v3458 = v2693.x[25];
-        const unsigned int v3459 = v46 + v3457;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3460 = v2594 + v3456;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3461 = v3460 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3464 = v3459 + v37;
-        const unsigned int v3465 = v3460 + v18;
-        const bool v3466 = v3465 <= v3464;
-        const bool v3467 = v182 || v3466;
-        const bool v3468 = v3461 && v3467;
-        const unsigned int v3471 = v3460 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3472 = v3471 + v18;
-        const bool v3474 = v3464 < v3472;
-        const bool v3475 = v2721 || v3474;
-        const bool v3476 = v3468 && v3475;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3478 = v3458 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3479 = v3476 ? v3478 : __uint_as_float(0xff800000u);
-        v2693.x[25] = v3479;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3480 = static_cast<unsigned int>(v2693.col(26, iron_linear_thread() & 31u));
-        const unsigned int v3481 = static_cast<unsigned int>(v2693.row(26, iron_linear_thread() & 31u));
-        const float v3482 = v2693.x[26];
-        const unsigned int v3483 = v46 + v3481;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3484 = v2594 + v3480;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3485 = v3484 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3488 = v3483 + v37;
-        const unsigned int v3489 = v3484 + v18;
-        const bool v3490 = v3489 <= v3488;
-        const bool v3491 = v182 || v3490;
-        const bool v3492 = v3485 && v3491;
-        const unsigned int v3495 = v3484 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3496 = v3495 + v18;
-        const bool v3498 = v3488 < v3496;
-        const bool v3499 = v2721 || v3498;
-        const bool v3500 = v3492 && v3499;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3502 = v3482 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3503 = v3500 ? v3502 : __uint_as_float(0xff800000u);
-        v2693.x[26] = v3503;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3504 = static_cast<unsigned int>(v2693.col(27, iron_linear_thread() & 31u));
-        const unsigned int v3505 = static_cast<unsigned int>(v2693.row(27, iron_linear_thread() & 31u));
-        const float v3506 = v2693.x[27];
-        const unsigned int v3507 = v46 + v3505;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3508 = v2594 + v3504;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3509 = v3508 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3512 = v3507 + v37;
-        const unsigned int v3513 = v3508 + v18;
-        const bool v3514 = v3513 <= v3512;
-        const bool v3515 = v182 || v3514;
-        const bool v3516 = v3509 && v3515;
-        const unsigned int v3519 = v3508 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3520 = v3519 + v18;
-        const bool v3522 = v3512 < v3520;
-        const bool v3523 = v2721 || v3522;
-        const bool v3524 = v3516 && v3523;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3526 = v3506 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3527 = v3524 ? v3526 : __uint_as_float(0xff800000u);
-        v2693.x[27] = v3527;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3528 = static_cast<unsigned int>(v2693.col(28, iron_linear_thread() & 31u));
-        const unsigned int v3529 = static_cast<unsigned int>(v2693.row(28, iron_linear_thread() & 31u));
-        const float v3530 = v2693.x[28];
-        const unsigned int v3531 = v46 + v3529;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3532 = v2594 + v3528;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3533 = v3532 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3536 = v3531 + v37;
-        const unsigned int v3537 = v3532 + v18;
-        const bool v3538 = v3537 <= v3536;
-        const bool v3539 = v182 || v3538;
-        const bool v3540 = v3533 && v3539;
-        const unsigned int v3543 = v3532 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3544 = v3543 + v18;
-        const bool v3546 = v3536 < v3544;
-        const bool v3547 = v2721 || v3546;
-        const bool v3548 = v3540 && v3547;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3550 = v3530 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3551 = v3548 ? v3550 : __uint_as_float(0xff800000u);
-        v2693.x[28] = v3551;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3552 = static_cast<unsigned int>(v2693.col(29, iron_linear_thread() & 31u));
-        const unsigned int v3553 = static_cast<unsigned int>(v2693.row(29, iron_linear_thread() & 31u));
-        const float v3554 = v2693.x[29];
-        const unsigned int v3555 = v46 + v3553;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3556 = v2594 + v3552;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3557 = v3556 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3560 = v3555 + v37;
-        const unsigned int v3561 = v3556 + v18;
-        const bool v3562 = v3561 <= v3560;
-        const bool v3563 = v182 || v3562;
-        const bool v3564 = v3557 && v3563;
-        const unsigned int v3567 = v3556 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3568 = v3567 + v18;
-        const bool v3570 = v3560 < v3568;
-        const bool v3571 = v2721 || v3570;
-        const bool v3572 = v3564 && v3571;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3574 = v3554 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3575 = v3572 ? v3574 : __uint_as_float(0xff800000u);
-        v2693.x[29] = v3575;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3576 = static_cast<unsigned int>(v2693.col(30, iron_linear_thread() & 31u));
-        const unsigned int v3577 = static_cast<unsigned int>(v2693.row(30, iron_linear_thread() & 31u));
-        const float v3578 = v2693.x[30];
-        const unsigned int v3579 = v46 + v3577;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3580 = v2594 + v3576;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3581 = v3580 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3584 = v3579 + v37;
-        const unsigned int v3585 = v3580 + v18;
-        const bool v3586 = v3585 <= v3584;
-        const bool v3587 = v182 || v3586;
-        const bool v3588 = v3581 && v3587;
-        const unsigned int v3591 = v3580 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3592 = v3591 + v18;
-        const bool v3594 = v3584 < v3592;
-        const bool v3595 = v2721 || v3594;
-        const bool v3596 = v3588 && v3595;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3598 = v3578 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3599 = v3596 ? v3598 : __uint_as_float(0xff800000u);
-        v2693.x[30] = v3599;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3600 = static_cast<unsigned int>(v2693.col(31, iron_linear_thread() & 31u));
-        const unsigned int v3601 = static_cast<unsigned int>(v2693.row(31, iron_linear_thread() & 31u));
-        const float v3602 = v2693.x[31];
-        const unsigned int v3603 = v46 + v3601;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3604 = v2594 + v3600;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3605 = v3604 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3608 = v3603 + v37;
-        const unsigned int v3609 = v3604 + v18;
-        const bool v3610 = v3609 <= v3608;
-        const bool v3611 = v182 || v3610;
-        const bool v3612 = v3605 && v3611;
-        const unsigned int v3615 = v3604 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3616 = v3615 + v18;
-        const bool v3618 = v3608 < v3616;
-        const bool v3619 = v2721 || v3618;
-        const bool v3620 = v3612 && v3619;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3622 = v3602 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3623 = v3620 ? v3622 : __uint_as_float(0xff800000u);
-        v2693.x[31] = v3623;  // kernels/sdpa/flash_tile.hpp:161
+        const unsigned int v2982 = static_cast<unsigned int>(v2819.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v2983 = static_cast<unsigned int>(v2819.row(0, iron_linear_thread() & 31u));
+        const float v2984 = v2819.x[0];
+        const unsigned int v2985 = v46 + v2983;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v2986 = v2678 + v2982;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v2987 = v2986 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v2990 = v2985 + v37;
+        const unsigned int v2991 = v2986 + v18;
+        const bool v2992 = v2991 <= v2990;
+        const bool v2993 = v182 || v2992;
+        const bool v2994 = v2987 && v2993;
+        const unsigned int v2997 = v2986 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v2998 = v2997 + v18;
+        const bool v3000 = v2990 < v2998;
+        const bool v3001 = v2847 || v3000;
+        const bool v3002 = v2994 && v3001;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3004 = v2984 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3005 = v3002 ? v3004 : __uint_as_float(0xff800000u);
+        v2819.x[0] = v3005;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3006 = static_cast<unsigned int>(v2819.col(1, iron_linear_thread() & 31u));
+        const unsigned int v3007 = static_cast<unsigned int>(v2819.row(1, iron_linear_thread() & 31u));
+        const float v3008 = v2819.x[1];
+        const unsigned int v3009 = v46 + v3007;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3010 = v2678 + v3006;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3011 = v3010 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3014 = v3009 + v37;
+        const unsigned int v3015 = v3010 + v18;
+        const bool v3016 = v3015 <= v3014;
+        const bool v3017 = v182 || v3016;
+        const bool v3018 = v3011 && v3017;
+        const unsigned int v3021 = v3010 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3022 = v3021 + v18;
+        const bool v3024 = v3014 < v3022;
+        const bool v3025 = v2847 || v3024;
+        const bool v3026 = v3018 && v3025;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3028 = v3008 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3029 = v3026 ? v3028 : __uint_as_float(0xff800000u);
+        v2819.x[1] = v3029;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3030 = static_cast<unsigned int>(v2819.col(2, iron_linear_thread() & 31u));
+        const unsigned int v3031 = static_cast<unsigned int>(v2819.row(2, iron_linear_thread() & 31u));
+        const float v3032 = v2819.x[2];
+        const unsigned int v3033 = v46 + v3031;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3034 = v2678 + v3030;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3035 = v3034 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3038 = v3033 + v37;
+        const unsigned int v3039 = v3034 + v18;
+        const bool v3040 = v3039 <= v3038;
+        const bool v3041 = v182 || v3040;
+        const bool v3042 = v3035 && v3041;
+        const unsigned int v3045 = v3034 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3046 = v3045 + v18;
+        const bool v3048 = v3038 < v3046;
+        const bool v3049 = v2847 || v3048;
+        const bool v3050 = v3042 && v3049;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3052 = v3032 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3053 = v3050 ? v3052 : __uint_as_float(0xff800000u);
+        v2819.x[2] = v3053;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3054 = static_cast<unsigned int>(v2819.col(3, iron_linear_thread() & 31u));
+        const unsigned int v3055 = static_cast<unsigned int>(v2819.row(3, iron_linear_thread() & 31u));
+        const float v3056 = v2819.x[3];
+        const unsigned int v3057 = v46 + v3055;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3058 = v2678 + v3054;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3059 = v3058 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3062 = v3057 + v37;
+        const unsigned int v3063 = v3058 + v18;
+        const bool v3064 = v3063 <= v3062;
+        const bool v3065 = v182 || v3064;
+        const bool v3066 = v3059 && v3065;
+        const unsigned int v3069 = v3058 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3070 = v3069 + v18;
+        const bool v3072 = v3062 < v3070;
+        const bool v3073 = v2847 || v3072;
+        const bool v3074 = v3066 && v3073;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3076 = v3056 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3077 = v3074 ? v3076 : __uint_as_float(0xff800000u);
+        v2819.x[3] = v3077;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3078 = static_cast<unsigned int>(v2819.col(4, iron_linear_thread() & 31u));
+        const unsigned int v3079 = static_cast<unsigned int>(v2819.row(4, iron_linear_thread() & 31u));
+        const float v3080 = v2819.x[4];
+        const unsigned int v3081 = v46 + v3079;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3082 = v2678 + v3078;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3083 = v3082 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3086 = v3081 + v37;
+        const unsigned int v3087 = v3082 + v18;
+        const bool v3088 = v3087 <= v3086;
+        const bool v3089 = v182 || v3088;
+        const bool v3090 = v3083 && v3089;
+        const unsigned int v3093 = v3082 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3094 = v3093 + v18;
+        const bool v3096 = v3086 < v3094;
+        const bool v3097 = v2847 || v3096;
+        const bool v3098 = v3090 && v3097;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3100 = v3080 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3101 = v3098 ? v3100 : __uint_as_float(0xff800000u);
+        v2819.x[4] = v3101;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3102 = static_cast<unsigned int>(v2819.col(5, iron_linear_thread() & 31u));
+        const unsigned int v3103 = static_cast<unsigned int>(v2819.row(5, iron_linear_thread() & 31u));
+        const float v3104 = v2819.x[5];
+        const unsigned int v3105 = v46 + v3103;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3106 = v2678 + v3102;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3107 = v3106 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3110 = v3105 + v37;
+        const unsigned int v3111 = v3106 + v18;
+        const bool v3112 = v3111 <= v3110;
+        const bool v3113 = v182 || v3112;
+        const bool v3114 = v3107 && v3113;
+        const unsigned int v3117 = v3106 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3118 = v3117 + v18;
+        const bool v3120 = v3110 < v3118;
+        const bool v3121 = v2847 || v3120;
+        const bool v3122 = v3114 && v3121;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3124 = v3104 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3125 = v3122 ? v3124 : __uint_as_float(0xff800000u);
+        v2819.x[5] = v3125;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3126 = static_cast<unsigned int>(v2819.col(6, iron_linear_thread() & 31u));
+        const unsigned int v3127 = static_cast<unsigned int>(v2819.row(6, iron_linear_thread() & 31u));
+        const float v3128 = v2819.x[6];
+        const unsigned int v3129 = v46 + v3127;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3130 = v2678 + v3126;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3131 = v3130 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3134 = v3129 + v37;
+        const unsigned int v3135 = v3130 + v18;
+        const bool v3136 = v3135 <= v3134;
+        const bool v3137 = v182 || v3136;
+        const bool v3138 = v3131 && v3137;
+        const unsigned int v3141 = v3130 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3142 = v3141 + v18;
+        const bool v3144 = v3134 < v3142;
+        const bool v3145 = v2847 || v3144;
+        const bool v3146 = v3138 && v3145;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3148 = v3128 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3149 = v3146 ? v3148 : __uint_as_float(0xff800000u);
+        v2819.x[6] = v3149;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3150 = static_cast<unsigned int>(v2819.col(7, iron_linear_thread() & 31u));
+        const unsigned int v3151 = static_cast<unsigned int>(v2819.row(7, iron_linear_thread() & 31u));
+        const float v3152 = v2819.x[7];
+        const unsigned int v3153 = v46 + v3151;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3154 = v2678 + v3150;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3155 = v3154 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3158 = v3153 + v37;
+        const unsigned int v3159 = v3154 + v18;
+        const bool v3160 = v3159 <= v3158;
+        const bool v3161 = v182 || v3160;
+        const bool v3162 = v3155 && v3161;
+        const unsigned int v3165 = v3154 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3166 = v3165 + v18;
+        const bool v3168 = v3158 < v3166;
+        const bool v3169 = v2847 || v3168;
+        const bool v3170 = v3162 && v3169;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3172 = v3152 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3173 = v3170 ? v3172 : __uint_as_float(0xff800000u);
+        v2819.x[7] = v3173;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3174 = static_cast<unsigned int>(v2819.col(8, iron_linear_thread() & 31u));
+        const unsigned int v3175 = static_cast<unsigned int>(v2819.row(8, iron_linear_thread() & 31u));
+        const float v3176 = v2819.x[8];
+        const unsigned int v3177 = v46 + v3175;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3178 = v2678 + v3174;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3179 = v3178 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3182 = v3177 + v37;
+        const unsigned int v3183 = v3178 + v18;
+        const bool v3184 = v3183 <= v3182;
+        const bool v3185 = v182 || v3184;
+        const bool v3186 = v3179 && v3185;
+        const unsigned int v3189 = v3178 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3190 = v3189 + v18;
+        const bool v3192 = v3182 < v3190;
+        const bool v3193 = v2847 || v3192;
+        const bool v3194 = v3186 && v3193;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3196 = v3176 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3197 = v3194 ? v3196 : __uint_as_float(0xff800000u);
+        v2819.x[8] = v3197;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3198 = static_cast<unsigned int>(v2819.col(9, iron_linear_thread() & 31u));
+        const unsigned int v3199 = static_cast<unsigned int>(v2819.row(9, iron_linear_thread() & 31u));
+        const float v3200 = v2819.x[9];
+        const unsigned int v3201 = v46 + v3199;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3202 = v2678 + v3198;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3203 = v3202 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3206 = v3201 + v37;
+        const unsigned int v3207 = v3202 + v18;
+        const bool v3208 = v3207 <= v3206;
+        const bool v3209 = v182 || v3208;
+        const bool v3210 = v3203 && v3209;
+        const unsigned int v3213 = v3202 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3214 = v3213 + v18;
+        const bool v3216 = v3206 < v3214;
+        const bool v3217 = v2847 || v3216;
+        const bool v3218 = v3210 && v3217;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3220 = v3200 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3221 = v3218 ? v3220 : __uint_as_float(0xff800000u);
+        v2819.x[9] = v3221;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3222 = static_cast<unsigned int>(v2819.col(10, iron_linear_thread() & 31u));
+        const unsigned int v3223 = static_cast<unsigned int>(v2819.row(10, iron_linear_thread() & 31u));
+        const float v3224 = v2819.x[10];
+        const unsigned int v3225 = v46 + v3223;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3226 = v2678 + v3222;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3227 = v3226 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3230 = v3225 + v37;
+        const unsigned int v3231 = v3226 + v18;
+        const bool v3232 = v3231 <= v3230;
+        const bool v3233 = v182 || v3232;
+        const bool v3234 = v3227 && v3233;
+        const unsigned int v3237 = v3226 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3238 = v3237 + v18;
+        const bool v3240 = v3230 < v3238;
+        const bool v3241 = v2847 || v3240;
+        const bool v3242 = v3234 && v3241;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3244 = v3224 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3245 = v3242 ? v3244 : __uint_as_float(0xff800000u);
+        v2819.x[10] = v3245;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3246 = static_cast<unsigned int>(v2819.col(11, iron_linear_thread() & 31u));
+        const unsigned int v3247 = static_cast<unsigned int>(v2819.row(11, iron_linear_thread() & 31u));
+        const float v3248 = v2819.x[11];
+        const unsigned int v3249 = v46 + v3247;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3250 = v2678 + v3246;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3251 = v3250 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3254 = v3249 + v37;
+        const unsigned int v3255 = v3250 + v18;
+        const bool v3256 = v3255 <= v3254;
+        const bool v3257 = v182 || v3256;
+        const bool v3258 = v3251 && v3257;
+        const unsigned int v3261 = v3250 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3262 = v3261 + v18;
+        const bool v3264 = v3254 < v3262;
+        const bool v3265 = v2847 || v3264;
+        const bool v3266 = v3258 && v3265;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3268 = v3248 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3269 = v3266 ? v3268 : __uint_as_float(0xff800000u);
+        v2819.x[11] = v3269;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3270 = static_cast<unsigned int>(v2819.col(12, iron_linear_thread() & 31u));
+        const unsigned int v3271 = static_cast<unsigned int>(v2819.row(12, iron_linear_thread() & 31u));
+        const float v3272 = v2819.x[12];
+        const unsigned int v3273 = v46 + v3271;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3274 = v2678 + v3270;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3275 = v3274 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3278 = v3273 + v37;
+        const unsigned int v3279 = v3274 + v18;
+        const bool v3280 = v3279 <= v3278;
+        const bool v3281 = v182 || v3280;
+        const bool v3282 = v3275 && v3281;
+        const unsigned int v3285 = v3274 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3286 = v3285 + v18;
+        const bool v3288 = v3278 < v3286;
+        const bool v3289 = v2847 || v3288;
+        const bool v3290 = v3282 && v3289;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3292 = v3272 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3293 = v3290 ? v3292 : __uint_as_float(0xff800000u);
+        v2819.x[12] = v3293;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3294 = static_cast<unsigned int>(v2819.col(13, iron_linear_thread() & 31u));
+        const unsigned int v3295 = static_cast<unsigned int>(v2819.row(13, iron_linear_thread() & 31u));
+        const float v3296 = v2819.x[13];
+        const unsigned int v3297 = v46 + v3295;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3298 = v2678 + v3294;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3299 = v3298 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3302 = v3297 + v37;
+        const unsigned int v3303 = v3298 + v18;
+        const bool v3304 = v3303 <= v3302;
+        const bool v3305 = v182 || v3304;
+        const bool v3306 = v3299 && v3305;
+        const unsigned int v3309 = v3298 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3310 = v3309 + v18;
+        const bool v3312 = v3302 < v3310;
+        const bool v3313 = v2847 || v3312;
+        const bool v3314 = v3306 && v3313;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3316 = v3296 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3317 = v3314 ? v3316 : __uint_as_float(0xff800000u);
+        v2819.x[13] = v3317;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3318 = static_cast<unsigned int>(v2819.col(14, iron_linear_thread() & 31u));
+        const unsigned int v3319 = static_cast<unsigned int>(v2819.row(14, iron_linear_thread() & 31u));
+        const float v3320 = v2819.x[14];
+        const unsigned int v3321 = v46 + v3319;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3322 = v2678 + v3318;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3323 = v3322 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3326 = v3321 + v37;
+        const unsigned int v3327 = v3322 + v18;
+        const bool v3328 = v3327 <= v3326;
+        const bool v3329 = v182 || v3328;
+        const bool v3330 = v3323 && v3329;
+        const unsigned int v3333 = v3322 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3334 = v3333 + v18;
+        const bool v3336 = v3326 < v3334;
+        const bool v3337 = v2847 || v3336;
+        const bool v3338 = v3330 && v3337;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3340 = v3320 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3341 = v3338 ? v3340 : __uint_as_float(0xff800000u);
+        v2819.x[14] = v3341;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3342 = static_cast<unsigned int>(v2819.col(15, iron_linear_thread() & 31u));
+        const unsigned int v3343 = static_cast<unsigned int>(v2819.row(15, iron_linear_thread() & 31u));
+        const float v3344 = v2819.x[15];
+        const unsigned int v3345 = v46 + v3343;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3346 = v2678 + v3342;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3347 = v3346 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3350 = v3345 + v37;
+        const unsigned int v3351 = v3346 + v18;
+        const bool v3352 = v3351 <= v3350;
+        const bool v3353 = v182 || v3352;
+        const bool v3354 = v3347 && v3353;
+        const unsigned int v3357 = v3346 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3358 = v3357 + v18;
+        const bool v3360 = v3350 < v3358;
+        const bool v3361 = v2847 || v3360;
+        const bool v3362 = v3354 && v3361;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3364 = v3344 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3365 = v3362 ? v3364 : __uint_as_float(0xff800000u);
+        v2819.x[15] = v3365;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3366 = static_cast<unsigned int>(v2819.col(16, iron_linear_thread() & 31u));
+        const unsigned int v3367 = static_cast<unsigned int>(v2819.row(16, iron_linear_thread() & 31u));
+        const float v3368 = v2819.x[16];
+        const unsigned int v3369 = v46 + v3367;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3370 = v2678 + v3366;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3371 = v3370 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3374 = v3369 + v37;
+        const unsigned int v3375 = v3370 + v18;
+        const bool v3376 = v3375 <= v3374;
+        const bool v3377 = v182 || v3376;
+        const bool v3378 = v3371 && v3377;
+        const unsigned int v3381 = v3370 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3382 = v3381 + v18;
+        const bool v3384 = v3374 < v3382;
+        const bool v3385 = v2847 || v3384;
+        const bool v3386 = v3378 && v3385;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3388 = v3368 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3389 = v3386 ? v3388 : __uint_as_float(0xff800000u);
+        v2819.x[16] = v3389;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3390 = static_cast<unsigned int>(v2819.col(17, iron_linear_thread() & 31u));
+        const unsigned int v3391 = static_cast<unsigned int>(v2819.row(17, iron_linear_thread() & 31u));
+        const float v3392 = v2819.x[17];
+        const unsigned int v3393 = v46 + v3391;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3394 = v2678 + v3390;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3395 = v3394 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3398 = v3393 + v37;
+        const unsigned int v3399 = v3394 + v18;
+        const bool v3400 = v3399 <= v3398;
+        const bool v3401 = v182 || v3400;
+        const bool v3402 = v3395 && v3401;
+        const unsigned int v3405 = v3394 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3406 = v3405 + v18;
+        const bool v3408 = v3398 < v3406;
+        const bool v3409 = v2847 || v3408;
+        const bool v3410 = v3402 && v3409;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3412 = v3392 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3413 = v3410 ? v3412 : __uint_as_float(0xff800000u);
+        v2819.x[17] = v3413;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3414 = static_cast<unsigned int>(v2819.col(18, iron_linear_thread() & 31u));
+        const unsigned int v3415 = static_cast<unsigned int>(v2819.row(18, iron_linear_thread() & 31u));
+        const float v3416 = v2819.x[18];
+        const unsigned int v3417 = v46 + v3415;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3418 = v2678 + v3414;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3419 = v3418 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3422 = v3417 + v37;
+        const unsigned int v3423 = v3418 + v18;
+        const bool v3424 = v3423 <= v3422;
+        const bool v3425 = v182 || v3424;
+        const bool v3426 = v3419 && v3425;
+        const unsigned int v3429 = v3418 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3430 = v3429 + v18;
+        const bool v3432 = v3422 < v3430;
+        const bool v3433 = v2847 || v3432;
+        const bool v3434 = v3426 && v3433;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3436 = v3416 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3437 = v3434 ? v3436 : __uint_as_float(0xff800000u);
+        v2819.x[18] = v3437;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3438 = static_cast<unsigned int>(v2819.col(19, iron_linear_thread() & 31u));
+        const unsigned int v3439 = static_cast<unsigned int>(v2819.row(19, iron_linear_thread() & 31u));
+        const float v3440 = v2819.x[19];
+        const unsigned int v3441 = v46 + v3439;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3442 = v2678 + v3438;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3443 = v3442 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3446 = v3441 + v37;
+        const unsigned int v3447 = v3442 + v18;
+        const bool v3448 = v3447 <= v3446;
+        const bool v3449 = v182 || v3448;
+        const bool v3450 = v3443 && v3449;
+        const unsigned int v3453 = v3442 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3454 = v3453 + v18;
+        const bool v3456 = v3446 < v3454;
+        const bool v3457 = v2847 || v3456;
+        const bool v3458 = v3450 && v3457;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3460 = v3440 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3461 = v3458 ? v3460 : __uint_as_float(0xff800000u);
+        v2819.x[19] = v3461;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3462 = static_cast<unsigned int>(v2819.col(20, iron_linear_thread() & 31u));
+        const unsigned int v3463 = static_cast<unsigned int>(v2819.row(20, iron_linear_thread() & 31u));
+        const float v3464 = v2819.x[20];
+        const unsigned int v3465 = v46 + v3463;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3466 = v2678 + v3462;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3467 = v3466 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3470 = v3465 + v37;
+        const unsigned int v3471 = v3466 + v18;
+        const bool v3472 = v3471 <= v3470;
+        const bool v3473 = v182 || v3472;
+        const bool v3474 = v3467 && v3473;
+        const unsigned int v3477 = v3466 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3478 = v3477 + v18;
+        const bool v3480 = v3470 < v3478;
+        const bool v3481 = v2847 || v3480;
+        const bool v3482 = v3474 && v3481;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3484 = v3464 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3485 = v3482 ? v3484 : __uint_as_float(0xff800000u);
+        v2819.x[20] = v3485;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3486 = static_cast<unsigned int>(v2819.col(21, iron_linear_thread() & 31u));
+        const unsigned int v3487 = static_cast<unsigned int>(v2819.row(21, iron_linear_thread() & 31u));
+        const float v3488 = v2819.x[21];
+        const unsigned int v3489 = v46 + v3487;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3490 = v2678 + v3486;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3491 = v3490 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3494 = v3489 + v37;
+        const unsigned int v3495 = v3490 + v18;
+        const bool v3496 = v3495 <= v3494;
+        const bool v3497 = v182 || v3496;
+        const bool v3498 = v3491 && v3497;
+        const unsigned int v3501 = v3490 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3502 = v3501 + v18;
+        const bool v3504 = v3494 < v3502;
+        const bool v3505 = v2847 || v3504;
+        const bool v3506 = v3498 && v3505;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3508 = v3488 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3509 = v3506 ? v3508 : __uint_as_float(0xff800000u);
+        v2819.x[21] = v3509;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3510 = static_cast<unsigned int>(v2819.col(22, iron_linear_thread() & 31u));
+        const unsigned int v3511 = static_cast<unsigned int>(v2819.row(22, iron_linear_thread() & 31u));
+        const float v3512 = v2819.x[22];
+        const unsigned int v3513 = v46 + v3511;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3514 = v2678 + v3510;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3515 = v3514 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3518 = v3513 + v37;
+        const unsigned int v3519 = v3514 + v18;
+        const bool v3520 = v3519 <= v3518;
+        const bool v3521 = v182 || v3520;
+        const bool v3522 = v3515 && v3521;
+        const unsigned int v3525 = v3514 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3526 = v3525 + v18;
+        const bool v3528 = v3518 < v3526;
+        const bool v3529 = v2847 || v3528;
+        const bool v3530 = v3522 && v3529;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3532 = v3512 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3533 = v3530 ? v3532 : __uint_as_float(0xff800000u);
+        v2819.x[22] = v3533;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3534 = static_cast<unsigned int>(v2819.col(23, iron_linear_thread() & 31u));
+        const unsigned int v3535 = static_cast<unsigned int>(v2819.row(23, iron_linear_thread() & 31u));
+        const float v3536 = v2819.x[23];
+        const unsigned int v3537 = v46 + v3535;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3538 = v2678 + v3534;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3539 = v3538 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3542 = v3537 + v37;
+        const unsigned int v3543 = v3538 + v18;
+        const bool v3544 = v3543 <= v3542;
+        const bool v3545 = v182 || v3544;
+        const bool v3546 = v3539 && v3545;
+        const unsigned int v3549 = v3538 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3550 = v3549 + v18;
+        const bool v3552 = v3542 < v3550;
+        const bool v3553 = v2847 || v3552;
+        const bool v3554 = v3546 && v3553;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3556 = v3536 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3557 = v3554 ? v3556 : __uint_as_float(0xff800000u);
+        v2819.x[23] = v3557;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3558 = static_cast<unsigned int>(v2819.col(24, iron_linear_thread() & 31u));
+        const unsigned int v3559 = static_cast<unsigned int>(v2819.row(24, iron_linear_thread() & 31u));
+        const float v3560 = v2819.x[24];
+        const unsigned int v3561 = v46 + v3559;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3562 = v2678 + v3558;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3563 = v3562 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3566 = v3561 + v37;
+        const unsigned int v3567 = v3562 + v18;
+        const bool v3568 = v3567 <= v3566;
+        const bool v3569 = v182 || v3568;
+        const bool v3570 = v3563 && v3569;
+        const unsigned int v3573 = v3562 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3574 = v3573 + v18;
+        const bool v3576 = v3566 < v3574;
+        const bool v3577 = v2847 || v3576;
+        const bool v3578 = v3570 && v3577;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3580 = v3560 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3581 = v3578 ? v3580 : __uint_as_float(0xff800000u);
+        v2819.x[24] = v3581;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3582 = static_cast<unsigned int>(v2819.col(25, iron_linear_thread() & 31u));
+        const unsigned int v3583 = static_cast<unsigned int>(v2819.row(25, iron_linear_thread() & 31u));
+        const float v3584 = v2819.x[25];
+        const unsigned int v3585 = v46 + v3583;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3586 = v2678 + v3582;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3587 = v3586 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3590 = v3585 + v37;
+        const unsigned int v3591 = v3586 + v18;
+        const bool v3592 = v3591 <= v3590;
+        const bool v3593 = v182 || v3592;
+        const bool v3594 = v3587 && v3593;
+        const unsigned int v3597 = v3586 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3598 = v3597 + v18;
+        const bool v3600 = v3590 < v3598;
+        const bool v3601 = v2847 || v3600;
+        const bool v3602 = v3594 && v3601;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3604 = v3584 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3605 = v3602 ? v3604 : __uint_as_float(0xff800000u);
+        v2819.x[25] = v3605;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3606 = static_cast<unsigned int>(v2819.col(26, iron_linear_thread() & 31u));
+        const unsigned int v3607 = static_cast<unsigned int>(v2819.row(26, iron_linear_thread() & 31u));
+        const float v3608 = v2819.x[26];
+        const unsigned int v3609 = v46 + v3607;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3610 = v2678 + v3606;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3611 = v3610 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3614 = v3609 + v37;
+        const unsigned int v3615 = v3610 + v18;
+        const bool v3616 = v3615 <= v3614;
+        const bool v3617 = v182 || v3616;
+        const bool v3618 = v3611 && v3617;
+        const unsigned int v3621 = v3610 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3622 = v3621 + v18;
+        const bool v3624 = v3614 < v3622;
+        const bool v3625 = v2847 || v3624;
+        const bool v3626 = v3618 && v3625;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3628 = v3608 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3629 = v3626 ? v3628 : __uint_as_float(0xff800000u);
+        v2819.x[26] = v3629;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3630 = static_cast<unsigned int>(v2819.col(27, iron_linear_thread() & 31u));
+        const unsigned int v3631 = static_cast<unsigned int>(v2819.row(27, iron_linear_thread() & 31u));
+        const float v3632 = v2819.x[27];
+        const unsigned int v3633 = v46 + v3631;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3634 = v2678 + v3630;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3635 = v3634 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3638 = v3633 + v37;
+        const unsigned int v3639 = v3634 + v18;
+        const bool v3640 = v3639 <= v3638;
+        const bool v3641 = v182 || v3640;
+        const bool v3642 = v3635 && v3641;
+        const unsigned int v3645 = v3634 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3646 = v3645 + v18;
+        const bool v3648 = v3638 < v3646;
+        const bool v3649 = v2847 || v3648;
+        const bool v3650 = v3642 && v3649;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3652 = v3632 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3653 = v3650 ? v3652 : __uint_as_float(0xff800000u);
+        v2819.x[27] = v3653;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3654 = static_cast<unsigned int>(v2819.col(28, iron_linear_thread() & 31u));
+        const unsigned int v3655 = static_cast<unsigned int>(v2819.row(28, iron_linear_thread() & 31u));
+        const float v3656 = v2819.x[28];
+        const unsigned int v3657 = v46 + v3655;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3658 = v2678 + v3654;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3659 = v3658 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3662 = v3657 + v37;
+        const unsigned int v3663 = v3658 + v18;
+        const bool v3664 = v3663 <= v3662;
+        const bool v3665 = v182 || v3664;
+        const bool v3666 = v3659 && v3665;
+        const unsigned int v3669 = v3658 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3670 = v3669 + v18;
+        const bool v3672 = v3662 < v3670;
+        const bool v3673 = v2847 || v3672;
+        const bool v3674 = v3666 && v3673;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3676 = v3656 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3677 = v3674 ? v3676 : __uint_as_float(0xff800000u);
+        v2819.x[28] = v3677;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3678 = static_cast<unsigned int>(v2819.col(29, iron_linear_thread() & 31u));
+        const unsigned int v3679 = static_cast<unsigned int>(v2819.row(29, iron_linear_thread() & 31u));
+        const float v3680 = v2819.x[29];
+        const unsigned int v3681 = v46 + v3679;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3682 = v2678 + v3678;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3683 = v3682 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3686 = v3681 + v37;
+        const unsigned int v3687 = v3682 + v18;
+        const bool v3688 = v3687 <= v3686;
+        const bool v3689 = v182 || v3688;
+        const bool v3690 = v3683 && v3689;
+        const unsigned int v3693 = v3682 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3694 = v3693 + v18;
+        const bool v3696 = v3686 < v3694;
+        const bool v3697 = v2847 || v3696;
+        const bool v3698 = v3690 && v3697;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3700 = v3680 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3701 = v3698 ? v3700 : __uint_as_float(0xff800000u);
+        v2819.x[29] = v3701;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3702 = static_cast<unsigned int>(v2819.col(30, iron_linear_thread() & 31u));
+        const unsigned int v3703 = static_cast<unsigned int>(v2819.row(30, iron_linear_thread() & 31u));
+        const float v3704 = v2819.x[30];
+        const unsigned int v3705 = v46 + v3703;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3706 = v2678 + v3702;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3707 = v3706 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3710 = v3705 + v37;
+        const unsigned int v3711 = v3706 + v18;
+        const bool v3712 = v3711 <= v3710;
+        const bool v3713 = v182 || v3712;
+        const bool v3714 = v3707 && v3713;
+        const unsigned int v3717 = v3706 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3718 = v3717 + v18;
+        const bool v3720 = v3710 < v3718;
+        const bool v3721 = v2847 || v3720;
+        const bool v3722 = v3714 && v3721;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3724 = v3704 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3725 = v3722 ? v3724 : __uint_as_float(0xff800000u);
+        v2819.x[30] = v3725;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3726 = static_cast<unsigned int>(v2819.col(31, iron_linear_thread() & 31u));
+        const unsigned int v3727 = static_cast<unsigned int>(v2819.row(31, iron_linear_thread() & 31u));
+        const float v3728 = v2819.x[31];
+        const unsigned int v3729 = v46 + v3727;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3730 = v2678 + v3726;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3731 = v3730 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3734 = v3729 + v37;
+        const unsigned int v3735 = v3730 + v18;
+        const bool v3736 = v3735 <= v3734;
+        const bool v3737 = v182 || v3736;
+        const bool v3738 = v3731 && v3737;
+        const unsigned int v3741 = v3730 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3742 = v3741 + v18;
+        const bool v3744 = v3734 < v3742;
+        const bool v3745 = v2847 || v3744;
+        const bool v3746 = v3738 && v3745;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3748 = v3728 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3749 = v3746 ? v3748 : __uint_as_float(0xff800000u);
+        v2819.x[31] = v3749;  // kernels/sdpa/flash_tile.hpp:152
       }
-      iron_frag<float, 2, 16, 8> v3625;  // kernels/sdpa/flash_tile.hpp:182
-      iron_frag_fill(v3625, 0.0f);
-      iron_frag<float, 2, 16, 8> v3627;  // kernels/sdpa/flash_tile.hpp:192
-      iron_frag_fill(v3627, 0.0f);
-      iron_frag_row_reduce<false>(v3627, v2693);
-      const float v3631 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:194
-      const float v3632 = v3627.x[0];  // kernels/sdpa/flash_tile.hpp:195
-      const float v3633 = fmaxf(v3631, v3632);
-      const bool v3636 = v3633 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3637 = v3636 ? 0.0f : v3633;
-      const float v3638 = v3631 - v3637;  // kernels/sdpa/flash_tile.hpp:195
-      const float v3639 = iron_exp2_approx(v3638);
-      v3625.x[0] = v3639;  // kernels/sdpa/flash_tile.hpp:193
-      const float v3643 = v203.x[1];  // kernels/sdpa/flash_tile.hpp:194
-      const float v3644 = v3627.x[1];  // kernels/sdpa/flash_tile.hpp:195
-      const float v3645 = fmaxf(v3643, v3644);
-      const bool v3648 = v3645 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3649 = v3648 ? 0.0f : v3645;
-      const float v3650 = v3643 - v3649;  // kernels/sdpa/flash_tile.hpp:195
-      const float v3651 = iron_exp2_approx(v3650);
-      v3625.x[1] = v3651;  // kernels/sdpa/flash_tile.hpp:193
-      const float v3655 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:194
-      const float v3656 = v3627.x[2];  // kernels/sdpa/flash_tile.hpp:195
-      const float v3657 = fmaxf(v3655, v3656);
-      const bool v3660 = v3657 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3661 = v3660 ? 0.0f : v3657;
-      const float v3662 = v3655 - v3661;  // kernels/sdpa/flash_tile.hpp:195
-      const float v3663 = iron_exp2_approx(v3662);
-      v3625.x[2] = v3663;  // kernels/sdpa/flash_tile.hpp:193
-      const float v3667 = v203.x[3];  // kernels/sdpa/flash_tile.hpp:194
-      const float v3668 = v3627.x[3];  // kernels/sdpa/flash_tile.hpp:195
-      const float v3669 = fmaxf(v3667, v3668);
-      const bool v3672 = v3669 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3673 = v3672 ? 0.0f : v3669;
-      const float v3674 = v3667 - v3673;  // kernels/sdpa/flash_tile.hpp:195
-      const float v3675 = iron_exp2_approx(v3674);
-      v3625.x[3] = v3675;  // kernels/sdpa/flash_tile.hpp:193
-      const float v3678 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:197
-      const float v3679 = v3627.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v3680 = fmaxf(v3678, v3679);
-      v203.x[0] = v3680;  // kernels/sdpa/flash_tile.hpp:197
-      const float v3683 = v203.x[1];
-      const float v3684 = v3627.x[1];  // kernels/sdpa/flash_tile.hpp:198
-      const float v3685 = fmaxf(v3683, v3684);
-      v203.x[1] = v3685;  // kernels/sdpa/flash_tile.hpp:197
-      const float v3688 = v203.x[2];
-      const float v3689 = v3627.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v3690 = fmaxf(v3688, v3689);
-      v203.x[2] = v3690;  // kernels/sdpa/flash_tile.hpp:197
-      const float v3693 = v203.x[3];
-      const float v3694 = v3627.x[3];  // kernels/sdpa/flash_tile.hpp:198
-      const float v3695 = fmaxf(v3693, v3694);
-      v203.x[3] = v3695;  // kernels/sdpa/flash_tile.hpp:197
-      const float v3698 = v2693.x[0];  // kernels/sdpa/flash_tile.hpp:200
-      const float v3699 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3702 = v3699 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3703 = v3702 ? 0.0f : v3699;
-      const float v3704 = v3698 - v3703;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3705 = iron_exp2_approx(v3704);
-      v2693.x[0] = v3705;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3708 = v2693.x[1];
-      const float v3709 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3712 = v3709 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3713 = v3712 ? 0.0f : v3709;
-      const float v3714 = v3708 - v3713;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3715 = iron_exp2_approx(v3714);
-      v2693.x[1] = v3715;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3718 = v2693.x[2];
-      const float v3719 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3722 = v3719 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3723 = v3722 ? 0.0f : v3719;
-      const float v3724 = v3718 - v3723;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3725 = iron_exp2_approx(v3724);
-      v2693.x[2] = v3725;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3728 = v2693.x[3];
-      const float v3729 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3732 = v3729 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3733 = v3732 ? 0.0f : v3729;
-      const float v3734 = v3728 - v3733;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3735 = iron_exp2_approx(v3734);
-      v2693.x[3] = v3735;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3738 = v2693.x[4];
-      const float v3739 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3742 = v3739 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3743 = v3742 ? 0.0f : v3739;
-      const float v3744 = v3738 - v3743;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3745 = iron_exp2_approx(v3744);
-      v2693.x[4] = v3745;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3748 = v2693.x[5];
-      const float v3749 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3752 = v3749 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3753 = v3752 ? 0.0f : v3749;
-      const float v3754 = v3748 - v3753;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3755 = iron_exp2_approx(v3754);
-      v2693.x[5] = v3755;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3758 = v2693.x[6];
-      const float v3759 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3762 = v3759 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
+      iron_frag<float, 2, 16, 8> v3751;  // kernels/sdpa/flash_tile.hpp:173
+      iron_frag_fill(v3751, 0.0f);
+      iron_frag<float, 2, 16, 8> v3753;  // kernels/sdpa/flash_tile.hpp:183
+      iron_frag_fill(v3753, 0.0f);
+      iron_frag_row_reduce<false>(v3753, v2819);
+      const float v3757 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:185
+      const float v3758 = v3753.x[0];  // kernels/sdpa/flash_tile.hpp:186
+      const float v3759 = fmaxf(v3757, v3758);
+      const bool v3762 = v3759 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
       const float v3763 = v3762 ? 0.0f : v3759;
-      const float v3764 = v3758 - v3763;  // kernels/sdpa/flash_tile.hpp:201
+      const float v3764 = v3757 - v3763;  // kernels/sdpa/flash_tile.hpp:186
       const float v3765 = iron_exp2_approx(v3764);
-      v2693.x[6] = v3765;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3768 = v2693.x[7];
-      const float v3769 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3772 = v3769 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3773 = v3772 ? 0.0f : v3769;
-      const float v3774 = v3768 - v3773;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3775 = iron_exp2_approx(v3774);
-      v2693.x[7] = v3775;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3778 = v2693.x[8];
-      const float v3779 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3782 = v3779 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3783 = v3782 ? 0.0f : v3779;
-      const float v3784 = v3778 - v3783;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3785 = iron_exp2_approx(v3784);
-      v2693.x[8] = v3785;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3788 = v2693.x[9];
-      const float v3789 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3792 = v3789 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3793 = v3792 ? 0.0f : v3789;
-      const float v3794 = v3788 - v3793;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3795 = iron_exp2_approx(v3794);
-      v2693.x[9] = v3795;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3798 = v2693.x[10];
-      const float v3799 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3802 = v3799 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3803 = v3802 ? 0.0f : v3799;
-      const float v3804 = v3798 - v3803;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3805 = iron_exp2_approx(v3804);
-      v2693.x[10] = v3805;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3808 = v2693.x[11];
-      const float v3809 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3812 = v3809 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3813 = v3812 ? 0.0f : v3809;
-      const float v3814 = v3808 - v3813;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3815 = iron_exp2_approx(v3814);
-      v2693.x[11] = v3815;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3818 = v2693.x[12];
-      const float v3819 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3822 = v3819 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3823 = v3822 ? 0.0f : v3819;
-      const float v3824 = v3818 - v3823;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3825 = iron_exp2_approx(v3824);
-      v2693.x[12] = v3825;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3828 = v2693.x[13];
-      const float v3829 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3832 = v3829 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3833 = v3832 ? 0.0f : v3829;
-      const float v3834 = v3828 - v3833;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3835 = iron_exp2_approx(v3834);
-      v2693.x[13] = v3835;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3838 = v2693.x[14];
-      const float v3839 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3842 = v3839 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3843 = v3842 ? 0.0f : v3839;
-      const float v3844 = v3838 - v3843;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3845 = iron_exp2_approx(v3844);
-      v2693.x[14] = v3845;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3848 = v2693.x[15];
-      const float v3849 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3852 = v3849 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3853 = v3852 ? 0.0f : v3849;
-      const float v3854 = v3848 - v3853;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3855 = iron_exp2_approx(v3854);
-      v2693.x[15] = v3855;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3858 = v2693.x[16];
-      const float v3859 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3862 = v3859 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3863 = v3862 ? 0.0f : v3859;
-      const float v3864 = v3858 - v3863;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3865 = iron_exp2_approx(v3864);
-      v2693.x[16] = v3865;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3868 = v2693.x[17];
-      const float v3869 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3872 = v3869 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3873 = v3872 ? 0.0f : v3869;
-      const float v3874 = v3868 - v3873;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3875 = iron_exp2_approx(v3874);
-      v2693.x[17] = v3875;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3878 = v2693.x[18];
-      const float v3879 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3882 = v3879 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3883 = v3882 ? 0.0f : v3879;
-      const float v3884 = v3878 - v3883;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3885 = iron_exp2_approx(v3884);
-      v2693.x[18] = v3885;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3888 = v2693.x[19];
-      const float v3889 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3892 = v3889 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3893 = v3892 ? 0.0f : v3889;
-      const float v3894 = v3888 - v3893;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3895 = iron_exp2_approx(v3894);
-      v2693.x[19] = v3895;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3898 = v2693.x[20];
-      const float v3899 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3902 = v3899 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3903 = v3902 ? 0.0f : v3899;
-      const float v3904 = v3898 - v3903;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3905 = iron_exp2_approx(v3904);
-      v2693.x[20] = v3905;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3908 = v2693.x[21];
-      const float v3909 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3912 = v3909 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3913 = v3912 ? 0.0f : v3909;
-      const float v3914 = v3908 - v3913;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3915 = iron_exp2_approx(v3914);
-      v2693.x[21] = v3915;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3918 = v2693.x[22];
-      const float v3919 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3922 = v3919 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3923 = v3922 ? 0.0f : v3919;
-      const float v3924 = v3918 - v3923;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3925 = iron_exp2_approx(v3924);
-      v2693.x[22] = v3925;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3928 = v2693.x[23];
-      const float v3929 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3932 = v3929 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3933 = v3932 ? 0.0f : v3929;
-      const float v3934 = v3928 - v3933;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3935 = iron_exp2_approx(v3934);
-      v2693.x[23] = v3935;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3938 = v2693.x[24];
-      const float v3939 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3942 = v3939 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3943 = v3942 ? 0.0f : v3939;
-      const float v3944 = v3938 - v3943;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3945 = iron_exp2_approx(v3944);
-      v2693.x[24] = v3945;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3948 = v2693.x[25];
-      const float v3949 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3952 = v3949 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3953 = v3952 ? 0.0f : v3949;
-      const float v3954 = v3948 - v3953;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3955 = iron_exp2_approx(v3954);
-      v2693.x[25] = v3955;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3958 = v2693.x[26];
-      const float v3959 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3962 = v3959 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3963 = v3962 ? 0.0f : v3959;
-      const float v3964 = v3958 - v3963;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3965 = iron_exp2_approx(v3964);
-      v2693.x[26] = v3965;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3968 = v2693.x[27];
-      const float v3969 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3972 = v3969 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3973 = v3972 ? 0.0f : v3969;
-      const float v3974 = v3968 - v3973;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3975 = iron_exp2_approx(v3974);
-      v2693.x[27] = v3975;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3978 = v2693.x[28];
-      const float v3979 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3982 = v3979 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3983 = v3982 ? 0.0f : v3979;
-      const float v3984 = v3978 - v3983;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3985 = iron_exp2_approx(v3984);
-      v2693.x[28] = v3985;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3988 = v2693.x[29];
-      const float v3989 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3992 = v3989 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3993 = v3992 ? 0.0f : v3989;
-      const float v3994 = v3988 - v3993;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3995 = iron_exp2_approx(v3994);
-      v2693.x[29] = v3995;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3998 = v2693.x[30];
-      const float v3999 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4002 = v3999 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4003 = v4002 ? 0.0f : v3999;
-      const float v4004 = v3998 - v4003;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4005 = iron_exp2_approx(v4004);
-      v2693.x[30] = v4005;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4008 = v2693.x[31];
-      const float v4009 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4012 = v4009 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4013 = v4012 ? 0.0f : v4009;
-      const float v4014 = v4008 - v4013;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4015 = iron_exp2_approx(v4014);
-      v2693.x[31] = v4015;  // kernels/sdpa/flash_tile.hpp:200
-      iron_frag<float, 2, 16, 8> v4017;  // kernels/sdpa/flash_tile.hpp:203
-      iron_frag_fill(v4017, 0.0f);
-      iron_frag_row_reduce<true>(v4017, v2693);
-      const float v4020 = v205.x[0];  // kernels/sdpa/flash_tile.hpp:204
-      const float v4021 = v4017.x[0];  // kernels/sdpa/flash_tile.hpp:205
-      const float v4022 = v3625.x[0];
-      const float v4023 = v4020 * v4022;
-      const float v4024 = v4023 + v4021;
-      v205.x[0] = v4024;  // kernels/sdpa/flash_tile.hpp:204
-      const float v4027 = v205.x[1];
-      const float v4028 = v4017.x[1];  // kernels/sdpa/flash_tile.hpp:205
-      const float v4029 = v3625.x[1];
-      const float v4030 = v4027 * v4029;
-      const float v4031 = v4030 + v4028;
-      v205.x[1] = v4031;  // kernels/sdpa/flash_tile.hpp:204
-      const float v4034 = v205.x[2];
-      const float v4035 = v4017.x[2];  // kernels/sdpa/flash_tile.hpp:205
-      const float v4036 = v3625.x[2];
-      const float v4037 = v4034 * v4036;
-      const float v4038 = v4037 + v4035;
-      v205.x[2] = v4038;  // kernels/sdpa/flash_tile.hpp:204
-      const float v4041 = v205.x[3];
-      const float v4042 = v4017.x[3];  // kernels/sdpa/flash_tile.hpp:205
-      const float v4043 = v3625.x[3];
-      const float v4044 = v4041 * v4043;
-      const float v4045 = v4044 + v4042;
-      v205.x[3] = v4045;  // kernels/sdpa/flash_tile.hpp:204
-      const float v4048 = v207.x[0];  // kernels/sdpa/flash_tile.hpp:214
-      const float v4049 = v3625.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4050 = v4048 * v4049;
-      v207.x[0] = v4050;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4053 = v207.x[1];
-      const float v4054 = v3625.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4055 = v4053 * v4054;
-      v207.x[1] = v4055;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4058 = v207.x[2];
-      const float v4059 = v3625.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4060 = v4058 * v4059;
-      v207.x[2] = v4060;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4063 = v207.x[3];
-      const float v4064 = v3625.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4065 = v4063 * v4064;
-      v207.x[3] = v4065;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4068 = v207.x[4];
-      const float v4069 = v3625.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4070 = v4068 * v4069;
-      v207.x[4] = v4070;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4073 = v207.x[5];
-      const float v4074 = v3625.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4075 = v4073 * v4074;
-      v207.x[5] = v4075;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4078 = v207.x[6];
-      const float v4079 = v3625.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4080 = v4078 * v4079;
-      v207.x[6] = v4080;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4083 = v207.x[7];
-      const float v4084 = v3625.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4085 = v4083 * v4084;
-      v207.x[7] = v4085;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4088 = v207.x[8];
-      const float v4089 = v3625.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4090 = v4088 * v4089;
-      v207.x[8] = v4090;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4093 = v207.x[9];
-      const float v4094 = v3625.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4095 = v4093 * v4094;
-      v207.x[9] = v4095;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4098 = v207.x[10];
-      const float v4099 = v3625.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4100 = v4098 * v4099;
-      v207.x[10] = v4100;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4103 = v207.x[11];
-      const float v4104 = v3625.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4105 = v4103 * v4104;
-      v207.x[11] = v4105;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4108 = v207.x[12];
-      const float v4109 = v3625.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4110 = v4108 * v4109;
-      v207.x[12] = v4110;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4113 = v207.x[13];
-      const float v4114 = v3625.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4115 = v4113 * v4114;
-      v207.x[13] = v4115;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4118 = v207.x[14];
-      const float v4119 = v3625.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4120 = v4118 * v4119;
-      v207.x[14] = v4120;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4123 = v207.x[15];
-      const float v4124 = v3625.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4125 = v4123 * v4124;
-      v207.x[15] = v4125;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4128 = v207.x[16];
-      const float v4129 = v3625.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4130 = v4128 * v4129;
-      v207.x[16] = v4130;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4133 = v207.x[17];
-      const float v4134 = v3625.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4135 = v4133 * v4134;
-      v207.x[17] = v4135;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4138 = v207.x[18];
-      const float v4139 = v3625.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4140 = v4138 * v4139;
-      v207.x[18] = v4140;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4143 = v207.x[19];
-      const float v4144 = v3625.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4145 = v4143 * v4144;
-      v207.x[19] = v4145;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4148 = v207.x[20];
-      const float v4149 = v3625.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4150 = v4148 * v4149;
-      v207.x[20] = v4150;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4153 = v207.x[21];
-      const float v4154 = v3625.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4155 = v4153 * v4154;
-      v207.x[21] = v4155;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4158 = v207.x[22];
-      const float v4159 = v3625.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4160 = v4158 * v4159;
-      v207.x[22] = v4160;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4163 = v207.x[23];
-      const float v4164 = v3625.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4165 = v4163 * v4164;
-      v207.x[23] = v4165;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4168 = v207.x[24];
-      const float v4169 = v3625.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4170 = v4168 * v4169;
-      v207.x[24] = v4170;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4173 = v207.x[25];
-      const float v4174 = v3625.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4175 = v4173 * v4174;
-      v207.x[25] = v4175;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4178 = v207.x[26];
-      const float v4179 = v3625.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4180 = v4178 * v4179;
-      v207.x[26] = v4180;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4183 = v207.x[27];
-      const float v4184 = v3625.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4185 = v4183 * v4184;
-      v207.x[27] = v4185;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4188 = v207.x[28];
-      const float v4189 = v3625.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4190 = v4188 * v4189;
-      v207.x[28] = v4190;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4193 = v207.x[29];
-      const float v4194 = v3625.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4195 = v4193 * v4194;
-      v207.x[29] = v4195;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4198 = v207.x[30];
-      const float v4199 = v3625.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4200 = v4198 * v4199;
-      v207.x[30] = v4200;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4203 = v207.x[31];
-      const float v4204 = v3625.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4205 = v4203 * v4204;
-      v207.x[31] = v4205;  // kernels/sdpa/flash_tile.hpp:214
-      iron_frag<iron_bf16, 0, 16, 64> v4207;  // kernels/sdpa/flash_warpgroup.hpp:117
-      iron_frag_fill(v4207, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v4207, v2693);
-      iron_frag_store<false>(v4207, shm3, v4214, 64u);  // kernels/sdpa/flash_warpgroup.hpp:124
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:126
-      iron_frag<iron_bf16, 0, 16, 16> v4291;  // kernels/sdpa/flash_warpgroup.hpp:129
-      iron_frag_fill(v4291, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4291, shm3, v4237, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4293;
-      iron_frag_fill(v4293, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4293, shm2, v2697, 64u);
-      iron_frag_mma_sync(v207, v4291, v4293);
-      const unsigned int v4300 = v2697 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v4302;
-      iron_frag_fill(v4302, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4302, shm3, v4248, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4304;
-      iron_frag_fill(v4304, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4304, shm2, v4300, 64u);
-      iron_frag_mma_sync(v207, v4302, v4304);
-      const unsigned int v4311 = v2697 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v4313;
-      iron_frag_fill(v4313, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4313, shm3, v4257, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4315;
-      iron_frag_fill(v4315, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4315, shm2, v4311, 64u);
-      iron_frag_mma_sync(v207, v4313, v4315);
-      const unsigned int v4322 = v2697 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v4324;
-      iron_frag_fill(v4324, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4324, shm3, v4266, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4326;
-      iron_frag_fill(v4326, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4326, shm2, v4322, 64u);
-      iron_frag_mma_sync(v207, v4324, v4326);
+      v3751.x[0] = v3765;  // kernels/sdpa/flash_tile.hpp:184
+      const float v3769 = v203.x[1];  // kernels/sdpa/flash_tile.hpp:185
+      const float v3770 = v3753.x[1];  // kernels/sdpa/flash_tile.hpp:186
+      const float v3771 = fmaxf(v3769, v3770);
+      const bool v3774 = v3771 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3775 = v3774 ? 0.0f : v3771;
+      const float v3776 = v3769 - v3775;  // kernels/sdpa/flash_tile.hpp:186
+      const float v3777 = iron_exp2_approx(v3776);
+      v3751.x[1] = v3777;  // kernels/sdpa/flash_tile.hpp:184
+      const float v3781 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:185
+      const float v3782 = v3753.x[2];  // kernels/sdpa/flash_tile.hpp:186
+      const float v3783 = fmaxf(v3781, v3782);
+      const bool v3786 = v3783 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3787 = v3786 ? 0.0f : v3783;
+      const float v3788 = v3781 - v3787;  // kernels/sdpa/flash_tile.hpp:186
+      const float v3789 = iron_exp2_approx(v3788);
+      v3751.x[2] = v3789;  // kernels/sdpa/flash_tile.hpp:184
+      const float v3793 = v203.x[3];  // kernels/sdpa/flash_tile.hpp:185
+      const float v3794 = v3753.x[3];  // kernels/sdpa/flash_tile.hpp:186
+      const float v3795 = fmaxf(v3793, v3794);
+      const bool v3798 = v3795 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3799 = v3798 ? 0.0f : v3795;
+      const float v3800 = v3793 - v3799;  // kernels/sdpa/flash_tile.hpp:186
+      const float v3801 = iron_exp2_approx(v3800);
+      v3751.x[3] = v3801;  // kernels/sdpa/flash_tile.hpp:184
+      const float v3804 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:188
+      const float v3805 = v3753.x[0];  // kernels/sdpa/flash_tile.hpp:189
+      const float v3806 = fmaxf(v3804, v3805);
+      v203.x[0] = v3806;  // kernels/sdpa/flash_tile.hpp:188
+      const float v3809 = v203.x[1];
+      const float v3810 = v3753.x[1];  // kernels/sdpa/flash_tile.hpp:189
+      const float v3811 = fmaxf(v3809, v3810);
+      v203.x[1] = v3811;  // kernels/sdpa/flash_tile.hpp:188
+      const float v3814 = v203.x[2];
+      const float v3815 = v3753.x[2];  // kernels/sdpa/flash_tile.hpp:189
+      const float v3816 = fmaxf(v3814, v3815);
+      v203.x[2] = v3816;  // kernels/sdpa/flash_tile.hpp:188
+      const float v3819 = v203.x[3];
+      const float v3820 = v3753.x[3];  // kernels/sdpa/flash_tile.hpp:189
+      const float v3821 = fmaxf(v3819, v3820);
+      v203.x[3] = v3821;  // kernels/sdpa/flash_tile.hpp:188
+      const float v3824 = v2819.x[0];  // kernels/sdpa/flash_tile.hpp:191
+      const float v3825 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v3828 = v3825 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3829 = v3828 ? 0.0f : v3825;
+      const float v3830 = v3824 - v3829;  // kernels/sdpa/flash_tile.hpp:192
+      const float v3831 = iron_exp2_approx(v3830);
+      v2819.x[0] = v3831;  // kernels/sdpa/flash_tile.hpp:191
+      const float v3834 = v2819.x[1];
+      const float v3835 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v3838 = v3835 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3839 = v3838 ? 0.0f : v3835;
+      const float v3840 = v3834 - v3839;  // kernels/sdpa/flash_tile.hpp:192
+      const float v3841 = iron_exp2_approx(v3840);
+      v2819.x[1] = v3841;  // kernels/sdpa/flash_tile.hpp:191
+      const float v3844 = v2819.x[2];
+      const float v3845 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v3848 = v3845 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3849 = v3848 ? 0.0f : v3845;
+      const float v3850 = v3844 - v3849;  // kernels/sdpa/flash_tile.hpp:192
+      const float v3851 = iron_exp2_approx(v3850);
+      v2819.x[2] = v3851;  // kernels/sdpa/flash_tile.hpp:191
+      const float v3854 = v2819.x[3];
+      const float v3855 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v3858 = v3855 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3859 = v3858 ? 0.0f : v3855;
+      const float v3860 = v3854 - v3859;  // kernels/sdpa/flash_tile.hpp:192
+      const float v3861 = iron_exp2_approx(v3860);
+      v2819.x[3] = v3861;  // kernels/sdpa/flash_tile.hpp:191
+      const float v3864 = v2819.x[4];
+      const float v3865 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v3868 = v3865 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3869 = v3868 ? 0.0f : v3865;
+      const float v3870 = v3864 - v3869;  // kernels/sdpa/flash_tile.hpp:192
+      const float v3871 = iron_exp2_approx(v3870);
+      v2819.x[4] = v3871;  // kernels/sdpa/flash_tile.hpp:191
+      const float v3874 = v2819.x[5];
+      const float v3875 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v3878 = v3875 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3879 = v3878 ? 0.0f : v3875;
+      const float v3880 = v3874 - v3879;  // kernels/sdpa/flash_tile.hpp:192
+      const float v3881 = iron_exp2_approx(v3880);
+      v2819.x[5] = v3881;  // kernels/sdpa/flash_tile.hpp:191
+      const float v3884 = v2819.x[6];
+      const float v3885 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v3888 = v3885 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3889 = v3888 ? 0.0f : v3885;
+      const float v3890 = v3884 - v3889;  // kernels/sdpa/flash_tile.hpp:192
+      const float v3891 = iron_exp2_approx(v3890);
+      v2819.x[6] = v3891;  // kernels/sdpa/flash_tile.hpp:191
+      const float v3894 = v2819.x[7];
+      const float v3895 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v3898 = v3895 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3899 = v3898 ? 0.0f : v3895;
+      const float v3900 = v3894 - v3899;  // kernels/sdpa/flash_tile.hpp:192
+      const float v3901 = iron_exp2_approx(v3900);
+      v2819.x[7] = v3901;  // kernels/sdpa/flash_tile.hpp:191
+      const float v3904 = v2819.x[8];
+      const float v3905 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v3908 = v3905 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3909 = v3908 ? 0.0f : v3905;
+      const float v3910 = v3904 - v3909;  // kernels/sdpa/flash_tile.hpp:192
+      const float v3911 = iron_exp2_approx(v3910);
+      v2819.x[8] = v3911;  // kernels/sdpa/flash_tile.hpp:191
+      const float v3914 = v2819.x[9];
+      const float v3915 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v3918 = v3915 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3919 = v3918 ? 0.0f : v3915;
+      const float v3920 = v3914 - v3919;  // kernels/sdpa/flash_tile.hpp:192
+      const float v3921 = iron_exp2_approx(v3920);
+      v2819.x[9] = v3921;  // kernels/sdpa/flash_tile.hpp:191
+      const float v3924 = v2819.x[10];
+      const float v3925 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v3928 = v3925 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3929 = v3928 ? 0.0f : v3925;
+      const float v3930 = v3924 - v3929;  // kernels/sdpa/flash_tile.hpp:192
+      const float v3931 = iron_exp2_approx(v3930);
+      v2819.x[10] = v3931;  // kernels/sdpa/flash_tile.hpp:191
+      const float v3934 = v2819.x[11];
+      const float v3935 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v3938 = v3935 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3939 = v3938 ? 0.0f : v3935;
+      const float v3940 = v3934 - v3939;  // kernels/sdpa/flash_tile.hpp:192
+      const float v3941 = iron_exp2_approx(v3940);
+      v2819.x[11] = v3941;  // kernels/sdpa/flash_tile.hpp:191
+      const float v3944 = v2819.x[12];
+      const float v3945 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v3948 = v3945 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3949 = v3948 ? 0.0f : v3945;
+      const float v3950 = v3944 - v3949;  // kernels/sdpa/flash_tile.hpp:192
+      const float v3951 = iron_exp2_approx(v3950);
+      v2819.x[12] = v3951;  // kernels/sdpa/flash_tile.hpp:191
+      const float v3954 = v2819.x[13];
+      const float v3955 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v3958 = v3955 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3959 = v3958 ? 0.0f : v3955;
+      const float v3960 = v3954 - v3959;  // kernels/sdpa/flash_tile.hpp:192
+      const float v3961 = iron_exp2_approx(v3960);
+      v2819.x[13] = v3961;  // kernels/sdpa/flash_tile.hpp:191
+      const float v3964 = v2819.x[14];
+      const float v3965 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v3968 = v3965 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3969 = v3968 ? 0.0f : v3965;
+      const float v3970 = v3964 - v3969;  // kernels/sdpa/flash_tile.hpp:192
+      const float v3971 = iron_exp2_approx(v3970);
+      v2819.x[14] = v3971;  // kernels/sdpa/flash_tile.hpp:191
+      const float v3974 = v2819.x[15];
+      const float v3975 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v3978 = v3975 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3979 = v3978 ? 0.0f : v3975;
+      const float v3980 = v3974 - v3979;  // kernels/sdpa/flash_tile.hpp:192
+      const float v3981 = iron_exp2_approx(v3980);
+      v2819.x[15] = v3981;  // kernels/sdpa/flash_tile.hpp:191
+      const float v3984 = v2819.x[16];
+      const float v3985 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v3988 = v3985 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3989 = v3988 ? 0.0f : v3985;
+      const float v3990 = v3984 - v3989;  // kernels/sdpa/flash_tile.hpp:192
+      const float v3991 = iron_exp2_approx(v3990);
+      v2819.x[16] = v3991;  // kernels/sdpa/flash_tile.hpp:191
+      const float v3994 = v2819.x[17];
+      const float v3995 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v3998 = v3995 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3999 = v3998 ? 0.0f : v3995;
+      const float v4000 = v3994 - v3999;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4001 = iron_exp2_approx(v4000);
+      v2819.x[17] = v4001;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4004 = v2819.x[18];
+      const float v4005 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4008 = v4005 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4009 = v4008 ? 0.0f : v4005;
+      const float v4010 = v4004 - v4009;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4011 = iron_exp2_approx(v4010);
+      v2819.x[18] = v4011;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4014 = v2819.x[19];
+      const float v4015 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4018 = v4015 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4019 = v4018 ? 0.0f : v4015;
+      const float v4020 = v4014 - v4019;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4021 = iron_exp2_approx(v4020);
+      v2819.x[19] = v4021;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4024 = v2819.x[20];
+      const float v4025 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4028 = v4025 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4029 = v4028 ? 0.0f : v4025;
+      const float v4030 = v4024 - v4029;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4031 = iron_exp2_approx(v4030);
+      v2819.x[20] = v4031;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4034 = v2819.x[21];
+      const float v4035 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4038 = v4035 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4039 = v4038 ? 0.0f : v4035;
+      const float v4040 = v4034 - v4039;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4041 = iron_exp2_approx(v4040);
+      v2819.x[21] = v4041;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4044 = v2819.x[22];
+      const float v4045 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4048 = v4045 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4049 = v4048 ? 0.0f : v4045;
+      const float v4050 = v4044 - v4049;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4051 = iron_exp2_approx(v4050);
+      v2819.x[22] = v4051;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4054 = v2819.x[23];
+      const float v4055 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4058 = v4055 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4059 = v4058 ? 0.0f : v4055;
+      const float v4060 = v4054 - v4059;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4061 = iron_exp2_approx(v4060);
+      v2819.x[23] = v4061;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4064 = v2819.x[24];
+      const float v4065 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4068 = v4065 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4069 = v4068 ? 0.0f : v4065;
+      const float v4070 = v4064 - v4069;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4071 = iron_exp2_approx(v4070);
+      v2819.x[24] = v4071;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4074 = v2819.x[25];
+      const float v4075 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4078 = v4075 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4079 = v4078 ? 0.0f : v4075;
+      const float v4080 = v4074 - v4079;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4081 = iron_exp2_approx(v4080);
+      v2819.x[25] = v4081;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4084 = v2819.x[26];
+      const float v4085 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4088 = v4085 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4089 = v4088 ? 0.0f : v4085;
+      const float v4090 = v4084 - v4089;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4091 = iron_exp2_approx(v4090);
+      v2819.x[26] = v4091;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4094 = v2819.x[27];
+      const float v4095 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4098 = v4095 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4099 = v4098 ? 0.0f : v4095;
+      const float v4100 = v4094 - v4099;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4101 = iron_exp2_approx(v4100);
+      v2819.x[27] = v4101;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4104 = v2819.x[28];
+      const float v4105 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4108 = v4105 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4109 = v4108 ? 0.0f : v4105;
+      const float v4110 = v4104 - v4109;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4111 = iron_exp2_approx(v4110);
+      v2819.x[28] = v4111;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4114 = v2819.x[29];
+      const float v4115 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4118 = v4115 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4119 = v4118 ? 0.0f : v4115;
+      const float v4120 = v4114 - v4119;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4121 = iron_exp2_approx(v4120);
+      v2819.x[29] = v4121;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4124 = v2819.x[30];
+      const float v4125 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4128 = v4125 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4129 = v4128 ? 0.0f : v4125;
+      const float v4130 = v4124 - v4129;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4131 = iron_exp2_approx(v4130);
+      v2819.x[30] = v4131;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4134 = v2819.x[31];
+      const float v4135 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4138 = v4135 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4139 = v4138 ? 0.0f : v4135;
+      const float v4140 = v4134 - v4139;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4141 = iron_exp2_approx(v4140);
+      v2819.x[31] = v4141;  // kernels/sdpa/flash_tile.hpp:191
+      iron_frag<float, 2, 16, 8> v4143;  // kernels/sdpa/flash_tile.hpp:194
+      iron_frag_fill(v4143, 0.0f);
+      iron_frag_row_reduce<true>(v4143, v2819);
+      const float v4146 = v205.x[0];  // kernels/sdpa/flash_tile.hpp:195
+      const float v4147 = v4143.x[0];  // kernels/sdpa/flash_tile.hpp:196
+      const float v4148 = v3751.x[0];
+      const float v4149 = v4146 * v4148;
+      const float v4150 = v4149 + v4147;
+      v205.x[0] = v4150;  // kernels/sdpa/flash_tile.hpp:195
+      const float v4153 = v205.x[1];
+      const float v4154 = v4143.x[1];  // kernels/sdpa/flash_tile.hpp:196
+      const float v4155 = v3751.x[1];
+      const float v4156 = v4153 * v4155;
+      const float v4157 = v4156 + v4154;
+      v205.x[1] = v4157;  // kernels/sdpa/flash_tile.hpp:195
+      const float v4160 = v205.x[2];
+      const float v4161 = v4143.x[2];  // kernels/sdpa/flash_tile.hpp:196
+      const float v4162 = v3751.x[2];
+      const float v4163 = v4160 * v4162;
+      const float v4164 = v4163 + v4161;
+      v205.x[2] = v4164;  // kernels/sdpa/flash_tile.hpp:195
+      const float v4167 = v205.x[3];
+      const float v4168 = v4143.x[3];  // kernels/sdpa/flash_tile.hpp:196
+      const float v4169 = v3751.x[3];
+      const float v4170 = v4167 * v4169;
+      const float v4171 = v4170 + v4168;
+      v205.x[3] = v4171;  // kernels/sdpa/flash_tile.hpp:195
+      const float v4174 = v207.x[0];  // kernels/sdpa/flash_tile.hpp:205
+      const float v4175 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4176 = v4174 * v4175;
+      v207.x[0] = v4176;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4179 = v207.x[1];
+      const float v4180 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4181 = v4179 * v4180;
+      v207.x[1] = v4181;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4184 = v207.x[2];
+      const float v4185 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4186 = v4184 * v4185;
+      v207.x[2] = v4186;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4189 = v207.x[3];
+      const float v4190 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4191 = v4189 * v4190;
+      v207.x[3] = v4191;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4194 = v207.x[4];
+      const float v4195 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4196 = v4194 * v4195;
+      v207.x[4] = v4196;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4199 = v207.x[5];
+      const float v4200 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4201 = v4199 * v4200;
+      v207.x[5] = v4201;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4204 = v207.x[6];
+      const float v4205 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4206 = v4204 * v4205;
+      v207.x[6] = v4206;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4209 = v207.x[7];
+      const float v4210 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4211 = v4209 * v4210;
+      v207.x[7] = v4211;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4214 = v207.x[8];
+      const float v4215 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4216 = v4214 * v4215;
+      v207.x[8] = v4216;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4219 = v207.x[9];
+      const float v4220 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4221 = v4219 * v4220;
+      v207.x[9] = v4221;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4224 = v207.x[10];
+      const float v4225 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4226 = v4224 * v4225;
+      v207.x[10] = v4226;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4229 = v207.x[11];
+      const float v4230 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4231 = v4229 * v4230;
+      v207.x[11] = v4231;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4234 = v207.x[12];
+      const float v4235 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4236 = v4234 * v4235;
+      v207.x[12] = v4236;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4239 = v207.x[13];
+      const float v4240 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4241 = v4239 * v4240;
+      v207.x[13] = v4241;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4244 = v207.x[14];
+      const float v4245 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4246 = v4244 * v4245;
+      v207.x[14] = v4246;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4249 = v207.x[15];
+      const float v4250 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4251 = v4249 * v4250;
+      v207.x[15] = v4251;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4254 = v207.x[16];
+      const float v4255 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4256 = v4254 * v4255;
+      v207.x[16] = v4256;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4259 = v207.x[17];
+      const float v4260 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4261 = v4259 * v4260;
+      v207.x[17] = v4261;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4264 = v207.x[18];
+      const float v4265 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4266 = v4264 * v4265;
+      v207.x[18] = v4266;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4269 = v207.x[19];
+      const float v4270 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4271 = v4269 * v4270;
+      v207.x[19] = v4271;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4274 = v207.x[20];
+      const float v4275 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4276 = v4274 * v4275;
+      v207.x[20] = v4276;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4279 = v207.x[21];
+      const float v4280 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4281 = v4279 * v4280;
+      v207.x[21] = v4281;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4284 = v207.x[22];
+      const float v4285 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4286 = v4284 * v4285;
+      v207.x[22] = v4286;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4289 = v207.x[23];
+      const float v4290 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4291 = v4289 * v4290;
+      v207.x[23] = v4291;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4294 = v207.x[24];
+      const float v4295 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4296 = v4294 * v4295;
+      v207.x[24] = v4296;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4299 = v207.x[25];
+      const float v4300 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4301 = v4299 * v4300;
+      v207.x[25] = v4301;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4304 = v207.x[26];
+      const float v4305 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4306 = v4304 * v4305;
+      v207.x[26] = v4306;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4309 = v207.x[27];
+      const float v4310 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4311 = v4309 * v4310;
+      v207.x[27] = v4311;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4314 = v207.x[28];
+      const float v4315 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4316 = v4314 * v4315;
+      v207.x[28] = v4316;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4319 = v207.x[29];
+      const float v4320 = v3751.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4321 = v4319 * v4320;
+      v207.x[29] = v4321;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4324 = v207.x[30];
+      const float v4325 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4326 = v4324 * v4325;
+      v207.x[30] = v4326;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4329 = v207.x[31];
+      const float v4330 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4331 = v4329 * v4330;
+      v207.x[31] = v4331;  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag<iron_bf16, 0, 16, 64> v4333;  // kernels/sdpa/flash_warpgroup.hpp:115
+      iron_frag_fill(v4333, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v4333, v2819);
+      iron_frag_store<false>(v4333, shm3, v4340, 64u);  // kernels/sdpa/flash_warpgroup.hpp:122
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:124
+      iron_frag<iron_bf16, 0, 16, 16> v4417;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v4417, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4417, shm3, v4363, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4419;
+      iron_frag_fill(v4419, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4419, shm2, v2823, 64u);
+      iron_frag_mma_sync(v207, v4417, v4419);
+      const unsigned int v4426 = v2823 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v4428;
+      iron_frag_fill(v4428, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4428, shm3, v4374, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4430;
+      iron_frag_fill(v4430, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4430, shm2, v4426, 64u);
+      iron_frag_mma_sync(v207, v4428, v4430);
+      const unsigned int v4437 = v2823 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v4439;
+      iron_frag_fill(v4439, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4439, shm3, v4383, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4441;
+      iron_frag_fill(v4441, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4441, shm2, v4437, 64u);
+      iron_frag_mma_sync(v207, v4439, v4441);
+      const unsigned int v4448 = v2823 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v4450;
+      iron_frag_fill(v4450, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4450, shm3, v4392, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4452;
+      iron_frag_fill(v4452, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4452, shm2, v4448, 64u);
+      iron_frag_mma_sync(v207, v4450, v4452);
     }
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:93
-    const float v1842 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:228
-    iron_frag<float, 2, 16, 8> v1844;  // kernels/sdpa/flash_tile.hpp:229
-    iron_frag_fill(v1844, 0.0f);
-    const float v1848 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:231
-    const float v1849 = fmaxf(v1848, v1842);
-    const bool v1852 = v1849 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v1853 = v1852 ? 0.0f : v1849;
-    v1844.x[0] = v1853;  // kernels/sdpa/flash_tile.hpp:230
-    const float v1857 = v203.x[1];  // kernels/sdpa/flash_tile.hpp:231
-    const float v1858 = fmaxf(v1857, v1842);
-    const bool v1861 = v1858 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v1862 = v1861 ? 0.0f : v1858;
-    v1844.x[1] = v1862;  // kernels/sdpa/flash_tile.hpp:230
-    const float v1866 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:231
-    const float v1867 = fmaxf(v1866, v1842);
-    const bool v1870 = v1867 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v1871 = v1870 ? 0.0f : v1867;
-    v1844.x[2] = v1871;  // kernels/sdpa/flash_tile.hpp:230
-    const float v1875 = v203.x[3];  // kernels/sdpa/flash_tile.hpp:231
-    const float v1876 = fmaxf(v1875, v1842);
-    const bool v1879 = v1876 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v1880 = v1879 ? 0.0f : v1876;
-    v1844.x[3] = v1880;  // kernels/sdpa/flash_tile.hpp:230
-    iron_frag<float, 2, 16, 8> v1882;  // kernels/sdpa/flash_tile.hpp:233
-    iron_frag_fill(v1882, 0.0f);
-    const float v1886 = v1844.x[0];  // kernels/sdpa/flash_tile.hpp:235
-    const float v1887 = v1842 - v1886;
-    const float v1888 = exp2f(v1887);
-    const float v1890 = v203.x[0];
-    const float v1891 = v1890 - v1886;
-    const float v1892 = exp2f(v1891);
-    const float v1893 = v205.x[0];
-    const float v1894 = v1893 * v1892;
-    const float v1895 = v1894 + v1888;
-    v1882.x[0] = v1895;  // kernels/sdpa/flash_tile.hpp:234
-    const float v1899 = v1844.x[1];  // kernels/sdpa/flash_tile.hpp:235
-    const float v1900 = v1842 - v1899;
-    const float v1901 = exp2f(v1900);
-    const float v1903 = v203.x[1];
-    const float v1904 = v1903 - v1899;
-    const float v1905 = exp2f(v1904);
-    const float v1906 = v205.x[1];
-    const float v1907 = v1906 * v1905;
-    const float v1908 = v1907 + v1901;
-    v1882.x[1] = v1908;  // kernels/sdpa/flash_tile.hpp:234
-    const float v1912 = v1844.x[2];  // kernels/sdpa/flash_tile.hpp:235
-    const float v1913 = v1842 - v1912;
-    const float v1914 = exp2f(v1913);
-    const float v1916 = v203.x[2];
-    const float v1917 = v1916 - v1912;
-    const float v1918 = exp2f(v1917);
-    const float v1919 = v205.x[2];
-    const float v1920 = v1919 * v1918;
-    const float v1921 = v1920 + v1914;
-    v1882.x[2] = v1921;  // kernels/sdpa/flash_tile.hpp:234
-    const float v1925 = v1844.x[3];  // kernels/sdpa/flash_tile.hpp:235
-    const float v1926 = v1842 - v1925;
-    const float v1927 = exp2f(v1926);
-    const float v1929 = v203.x[3];
-    const float v1930 = v1929 - v1925;
-    const float v1931 = exp2f(v1930);
-    const float v1932 = v205.x[3];
-    const float v1933 = v1932 * v1931;
-    const float v1934 = v1933 + v1927;
-    v1882.x[3] = v1934;  // kernels/sdpa/flash_tile.hpp:234
-    iron_frag<float, 2, 16, 8> v1936;  // kernels/sdpa/flash_tile.hpp:237
-    iron_frag_fill(v1936, 0.0f);
-    const float v1940 = v1882.x[0];  // kernels/sdpa/flash_tile.hpp:239
-    const float v1942 = v1844.x[0];  // kernels/sdpa/flash_tile.hpp:240
-    const float v1943 = v203.x[0];
-    const float v1944 = v1943 - v1942;
-    const float v1945 = exp2f(v1944);
-    const float v1946 = v1945 / v1940;
-    const bool v1948 = v1940 > 0.0f;
-    const float v1949 = v1948 ? v1946 : 0.0f;
-    v1936.x[0] = v1949;  // kernels/sdpa/flash_tile.hpp:238
-    const float v1953 = v1882.x[1];  // kernels/sdpa/flash_tile.hpp:239
-    const float v1955 = v1844.x[1];  // kernels/sdpa/flash_tile.hpp:240
-    const float v1956 = v203.x[1];
-    const float v1957 = v1956 - v1955;
-    const float v1958 = exp2f(v1957);
-    const float v1959 = v1958 / v1953;
-    const bool v1961 = v1953 > 0.0f;
-    const float v1962 = v1961 ? v1959 : 0.0f;
-    v1936.x[1] = v1962;  // kernels/sdpa/flash_tile.hpp:238
-    const float v1966 = v1882.x[2];  // kernels/sdpa/flash_tile.hpp:239
-    const float v1968 = v1844.x[2];  // kernels/sdpa/flash_tile.hpp:240
-    const float v1969 = v203.x[2];
-    const float v1970 = v1969 - v1968;
-    const float v1971 = exp2f(v1970);
-    const float v1972 = v1971 / v1966;
-    const bool v1974 = v1966 > 0.0f;
-    const float v1975 = v1974 ? v1972 : 0.0f;
-    v1936.x[2] = v1975;  // kernels/sdpa/flash_tile.hpp:238
-    const float v1979 = v1882.x[3];  // kernels/sdpa/flash_tile.hpp:239
-    const float v1981 = v1844.x[3];  // kernels/sdpa/flash_tile.hpp:240
-    const float v1982 = v203.x[3];
-    const float v1983 = v1982 - v1981;
-    const float v1984 = exp2f(v1983);
-    const float v1985 = v1984 / v1979;
-    const bool v1987 = v1979 > 0.0f;
-    const float v1988 = v1987 ? v1985 : 0.0f;
-    v1936.x[3] = v1988;  // kernels/sdpa/flash_tile.hpp:238
-    const unsigned int v1990 = v46 + v4047;  // kernels/sdpa/flash_tile.hpp:244
-    const float v1991 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v1992 = v207.x[0];
-    const float v1993 = v1992 * v1991;
-    const bool v1994 = v1990 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v1994) {
-      const iron_bf16 v1998 = iron_f32_to_bf16(v1993);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2000 = v11 + v1990;
-      const unsigned int v2001 = v2000 * v1;
-      const unsigned int v2002 = v2001 + v26;
-      const unsigned int v2003 = v2002 << 6u;
-      const unsigned int v2004 = v2003 + v4046;
-      out[v2004] = v1998;
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:92
+    const float v1884 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:219
+    iron_frag<float, 2, 16, 8> v1886;  // kernels/sdpa/flash_tile.hpp:220
+    iron_frag_fill(v1886, 0.0f);
+    const float v1890 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:222
+    const float v1891 = fmaxf(v1890, v1884);
+    const bool v1894 = v1891 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1895 = v1894 ? 0.0f : v1891;
+    v1886.x[0] = v1895;  // kernels/sdpa/flash_tile.hpp:221
+    const float v1899 = v203.x[1];  // kernels/sdpa/flash_tile.hpp:222
+    const float v1900 = fmaxf(v1899, v1884);
+    const bool v1903 = v1900 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1904 = v1903 ? 0.0f : v1900;
+    v1886.x[1] = v1904;  // kernels/sdpa/flash_tile.hpp:221
+    const float v1908 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:222
+    const float v1909 = fmaxf(v1908, v1884);
+    const bool v1912 = v1909 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1913 = v1912 ? 0.0f : v1909;
+    v1886.x[2] = v1913;  // kernels/sdpa/flash_tile.hpp:221
+    const float v1917 = v203.x[3];  // kernels/sdpa/flash_tile.hpp:222
+    const float v1918 = fmaxf(v1917, v1884);
+    const bool v1921 = v1918 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1922 = v1921 ? 0.0f : v1918;
+    v1886.x[3] = v1922;  // kernels/sdpa/flash_tile.hpp:221
+    iron_frag<float, 2, 16, 8> v1924;  // kernels/sdpa/flash_tile.hpp:224
+    iron_frag_fill(v1924, 0.0f);
+    const float v1928 = v1886.x[0];  // kernels/sdpa/flash_tile.hpp:226
+    const float v1929 = v1884 - v1928;
+    const float v1930 = exp2f(v1929);
+    const float v1932 = v203.x[0];
+    const float v1933 = v1932 - v1928;
+    const float v1934 = exp2f(v1933);
+    const float v1935 = v205.x[0];
+    const float v1936 = v1935 * v1934;
+    const float v1937 = v1936 + v1930;
+    v1924.x[0] = v1937;  // kernels/sdpa/flash_tile.hpp:225
+    const float v1941 = v1886.x[1];  // kernels/sdpa/flash_tile.hpp:226
+    const float v1942 = v1884 - v1941;
+    const float v1943 = exp2f(v1942);
+    const float v1945 = v203.x[1];
+    const float v1946 = v1945 - v1941;
+    const float v1947 = exp2f(v1946);
+    const float v1948 = v205.x[1];
+    const float v1949 = v1948 * v1947;
+    const float v1950 = v1949 + v1943;
+    v1924.x[1] = v1950;  // kernels/sdpa/flash_tile.hpp:225
+    const float v1954 = v1886.x[2];  // kernels/sdpa/flash_tile.hpp:226
+    const float v1955 = v1884 - v1954;
+    const float v1956 = exp2f(v1955);
+    const float v1958 = v203.x[2];
+    const float v1959 = v1958 - v1954;
+    const float v1960 = exp2f(v1959);
+    const float v1961 = v205.x[2];
+    const float v1962 = v1961 * v1960;
+    const float v1963 = v1962 + v1956;
+    v1924.x[2] = v1963;  // kernels/sdpa/flash_tile.hpp:225
+    const float v1967 = v1886.x[3];  // kernels/sdpa/flash_tile.hpp:226
+    const float v1968 = v1884 - v1967;
+    const float v1969 = exp2f(v1968);
+    const float v1971 = v203.x[3];
+    const float v1972 = v1971 - v1967;
+    const float v1973 = exp2f(v1972);
+    const float v1974 = v205.x[3];
+    const float v1975 = v1974 * v1973;
+    const float v1976 = v1975 + v1969;
+    v1924.x[3] = v1976;  // kernels/sdpa/flash_tile.hpp:225
+    iron_frag<float, 2, 16, 8> v1978;  // kernels/sdpa/flash_tile.hpp:228
+    iron_frag_fill(v1978, 0.0f);
+    const float v1982 = v1924.x[0];  // kernels/sdpa/flash_tile.hpp:230
+    const float v1984 = v1886.x[0];  // kernels/sdpa/flash_tile.hpp:231
+    const float v1985 = v203.x[0];
+    const float v1986 = v1985 - v1984;
+    const float v1987 = exp2f(v1986);
+    const float v1988 = v1987 / v1982;
+    const bool v1990 = v1982 > 0.0f;
+    const float v1991 = v1990 ? v1988 : 0.0f;
+    v1978.x[0] = v1991;  // kernels/sdpa/flash_tile.hpp:229
+    const float v1995 = v1924.x[1];  // kernels/sdpa/flash_tile.hpp:230
+    const float v1997 = v1886.x[1];  // kernels/sdpa/flash_tile.hpp:231
+    const float v1998 = v203.x[1];
+    const float v1999 = v1998 - v1997;
+    const float v2000 = exp2f(v1999);
+    const float v2001 = v2000 / v1995;
+    const bool v2003 = v1995 > 0.0f;
+    const float v2004 = v2003 ? v2001 : 0.0f;
+    v1978.x[1] = v2004;  // kernels/sdpa/flash_tile.hpp:229
+    const float v2008 = v1924.x[2];  // kernels/sdpa/flash_tile.hpp:230
+    const float v2010 = v1886.x[2];  // kernels/sdpa/flash_tile.hpp:231
+    const float v2011 = v203.x[2];
+    const float v2012 = v2011 - v2010;
+    const float v2013 = exp2f(v2012);
+    const float v2014 = v2013 / v2008;
+    const bool v2016 = v2008 > 0.0f;
+    const float v2017 = v2016 ? v2014 : 0.0f;
+    v1978.x[2] = v2017;  // kernels/sdpa/flash_tile.hpp:229
+    const float v2021 = v1924.x[3];  // kernels/sdpa/flash_tile.hpp:230
+    const float v2023 = v1886.x[3];  // kernels/sdpa/flash_tile.hpp:231
+    const float v2024 = v203.x[3];
+    const float v2025 = v2024 - v2023;
+    const float v2026 = exp2f(v2025);
+    const float v2027 = v2026 / v2021;
+    const bool v2029 = v2021 > 0.0f;
+    const float v2030 = v2029 ? v2027 : 0.0f;
+    v1978.x[3] = v2030;  // kernels/sdpa/flash_tile.hpp:229
+    const unsigned int v2032 = v46 + v4173;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2033 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2034 = v207.x[0];
+    const float v2035 = v2034 * v2033;
+    const bool v2036 = v2032 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2036) {
+      const iron_bf16 v2040 = iron_f32_to_bf16(v2035);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2042 = v11 + v2032;
+      const unsigned int v2043 = v2042 * v1;
+      const unsigned int v2044 = v2043 + v26;
+      const unsigned int v2045 = v2044 << 6u;
+      const unsigned int v2046 = v2045 + v4172;
+      out[v2046] = v2040;
     }
-    const unsigned int v2006 = v46 + v4052;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2007 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2008 = v207.x[1];
-    const float v2009 = v2008 * v2007;
-    const bool v2010 = v2006 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2010) {
-      const iron_bf16 v2014 = iron_f32_to_bf16(v2009);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2016 = v11 + v2006;
-      const unsigned int v2017 = v2016 * v1;
-      const unsigned int v2018 = v2017 + v26;
-      const unsigned int v2019 = v2018 << 6u;
-      const unsigned int v2020 = v2019 + v4051;
-      out[v2020] = v2014;
+    const unsigned int v2048 = v46 + v4178;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2049 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2050 = v207.x[1];
+    const float v2051 = v2050 * v2049;
+    const bool v2052 = v2048 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2052) {
+      const iron_bf16 v2056 = iron_f32_to_bf16(v2051);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2058 = v11 + v2048;
+      const unsigned int v2059 = v2058 * v1;
+      const unsigned int v2060 = v2059 + v26;
+      const unsigned int v2061 = v2060 << 6u;
+      const unsigned int v2062 = v2061 + v4177;
+      out[v2062] = v2056;
     }
-    const unsigned int v2022 = v46 + v4057;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2023 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2024 = v207.x[2];
-    const float v2025 = v2024 * v2023;
-    const bool v2026 = v2022 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2026) {
-      const iron_bf16 v2030 = iron_f32_to_bf16(v2025);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2032 = v11 + v2022;
-      const unsigned int v2033 = v2032 * v1;
-      const unsigned int v2034 = v2033 + v26;
-      const unsigned int v2035 = v2034 << 6u;
-      const unsigned int v2036 = v2035 + v4056;
-      out[v2036] = v2030;
+    const unsigned int v2064 = v46 + v4183;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2065 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2066 = v207.x[2];
+    const float v2067 = v2066 * v2065;
+    const bool v2068 = v2064 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2068) {
+      const iron_bf16 v2072 = iron_f32_to_bf16(v2067);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2074 = v11 + v2064;
+      const unsigned int v2075 = v2074 * v1;
+      const unsigned int v2076 = v2075 + v26;
+      const unsigned int v2077 = v2076 << 6u;
+      const unsigned int v2078 = v2077 + v4182;
+      out[v2078] = v2072;
     }
-    const unsigned int v2038 = v46 + v4062;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2039 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2040 = v207.x[3];
-    const float v2041 = v2040 * v2039;
-    const bool v2042 = v2038 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2042) {
-      const iron_bf16 v2046 = iron_f32_to_bf16(v2041);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2048 = v11 + v2038;
-      const unsigned int v2049 = v2048 * v1;
-      const unsigned int v2050 = v2049 + v26;
-      const unsigned int v2051 = v2050 << 6u;
-      const unsigned int v2052 = v2051 + v4061;
-      out[v2052] = v2046;
+    const unsigned int v2080 = v46 + v4188;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2081 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2082 = v207.x[3];
+    const float v2083 = v2082 * v2081;
+    const bool v2084 = v2080 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2084) {
+      const iron_bf16 v2088 = iron_f32_to_bf16(v2083);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2090 = v11 + v2080;
+      const unsigned int v2091 = v2090 * v1;
+      const unsigned int v2092 = v2091 + v26;
+      const unsigned int v2093 = v2092 << 6u;
+      const unsigned int v2094 = v2093 + v4187;
+      out[v2094] = v2088;
     }
-    const unsigned int v2054 = v46 + v4067;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2055 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2056 = v207.x[4];
-    const float v2057 = v2056 * v2055;
-    const bool v2058 = v2054 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2058) {
-      const iron_bf16 v2062 = iron_f32_to_bf16(v2057);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2064 = v11 + v2054;
-      const unsigned int v2065 = v2064 * v1;
-      const unsigned int v2066 = v2065 + v26;
-      const unsigned int v2067 = v2066 << 6u;
-      const unsigned int v2068 = v2067 + v4066;
-      out[v2068] = v2062;
+    const unsigned int v2096 = v46 + v4193;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2097 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2098 = v207.x[4];
+    const float v2099 = v2098 * v2097;
+    const bool v2100 = v2096 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2100) {
+      const iron_bf16 v2104 = iron_f32_to_bf16(v2099);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2106 = v11 + v2096;
+      const unsigned int v2107 = v2106 * v1;
+      const unsigned int v2108 = v2107 + v26;
+      const unsigned int v2109 = v2108 << 6u;
+      const unsigned int v2110 = v2109 + v4192;
+      out[v2110] = v2104;
     }
-    const unsigned int v2070 = v46 + v4072;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2071 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2072 = v207.x[5];
-    const float v2073 = v2072 * v2071;
-    const bool v2074 = v2070 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2074) {
-      const iron_bf16 v2078 = iron_f32_to_bf16(v2073);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2080 = v11 + v2070;
-      const unsigned int v2081 = v2080 * v1;
-      const unsigned int v2082 = v2081 + v26;
-      const unsigned int v2083 = v2082 << 6u;
-      const unsigned int v2084 = v2083 + v4071;
-      out[v2084] = v2078;
+    const unsigned int v2112 = v46 + v4198;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2113 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2114 = v207.x[5];
+    const float v2115 = v2114 * v2113;
+    const bool v2116 = v2112 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2116) {
+      const iron_bf16 v2120 = iron_f32_to_bf16(v2115);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2122 = v11 + v2112;
+      const unsigned int v2123 = v2122 * v1;
+      const unsigned int v2124 = v2123 + v26;
+      const unsigned int v2125 = v2124 << 6u;
+      const unsigned int v2126 = v2125 + v4197;
+      out[v2126] = v2120;
     }
-    const unsigned int v2086 = v46 + v4077;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2087 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2088 = v207.x[6];
-    const float v2089 = v2088 * v2087;
-    const bool v2090 = v2086 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2090) {
-      const iron_bf16 v2094 = iron_f32_to_bf16(v2089);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2096 = v11 + v2086;
-      const unsigned int v2097 = v2096 * v1;
-      const unsigned int v2098 = v2097 + v26;
-      const unsigned int v2099 = v2098 << 6u;
-      const unsigned int v2100 = v2099 + v4076;
-      out[v2100] = v2094;
+    const unsigned int v2128 = v46 + v4203;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2129 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2130 = v207.x[6];
+    const float v2131 = v2130 * v2129;
+    const bool v2132 = v2128 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2132) {
+      const iron_bf16 v2136 = iron_f32_to_bf16(v2131);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2138 = v11 + v2128;
+      const unsigned int v2139 = v2138 * v1;
+      const unsigned int v2140 = v2139 + v26;
+      const unsigned int v2141 = v2140 << 6u;
+      const unsigned int v2142 = v2141 + v4202;
+      out[v2142] = v2136;
     }
-    const unsigned int v2102 = v46 + v4082;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2103 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2104 = v207.x[7];
-    const float v2105 = v2104 * v2103;
-    const bool v2106 = v2102 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2106) {
-      const iron_bf16 v2110 = iron_f32_to_bf16(v2105);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2112 = v11 + v2102;
-      const unsigned int v2113 = v2112 * v1;
-      const unsigned int v2114 = v2113 + v26;
-      const unsigned int v2115 = v2114 << 6u;
-      const unsigned int v2116 = v2115 + v4081;
-      out[v2116] = v2110;
+    const unsigned int v2144 = v46 + v4208;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2145 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2146 = v207.x[7];
+    const float v2147 = v2146 * v2145;
+    const bool v2148 = v2144 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2148) {
+      const iron_bf16 v2152 = iron_f32_to_bf16(v2147);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2154 = v11 + v2144;
+      const unsigned int v2155 = v2154 * v1;
+      const unsigned int v2156 = v2155 + v26;
+      const unsigned int v2157 = v2156 << 6u;
+      const unsigned int v2158 = v2157 + v4207;
+      out[v2158] = v2152;
     }
-    const unsigned int v2118 = v46 + v4087;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2119 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2120 = v207.x[8];
-    const float v2121 = v2120 * v2119;
-    const bool v2122 = v2118 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2122) {
-      const iron_bf16 v2126 = iron_f32_to_bf16(v2121);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2128 = v11 + v2118;
-      const unsigned int v2129 = v2128 * v1;
-      const unsigned int v2130 = v2129 + v26;
-      const unsigned int v2131 = v2130 << 6u;
-      const unsigned int v2132 = v2131 + v4086;
-      out[v2132] = v2126;
+    const unsigned int v2160 = v46 + v4213;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2161 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2162 = v207.x[8];
+    const float v2163 = v2162 * v2161;
+    const bool v2164 = v2160 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2164) {
+      const iron_bf16 v2168 = iron_f32_to_bf16(v2163);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2170 = v11 + v2160;
+      const unsigned int v2171 = v2170 * v1;
+      const unsigned int v2172 = v2171 + v26;
+      const unsigned int v2173 = v2172 << 6u;
+      const unsigned int v2174 = v2173 + v4212;
+      out[v2174] = v2168;
     }
-    const unsigned int v2134 = v46 + v4092;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2135 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2136 = v207.x[9];
-    const float v2137 = v2136 * v2135;
-    const bool v2138 = v2134 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2138) {
-      const iron_bf16 v2142 = iron_f32_to_bf16(v2137);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2144 = v11 + v2134;
-      const unsigned int v2145 = v2144 * v1;
-      const unsigned int v2146 = v2145 + v26;
-      const unsigned int v2147 = v2146 << 6u;
-      const unsigned int v2148 = v2147 + v4091;
-      out[v2148] = v2142;
+    const unsigned int v2176 = v46 + v4218;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2177 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2178 = v207.x[9];
+    const float v2179 = v2178 * v2177;
+    const bool v2180 = v2176 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2180) {
+      const iron_bf16 v2184 = iron_f32_to_bf16(v2179);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2186 = v11 + v2176;
+      const unsigned int v2187 = v2186 * v1;
+      const unsigned int v2188 = v2187 + v26;
+      const unsigned int v2189 = v2188 << 6u;
+      const unsigned int v2190 = v2189 + v4217;
+      out[v2190] = v2184;
     }
-    const unsigned int v2150 = v46 + v4097;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2151 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2152 = v207.x[10];
-    const float v2153 = v2152 * v2151;
-    const bool v2154 = v2150 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2154) {
-      const iron_bf16 v2158 = iron_f32_to_bf16(v2153);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2160 = v11 + v2150;
-      const unsigned int v2161 = v2160 * v1;
-      const unsigned int v2162 = v2161 + v26;
-      const unsigned int v2163 = v2162 << 6u;
-      const unsigned int v2164 = v2163 + v4096;
-      out[v2164] = v2158;
+    const unsigned int v2192 = v46 + v4223;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2193 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2194 = v207.x[10];
+    const float v2195 = v2194 * v2193;
+    const bool v2196 = v2192 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2196) {
+      const iron_bf16 v2200 = iron_f32_to_bf16(v2195);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2202 = v11 + v2192;
+      const unsigned int v2203 = v2202 * v1;
+      const unsigned int v2204 = v2203 + v26;
+      const unsigned int v2205 = v2204 << 6u;
+      const unsigned int v2206 = v2205 + v4222;
+      out[v2206] = v2200;
     }
-    const unsigned int v2166 = v46 + v4102;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2167 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2168 = v207.x[11];
-    const float v2169 = v2168 * v2167;
-    const bool v2170 = v2166 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2170) {
-      const iron_bf16 v2174 = iron_f32_to_bf16(v2169);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2176 = v11 + v2166;
-      const unsigned int v2177 = v2176 * v1;
-      const unsigned int v2178 = v2177 + v26;
-      const unsigned int v2179 = v2178 << 6u;
-      const unsigned int v2180 = v2179 + v4101;
-      out[v2180] = v2174;
+    const unsigned int v2208 = v46 + v4228;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2209 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2210 = v207.x[11];
+    const float v2211 = v2210 * v2209;
+    const bool v2212 = v2208 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2212) {
+      const iron_bf16 v2216 = iron_f32_to_bf16(v2211);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2218 = v11 + v2208;
+      const unsigned int v2219 = v2218 * v1;
+      const unsigned int v2220 = v2219 + v26;
+      const unsigned int v2221 = v2220 << 6u;
+      const unsigned int v2222 = v2221 + v4227;
+      out[v2222] = v2216;
     }
-    const unsigned int v2182 = v46 + v4107;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2183 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2184 = v207.x[12];
-    const float v2185 = v2184 * v2183;
-    const bool v2186 = v2182 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2186) {
-      const iron_bf16 v2190 = iron_f32_to_bf16(v2185);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2192 = v11 + v2182;
-      const unsigned int v2193 = v2192 * v1;
-      const unsigned int v2194 = v2193 + v26;
-      const unsigned int v2195 = v2194 << 6u;
-      const unsigned int v2196 = v2195 + v4106;
-      out[v2196] = v2190;
+    const unsigned int v2224 = v46 + v4233;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2225 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2226 = v207.x[12];
+    const float v2227 = v2226 * v2225;
+    const bool v2228 = v2224 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2228) {
+      const iron_bf16 v2232 = iron_f32_to_bf16(v2227);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2234 = v11 + v2224;
+      const unsigned int v2235 = v2234 * v1;
+      const unsigned int v2236 = v2235 + v26;
+      const unsigned int v2237 = v2236 << 6u;
+      const unsigned int v2238 = v2237 + v4232;
+      out[v2238] = v2232;
     }
-    const unsigned int v2198 = v46 + v4112;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2199 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2200 = v207.x[13];
-    const float v2201 = v2200 * v2199;
-    const bool v2202 = v2198 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2202) {
-      const iron_bf16 v2206 = iron_f32_to_bf16(v2201);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2208 = v11 + v2198;
-      const unsigned int v2209 = v2208 * v1;
-      const unsigned int v2210 = v2209 + v26;
-      const unsigned int v2211 = v2210 << 6u;
-      const unsigned int v2212 = v2211 + v4111;
-      out[v2212] = v2206;
+    const unsigned int v2240 = v46 + v4238;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2241 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2242 = v207.x[13];
+    const float v2243 = v2242 * v2241;
+    const bool v2244 = v2240 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2244) {
+      const iron_bf16 v2248 = iron_f32_to_bf16(v2243);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2250 = v11 + v2240;
+      const unsigned int v2251 = v2250 * v1;
+      const unsigned int v2252 = v2251 + v26;
+      const unsigned int v2253 = v2252 << 6u;
+      const unsigned int v2254 = v2253 + v4237;
+      out[v2254] = v2248;
     }
-    const unsigned int v2214 = v46 + v4117;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2215 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2216 = v207.x[14];
-    const float v2217 = v2216 * v2215;
-    const bool v2218 = v2214 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2218) {
-      const iron_bf16 v2222 = iron_f32_to_bf16(v2217);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2224 = v11 + v2214;
-      const unsigned int v2225 = v2224 * v1;
-      const unsigned int v2226 = v2225 + v26;
-      const unsigned int v2227 = v2226 << 6u;
-      const unsigned int v2228 = v2227 + v4116;
-      out[v2228] = v2222;
+    const unsigned int v2256 = v46 + v4243;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2257 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2258 = v207.x[14];
+    const float v2259 = v2258 * v2257;
+    const bool v2260 = v2256 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2260) {
+      const iron_bf16 v2264 = iron_f32_to_bf16(v2259);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2266 = v11 + v2256;
+      const unsigned int v2267 = v2266 * v1;
+      const unsigned int v2268 = v2267 + v26;
+      const unsigned int v2269 = v2268 << 6u;
+      const unsigned int v2270 = v2269 + v4242;
+      out[v2270] = v2264;
     }
-    const unsigned int v2230 = v46 + v4122;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2231 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2232 = v207.x[15];
-    const float v2233 = v2232 * v2231;
-    const bool v2234 = v2230 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2234) {
-      const iron_bf16 v2238 = iron_f32_to_bf16(v2233);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2240 = v11 + v2230;
-      const unsigned int v2241 = v2240 * v1;
-      const unsigned int v2242 = v2241 + v26;
-      const unsigned int v2243 = v2242 << 6u;
-      const unsigned int v2244 = v2243 + v4121;
-      out[v2244] = v2238;
+    const unsigned int v2272 = v46 + v4248;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2273 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2274 = v207.x[15];
+    const float v2275 = v2274 * v2273;
+    const bool v2276 = v2272 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2276) {
+      const iron_bf16 v2280 = iron_f32_to_bf16(v2275);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2282 = v11 + v2272;
+      const unsigned int v2283 = v2282 * v1;
+      const unsigned int v2284 = v2283 + v26;
+      const unsigned int v2285 = v2284 << 6u;
+      const unsigned int v2286 = v2285 + v4247;
+      out[v2286] = v2280;
     }
-    const unsigned int v2246 = v46 + v4127;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2247 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2248 = v207.x[16];
-    const float v2249 = v2248 * v2247;
-    const bool v2250 = v2246 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2250) {
-      const iron_bf16 v2254 = iron_f32_to_bf16(v2249);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2256 = v11 + v2246;
-      const unsigned int v2257 = v2256 * v1;
-      const unsigned int v2258 = v2257 + v26;
-      const unsigned int v2259 = v2258 << 6u;
-      const unsigned int v2260 = v2259 + v4126;
-      out[v2260] = v2254;
+    const unsigned int v2288 = v46 + v4253;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2289 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2290 = v207.x[16];
+    const float v2291 = v2290 * v2289;
+    const bool v2292 = v2288 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2292) {
+      const iron_bf16 v2296 = iron_f32_to_bf16(v2291);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2298 = v11 + v2288;
+      const unsigned int v2299 = v2298 * v1;
+      const unsigned int v2300 = v2299 + v26;
+      const unsigned int v2301 = v2300 << 6u;
+      const unsigned int v2302 = v2301 + v4252;
+      out[v2302] = v2296;
     }
-    const unsigned int v2262 = v46 + v4132;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2263 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2264 = v207.x[17];
-    const float v2265 = v2264 * v2263;
-    const bool v2266 = v2262 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2266) {
-      const iron_bf16 v2270 = iron_f32_to_bf16(v2265);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2272 = v11 + v2262;
-      const unsigned int v2273 = v2272 * v1;
-      const unsigned int v2274 = v2273 + v26;
-      const unsigned int v2275 = v2274 << 6u;
-      const unsigned int v2276 = v2275 + v4131;
-      out[v2276] = v2270;
+    const unsigned int v2304 = v46 + v4258;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2305 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2306 = v207.x[17];
+    const float v2307 = v2306 * v2305;
+    const bool v2308 = v2304 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2308) {
+      const iron_bf16 v2312 = iron_f32_to_bf16(v2307);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2314 = v11 + v2304;
+      const unsigned int v2315 = v2314 * v1;
+      const unsigned int v2316 = v2315 + v26;
+      const unsigned int v2317 = v2316 << 6u;
+      const unsigned int v2318 = v2317 + v4257;
+      out[v2318] = v2312;
     }
-    const unsigned int v2278 = v46 + v4137;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2279 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2280 = v207.x[18];
-    const float v2281 = v2280 * v2279;
-    const bool v2282 = v2278 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2282) {
-      const iron_bf16 v2286 = iron_f32_to_bf16(v2281);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2288 = v11 + v2278;
-      const unsigned int v2289 = v2288 * v1;
-      const unsigned int v2290 = v2289 + v26;
-      const unsigned int v2291 = v2290 << 6u;
-      const unsigned int v2292 = v2291 + v4136;
-      out[v2292] = v2286;
+    const unsigned int v2320 = v46 + v4263;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2321 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2322 = v207.x[18];
+    const float v2323 = v2322 * v2321;
+    const bool v2324 = v2320 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2324) {
+      const iron_bf16 v2328 = iron_f32_to_bf16(v2323);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2330 = v11 + v2320;
+      const unsigned int v2331 = v2330 * v1;
+      const unsigned int v2332 = v2331 + v26;
+      const unsigned int v2333 = v2332 << 6u;
+      const unsigned int v2334 = v2333 + v4262;
+      out[v2334] = v2328;
     }
-    const unsigned int v2294 = v46 + v4142;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2295 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2296 = v207.x[19];
-    const float v2297 = v2296 * v2295;
-    const bool v2298 = v2294 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2298) {
-      const iron_bf16 v2302 = iron_f32_to_bf16(v2297);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2304 = v11 + v2294;
-      const unsigned int v2305 = v2304 * v1;
-      const unsigned int v2306 = v2305 + v26;
-      const unsigned int v2307 = v2306 << 6u;
-      const unsigned int v2308 = v2307 + v4141;
-      out[v2308] = v2302;
+    const unsigned int v2336 = v46 + v4268;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2337 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2338 = v207.x[19];
+    const float v2339 = v2338 * v2337;
+    const bool v2340 = v2336 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2340) {
+      const iron_bf16 v2344 = iron_f32_to_bf16(v2339);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2346 = v11 + v2336;
+      const unsigned int v2347 = v2346 * v1;
+      const unsigned int v2348 = v2347 + v26;
+      const unsigned int v2349 = v2348 << 6u;
+      const unsigned int v2350 = v2349 + v4267;
+      out[v2350] = v2344;
     }
-    const unsigned int v2310 = v46 + v4147;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2311 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2312 = v207.x[20];
-    const float v2313 = v2312 * v2311;
-    const bool v2314 = v2310 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2314) {
-      const iron_bf16 v2318 = iron_f32_to_bf16(v2313);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2320 = v11 + v2310;
-      const unsigned int v2321 = v2320 * v1;
-      const unsigned int v2322 = v2321 + v26;
-      const unsigned int v2323 = v2322 << 6u;
-      const unsigned int v2324 = v2323 + v4146;
-      out[v2324] = v2318;
+    const unsigned int v2352 = v46 + v4273;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2353 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2354 = v207.x[20];
+    const float v2355 = v2354 * v2353;
+    const bool v2356 = v2352 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2356) {
+      const iron_bf16 v2360 = iron_f32_to_bf16(v2355);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2362 = v11 + v2352;
+      const unsigned int v2363 = v2362 * v1;
+      const unsigned int v2364 = v2363 + v26;
+      const unsigned int v2365 = v2364 << 6u;
+      const unsigned int v2366 = v2365 + v4272;
+      out[v2366] = v2360;
     }
-    const unsigned int v2326 = v46 + v4152;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2327 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2328 = v207.x[21];
-    const float v2329 = v2328 * v2327;
-    const bool v2330 = v2326 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2330) {
-      const iron_bf16 v2334 = iron_f32_to_bf16(v2329);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2336 = v11 + v2326;
-      const unsigned int v2337 = v2336 * v1;
-      const unsigned int v2338 = v2337 + v26;
-      const unsigned int v2339 = v2338 << 6u;
-      const unsigned int v2340 = v2339 + v4151;
-      out[v2340] = v2334;
+    const unsigned int v2368 = v46 + v4278;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2369 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2370 = v207.x[21];
+    const float v2371 = v2370 * v2369;
+    const bool v2372 = v2368 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2372) {
+      const iron_bf16 v2376 = iron_f32_to_bf16(v2371);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2378 = v11 + v2368;
+      const unsigned int v2379 = v2378 * v1;
+      const unsigned int v2380 = v2379 + v26;
+      const unsigned int v2381 = v2380 << 6u;
+      const unsigned int v2382 = v2381 + v4277;
+      out[v2382] = v2376;
     }
-    const unsigned int v2342 = v46 + v4157;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2343 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2344 = v207.x[22];
-    const float v2345 = v2344 * v2343;
-    const bool v2346 = v2342 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2346) {
-      const iron_bf16 v2350 = iron_f32_to_bf16(v2345);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2352 = v11 + v2342;
-      const unsigned int v2353 = v2352 * v1;
-      const unsigned int v2354 = v2353 + v26;
-      const unsigned int v2355 = v2354 << 6u;
-      const unsigned int v2356 = v2355 + v4156;
-      out[v2356] = v2350;
+    const unsigned int v2384 = v46 + v4283;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2385 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2386 = v207.x[22];
+    const float v2387 = v2386 * v2385;
+    const bool v2388 = v2384 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2388) {
+      const iron_bf16 v2392 = iron_f32_to_bf16(v2387);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2394 = v11 + v2384;
+      const unsigned int v2395 = v2394 * v1;
+      const unsigned int v2396 = v2395 + v26;
+      const unsigned int v2397 = v2396 << 6u;
+      const unsigned int v2398 = v2397 + v4282;
+      out[v2398] = v2392;
     }
-    const unsigned int v2358 = v46 + v4162;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2359 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2360 = v207.x[23];
-    const float v2361 = v2360 * v2359;
-    const bool v2362 = v2358 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2362) {
-      const iron_bf16 v2366 = iron_f32_to_bf16(v2361);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2368 = v11 + v2358;
-      const unsigned int v2369 = v2368 * v1;
-      const unsigned int v2370 = v2369 + v26;
-      const unsigned int v2371 = v2370 << 6u;
-      const unsigned int v2372 = v2371 + v4161;
-      out[v2372] = v2366;
+    const unsigned int v2400 = v46 + v4288;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2401 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2402 = v207.x[23];
+    const float v2403 = v2402 * v2401;
+    const bool v2404 = v2400 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2404) {
+      const iron_bf16 v2408 = iron_f32_to_bf16(v2403);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2410 = v11 + v2400;
+      const unsigned int v2411 = v2410 * v1;
+      const unsigned int v2412 = v2411 + v26;
+      const unsigned int v2413 = v2412 << 6u;
+      const unsigned int v2414 = v2413 + v4287;
+      out[v2414] = v2408;
     }
-    const unsigned int v2374 = v46 + v4167;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2375 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2376 = v207.x[24];
-    const float v2377 = v2376 * v2375;
-    const bool v2378 = v2374 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2378) {
-      const iron_bf16 v2382 = iron_f32_to_bf16(v2377);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2384 = v11 + v2374;
-      const unsigned int v2385 = v2384 * v1;
-      const unsigned int v2386 = v2385 + v26;
-      const unsigned int v2387 = v2386 << 6u;
-      const unsigned int v2388 = v2387 + v4166;
-      out[v2388] = v2382;
+    const unsigned int v2416 = v46 + v4293;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2417 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2418 = v207.x[24];
+    const float v2419 = v2418 * v2417;
+    const bool v2420 = v2416 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2420) {
+      const iron_bf16 v2424 = iron_f32_to_bf16(v2419);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2426 = v11 + v2416;
+      const unsigned int v2427 = v2426 * v1;
+      const unsigned int v2428 = v2427 + v26;
+      const unsigned int v2429 = v2428 << 6u;
+      const unsigned int v2430 = v2429 + v4292;
+      out[v2430] = v2424;
     }
-    const unsigned int v2390 = v46 + v4172;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2391 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2392 = v207.x[25];
-    const float v2393 = v2392 * v2391;
-    const bool v2394 = v2390 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2394) {
-      const iron_bf16 v2398 = iron_f32_to_bf16(v2393);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2400 = v11 + v2390;
-      const unsigned int v2401 = v2400 * v1;
-      const unsigned int v2402 = v2401 + v26;
-      const unsigned int v2403 = v2402 << 6u;
-      const unsigned int v2404 = v2403 + v4171;
-      out[v2404] = v2398;
+    const unsigned int v2432 = v46 + v4298;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2433 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2434 = v207.x[25];
+    const float v2435 = v2434 * v2433;
+    const bool v2436 = v2432 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2436) {
+      const iron_bf16 v2440 = iron_f32_to_bf16(v2435);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2442 = v11 + v2432;
+      const unsigned int v2443 = v2442 * v1;
+      const unsigned int v2444 = v2443 + v26;
+      const unsigned int v2445 = v2444 << 6u;
+      const unsigned int v2446 = v2445 + v4297;
+      out[v2446] = v2440;
     }
-    const unsigned int v2406 = v46 + v4177;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2407 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2408 = v207.x[26];
-    const float v2409 = v2408 * v2407;
-    const bool v2410 = v2406 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2410) {
-      const iron_bf16 v2414 = iron_f32_to_bf16(v2409);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2416 = v11 + v2406;
-      const unsigned int v2417 = v2416 * v1;
-      const unsigned int v2418 = v2417 + v26;
-      const unsigned int v2419 = v2418 << 6u;
-      const unsigned int v2420 = v2419 + v4176;
-      out[v2420] = v2414;
+    const unsigned int v2448 = v46 + v4303;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2449 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2450 = v207.x[26];
+    const float v2451 = v2450 * v2449;
+    const bool v2452 = v2448 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2452) {
+      const iron_bf16 v2456 = iron_f32_to_bf16(v2451);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2458 = v11 + v2448;
+      const unsigned int v2459 = v2458 * v1;
+      const unsigned int v2460 = v2459 + v26;
+      const unsigned int v2461 = v2460 << 6u;
+      const unsigned int v2462 = v2461 + v4302;
+      out[v2462] = v2456;
     }
-    const unsigned int v2422 = v46 + v4182;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2423 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2424 = v207.x[27];
-    const float v2425 = v2424 * v2423;
-    const bool v2426 = v2422 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2426) {
-      const iron_bf16 v2430 = iron_f32_to_bf16(v2425);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2432 = v11 + v2422;
-      const unsigned int v2433 = v2432 * v1;
-      const unsigned int v2434 = v2433 + v26;
-      const unsigned int v2435 = v2434 << 6u;
-      const unsigned int v2436 = v2435 + v4181;
-      out[v2436] = v2430;
+    const unsigned int v2464 = v46 + v4308;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2465 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2466 = v207.x[27];
+    const float v2467 = v2466 * v2465;
+    const bool v2468 = v2464 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2468) {
+      const iron_bf16 v2472 = iron_f32_to_bf16(v2467);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2474 = v11 + v2464;
+      const unsigned int v2475 = v2474 * v1;
+      const unsigned int v2476 = v2475 + v26;
+      const unsigned int v2477 = v2476 << 6u;
+      const unsigned int v2478 = v2477 + v4307;
+      out[v2478] = v2472;
     }
-    const unsigned int v2438 = v46 + v4187;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2439 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2440 = v207.x[28];
-    const float v2441 = v2440 * v2439;
-    const bool v2442 = v2438 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2442) {
-      const iron_bf16 v2446 = iron_f32_to_bf16(v2441);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2448 = v11 + v2438;
-      const unsigned int v2449 = v2448 * v1;
-      const unsigned int v2450 = v2449 + v26;
-      const unsigned int v2451 = v2450 << 6u;
-      const unsigned int v2452 = v2451 + v4186;
-      out[v2452] = v2446;
+    const unsigned int v2480 = v46 + v4313;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2481 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2482 = v207.x[28];
+    const float v2483 = v2482 * v2481;
+    const bool v2484 = v2480 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2484) {
+      const iron_bf16 v2488 = iron_f32_to_bf16(v2483);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2490 = v11 + v2480;
+      const unsigned int v2491 = v2490 * v1;
+      const unsigned int v2492 = v2491 + v26;
+      const unsigned int v2493 = v2492 << 6u;
+      const unsigned int v2494 = v2493 + v4312;
+      out[v2494] = v2488;
     }
-    const unsigned int v2454 = v46 + v4192;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2455 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2456 = v207.x[29];
-    const float v2457 = v2456 * v2455;
-    const bool v2458 = v2454 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2458) {
-      const iron_bf16 v2462 = iron_f32_to_bf16(v2457);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2464 = v11 + v2454;
-      const unsigned int v2465 = v2464 * v1;
-      const unsigned int v2466 = v2465 + v26;
-      const unsigned int v2467 = v2466 << 6u;
-      const unsigned int v2468 = v2467 + v4191;
-      out[v2468] = v2462;
+    const unsigned int v2496 = v46 + v4318;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2497 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2498 = v207.x[29];
+    const float v2499 = v2498 * v2497;
+    const bool v2500 = v2496 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2500) {
+      const iron_bf16 v2504 = iron_f32_to_bf16(v2499);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2506 = v11 + v2496;
+      const unsigned int v2507 = v2506 * v1;
+      const unsigned int v2508 = v2507 + v26;
+      const unsigned int v2509 = v2508 << 6u;
+      const unsigned int v2510 = v2509 + v4317;
+      out[v2510] = v2504;
     }
-    const unsigned int v2470 = v46 + v4197;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2471 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2472 = v207.x[30];
-    const float v2473 = v2472 * v2471;
-    const bool v2474 = v2470 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2474) {
-      const iron_bf16 v2478 = iron_f32_to_bf16(v2473);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2480 = v11 + v2470;
-      const unsigned int v2481 = v2480 * v1;
-      const unsigned int v2482 = v2481 + v26;
-      const unsigned int v2483 = v2482 << 6u;
-      const unsigned int v2484 = v2483 + v4196;
-      out[v2484] = v2478;
+    const unsigned int v2512 = v46 + v4323;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2513 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2514 = v207.x[30];
+    const float v2515 = v2514 * v2513;
+    const bool v2516 = v2512 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2516) {
+      const iron_bf16 v2520 = iron_f32_to_bf16(v2515);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2522 = v11 + v2512;
+      const unsigned int v2523 = v2522 * v1;
+      const unsigned int v2524 = v2523 + v26;
+      const unsigned int v2525 = v2524 << 6u;
+      const unsigned int v2526 = v2525 + v4322;
+      out[v2526] = v2520;
     }
-    const unsigned int v2486 = v46 + v4202;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2487 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2488 = v207.x[31];
-    const float v2489 = v2488 * v2487;
-    const bool v2490 = v2486 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2490) {
-      const iron_bf16 v2494 = iron_f32_to_bf16(v2489);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2496 = v11 + v2486;
-      const unsigned int v2497 = v2496 * v1;
-      const unsigned int v2498 = v2497 + v26;
-      const unsigned int v2499 = v2498 << 6u;
-      const unsigned int v2500 = v2499 + v4201;
-      out[v2500] = v2494;
+    const unsigned int v2528 = v46 + v4328;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2529 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2530 = v207.x[31];
+    const float v2531 = v2530 * v2529;
+    const bool v2532 = v2528 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2532) {
+      const iron_bf16 v2536 = iron_f32_to_bf16(v2531);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2538 = v11 + v2528;
+      const unsigned int v2539 = v2538 * v1;
+      const unsigned int v2540 = v2539 + v26;
+      const unsigned int v2541 = v2540 << 6u;
+      const unsigned int v2542 = v2541 + v4327;
+      out[v2542] = v2536;
     }
   }
 }

@@ -362,183 +362,183 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d128_bf1
     const unsigned int v45 = v41 << 4u;  // kernels/sdpa/flash_warpgroup.hpp:73
     const unsigned int v46 = v25 + v45;
     unsigned int v47 = 0u;  // kernels/sdpa/flash_warpgroup.hpp:77
-    const unsigned int v49 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v52 = v49 >> 4u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v55 = v49 & 15u;  // kernels/sdpa/flash_tile.hpp:90
+    const unsigned int v49 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v52 = v49 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v55 = v49 & 15u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v56 = v55 << 3u;
-    const unsigned int v57 = v25 + v52;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v57 = v25 + v52;  // kernels/sdpa/flash_tile.hpp:84
     const bool v58 = v57 < v18;
-    const unsigned int v61 = v58 ? v57 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v61 = v58 ? v57 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v63 = v11 + v61;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v64 = v63 * v1;
     const unsigned int v65 = v64 + v26;
     const unsigned int v66 = v65 << 7u;
-    const unsigned int v67 = v66 + v56;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v67 = v66 + v56;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v69 = v56 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v71 = v52 << 6u;
     const unsigned int v74 = v56 >> 6u;
     const unsigned int v75 = v74 << 13u;
     const unsigned int v77 = v75 + v71;
     const unsigned int v78 = v77 + v69;
-    iron_copy_async<16>(shm0 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), q + v67, v58);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v81 = v49 + 256u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v83 = v81 >> 4u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v86 = v81 & 15u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), q + v67, v58);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v81 = v49 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v83 = v81 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v86 = v81 & 15u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v87 = v86 << 3u;
-    const unsigned int v88 = v25 + v83;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v88 = v25 + v83;  // kernels/sdpa/flash_tile.hpp:84
     const bool v89 = v88 < v18;
-    const unsigned int v92 = v89 ? v88 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v92 = v89 ? v88 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v94 = v11 + v92;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v95 = v94 * v1;
     const unsigned int v96 = v95 + v26;
     const unsigned int v97 = v96 << 7u;
-    const unsigned int v98 = v97 + v87;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v98 = v97 + v87;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v100 = v87 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v102 = v83 << 6u;
     const unsigned int v105 = v87 >> 6u;
     const unsigned int v106 = v105 << 13u;
     const unsigned int v108 = v106 + v102;
     const unsigned int v109 = v108 + v100;
-    iron_copy_async<16>(shm0 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), q + v98, v89);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v112 = v49 + 512u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v114 = v112 >> 4u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v117 = v112 & 15u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), q + v98, v89);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v112 = v49 + 512u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v114 = v112 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v117 = v112 & 15u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v118 = v117 << 3u;
-    const unsigned int v119 = v25 + v114;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v119 = v25 + v114;  // kernels/sdpa/flash_tile.hpp:84
     const bool v120 = v119 < v18;
-    const unsigned int v123 = v120 ? v119 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v123 = v120 ? v119 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v125 = v11 + v123;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v126 = v125 * v1;
     const unsigned int v127 = v126 + v26;
     const unsigned int v128 = v127 << 7u;
-    const unsigned int v129 = v128 + v118;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v129 = v128 + v118;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v131 = v118 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v133 = v114 << 6u;
     const unsigned int v136 = v118 >> 6u;
     const unsigned int v137 = v136 << 13u;
     const unsigned int v139 = v137 + v133;
     const unsigned int v140 = v139 + v131;
-    iron_copy_async<16>(shm0 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), q + v129, v120);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v143 = v49 + 768u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v145 = v143 >> 4u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v148 = v143 & 15u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), q + v129, v120);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v143 = v49 + 768u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v145 = v143 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v148 = v143 & 15u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v149 = v148 << 3u;
-    const unsigned int v150 = v25 + v145;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v150 = v25 + v145;  // kernels/sdpa/flash_tile.hpp:84
     const bool v151 = v150 < v18;
-    const unsigned int v154 = v151 ? v150 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v154 = v151 ? v150 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v156 = v11 + v154;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v157 = v156 * v1;
     const unsigned int v158 = v157 + v26;
     const unsigned int v159 = v158 << 7u;
-    const unsigned int v160 = v159 + v149;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v160 = v159 + v149;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v162 = v149 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v164 = v145 << 6u;
     const unsigned int v167 = v149 >> 6u;
     const unsigned int v168 = v167 << 13u;
     const unsigned int v170 = v168 + v164;
     const unsigned int v171 = v170 + v162;
-    iron_copy_async<16>(shm0 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), q + v160, v151);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v174 = v49 + 1024u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v176 = v174 >> 4u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v179 = v174 & 15u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), q + v160, v151);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v174 = v49 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v176 = v174 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v179 = v174 & 15u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v180 = v179 << 3u;
-    const unsigned int v181 = v25 + v176;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v181 = v25 + v176;  // kernels/sdpa/flash_tile.hpp:84
     const bool v182 = v181 < v18;
-    const unsigned int v185 = v182 ? v181 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v185 = v182 ? v181 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v187 = v11 + v185;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v188 = v187 * v1;
     const unsigned int v189 = v188 + v26;
     const unsigned int v190 = v189 << 7u;
-    const unsigned int v191 = v190 + v180;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v191 = v190 + v180;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v193 = v180 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v195 = v176 << 6u;
     const unsigned int v198 = v180 >> 6u;
     const unsigned int v199 = v198 << 13u;
     const unsigned int v201 = v199 + v195;
     const unsigned int v202 = v201 + v193;
-    iron_copy_async<16>(shm0 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), q + v191, v182);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v205 = v49 + 1280u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v207 = v205 >> 4u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v210 = v205 & 15u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), q + v191, v182);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v205 = v49 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v207 = v205 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v210 = v205 & 15u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v211 = v210 << 3u;
-    const unsigned int v212 = v25 + v207;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v212 = v25 + v207;  // kernels/sdpa/flash_tile.hpp:84
     const bool v213 = v212 < v18;
-    const unsigned int v216 = v213 ? v212 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v216 = v213 ? v212 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v218 = v11 + v216;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v219 = v218 * v1;
     const unsigned int v220 = v219 + v26;
     const unsigned int v221 = v220 << 7u;
-    const unsigned int v222 = v221 + v211;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v222 = v221 + v211;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v224 = v211 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v226 = v207 << 6u;
     const unsigned int v229 = v211 >> 6u;
     const unsigned int v230 = v229 << 13u;
     const unsigned int v232 = v230 + v226;
     const unsigned int v233 = v232 + v224;
-    iron_copy_async<16>(shm0 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), q + v222, v213);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v236 = v49 + 1536u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v238 = v236 >> 4u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v241 = v236 & 15u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), q + v222, v213);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v236 = v49 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v238 = v236 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v241 = v236 & 15u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v242 = v241 << 3u;
-    const unsigned int v243 = v25 + v238;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v243 = v25 + v238;  // kernels/sdpa/flash_tile.hpp:84
     const bool v244 = v243 < v18;
-    const unsigned int v247 = v244 ? v243 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v247 = v244 ? v243 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v249 = v11 + v247;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v250 = v249 * v1;
     const unsigned int v251 = v250 + v26;
     const unsigned int v252 = v251 << 7u;
-    const unsigned int v253 = v252 + v242;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v253 = v252 + v242;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v255 = v242 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v257 = v238 << 6u;
     const unsigned int v260 = v242 >> 6u;
     const unsigned int v261 = v260 << 13u;
     const unsigned int v263 = v261 + v257;
     const unsigned int v264 = v263 + v255;
-    iron_copy_async<16>(shm0 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), q + v253, v244);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v267 = v49 + 1792u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v269 = v267 >> 4u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v272 = v267 & 15u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), q + v253, v244);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v267 = v49 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v269 = v267 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v272 = v267 & 15u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v273 = v272 << 3u;
-    const unsigned int v274 = v25 + v269;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v274 = v25 + v269;  // kernels/sdpa/flash_tile.hpp:84
     const bool v275 = v274 < v18;
-    const unsigned int v278 = v275 ? v274 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v278 = v275 ? v274 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v280 = v11 + v278;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v281 = v280 * v1;
     const unsigned int v282 = v281 + v26;
     const unsigned int v283 = v282 << 7u;
-    const unsigned int v284 = v283 + v273;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v284 = v283 + v273;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v286 = v273 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v288 = v269 << 6u;
     const unsigned int v291 = v273 >> 6u;
     const unsigned int v292 = v291 << 13u;
     const unsigned int v294 = v292 + v288;
     const unsigned int v295 = v294 + v286;
-    iron_copy_async<16>(shm0 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), q + v284, v275);  // kernels/sdpa/flash_tile.hpp:94
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:79
-    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:80
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:82
-    const unsigned int v297 = v25 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:84
+    iron_copy_async<16>(shm0 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), q + v284, v275);  // kernels/sdpa/flash_tile.hpp:86
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:78
+    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:79
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:81
+    const unsigned int v297 = v25 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:83
     const unsigned int v298 = min(v297, v18);
-    const unsigned int v299 = v298 + v37;  // kernels/sdpa/flash_tile.hpp:136
-    const unsigned int v301 = v299 - v18;  // kernels/sdpa/flash_tile.hpp:138
+    const unsigned int v299 = v298 + v37;  // kernels/sdpa/flash_tile.hpp:127
+    const unsigned int v301 = v299 - v18;  // kernels/sdpa/flash_tile.hpp:129
     const unsigned int v302 = min(v37, v301);
     const bool v303 = v299 > v18;
     const unsigned int v304 = v303 ? v302 : v47;
-    const bool v306 = v6 == v47;  // kernels/sdpa/flash_tile.hpp:137
+    const bool v306 = v6 == v47;  // kernels/sdpa/flash_tile.hpp:128
     const unsigned int v307 = v306 ? v37 : v304;
-    const unsigned int v309 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:139
+    const unsigned int v309 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:130
     const unsigned int v310 = v309 + 1u;
-    const unsigned int v314 = v310 - v18;  // kernels/sdpa/flash_tile.hpp:141
+    const unsigned int v314 = v310 - v18;  // kernels/sdpa/flash_tile.hpp:132
     const unsigned int v315 = v314 - v7;
     const unsigned int v316 = v315 >> 7u;
     const unsigned int v317 = v316 << 7u;
-    const bool v319 = v7 > v47;  // kernels/sdpa/flash_tile.hpp:140
+    const bool v319 = v7 > v47;  // kernels/sdpa/flash_tile.hpp:131
     const unsigned int v320 = v18 + v7;
     const bool v321 = v310 > v320;
     const bool v322 = v319 && v321;
     const unsigned int v323 = v322 ? v317 : v47;
-    const float v325 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:86
-    iron_frag<float, 2, 16, 8> v327;  // kernels/sdpa/flash_tile.hpp:174
+    const float v325 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:85
+    iron_frag<float, 2, 16, 8> v327;  // kernels/sdpa/flash_tile.hpp:165
     iron_frag_fill(v327, __uint_as_float(0xff800000u));
     iron_frag<float, 2, 16, 8> v329;
     iron_frag_fill(v329, 0.0f);
@@ -546,3866 +546,3866 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d128_bf1
     iron_frag_fill(v331, 0.0f);
     iron_frag<float, 2, 16, 64> v333;
     iron_frag_fill(v333, 0.0f);
-    const bool v9226 = v323 < v307;  // kernels/sdpa/flash_warpgroup.hpp:93
-    if (v9226) {
-      const unsigned int v9230 = v323 + v52;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v9231 = v9230 < v37;
-      const unsigned int v9232 = v9231 ? v9230 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9233 = v31 + v9232;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9234 = v9233 * v2;
-      const unsigned int v9235 = v9234 + v28;
-      const unsigned int v9236 = v9235 << 7u;
-      const unsigned int v9237 = v9236 + v56;  // kernels/sdpa/flash_tile.hpp:92
-      iron_copy_async<16>(shm1 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), k + v9237, v9231);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), v + v9237, v9231);
-      const unsigned int v9241 = v323 + v83;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v9242 = v9241 < v37;
-      const unsigned int v9243 = v9242 ? v9241 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9244 = v31 + v9243;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9245 = v9244 * v2;
-      const unsigned int v9246 = v9245 + v28;
-      const unsigned int v9247 = v9246 << 7u;
-      const unsigned int v9248 = v9247 + v87;  // kernels/sdpa/flash_tile.hpp:92
-      iron_copy_async<16>(shm1 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), k + v9248, v9242);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), v + v9248, v9242);
-      const unsigned int v9252 = v323 + v114;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v9253 = v9252 < v37;
-      const unsigned int v9254 = v9253 ? v9252 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9255 = v31 + v9254;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9256 = v9255 * v2;
-      const unsigned int v9257 = v9256 + v28;
-      const unsigned int v9258 = v9257 << 7u;
-      const unsigned int v9259 = v9258 + v118;  // kernels/sdpa/flash_tile.hpp:92
-      iron_copy_async<16>(shm1 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), k + v9259, v9253);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), v + v9259, v9253);
-      const unsigned int v9263 = v323 + v145;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v9264 = v9263 < v37;
-      const unsigned int v9265 = v9264 ? v9263 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9266 = v31 + v9265;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9267 = v9266 * v2;
-      const unsigned int v9268 = v9267 + v28;
-      const unsigned int v9269 = v9268 << 7u;
-      const unsigned int v9270 = v9269 + v149;  // kernels/sdpa/flash_tile.hpp:92
-      iron_copy_async<16>(shm1 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), k + v9270, v9264);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), v + v9270, v9264);
-      const unsigned int v9274 = v323 + v176;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v9275 = v9274 < v37;
-      const unsigned int v9276 = v9275 ? v9274 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9277 = v31 + v9276;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9278 = v9277 * v2;
-      const unsigned int v9279 = v9278 + v28;
-      const unsigned int v9280 = v9279 << 7u;
-      const unsigned int v9281 = v9280 + v180;  // kernels/sdpa/flash_tile.hpp:92
-      iron_copy_async<16>(shm1 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), k + v9281, v9275);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), v + v9281, v9275);
-      const unsigned int v9285 = v323 + v207;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v9286 = v9285 < v37;
-      const unsigned int v9287 = v9286 ? v9285 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9288 = v31 + v9287;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9289 = v9288 * v2;
-      const unsigned int v9290 = v9289 + v28;
-      const unsigned int v9291 = v9290 << 7u;
-      const unsigned int v9292 = v9291 + v211;  // kernels/sdpa/flash_tile.hpp:92
-      iron_copy_async<16>(shm1 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), k + v9292, v9286);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), v + v9292, v9286);
-      const unsigned int v9296 = v323 + v238;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v9297 = v9296 < v37;
-      const unsigned int v9298 = v9297 ? v9296 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9299 = v31 + v9298;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9300 = v9299 * v2;
-      const unsigned int v9301 = v9300 + v28;
-      const unsigned int v9302 = v9301 << 7u;
-      const unsigned int v9303 = v9302 + v242;  // kernels/sdpa/flash_tile.hpp:92
-      iron_copy_async<16>(shm1 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), k + v9303, v9297);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), v + v9303, v9297);
-      const unsigned int v9307 = v323 + v269;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v9308 = v9307 < v37;
-      const unsigned int v9309 = v9308 ? v9307 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9310 = v31 + v9309;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9311 = v9310 * v2;
-      const unsigned int v9312 = v9311 + v28;
-      const unsigned int v9313 = v9312 << 7u;
-      const unsigned int v9314 = v9313 + v273;  // kernels/sdpa/flash_tile.hpp:92
-      iron_copy_async<16>(shm1 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), k + v9314, v9308);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), v + v9314, v9308);
+    const bool v9778 = v323 < v307;  // kernels/sdpa/flash_warpgroup.hpp:92
+    if (v9778) {
+      const unsigned int v9782 = v323 + v52;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9783 = v9782 < v37;
+      const unsigned int v9784 = v9783 ? v9782 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9785 = v31 + v9784;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9786 = v9785 * v2;
+      const unsigned int v9787 = v9786 + v28;
+      const unsigned int v9788 = v9787 << 7u;
+      const unsigned int v9789 = v9788 + v56;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), k + v9789, v9783);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9793 = v323 + v83;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9794 = v9793 < v37;
+      const unsigned int v9795 = v9794 ? v9793 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9796 = v31 + v9795;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9797 = v9796 * v2;
+      const unsigned int v9798 = v9797 + v28;
+      const unsigned int v9799 = v9798 << 7u;
+      const unsigned int v9800 = v9799 + v87;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), k + v9800, v9794);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9804 = v323 + v114;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9805 = v9804 < v37;
+      const unsigned int v9806 = v9805 ? v9804 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9807 = v31 + v9806;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9808 = v9807 * v2;
+      const unsigned int v9809 = v9808 + v28;
+      const unsigned int v9810 = v9809 << 7u;
+      const unsigned int v9811 = v9810 + v118;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), k + v9811, v9805);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9815 = v323 + v145;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9816 = v9815 < v37;
+      const unsigned int v9817 = v9816 ? v9815 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9818 = v31 + v9817;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9819 = v9818 * v2;
+      const unsigned int v9820 = v9819 + v28;
+      const unsigned int v9821 = v9820 << 7u;
+      const unsigned int v9822 = v9821 + v149;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), k + v9822, v9816);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9826 = v323 + v176;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9827 = v9826 < v37;
+      const unsigned int v9828 = v9827 ? v9826 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9829 = v31 + v9828;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9830 = v9829 * v2;
+      const unsigned int v9831 = v9830 + v28;
+      const unsigned int v9832 = v9831 << 7u;
+      const unsigned int v9833 = v9832 + v180;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), k + v9833, v9827);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9837 = v323 + v207;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9838 = v9837 < v37;
+      const unsigned int v9839 = v9838 ? v9837 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9840 = v31 + v9839;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9841 = v9840 * v2;
+      const unsigned int v9842 = v9841 + v28;
+      const unsigned int v9843 = v9842 << 7u;
+      const unsigned int v9844 = v9843 + v211;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), k + v9844, v9838);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9848 = v323 + v238;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9849 = v9848 < v37;
+      const unsigned int v9850 = v9849 ? v9848 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9851 = v31 + v9850;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9852 = v9851 * v2;
+      const unsigned int v9853 = v9852 + v28;
+      const unsigned int v9854 = v9853 << 7u;
+      const unsigned int v9855 = v9854 + v242;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), k + v9855, v9849);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9859 = v323 + v269;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9860 = v9859 < v37;
+      const unsigned int v9861 = v9860 ? v9859 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9862 = v31 + v9861;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9863 = v9862 * v2;
+      const unsigned int v9864 = v9863 + v28;
+      const unsigned int v9865 = v9864 << 7u;
+      const unsigned int v9866 = v9865 + v273;  // kernels/sdpa/flash_tile.hpp:85
+      iron_copy_async<16>(shm1 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), k + v9866, v9860);  // kernels/sdpa/flash_tile.hpp:86
+      iron_copy_async<16>(shm2 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), v + v9789, v9783);
+      iron_copy_async<16>(shm2 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), v + v9800, v9794);
+      iron_copy_async<16>(shm2 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), v + v9811, v9805);
+      iron_copy_async<16>(shm2 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), v + v9822, v9816);
+      iron_copy_async<16>(shm2 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), v + v9833, v9827);
+      iron_copy_async<16>(shm2 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), v + v9844, v9838);
+      iron_copy_async<16>(shm2 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), v + v9855, v9849);
+      iron_copy_async<16>(shm2 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), v + v9866, v9860);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:93
-    const unsigned int v5595 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:107
-    const unsigned int v5596 = v5595 << 6u;
-    const unsigned int v8554 = v41 & 3u;
-    const unsigned int v8556 = v8554 << 4u;
-    const unsigned int v8558 = v8556 << 6u;
-    const unsigned int v8560 = v5596 + v8558;
-    const unsigned int v8571 = v8560 + 16u;
-    const unsigned int v8580 = v8560 + 32u;
-    const unsigned int v8589 = v8560 + 48u;
-    const unsigned int v5610 = 8192u + v5596;
-    const unsigned int v8605 = v5610 + v8558;
-    const unsigned int v8616 = v8605 + 16u;
-    const unsigned int v8625 = v8605 + 32u;
-    const unsigned int v8634 = v8605 + 48u;
-    const bool v5626 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:156
-    const unsigned int v8167 = static_cast<unsigned int>(v331.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:214
-    const unsigned int v8168 = static_cast<unsigned int>(v331.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8172 = static_cast<unsigned int>(v331.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8173 = static_cast<unsigned int>(v331.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8177 = static_cast<unsigned int>(v331.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8178 = static_cast<unsigned int>(v331.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8182 = static_cast<unsigned int>(v331.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8183 = static_cast<unsigned int>(v331.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8187 = static_cast<unsigned int>(v331.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8188 = static_cast<unsigned int>(v331.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8192 = static_cast<unsigned int>(v331.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8193 = static_cast<unsigned int>(v331.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8197 = static_cast<unsigned int>(v331.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8198 = static_cast<unsigned int>(v331.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8202 = static_cast<unsigned int>(v331.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8203 = static_cast<unsigned int>(v331.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8207 = static_cast<unsigned int>(v331.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8208 = static_cast<unsigned int>(v331.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8212 = static_cast<unsigned int>(v331.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8213 = static_cast<unsigned int>(v331.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8217 = static_cast<unsigned int>(v331.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8218 = static_cast<unsigned int>(v331.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8222 = static_cast<unsigned int>(v331.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8223 = static_cast<unsigned int>(v331.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8227 = static_cast<unsigned int>(v331.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8228 = static_cast<unsigned int>(v331.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8232 = static_cast<unsigned int>(v331.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8233 = static_cast<unsigned int>(v331.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8237 = static_cast<unsigned int>(v331.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8238 = static_cast<unsigned int>(v331.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8242 = static_cast<unsigned int>(v331.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8243 = static_cast<unsigned int>(v331.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8247 = static_cast<unsigned int>(v331.col(16, iron_linear_thread() & 31u));
-    const unsigned int v8248 = static_cast<unsigned int>(v331.row(16, iron_linear_thread() & 31u));
-    const unsigned int v8252 = static_cast<unsigned int>(v331.col(17, iron_linear_thread() & 31u));
-    const unsigned int v8253 = static_cast<unsigned int>(v331.row(17, iron_linear_thread() & 31u));
-    const unsigned int v8257 = static_cast<unsigned int>(v331.col(18, iron_linear_thread() & 31u));
-    const unsigned int v8258 = static_cast<unsigned int>(v331.row(18, iron_linear_thread() & 31u));
-    const unsigned int v8262 = static_cast<unsigned int>(v331.col(19, iron_linear_thread() & 31u));
-    const unsigned int v8263 = static_cast<unsigned int>(v331.row(19, iron_linear_thread() & 31u));
-    const unsigned int v8267 = static_cast<unsigned int>(v331.col(20, iron_linear_thread() & 31u));
-    const unsigned int v8268 = static_cast<unsigned int>(v331.row(20, iron_linear_thread() & 31u));
-    const unsigned int v8272 = static_cast<unsigned int>(v331.col(21, iron_linear_thread() & 31u));
-    const unsigned int v8273 = static_cast<unsigned int>(v331.row(21, iron_linear_thread() & 31u));
-    const unsigned int v8277 = static_cast<unsigned int>(v331.col(22, iron_linear_thread() & 31u));
-    const unsigned int v8278 = static_cast<unsigned int>(v331.row(22, iron_linear_thread() & 31u));
-    const unsigned int v8282 = static_cast<unsigned int>(v331.col(23, iron_linear_thread() & 31u));
-    const unsigned int v8283 = static_cast<unsigned int>(v331.row(23, iron_linear_thread() & 31u));
-    const unsigned int v8287 = static_cast<unsigned int>(v331.col(24, iron_linear_thread() & 31u));
-    const unsigned int v8288 = static_cast<unsigned int>(v331.row(24, iron_linear_thread() & 31u));
-    const unsigned int v8292 = static_cast<unsigned int>(v331.col(25, iron_linear_thread() & 31u));
-    const unsigned int v8293 = static_cast<unsigned int>(v331.row(25, iron_linear_thread() & 31u));
-    const unsigned int v8297 = static_cast<unsigned int>(v331.col(26, iron_linear_thread() & 31u));
-    const unsigned int v8298 = static_cast<unsigned int>(v331.row(26, iron_linear_thread() & 31u));
-    const unsigned int v8302 = static_cast<unsigned int>(v331.col(27, iron_linear_thread() & 31u));
-    const unsigned int v8303 = static_cast<unsigned int>(v331.row(27, iron_linear_thread() & 31u));
-    const unsigned int v8307 = static_cast<unsigned int>(v331.col(28, iron_linear_thread() & 31u));
-    const unsigned int v8308 = static_cast<unsigned int>(v331.row(28, iron_linear_thread() & 31u));
-    const unsigned int v8312 = static_cast<unsigned int>(v331.col(29, iron_linear_thread() & 31u));
-    const unsigned int v8313 = static_cast<unsigned int>(v331.row(29, iron_linear_thread() & 31u));
-    const unsigned int v8317 = static_cast<unsigned int>(v331.col(30, iron_linear_thread() & 31u));
-    const unsigned int v8318 = static_cast<unsigned int>(v331.row(30, iron_linear_thread() & 31u));
-    const unsigned int v8322 = static_cast<unsigned int>(v331.col(31, iron_linear_thread() & 31u));
-    const unsigned int v8323 = static_cast<unsigned int>(v331.row(31, iron_linear_thread() & 31u));
-    const unsigned int v8327 = static_cast<unsigned int>(v333.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8328 = static_cast<unsigned int>(v333.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8332 = static_cast<unsigned int>(v333.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8333 = static_cast<unsigned int>(v333.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8337 = static_cast<unsigned int>(v333.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8338 = static_cast<unsigned int>(v333.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8342 = static_cast<unsigned int>(v333.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8343 = static_cast<unsigned int>(v333.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8347 = static_cast<unsigned int>(v333.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8348 = static_cast<unsigned int>(v333.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8352 = static_cast<unsigned int>(v333.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8353 = static_cast<unsigned int>(v333.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8357 = static_cast<unsigned int>(v333.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8358 = static_cast<unsigned int>(v333.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8362 = static_cast<unsigned int>(v333.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8363 = static_cast<unsigned int>(v333.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8367 = static_cast<unsigned int>(v333.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8368 = static_cast<unsigned int>(v333.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8372 = static_cast<unsigned int>(v333.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8373 = static_cast<unsigned int>(v333.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8377 = static_cast<unsigned int>(v333.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8378 = static_cast<unsigned int>(v333.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8382 = static_cast<unsigned int>(v333.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8383 = static_cast<unsigned int>(v333.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8387 = static_cast<unsigned int>(v333.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8388 = static_cast<unsigned int>(v333.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8392 = static_cast<unsigned int>(v333.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8393 = static_cast<unsigned int>(v333.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8397 = static_cast<unsigned int>(v333.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8398 = static_cast<unsigned int>(v333.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8402 = static_cast<unsigned int>(v333.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8403 = static_cast<unsigned int>(v333.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8407 = static_cast<unsigned int>(v333.col(16, iron_linear_thread() & 31u));
-    const unsigned int v8408 = static_cast<unsigned int>(v333.row(16, iron_linear_thread() & 31u));
-    const unsigned int v8412 = static_cast<unsigned int>(v333.col(17, iron_linear_thread() & 31u));
-    const unsigned int v8413 = static_cast<unsigned int>(v333.row(17, iron_linear_thread() & 31u));
-    const unsigned int v8417 = static_cast<unsigned int>(v333.col(18, iron_linear_thread() & 31u));
-    const unsigned int v8418 = static_cast<unsigned int>(v333.row(18, iron_linear_thread() & 31u));
-    const unsigned int v8422 = static_cast<unsigned int>(v333.col(19, iron_linear_thread() & 31u));
-    const unsigned int v8423 = static_cast<unsigned int>(v333.row(19, iron_linear_thread() & 31u));
-    const unsigned int v8427 = static_cast<unsigned int>(v333.col(20, iron_linear_thread() & 31u));
-    const unsigned int v8428 = static_cast<unsigned int>(v333.row(20, iron_linear_thread() & 31u));
-    const unsigned int v8432 = static_cast<unsigned int>(v333.col(21, iron_linear_thread() & 31u));
-    const unsigned int v8433 = static_cast<unsigned int>(v333.row(21, iron_linear_thread() & 31u));
-    const unsigned int v8437 = static_cast<unsigned int>(v333.col(22, iron_linear_thread() & 31u));
-    const unsigned int v8438 = static_cast<unsigned int>(v333.row(22, iron_linear_thread() & 31u));
-    const unsigned int v8442 = static_cast<unsigned int>(v333.col(23, iron_linear_thread() & 31u));
-    const unsigned int v8443 = static_cast<unsigned int>(v333.row(23, iron_linear_thread() & 31u));
-    const unsigned int v8447 = static_cast<unsigned int>(v333.col(24, iron_linear_thread() & 31u));
-    const unsigned int v8448 = static_cast<unsigned int>(v333.row(24, iron_linear_thread() & 31u));
-    const unsigned int v8452 = static_cast<unsigned int>(v333.col(25, iron_linear_thread() & 31u));
-    const unsigned int v8453 = static_cast<unsigned int>(v333.row(25, iron_linear_thread() & 31u));
-    const unsigned int v8457 = static_cast<unsigned int>(v333.col(26, iron_linear_thread() & 31u));
-    const unsigned int v8458 = static_cast<unsigned int>(v333.row(26, iron_linear_thread() & 31u));
-    const unsigned int v8462 = static_cast<unsigned int>(v333.col(27, iron_linear_thread() & 31u));
-    const unsigned int v8463 = static_cast<unsigned int>(v333.row(27, iron_linear_thread() & 31u));
-    const unsigned int v8467 = static_cast<unsigned int>(v333.col(28, iron_linear_thread() & 31u));
-    const unsigned int v8468 = static_cast<unsigned int>(v333.row(28, iron_linear_thread() & 31u));
-    const unsigned int v8472 = static_cast<unsigned int>(v333.col(29, iron_linear_thread() & 31u));
-    const unsigned int v8473 = static_cast<unsigned int>(v333.row(29, iron_linear_thread() & 31u));
-    const unsigned int v8477 = static_cast<unsigned int>(v333.col(30, iron_linear_thread() & 31u));
-    const unsigned int v8478 = static_cast<unsigned int>(v333.row(30, iron_linear_thread() & 31u));
-    const unsigned int v8482 = static_cast<unsigned int>(v333.col(31, iron_linear_thread() & 31u));
-    const unsigned int v8483 = static_cast<unsigned int>(v333.row(31, iron_linear_thread() & 31u));
-    const unsigned int v8495 = v45 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:124
-    const unsigned int v8508 = v5595 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:129
-    const unsigned int v8648 = v8556 << 7u;
-    const unsigned int v8650 = v8508 + v8648;
-    const unsigned int v8663 = v8650 + 16u;
-    const unsigned int v8674 = v8650 + 32u;
-    const unsigned int v8685 = v8650 + 48u;
-    const unsigned int v8523 = v8508 + 64u;
-    const unsigned int v8703 = v8523 + v8648;
-    const unsigned int v8716 = v8703 + 16u;
-    const unsigned int v8727 = v8703 + 32u;
-    const unsigned int v8738 = v8703 + 48u;
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
+    const unsigned int v6081 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
+    const unsigned int v6082 = v6081 << 6u;
+    const unsigned int v9040 = v41 & 3u;
+    const unsigned int v9042 = v9040 << 4u;
+    const unsigned int v9044 = v9042 << 6u;
+    const unsigned int v9046 = v6082 + v9044;
+    const unsigned int v9057 = v9046 + 16u;
+    const unsigned int v9066 = v9046 + 32u;
+    const unsigned int v9075 = v9046 + 48u;
+    const unsigned int v6096 = 8192u + v6082;
+    const unsigned int v9091 = v6096 + v9044;
+    const unsigned int v9102 = v9091 + 16u;
+    const unsigned int v9111 = v9091 + 32u;
+    const unsigned int v9120 = v9091 + 48u;
+    const bool v6112 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:147
+    const unsigned int v8653 = static_cast<unsigned int>(v331.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:205
+    const unsigned int v8654 = static_cast<unsigned int>(v331.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8658 = static_cast<unsigned int>(v331.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8659 = static_cast<unsigned int>(v331.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8663 = static_cast<unsigned int>(v331.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8664 = static_cast<unsigned int>(v331.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8668 = static_cast<unsigned int>(v331.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8669 = static_cast<unsigned int>(v331.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8673 = static_cast<unsigned int>(v331.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8674 = static_cast<unsigned int>(v331.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8678 = static_cast<unsigned int>(v331.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8679 = static_cast<unsigned int>(v331.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8683 = static_cast<unsigned int>(v331.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8684 = static_cast<unsigned int>(v331.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8688 = static_cast<unsigned int>(v331.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8689 = static_cast<unsigned int>(v331.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8693 = static_cast<unsigned int>(v331.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8694 = static_cast<unsigned int>(v331.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8698 = static_cast<unsigned int>(v331.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8699 = static_cast<unsigned int>(v331.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8703 = static_cast<unsigned int>(v331.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8704 = static_cast<unsigned int>(v331.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8708 = static_cast<unsigned int>(v331.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8709 = static_cast<unsigned int>(v331.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8713 = static_cast<unsigned int>(v331.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8714 = static_cast<unsigned int>(v331.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8718 = static_cast<unsigned int>(v331.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8719 = static_cast<unsigned int>(v331.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8723 = static_cast<unsigned int>(v331.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8724 = static_cast<unsigned int>(v331.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8728 = static_cast<unsigned int>(v331.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8729 = static_cast<unsigned int>(v331.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8733 = static_cast<unsigned int>(v331.col(16, iron_linear_thread() & 31u));
+    const unsigned int v8734 = static_cast<unsigned int>(v331.row(16, iron_linear_thread() & 31u));
+    const unsigned int v8738 = static_cast<unsigned int>(v331.col(17, iron_linear_thread() & 31u));
+    const unsigned int v8739 = static_cast<unsigned int>(v331.row(17, iron_linear_thread() & 31u));
+    const unsigned int v8743 = static_cast<unsigned int>(v331.col(18, iron_linear_thread() & 31u));
+    const unsigned int v8744 = static_cast<unsigned int>(v331.row(18, iron_linear_thread() & 31u));
+    const unsigned int v8748 = static_cast<unsigned int>(v331.col(19, iron_linear_thread() & 31u));
+    const unsigned int v8749 = static_cast<unsigned int>(v331.row(19, iron_linear_thread() & 31u));
+    const unsigned int v8753 = static_cast<unsigned int>(v331.col(20, iron_linear_thread() & 31u));
+    const unsigned int v8754 = static_cast<unsigned int>(v331.row(20, iron_linear_thread() & 31u));
+    const unsigned int v8758 = static_cast<unsigned int>(v331.col(21, iron_linear_thread() & 31u));
+    const unsigned int v8759 = static_cast<unsigned int>(v331.row(21, iron_linear_thread() & 31u));
+    const unsigned int v8763 = static_cast<unsigned int>(v331.col(22, iron_linear_thread() & 31u));
+    const unsigned int v8764 = static_cast<unsigned int>(v331.row(22, iron_linear_thread() & 31u));
+    const unsigned int v8768 = static_cast<unsigned int>(v331.col(23, iron_linear_thread() & 31u));
+    const unsigned int v8769 = static_cast<unsigned int>(v331.row(23, iron_linear_thread() & 31u));
+    const unsigned int v8773 = static_cast<unsigned int>(v331.col(24, iron_linear_thread() & 31u));
+    const unsigned int v8774 = static_cast<unsigned int>(v331.row(24, iron_linear_thread() & 31u));
+    const unsigned int v8778 = static_cast<unsigned int>(v331.col(25, iron_linear_thread() & 31u));
+    const unsigned int v8779 = static_cast<unsigned int>(v331.row(25, iron_linear_thread() & 31u));
+    const unsigned int v8783 = static_cast<unsigned int>(v331.col(26, iron_linear_thread() & 31u));
+    const unsigned int v8784 = static_cast<unsigned int>(v331.row(26, iron_linear_thread() & 31u));
+    const unsigned int v8788 = static_cast<unsigned int>(v331.col(27, iron_linear_thread() & 31u));
+    const unsigned int v8789 = static_cast<unsigned int>(v331.row(27, iron_linear_thread() & 31u));
+    const unsigned int v8793 = static_cast<unsigned int>(v331.col(28, iron_linear_thread() & 31u));
+    const unsigned int v8794 = static_cast<unsigned int>(v331.row(28, iron_linear_thread() & 31u));
+    const unsigned int v8798 = static_cast<unsigned int>(v331.col(29, iron_linear_thread() & 31u));
+    const unsigned int v8799 = static_cast<unsigned int>(v331.row(29, iron_linear_thread() & 31u));
+    const unsigned int v8803 = static_cast<unsigned int>(v331.col(30, iron_linear_thread() & 31u));
+    const unsigned int v8804 = static_cast<unsigned int>(v331.row(30, iron_linear_thread() & 31u));
+    const unsigned int v8808 = static_cast<unsigned int>(v331.col(31, iron_linear_thread() & 31u));
+    const unsigned int v8809 = static_cast<unsigned int>(v331.row(31, iron_linear_thread() & 31u));
+    const unsigned int v8813 = static_cast<unsigned int>(v333.col(0, iron_linear_thread() & 31u));
+    const unsigned int v8814 = static_cast<unsigned int>(v333.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8818 = static_cast<unsigned int>(v333.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8819 = static_cast<unsigned int>(v333.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8823 = static_cast<unsigned int>(v333.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8824 = static_cast<unsigned int>(v333.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8828 = static_cast<unsigned int>(v333.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8829 = static_cast<unsigned int>(v333.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8833 = static_cast<unsigned int>(v333.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8834 = static_cast<unsigned int>(v333.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8838 = static_cast<unsigned int>(v333.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8839 = static_cast<unsigned int>(v333.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8843 = static_cast<unsigned int>(v333.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8844 = static_cast<unsigned int>(v333.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8848 = static_cast<unsigned int>(v333.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8849 = static_cast<unsigned int>(v333.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8853 = static_cast<unsigned int>(v333.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8854 = static_cast<unsigned int>(v333.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8858 = static_cast<unsigned int>(v333.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8859 = static_cast<unsigned int>(v333.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8863 = static_cast<unsigned int>(v333.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8864 = static_cast<unsigned int>(v333.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8868 = static_cast<unsigned int>(v333.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8869 = static_cast<unsigned int>(v333.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8873 = static_cast<unsigned int>(v333.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8874 = static_cast<unsigned int>(v333.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8878 = static_cast<unsigned int>(v333.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8879 = static_cast<unsigned int>(v333.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8883 = static_cast<unsigned int>(v333.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8884 = static_cast<unsigned int>(v333.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8888 = static_cast<unsigned int>(v333.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8889 = static_cast<unsigned int>(v333.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8893 = static_cast<unsigned int>(v333.col(16, iron_linear_thread() & 31u));
+    const unsigned int v8894 = static_cast<unsigned int>(v333.row(16, iron_linear_thread() & 31u));
+    const unsigned int v8898 = static_cast<unsigned int>(v333.col(17, iron_linear_thread() & 31u));
+    const unsigned int v8899 = static_cast<unsigned int>(v333.row(17, iron_linear_thread() & 31u));
+    const unsigned int v8903 = static_cast<unsigned int>(v333.col(18, iron_linear_thread() & 31u));
+    const unsigned int v8904 = static_cast<unsigned int>(v333.row(18, iron_linear_thread() & 31u));
+    const unsigned int v8908 = static_cast<unsigned int>(v333.col(19, iron_linear_thread() & 31u));
+    const unsigned int v8909 = static_cast<unsigned int>(v333.row(19, iron_linear_thread() & 31u));
+    const unsigned int v8913 = static_cast<unsigned int>(v333.col(20, iron_linear_thread() & 31u));
+    const unsigned int v8914 = static_cast<unsigned int>(v333.row(20, iron_linear_thread() & 31u));
+    const unsigned int v8918 = static_cast<unsigned int>(v333.col(21, iron_linear_thread() & 31u));
+    const unsigned int v8919 = static_cast<unsigned int>(v333.row(21, iron_linear_thread() & 31u));
+    const unsigned int v8923 = static_cast<unsigned int>(v333.col(22, iron_linear_thread() & 31u));
+    const unsigned int v8924 = static_cast<unsigned int>(v333.row(22, iron_linear_thread() & 31u));
+    const unsigned int v8928 = static_cast<unsigned int>(v333.col(23, iron_linear_thread() & 31u));
+    const unsigned int v8929 = static_cast<unsigned int>(v333.row(23, iron_linear_thread() & 31u));
+    const unsigned int v8933 = static_cast<unsigned int>(v333.col(24, iron_linear_thread() & 31u));
+    const unsigned int v8934 = static_cast<unsigned int>(v333.row(24, iron_linear_thread() & 31u));
+    const unsigned int v8938 = static_cast<unsigned int>(v333.col(25, iron_linear_thread() & 31u));
+    const unsigned int v8939 = static_cast<unsigned int>(v333.row(25, iron_linear_thread() & 31u));
+    const unsigned int v8943 = static_cast<unsigned int>(v333.col(26, iron_linear_thread() & 31u));
+    const unsigned int v8944 = static_cast<unsigned int>(v333.row(26, iron_linear_thread() & 31u));
+    const unsigned int v8948 = static_cast<unsigned int>(v333.col(27, iron_linear_thread() & 31u));
+    const unsigned int v8949 = static_cast<unsigned int>(v333.row(27, iron_linear_thread() & 31u));
+    const unsigned int v8953 = static_cast<unsigned int>(v333.col(28, iron_linear_thread() & 31u));
+    const unsigned int v8954 = static_cast<unsigned int>(v333.row(28, iron_linear_thread() & 31u));
+    const unsigned int v8958 = static_cast<unsigned int>(v333.col(29, iron_linear_thread() & 31u));
+    const unsigned int v8959 = static_cast<unsigned int>(v333.row(29, iron_linear_thread() & 31u));
+    const unsigned int v8963 = static_cast<unsigned int>(v333.col(30, iron_linear_thread() & 31u));
+    const unsigned int v8964 = static_cast<unsigned int>(v333.row(30, iron_linear_thread() & 31u));
+    const unsigned int v8968 = static_cast<unsigned int>(v333.col(31, iron_linear_thread() & 31u));
+    const unsigned int v8969 = static_cast<unsigned int>(v333.row(31, iron_linear_thread() & 31u));
+    const unsigned int v8981 = v45 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:122
+    const unsigned int v8994 = v6081 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:127
+    const unsigned int v9134 = v9042 << 7u;
+    const unsigned int v9136 = v8994 + v9134;
+    const unsigned int v9149 = v9136 + 16u;
+    const unsigned int v9160 = v9136 + 32u;
+    const unsigned int v9171 = v9136 + 48u;
+    const unsigned int v9009 = v8994 + 64u;
+    const unsigned int v9189 = v9009 + v9134;
+    const unsigned int v9202 = v9189 + 16u;
+    const unsigned int v9213 = v9189 + 32u;
+    const unsigned int v9224 = v9189 + 48u;
 
-    for (unsigned int v5235 = v323; v5235 < v307; v5235 += 128u) {  // kernels/sdpa/flash_warpgroup.hpp:93
-      const unsigned int v5236 = v5235 - v323;
-      const unsigned int v5237 = v5236 >> 7u;
-      const unsigned int v5239 = v5237 & 1u;
+    for (unsigned int v5559 = v323; v5559 < v307; v5559 += 128u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v5560 = v5559 - v323;
+      const unsigned int v5561 = v5560 >> 7u;
+      const unsigned int v5563 = v5561 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v5242 = v5235 + 128u;
-      const unsigned int v5244 = v5237 + 1u;
-      const unsigned int v5245 = v5244 & 1u;
-      const bool v5246 = v5242 < v307;
-      if (v5246) {
-        const unsigned int v5248 = v5245 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:98
-        const unsigned int v5258 = v5242 + v52;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5259 = v5258 < v37;
-        const unsigned int v5262 = v5259 ? v5258 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5264 = v31 + v5262;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5265 = v5264 * v2;
-        const unsigned int v5266 = v5265 + v28;
-        const unsigned int v5267 = v5266 << 7u;
-        const unsigned int v5268 = v5267 + v56;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5277 = v5248 + v75;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5278 = v5277 + v71;
-        const unsigned int v5279 = v5278 + v69;
-        iron_copy_async<16>(shm1 + (v5279 ^ (((v5279 >> 6u) & 7u) << 3u)), k + v5268, v5259);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5279 ^ (((v5279 >> 6u) & 7u) << 3u)), v + v5268, v5259);
-        const unsigned int v5300 = v5242 + v83;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5301 = v5300 < v37;
-        const unsigned int v5304 = v5301 ? v5300 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5306 = v31 + v5304;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5307 = v5306 * v2;
-        const unsigned int v5308 = v5307 + v28;
-        const unsigned int v5309 = v5308 << 7u;
-        const unsigned int v5310 = v5309 + v87;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5319 = v5248 + v106;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5320 = v5319 + v102;
-        const unsigned int v5321 = v5320 + v100;
-        iron_copy_async<16>(shm1 + (v5321 ^ (((v5321 >> 6u) & 7u) << 3u)), k + v5310, v5301);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5321 ^ (((v5321 >> 6u) & 7u) << 3u)), v + v5310, v5301);
-        const unsigned int v5342 = v5242 + v114;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5343 = v5342 < v37;
-        const unsigned int v5346 = v5343 ? v5342 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5348 = v31 + v5346;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5349 = v5348 * v2;
-        const unsigned int v5350 = v5349 + v28;
-        const unsigned int v5351 = v5350 << 7u;
-        const unsigned int v5352 = v5351 + v118;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5361 = v5248 + v137;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5362 = v5361 + v133;
-        const unsigned int v5363 = v5362 + v131;
-        iron_copy_async<16>(shm1 + (v5363 ^ (((v5363 >> 6u) & 7u) << 3u)), k + v5352, v5343);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5363 ^ (((v5363 >> 6u) & 7u) << 3u)), v + v5352, v5343);
-        const unsigned int v5384 = v5242 + v145;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5385 = v5384 < v37;
-        const unsigned int v5388 = v5385 ? v5384 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5390 = v31 + v5388;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5391 = v5390 * v2;
-        const unsigned int v5392 = v5391 + v28;
-        const unsigned int v5393 = v5392 << 7u;
-        const unsigned int v5394 = v5393 + v149;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5403 = v5248 + v168;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5404 = v5403 + v164;
-        const unsigned int v5405 = v5404 + v162;
-        iron_copy_async<16>(shm1 + (v5405 ^ (((v5405 >> 6u) & 7u) << 3u)), k + v5394, v5385);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5405 ^ (((v5405 >> 6u) & 7u) << 3u)), v + v5394, v5385);
-        const unsigned int v5426 = v5242 + v176;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5427 = v5426 < v37;
-        const unsigned int v5430 = v5427 ? v5426 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5432 = v31 + v5430;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5433 = v5432 * v2;
-        const unsigned int v5434 = v5433 + v28;
-        const unsigned int v5435 = v5434 << 7u;
-        const unsigned int v5436 = v5435 + v180;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5445 = v5248 + v199;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5446 = v5445 + v195;
-        const unsigned int v5447 = v5446 + v193;
-        iron_copy_async<16>(shm1 + (v5447 ^ (((v5447 >> 6u) & 7u) << 3u)), k + v5436, v5427);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5447 ^ (((v5447 >> 6u) & 7u) << 3u)), v + v5436, v5427);
-        const unsigned int v5468 = v5242 + v207;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5469 = v5468 < v37;
-        const unsigned int v5472 = v5469 ? v5468 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5474 = v31 + v5472;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5475 = v5474 * v2;
-        const unsigned int v5476 = v5475 + v28;
-        const unsigned int v5477 = v5476 << 7u;
-        const unsigned int v5478 = v5477 + v211;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5487 = v5248 + v230;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5488 = v5487 + v226;
-        const unsigned int v5489 = v5488 + v224;
-        iron_copy_async<16>(shm1 + (v5489 ^ (((v5489 >> 6u) & 7u) << 3u)), k + v5478, v5469);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5489 ^ (((v5489 >> 6u) & 7u) << 3u)), v + v5478, v5469);
-        const unsigned int v5510 = v5242 + v238;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5511 = v5510 < v37;
-        const unsigned int v5514 = v5511 ? v5510 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5516 = v31 + v5514;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5517 = v5516 * v2;
-        const unsigned int v5518 = v5517 + v28;
-        const unsigned int v5519 = v5518 << 7u;
-        const unsigned int v5520 = v5519 + v242;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5529 = v5248 + v261;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5530 = v5529 + v257;
-        const unsigned int v5531 = v5530 + v255;
-        iron_copy_async<16>(shm1 + (v5531 ^ (((v5531 >> 6u) & 7u) << 3u)), k + v5520, v5511);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5531 ^ (((v5531 >> 6u) & 7u) << 3u)), v + v5520, v5511);
-        const unsigned int v5552 = v5242 + v269;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5553 = v5552 < v37;
-        const unsigned int v5556 = v5553 ? v5552 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5558 = v31 + v5556;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5559 = v5558 * v2;
-        const unsigned int v5560 = v5559 + v28;
-        const unsigned int v5561 = v5560 << 7u;
-        const unsigned int v5562 = v5561 + v273;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5571 = v5248 + v292;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5572 = v5571 + v288;
-        const unsigned int v5573 = v5572 + v286;
-        iron_copy_async<16>(shm1 + (v5573 ^ (((v5573 >> 6u) & 7u) << 3u)), k + v5562, v5553);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5573 ^ (((v5573 >> 6u) & 7u) << 3u)), v + v5562, v5553);
+      const unsigned int v5566 = v5559 + 128u;
+      const unsigned int v5568 = v5561 + 1u;
+      const unsigned int v5569 = v5568 & 1u;
+      const bool v5570 = v5566 < v307;
+      if (v5570) {
+        const unsigned int v5572 = v5569 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+        const unsigned int v5582 = v5566 + v52;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5583 = v5582 < v37;
+        const unsigned int v5586 = v5583 ? v5582 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5588 = v31 + v5586;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5589 = v5588 * v2;
+        const unsigned int v5590 = v5589 + v28;
+        const unsigned int v5591 = v5590 << 7u;
+        const unsigned int v5592 = v5591 + v56;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5601 = v5572 + v75;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5602 = v5601 + v71;
+        const unsigned int v5603 = v5602 + v69;
+        iron_copy_async<16>(shm1 + (v5603 ^ (((v5603 >> 6u) & 7u) << 3u)), k + v5592, v5583);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5613 = v5566 + v83;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5614 = v5613 < v37;
+        const unsigned int v5617 = v5614 ? v5613 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5619 = v31 + v5617;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5620 = v5619 * v2;
+        const unsigned int v5621 = v5620 + v28;
+        const unsigned int v5622 = v5621 << 7u;
+        const unsigned int v5623 = v5622 + v87;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5632 = v5572 + v106;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5633 = v5632 + v102;
+        const unsigned int v5634 = v5633 + v100;
+        iron_copy_async<16>(shm1 + (v5634 ^ (((v5634 >> 6u) & 7u) << 3u)), k + v5623, v5614);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5644 = v5566 + v114;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5645 = v5644 < v37;
+        const unsigned int v5648 = v5645 ? v5644 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5650 = v31 + v5648;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5651 = v5650 * v2;
+        const unsigned int v5652 = v5651 + v28;
+        const unsigned int v5653 = v5652 << 7u;
+        const unsigned int v5654 = v5653 + v118;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5663 = v5572 + v137;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5664 = v5663 + v133;
+        const unsigned int v5665 = v5664 + v131;
+        iron_copy_async<16>(shm1 + (v5665 ^ (((v5665 >> 6u) & 7u) << 3u)), k + v5654, v5645);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5675 = v5566 + v145;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5676 = v5675 < v37;
+        const unsigned int v5679 = v5676 ? v5675 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5681 = v31 + v5679;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5682 = v5681 * v2;
+        const unsigned int v5683 = v5682 + v28;
+        const unsigned int v5684 = v5683 << 7u;
+        const unsigned int v5685 = v5684 + v149;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5694 = v5572 + v168;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5695 = v5694 + v164;
+        const unsigned int v5696 = v5695 + v162;
+        iron_copy_async<16>(shm1 + (v5696 ^ (((v5696 >> 6u) & 7u) << 3u)), k + v5685, v5676);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5706 = v5566 + v176;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5707 = v5706 < v37;
+        const unsigned int v5710 = v5707 ? v5706 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5712 = v31 + v5710;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5713 = v5712 * v2;
+        const unsigned int v5714 = v5713 + v28;
+        const unsigned int v5715 = v5714 << 7u;
+        const unsigned int v5716 = v5715 + v180;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5725 = v5572 + v199;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5726 = v5725 + v195;
+        const unsigned int v5727 = v5726 + v193;
+        iron_copy_async<16>(shm1 + (v5727 ^ (((v5727 >> 6u) & 7u) << 3u)), k + v5716, v5707);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5737 = v5566 + v207;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5738 = v5737 < v37;
+        const unsigned int v5741 = v5738 ? v5737 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5743 = v31 + v5741;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5744 = v5743 * v2;
+        const unsigned int v5745 = v5744 + v28;
+        const unsigned int v5746 = v5745 << 7u;
+        const unsigned int v5747 = v5746 + v211;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5756 = v5572 + v230;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5757 = v5756 + v226;
+        const unsigned int v5758 = v5757 + v224;
+        iron_copy_async<16>(shm1 + (v5758 ^ (((v5758 >> 6u) & 7u) << 3u)), k + v5747, v5738);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5768 = v5566 + v238;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5769 = v5768 < v37;
+        const unsigned int v5772 = v5769 ? v5768 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5774 = v31 + v5772;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5775 = v5774 * v2;
+        const unsigned int v5776 = v5775 + v28;
+        const unsigned int v5777 = v5776 << 7u;
+        const unsigned int v5778 = v5777 + v242;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5787 = v5572 + v261;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5788 = v5787 + v257;
+        const unsigned int v5789 = v5788 + v255;
+        iron_copy_async<16>(shm1 + (v5789 ^ (((v5789 >> 6u) & 7u) << 3u)), k + v5778, v5769);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5799 = v5566 + v269;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5800 = v5799 < v37;
+        const unsigned int v5803 = v5800 ? v5799 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5805 = v31 + v5803;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v5806 = v5805 * v2;
+        const unsigned int v5807 = v5806 + v28;
+        const unsigned int v5808 = v5807 << 7u;
+        const unsigned int v5809 = v5808 + v273;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5818 = v5572 + v292;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5819 = v5818 + v288;
+        const unsigned int v5820 = v5819 + v286;
+        iron_copy_async<16>(shm1 + (v5820 ^ (((v5820 >> 6u) & 7u) << 3u)), k + v5809, v5800);  // kernels/sdpa/flash_tile.hpp:86
+        iron_copy_async<16>(shm2 + (v5603 ^ (((v5603 >> 6u) & 7u) << 3u)), v + v5592, v5583);
+        iron_copy_async<16>(shm2 + (v5634 ^ (((v5634 >> 6u) & 7u) << 3u)), v + v5623, v5614);
+        iron_copy_async<16>(shm2 + (v5665 ^ (((v5665 >> 6u) & 7u) << 3u)), v + v5654, v5645);
+        iron_copy_async<16>(shm2 + (v5696 ^ (((v5696 >> 6u) & 7u) << 3u)), v + v5685, v5676);
+        iron_copy_async<16>(shm2 + (v5727 ^ (((v5727 >> 6u) & 7u) << 3u)), v + v5716, v5707);
+        iron_copy_async<16>(shm2 + (v5758 ^ (((v5758 >> 6u) & 7u) << 3u)), v + v5747, v5738);
+        iron_copy_async<16>(shm2 + (v5789 ^ (((v5789 >> 6u) & 7u) << 3u)), v + v5778, v5769);
+        iron_copy_async<16>(shm2 + (v5820 ^ (((v5820 >> 6u) & 7u) << 3u)), v + v5809, v5800);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:93
-      iron_frag<float, 2, 16, 128> v5586;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v5586, 0.0f);
-      const unsigned int v5590 = v5239 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag<iron_bf16, 0, 16, 16> v8567;  // kernels/sdpa/flash_warpgroup.hpp:107
-      iron_frag_fill(v8567, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8567, shm0, v8560, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v8569;
-      iron_frag_fill(v8569, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8569, shm1, v5590, 64u);
-      iron_frag_mma_sync(v5586, v8567, v8569);
-      const unsigned int v8574 = v5590 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v8576;
-      iron_frag_fill(v8576, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8576, shm0, v8571, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v8578;
-      iron_frag_fill(v8578, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8578, shm1, v8574, 64u);
-      iron_frag_mma_sync(v5586, v8576, v8578);
-      const unsigned int v8583 = v5590 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v8585;
-      iron_frag_fill(v8585, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8585, shm0, v8580, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v8587;
-      iron_frag_fill(v8587, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8587, shm1, v8583, 64u);
-      iron_frag_mma_sync(v5586, v8585, v8587);
-      const unsigned int v8592 = v5590 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v8594;
-      iron_frag_fill(v8594, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8594, shm0, v8589, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v8596;
-      iron_frag_fill(v8596, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8596, shm1, v8592, 64u);
-      iron_frag_mma_sync(v5586, v8594, v8596);
-      const unsigned int v5603 = v5590 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag<iron_bf16, 0, 16, 16> v8612;  // kernels/sdpa/flash_warpgroup.hpp:107
-      iron_frag_fill(v8612, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8612, shm0, v8605, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v8614;
-      iron_frag_fill(v8614, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8614, shm1, v5603, 64u);
-      iron_frag_mma_sync(v5586, v8612, v8614);
-      const unsigned int v8619 = v5603 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v8621;
-      iron_frag_fill(v8621, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8621, shm0, v8616, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v8623;
-      iron_frag_fill(v8623, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8623, shm1, v8619, 64u);
-      iron_frag_mma_sync(v5586, v8621, v8623);
-      const unsigned int v8628 = v5603 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v8630;
-      iron_frag_fill(v8630, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8630, shm0, v8625, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v8632;
-      iron_frag_fill(v8632, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8632, shm1, v8628, 64u);
-      iron_frag_mma_sync(v5586, v8630, v8632);
-      const unsigned int v8637 = v5603 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v8639;
-      iron_frag_fill(v8639, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8639, shm0, v8634, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v8641;
-      iron_frag_fill(v8641, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8641, shm1, v8637, 64u);
-      iron_frag_mma_sync(v5586, v8639, v8641);
-      const bool v5613 = v5242 <= v37;  // kernels/sdpa/flash_tile.hpp:155
-      const unsigned int v5621 = v5242 + v18;
-      const bool v5622 = v5621 <= v310;
-      const bool v5623 = v306 || v5622;
-      const bool v5624 = v5613 && v5623;
-      const unsigned int v5627 = v5235 + v7;  // kernels/sdpa/flash_tile.hpp:156
-      const unsigned int v5628 = v5627 + v18;
-      const bool v5630 = v299 <= v5628;
-      const bool v5631 = v5626 || v5630;
-      const bool v5632 = v5624 && v5631;  // kernels/sdpa/flash_tile.hpp:155
-      if (v5632) {  // kernels/sdpa/flash_tile.hpp:157
-        const float v5635 = v5586.x[0];  // kernels/sdpa/flash_tile.hpp:158
-        const float v5636 = v5635 * v325;
-        v5586.x[0] = v5636;
-        const float v5639 = v5586.x[1];
-        const float v5640 = v5639 * v325;
-        v5586.x[1] = v5640;
-        const float v5643 = v5586.x[2];
-        const float v5644 = v5643 * v325;
-        v5586.x[2] = v5644;
-        const float v5647 = v5586.x[3];
-        const float v5648 = v5647 * v325;
-        v5586.x[3] = v5648;
-        const float v5651 = v5586.x[4];
-        const float v5652 = v5651 * v325;
-        v5586.x[4] = v5652;
-        const float v5655 = v5586.x[5];
-        const float v5656 = v5655 * v325;
-        v5586.x[5] = v5656;
-        const float v5659 = v5586.x[6];
-        const float v5660 = v5659 * v325;
-        v5586.x[6] = v5660;
-        const float v5663 = v5586.x[7];
-        const float v5664 = v5663 * v325;
-        v5586.x[7] = v5664;
-        const float v5667 = v5586.x[8];
-        const float v5668 = v5667 * v325;
-        v5586.x[8] = v5668;
-        const float v5671 = v5586.x[9];
-        const float v5672 = v5671 * v325;
-        v5586.x[9] = v5672;
-        const float v5675 = v5586.x[10];
-        const float v5676 = v5675 * v325;
-        v5586.x[10] = v5676;
-        const float v5679 = v5586.x[11];
-        const float v5680 = v5679 * v325;
-        v5586.x[11] = v5680;
-        const float v5683 = v5586.x[12];
-        const float v5684 = v5683 * v325;
-        v5586.x[12] = v5684;
-        const float v5687 = v5586.x[13];
-        const float v5688 = v5687 * v325;
-        v5586.x[13] = v5688;
-        const float v5691 = v5586.x[14];
-        const float v5692 = v5691 * v325;
-        v5586.x[14] = v5692;
-        const float v5695 = v5586.x[15];
-        const float v5696 = v5695 * v325;
-        v5586.x[15] = v5696;
-        const float v5699 = v5586.x[16];
-        const float v5700 = v5699 * v325;
-        v5586.x[16] = v5700;
-        const float v5703 = v5586.x[17];
-        const float v5704 = v5703 * v325;
-        v5586.x[17] = v5704;
-        const float v5707 = v5586.x[18];
-        const float v5708 = v5707 * v325;
-        v5586.x[18] = v5708;
-        const float v5711 = v5586.x[19];
-        const float v5712 = v5711 * v325;
-        v5586.x[19] = v5712;
-        const float v5715 = v5586.x[20];
-        const float v5716 = v5715 * v325;
-        v5586.x[20] = v5716;
-        const float v5719 = v5586.x[21];
-        const float v5720 = v5719 * v325;
-        v5586.x[21] = v5720;
-        const float v5723 = v5586.x[22];
-        const float v5724 = v5723 * v325;
-        v5586.x[22] = v5724;
-        const float v5727 = v5586.x[23];
-        const float v5728 = v5727 * v325;
-        v5586.x[23] = v5728;
-        const float v5731 = v5586.x[24];
-        const float v5732 = v5731 * v325;
-        v5586.x[24] = v5732;
-        const float v5735 = v5586.x[25];
-        const float v5736 = v5735 * v325;
-        v5586.x[25] = v5736;
-        const float v5739 = v5586.x[26];
-        const float v5740 = v5739 * v325;
-        v5586.x[26] = v5740;
-        const float v5743 = v5586.x[27];
-        const float v5744 = v5743 * v325;
-        v5586.x[27] = v5744;
-        const float v5747 = v5586.x[28];
-        const float v5748 = v5747 * v325;
-        v5586.x[28] = v5748;
-        const float v5751 = v5586.x[29];
-        const float v5752 = v5751 * v325;
-        v5586.x[29] = v5752;
-        const float v5755 = v5586.x[30];
-        const float v5756 = v5755 * v325;
-        v5586.x[30] = v5756;
-        const float v5759 = v5586.x[31];
-        const float v5760 = v5759 * v325;
-        v5586.x[31] = v5760;
-        const float v5763 = v5586.x[32];
-        const float v5764 = v5763 * v325;
-        v5586.x[32] = v5764;
-        const float v5767 = v5586.x[33];
-        const float v5768 = v5767 * v325;
-        v5586.x[33] = v5768;
-        const float v5771 = v5586.x[34];
-        const float v5772 = v5771 * v325;
-        v5586.x[34] = v5772;
-        const float v5775 = v5586.x[35];
-        const float v5776 = v5775 * v325;
-        v5586.x[35] = v5776;
-        const float v5779 = v5586.x[36];
-        const float v5780 = v5779 * v325;
-        v5586.x[36] = v5780;
-        const float v5783 = v5586.x[37];
-        const float v5784 = v5783 * v325;
-        v5586.x[37] = v5784;
-        const float v5787 = v5586.x[38];
-        const float v5788 = v5787 * v325;
-        v5586.x[38] = v5788;
-        const float v5791 = v5586.x[39];
-        const float v5792 = v5791 * v325;
-        v5586.x[39] = v5792;
-        const float v5795 = v5586.x[40];
-        const float v5796 = v5795 * v325;
-        v5586.x[40] = v5796;
-        const float v5799 = v5586.x[41];
-        const float v5800 = v5799 * v325;
-        v5586.x[41] = v5800;
-        const float v5803 = v5586.x[42];
-        const float v5804 = v5803 * v325;
-        v5586.x[42] = v5804;
-        const float v5807 = v5586.x[43];
-        const float v5808 = v5807 * v325;
-        v5586.x[43] = v5808;
-        const float v5811 = v5586.x[44];
-        const float v5812 = v5811 * v325;
-        v5586.x[44] = v5812;
-        const float v5815 = v5586.x[45];
-        const float v5816 = v5815 * v325;
-        v5586.x[45] = v5816;
-        const float v5819 = v5586.x[46];
-        const float v5820 = v5819 * v325;
-        v5586.x[46] = v5820;
-        const float v5823 = v5586.x[47];
-        const float v5824 = v5823 * v325;
-        v5586.x[47] = v5824;
-        const float v5827 = v5586.x[48];
-        const float v5828 = v5827 * v325;
-        v5586.x[48] = v5828;
-        const float v5831 = v5586.x[49];
-        const float v5832 = v5831 * v325;
-        v5586.x[49] = v5832;
-        const float v5835 = v5586.x[50];
-        const float v5836 = v5835 * v325;
-        v5586.x[50] = v5836;
-        const float v5839 = v5586.x[51];
-        const float v5840 = v5839 * v325;
-        v5586.x[51] = v5840;
-        const float v5843 = v5586.x[52];
-        const float v5844 = v5843 * v325;
-        v5586.x[52] = v5844;
-        const float v5847 = v5586.x[53];
-        const float v5848 = v5847 * v325;
-        v5586.x[53] = v5848;
-        const float v5851 = v5586.x[54];
-        const float v5852 = v5851 * v325;
-        v5586.x[54] = v5852;
-        const float v5855 = v5586.x[55];
-        const float v5856 = v5855 * v325;
-        v5586.x[55] = v5856;
-        const float v5859 = v5586.x[56];
-        const float v5860 = v5859 * v325;
-        v5586.x[56] = v5860;
-        const float v5863 = v5586.x[57];
-        const float v5864 = v5863 * v325;
-        v5586.x[57] = v5864;
-        const float v5867 = v5586.x[58];
-        const float v5868 = v5867 * v325;
-        v5586.x[58] = v5868;
-        const float v5871 = v5586.x[59];
-        const float v5872 = v5871 * v325;
-        v5586.x[59] = v5872;
-        const float v5875 = v5586.x[60];
-        const float v5876 = v5875 * v325;
-        v5586.x[60] = v5876;
-        const float v5879 = v5586.x[61];
-        const float v5880 = v5879 * v325;
-        v5586.x[61] = v5880;
-        const float v5883 = v5586.x[62];
-        const float v5884 = v5883 * v325;
-        v5586.x[62] = v5884;
-        const float v5887 = v5586.x[63];
-        const float v5888 = v5887 * v325;
-        v5586.x[63] = v5888;
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
+      iron_frag<float, 2, 16, 128> v6072;  // kernels/sdpa/flash_warpgroup.hpp:103
+      iron_frag_fill(v6072, 0.0f);
+      const unsigned int v6076 = v5563 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v9053;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v9053, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9053, shm0, v9046, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9055;
+      iron_frag_fill(v9055, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9055, shm1, v6076, 64u);
+      iron_frag_mma_sync(v6072, v9053, v9055);
+      const unsigned int v9060 = v6076 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v9062;
+      iron_frag_fill(v9062, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9062, shm0, v9057, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9064;
+      iron_frag_fill(v9064, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9064, shm1, v9060, 64u);
+      iron_frag_mma_sync(v6072, v9062, v9064);
+      const unsigned int v9069 = v6076 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v9071;
+      iron_frag_fill(v9071, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9071, shm0, v9066, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9073;
+      iron_frag_fill(v9073, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9073, shm1, v9069, 64u);
+      iron_frag_mma_sync(v6072, v9071, v9073);
+      const unsigned int v9078 = v6076 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v9080;
+      iron_frag_fill(v9080, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9080, shm0, v9075, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9082;
+      iron_frag_fill(v9082, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9082, shm1, v9078, 64u);
+      iron_frag_mma_sync(v6072, v9080, v9082);
+      const unsigned int v6089 = v6076 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v9098;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v9098, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9098, shm0, v9091, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9100;
+      iron_frag_fill(v9100, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9100, shm1, v6089, 64u);
+      iron_frag_mma_sync(v6072, v9098, v9100);
+      const unsigned int v9105 = v6089 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v9107;
+      iron_frag_fill(v9107, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9107, shm0, v9102, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9109;
+      iron_frag_fill(v9109, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9109, shm1, v9105, 64u);
+      iron_frag_mma_sync(v6072, v9107, v9109);
+      const unsigned int v9114 = v6089 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v9116;
+      iron_frag_fill(v9116, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9116, shm0, v9111, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9118;
+      iron_frag_fill(v9118, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9118, shm1, v9114, 64u);
+      iron_frag_mma_sync(v6072, v9116, v9118);
+      const unsigned int v9123 = v6089 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v9125;
+      iron_frag_fill(v9125, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9125, shm0, v9120, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9127;
+      iron_frag_fill(v9127, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9127, shm1, v9123, 64u);
+      iron_frag_mma_sync(v6072, v9125, v9127);
+      const bool v6099 = v5566 <= v37;  // kernels/sdpa/flash_tile.hpp:146
+      const unsigned int v6107 = v5566 + v18;
+      const bool v6108 = v6107 <= v310;
+      const bool v6109 = v306 || v6108;
+      const bool v6110 = v6099 && v6109;
+      const unsigned int v6113 = v5559 + v7;  // kernels/sdpa/flash_tile.hpp:147
+      const unsigned int v6114 = v6113 + v18;
+      const bool v6116 = v299 <= v6114;
+      const bool v6117 = v6112 || v6116;
+      const bool v6118 = v6110 && v6117;  // kernels/sdpa/flash_tile.hpp:146
+      if (v6118) {  // kernels/sdpa/flash_tile.hpp:148
+        const float v6121 = v6072.x[0];  // kernels/sdpa/flash_tile.hpp:149
+        const float v6122 = v6121 * v325;
+        v6072.x[0] = v6122;
+        const float v6125 = v6072.x[1];
+        const float v6126 = v6125 * v325;
+        v6072.x[1] = v6126;
+        const float v6129 = v6072.x[2];
+        const float v6130 = v6129 * v325;
+        v6072.x[2] = v6130;
+        const float v6133 = v6072.x[3];
+        const float v6134 = v6133 * v325;
+        v6072.x[3] = v6134;
+        const float v6137 = v6072.x[4];
+        const float v6138 = v6137 * v325;
+        v6072.x[4] = v6138;
+        const float v6141 = v6072.x[5];
+        const float v6142 = v6141 * v325;
+        v6072.x[5] = v6142;
+        const float v6145 = v6072.x[6];
+        const float v6146 = v6145 * v325;
+        v6072.x[6] = v6146;
+        const float v6149 = v6072.x[7];
+        const float v6150 = v6149 * v325;
+        v6072.x[7] = v6150;
+        const float v6153 = v6072.x[8];
+        const float v6154 = v6153 * v325;
+        v6072.x[8] = v6154;
+        const float v6157 = v6072.x[9];
+        const float v6158 = v6157 * v325;
+        v6072.x[9] = v6158;
+        const float v6161 = v6072.x[10];
+        const float v6162 = v6161 * v325;
+        v6072.x[10] = v6162;
+        const float v6165 = v6072.x[11];
+        const float v6166 = v6165 * v325;
+        v6072.x[11] = v6166;
+        const float v6169 = v6072.x[12];
+        const float v6170 = v6169 * v325;
+        v6072.x[12] = v6170;
+        const float v6173 = v6072.x[13];
+        const float v6174 = v6173 * v325;
+        v6072.x[13] = v6174;
+        const float v6177 = v6072.x[14];
+        const float v6178 = v6177 * v325;
+        v6072.x[14] = v6178;
+        const float v6181 = v6072.x[15];
+        const float v6182 = v6181 * v325;
+        v6072.x[15] = v6182;
+        const float v6185 = v6072.x[16];
+        const float v6186 = v6185 * v325;
+        v6072.x[16] = v6186;
+        const float v6189 = v6072.x[17];
+        const float v6190 = v6189 * v325;
+        v6072.x[17] = v6190;
+        const float v6193 = v6072.x[18];
+        const float v6194 = v6193 * v325;
+        v6072.x[18] = v6194;
+        const float v6197 = v6072.x[19];
+        const float v6198 = v6197 * v325;
+        v6072.x[19] = v6198;
+        const float v6201 = v6072.x[20];
+        const float v6202 = v6201 * v325;
+        v6072.x[20] = v6202;
+        const float v6205 = v6072.x[21];
+        const float v6206 = v6205 * v325;
+        v6072.x[21] = v6206;
+        const float v6209 = v6072.x[22];
+        const float v6210 = v6209 * v325;
+        v6072.x[22] = v6210;
+        const float v6213 = v6072.x[23];
+        const float v6214 = v6213 * v325;
+        v6072.x[23] = v6214;
+        const float v6217 = v6072.x[24];
+        const float v6218 = v6217 * v325;
+        v6072.x[24] = v6218;
+        const float v6221 = v6072.x[25];
+        const float v6222 = v6221 * v325;
+        v6072.x[25] = v6222;
+        const float v6225 = v6072.x[26];
+        const float v6226 = v6225 * v325;
+        v6072.x[26] = v6226;
+        const float v6229 = v6072.x[27];
+        const float v6230 = v6229 * v325;
+        v6072.x[27] = v6230;
+        const float v6233 = v6072.x[28];
+        const float v6234 = v6233 * v325;
+        v6072.x[28] = v6234;
+        const float v6237 = v6072.x[29];
+        const float v6238 = v6237 * v325;
+        v6072.x[29] = v6238;
+        const float v6241 = v6072.x[30];
+        const float v6242 = v6241 * v325;
+        v6072.x[30] = v6242;
+        const float v6245 = v6072.x[31];
+        const float v6246 = v6245 * v325;
+        v6072.x[31] = v6246;
+        const float v6249 = v6072.x[32];
+        const float v6250 = v6249 * v325;
+        v6072.x[32] = v6250;
+        const float v6253 = v6072.x[33];
+        const float v6254 = v6253 * v325;
+        v6072.x[33] = v6254;
+        const float v6257 = v6072.x[34];
+        const float v6258 = v6257 * v325;
+        v6072.x[34] = v6258;
+        const float v6261 = v6072.x[35];
+        const float v6262 = v6261 * v325;
+        v6072.x[35] = v6262;
+        const float v6265 = v6072.x[36];
+        const float v6266 = v6265 * v325;
+        v6072.x[36] = v6266;
+        const float v6269 = v6072.x[37];
+        const float v6270 = v6269 * v325;
+        v6072.x[37] = v6270;
+        const float v6273 = v6072.x[38];
+        const float v6274 = v6273 * v325;
+        v6072.x[38] = v6274;
+        const float v6277 = v6072.x[39];
+        const float v6278 = v6277 * v325;
+        v6072.x[39] = v6278;
+        const float v6281 = v6072.x[40];
+        const float v6282 = v6281 * v325;
+        v6072.x[40] = v6282;
+        const float v6285 = v6072.x[41];
+        const float v6286 = v6285 * v325;
+        v6072.x[41] = v6286;
+        const float v6289 = v6072.x[42];
+        const float v6290 = v6289 * v325;
+        v6072.x[42] = v6290;
+        const float v6293 = v6072.x[43];
+        const float v6294 = v6293 * v325;
+        v6072.x[43] = v6294;
+        const float v6297 = v6072.x[44];
+        const float v6298 = v6297 * v325;
+        v6072.x[44] = v6298;
+        const float v6301 = v6072.x[45];
+        const float v6302 = v6301 * v325;
+        v6072.x[45] = v6302;
+        const float v6305 = v6072.x[46];
+        const float v6306 = v6305 * v325;
+        v6072.x[46] = v6306;
+        const float v6309 = v6072.x[47];
+        const float v6310 = v6309 * v325;
+        v6072.x[47] = v6310;
+        const float v6313 = v6072.x[48];
+        const float v6314 = v6313 * v325;
+        v6072.x[48] = v6314;
+        const float v6317 = v6072.x[49];
+        const float v6318 = v6317 * v325;
+        v6072.x[49] = v6318;
+        const float v6321 = v6072.x[50];
+        const float v6322 = v6321 * v325;
+        v6072.x[50] = v6322;
+        const float v6325 = v6072.x[51];
+        const float v6326 = v6325 * v325;
+        v6072.x[51] = v6326;
+        const float v6329 = v6072.x[52];
+        const float v6330 = v6329 * v325;
+        v6072.x[52] = v6330;
+        const float v6333 = v6072.x[53];
+        const float v6334 = v6333 * v325;
+        v6072.x[53] = v6334;
+        const float v6337 = v6072.x[54];
+        const float v6338 = v6337 * v325;
+        v6072.x[54] = v6338;
+        const float v6341 = v6072.x[55];
+        const float v6342 = v6341 * v325;
+        v6072.x[55] = v6342;
+        const float v6345 = v6072.x[56];
+        const float v6346 = v6345 * v325;
+        v6072.x[56] = v6346;
+        const float v6349 = v6072.x[57];
+        const float v6350 = v6349 * v325;
+        v6072.x[57] = v6350;
+        const float v6353 = v6072.x[58];
+        const float v6354 = v6353 * v325;
+        v6072.x[58] = v6354;
+        const float v6357 = v6072.x[59];
+        const float v6358 = v6357 * v325;
+        v6072.x[59] = v6358;
+        const float v6361 = v6072.x[60];
+        const float v6362 = v6361 * v325;
+        v6072.x[60] = v6362;
+        const float v6365 = v6072.x[61];
+        const float v6366 = v6365 * v325;
+        v6072.x[61] = v6366;
+        const float v6369 = v6072.x[62];
+        const float v6370 = v6369 * v325;
+        v6072.x[62] = v6370;
+        const float v6373 = v6072.x[63];
+        const float v6374 = v6373 * v325;
+        v6072.x[63] = v6374;
       } else {
-        const unsigned int v5889 = static_cast<unsigned int>(v5586.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v5890 = static_cast<unsigned int>(v5586.row(0, iron_linear_thread() & 31u));
-        const float v5891 = v5586.x[0];
-        const unsigned int v5892 = v46 + v5890;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v5893 = v5235 + v5889;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v5894 = v5893 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v5897 = v5892 + v37;
-        const unsigned int v5898 = v5893 + v18;
-        const bool v5899 = v5898 <= v5897;
-        const bool v5900 = v306 || v5899;
-        const bool v5901 = v5894 && v5900;
-        const unsigned int v5904 = v5893 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v5905 = v5904 + v18;
-        const bool v5907 = v5897 < v5905;
-        const bool v5908 = v5626 || v5907;
-        const bool v5909 = v5901 && v5908;  // kernels/sdpa/flash_tile.hpp:164
-        const float v5911 = v5891 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v5912 = v5909 ? v5911 : __uint_as_float(0xff800000u);
-        v5586.x[0] = v5912;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v5913 = static_cast<unsigned int>(v5586.col(1, iron_linear_thread() & 31u));
-        const unsigned int v5914 = static_cast<unsigned int>(v5586.row(1, iron_linear_thread() & 31u));
-        const float v5915 = v5586.x[1];
-        const unsigned int v5916 = v46 + v5914;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v5917 = v5235 + v5913;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v5918 = v5917 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v5921 = v5916 + v37;
-        const unsigned int v5922 = v5917 + v18;
-        const bool v5923 = v5922 <= v5921;
-        const bool v5924 = v306 || v5923;
-        const bool v5925 = v5918 && v5924;
-        const unsigned int v5928 = v5917 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v5929 = v5928 + v18;
-        const bool v5931 = v5921 < v5929;
-        const bool v5932 = v5626 || v5931;
-        const bool v5933 = v5925 && v5932;  // kernels/sdpa/flash_tile.hpp:164
-        const float v5935 = v5915 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v5936 = v5933 ? v5935 : __uint_as_float(0xff800000u);
-        v5586.x[1] = v5936;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v5937 = static_cast<unsigned int>(v5586.col(2, iron_linear_thread() & 31u));
-        const unsigned int v5938 = static_cast<unsigned int>(v5586.row(2, iron_linear_thread() & 31u));
-        const float v5939 = v5586.x[2];
-        const unsigned int v5940 = v46 + v5938;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v5941 = v5235 + v5937;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v5942 = v5941 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v5945 = v5940 + v37;
-        const unsigned int v5946 = v5941 + v18;
-        const bool v5947 = v5946 <= v5945;
-        const bool v5948 = v306 || v5947;
-        const bool v5949 = v5942 && v5948;
-        const unsigned int v5952 = v5941 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v5953 = v5952 + v18;
-        const bool v5955 = v5945 < v5953;
-        const bool v5956 = v5626 || v5955;
-        const bool v5957 = v5949 && v5956;  // kernels/sdpa/flash_tile.hpp:164
-        const float v5959 = v5939 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v5960 = v5957 ? v5959 : __uint_as_float(0xff800000u);
-        v5586.x[2] = v5960;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v5961 = static_cast<unsigned int>(v5586.col(3, iron_linear_thread() & 31u));
-        const unsigned int v5962 = static_cast<unsigned int>(v5586.row(3, iron_linear_thread() & 31u));
-        const float v5963 = v5586.x[3];
-        const unsigned int v5964 = v46 + v5962;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v5965 = v5235 + v5961;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v5966 = v5965 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v5969 = v5964 + v37;
-        const unsigned int v5970 = v5965 + v18;
-        const bool v5971 = v5970 <= v5969;
-        const bool v5972 = v306 || v5971;
-        const bool v5973 = v5966 && v5972;
-        const unsigned int v5976 = v5965 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v5977 = v5976 + v18;
-        const bool v5979 = v5969 < v5977;
-        const bool v5980 = v5626 || v5979;
-        const bool v5981 = v5973 && v5980;  // kernels/sdpa/flash_tile.hpp:164
-        const float v5983 = v5963 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v5984 = v5981 ? v5983 : __uint_as_float(0xff800000u);
-        v5586.x[3] = v5984;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v5985 = static_cast<unsigned int>(v5586.col(4, iron_linear_thread() & 31u));
-        const unsigned int v5986 = static_cast<unsigned int>(v5586.row(4, iron_linear_thread() & 31u));
-        const float v5987 = v5586.x[4];
-        const unsigned int v5988 = v46 + v5986;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v5989 = v5235 + v5985;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v5990 = v5989 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v5993 = v5988 + v37;
-        const unsigned int v5994 = v5989 + v18;
-        const bool v5995 = v5994 <= v5993;
-        const bool v5996 = v306 || v5995;
-        const bool v5997 = v5990 && v5996;
-        const unsigned int v6000 = v5989 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6001 = v6000 + v18;
-        const bool v6003 = v5993 < v6001;
-        const bool v6004 = v5626 || v6003;
-        const bool v6005 = v5997 && v6004;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6007 = v5987 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6008 = v6005 ? v6007 : __uint_as_float(0xff800000u);
-        v5586.x[4] = v6008;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6009 = static_cast<unsigned int>(v5586.col(5, iron_linear_thread() & 31u));
-        const unsigned int v6010 = static_cast<unsigned int>(v5586.row(5, iron_linear_thread() & 31u));
-        const float v6011 = v5586.x[5];
-        const unsigned int v6012 = v46 + v6010;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6013 = v5235 + v6009;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6014 = v6013 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6017 = v6012 + v37;
-        const unsigned int v6018 = v6013 + v18;
-        const bool v6019 = v6018 <= v6017;
-        const bool v6020 = v306 || v6019;
-        const bool v6021 = v6014 && v6020;
-        const unsigned int v6024 = v6013 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6025 = v6024 + v18;
-        const bool v6027 = v6017 < v6025;
-        const bool v6028 = v5626 || v6027;
-        const bool v6029 = v6021 && v6028;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6031 = v6011 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6032 = v6029 ? v6031 : __uint_as_float(0xff800000u);
-        v5586.x[5] = v6032;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6033 = static_cast<unsigned int>(v5586.col(6, iron_linear_thread() & 31u));
-        const unsigned int v6034 = static_cast<unsigned int>(v5586.row(6, iron_linear_thread() & 31u));
-        const float v6035 = v5586.x[6];
-        const unsigned int v6036 = v46 + v6034;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6037 = v5235 + v6033;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6038 = v6037 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6041 = v6036 + v37;
-        const unsigned int v6042 = v6037 + v18;
-        const bool v6043 = v6042 <= v6041;
-        const bool v6044 = v306 || v6043;
-        const bool v6045 = v6038 && v6044;
-        const unsigned int v6048 = v6037 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6049 = v6048 + v18;
-        const bool v6051 = v6041 < v6049;
-        const bool v6052 = v5626 || v6051;
-        const bool v6053 = v6045 && v6052;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6055 = v6035 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6056 = v6053 ? v6055 : __uint_as_float(0xff800000u);
-        v5586.x[6] = v6056;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6057 = static_cast<unsigned int>(v5586.col(7, iron_linear_thread() & 31u));
-        const unsigned int v6058 = static_cast<unsigned int>(v5586.row(7, iron_linear_thread() & 31u));
-        const float v6059 = v5586.x[7];
-        const unsigned int v6060 = v46 + v6058;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6061 = v5235 + v6057;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6062 = v6061 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6065 = v6060 + v37;
-        const unsigned int v6066 = v6061 + v18;
-        const bool v6067 = v6066 <= v6065;
-        const bool v6068 = v306 || v6067;
-        const bool v6069 = v6062 && v6068;
-        const unsigned int v6072 = v6061 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6073 = v6072 + v18;
-        const bool v6075 = v6065 < v6073;
-        const bool v6076 = v5626 || v6075;
-        const bool v6077 = v6069 && v6076;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6079 = v6059 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6080 = v6077 ? v6079 : __uint_as_float(0xff800000u);
-        v5586.x[7] = v6080;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6081 = static_cast<unsigned int>(v5586.col(8, iron_linear_thread() & 31u));
-        const unsigned int v6082 = static_cast<unsigned int>(v5586.row(8, iron_linear_thread() & 31u));
-        const float v6083 = v5586.x[8];
-        const unsigned int v6084 = v46 + v6082;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6085 = v5235 + v6081;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6086 = v6085 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6089 = v6084 + v37;
-        const unsigned int v6090 = v6085 + v18;
-        const bool v6091 = v6090 <= v6089;
-        const bool v6092 = v306 || v6091;
-        const bool v6093 = v6086 && v6092;
-        const unsigned int v6096 = v6085 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6097 = v6096 + v18;
-        const bool v6099 = v6089 < v6097;
-        const bool v6100 = v5626 || v6099;
-        const bool v6101 = v6093 && v6100;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6103 = v6083 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6104 = v6101 ? v6103 : __uint_as_float(0xff800000u);
-        v5586.x[8] = v6104;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6105 = static_cast<unsigned int>(v5586.col(9, iron_linear_thread() & 31u));
-        const unsigned int v6106 = static_cast<unsigned int>(v5586.row(9, iron_linear_thread() & 31u));
-        const float v6107 = v5586.x[9];
-        const unsigned int v6108 = v46 + v6106;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6109 = v5235 + v6105;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6110 = v6109 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6113 = v6108 + v37;
-        const unsigned int v6114 = v6109 + v18;
-        const bool v6115 = v6114 <= v6113;
-        const bool v6116 = v306 || v6115;
-        const bool v6117 = v6110 && v6116;
-        const unsigned int v6120 = v6109 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6121 = v6120 + v18;
-        const bool v6123 = v6113 < v6121;
-        const bool v6124 = v5626 || v6123;
-        const bool v6125 = v6117 && v6124;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6127 = v6107 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6128 = v6125 ? v6127 : __uint_as_float(0xff800000u);
-        v5586.x[9] = v6128;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6129 = static_cast<unsigned int>(v5586.col(10, iron_linear_thread() & 31u));
-        const unsigned int v6130 = static_cast<unsigned int>(v5586.row(10, iron_linear_thread() & 31u));
-        const float v6131 = v5586.x[10];
-        const unsigned int v6132 = v46 + v6130;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6133 = v5235 + v6129;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6134 = v6133 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6137 = v6132 + v37;
-        const unsigned int v6138 = v6133 + v18;
-        const bool v6139 = v6138 <= v6137;
-        const bool v6140 = v306 || v6139;
-        const bool v6141 = v6134 && v6140;
-        const unsigned int v6144 = v6133 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6145 = v6144 + v18;
-        const bool v6147 = v6137 < v6145;
-        const bool v6148 = v5626 || v6147;
-        const bool v6149 = v6141 && v6148;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6151 = v6131 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6152 = v6149 ? v6151 : __uint_as_float(0xff800000u);
-        v5586.x[10] = v6152;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6153 = static_cast<unsigned int>(v5586.col(11, iron_linear_thread() & 31u));
-        const unsigned int v6154 = static_cast<unsigned int>(v5586.row(11, iron_linear_thread() & 31u));
-        const float v6155 = v5586.x[11];
-        const unsigned int v6156 = v46 + v6154;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6157 = v5235 + v6153;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6158 = v6157 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6161 = v6156 + v37;
-        const unsigned int v6162 = v6157 + v18;
-        const bool v6163 = v6162 <= v6161;
-        const bool v6164 = v306 || v6163;
-        const bool v6165 = v6158 && v6164;
-        const unsigned int v6168 = v6157 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6169 = v6168 + v18;
-        const bool v6171 = v6161 < v6169;
-        const bool v6172 = v5626 || v6171;
-        const bool v6173 = v6165 && v6172;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6175 = v6155 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6176 = v6173 ? v6175 : __uint_as_float(0xff800000u);
-        v5586.x[11] = v6176;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6177 = static_cast<unsigned int>(v5586.col(12, iron_linear_thread() & 31u));
-        const unsigned int v6178 = static_cast<unsigned int>(v5586.row(12, iron_linear_thread() & 31u));
-        const float v6179 = v5586.x[12];
-        const unsigned int v6180 = v46 + v6178;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6181 = v5235 + v6177;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6182 = v6181 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6185 = v6180 + v37;
-        const unsigned int v6186 = v6181 + v18;
-        const bool v6187 = v6186 <= v6185;
-        const bool v6188 = v306 || v6187;
-        const bool v6189 = v6182 && v6188;
-        const unsigned int v6192 = v6181 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6193 = v6192 + v18;
-        const bool v6195 = v6185 < v6193;
-        const bool v6196 = v5626 || v6195;
-        const bool v6197 = v6189 && v6196;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6199 = v6179 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6200 = v6197 ? v6199 : __uint_as_float(0xff800000u);
-        v5586.x[12] = v6200;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6201 = static_cast<unsigned int>(v5586.col(13, iron_linear_thread() & 31u));
-        const unsigned int v6202 = static_cast<unsigned int>(v5586.row(13, iron_linear_thread() & 31u));
-        const float v6203 = v5586.x[13];
-        const unsigned int v6204 = v46 + v6202;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6205 = v5235 + v6201;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6206 = v6205 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6209 = v6204 + v37;
-        const unsigned int v6210 = v6205 + v18;
-        const bool v6211 = v6210 <= v6209;
-        const bool v6212 = v306 || v6211;
-        const bool v6213 = v6206 && v6212;
-        const unsigned int v6216 = v6205 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6217 = v6216 + v18;
-        const bool v6219 = v6209 < v6217;
-        const bool v6220 = v5626 || v6219;
-        const bool v6221 = v6213 && v6220;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6223 = v6203 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6224 = v6221 ? v6223 : __uint_as_float(0xff800000u);
-        v5586.x[13] = v6224;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6225 = static_cast<unsigned int>(v5586.col(14, iron_linear_thread() & 31u));
-        const unsigned int v6226 = static_cast<unsigned int>(v5586.row(14, iron_linear_thread() & 31u));
-        const float v6227 = v5586.x[14];
-        const unsigned int v6228 = v46 + v6226;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6229 = v5235 + v6225;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6230 = v6229 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6233 = v6228 + v37;
-        const unsigned int v6234 = v6229 + v18;
-        const bool v6235 = v6234 <= v6233;
-        const bool v6236 = v306 || v6235;
-        const bool v6237 = v6230 && v6236;
-        const unsigned int v6240 = v6229 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6241 = v6240 + v18;
-        const bool v6243 = v6233 < v6241;
-        const bool v6244 = v5626 || v6243;
-        const bool v6245 = v6237 && v6244;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6247 = v6227 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6248 = v6245 ? v6247 : __uint_as_float(0xff800000u);
-        v5586.x[14] = v6248;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6249 = static_cast<unsigned int>(v5586.col(15, iron_linear_thread() & 31u));
-        const unsigned int v6250 = static_cast<unsigned int>(v5586.row(15, iron_linear_thread() & 31u));
-        const float v6251 = v5586.x[15];
-        const unsigned int v6252 = v46 + v6250;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6253 = v5235 + v6249;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6254 = v6253 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6257 = v6252 + v37;
-        const unsigned int v6258 = v6253 + v18;
-        const bool v6259 = v6258 <= v6257;
-        const bool v6260 = v306 || v6259;
-        const bool v6261 = v6254 && v6260;
-        const unsigned int v6264 = v6253 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6265 = v6264 + v18;
-        const bool v6267 = v6257 < v6265;
-        const bool v6268 = v5626 || v6267;
-        const bool v6269 = v6261 && v6268;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6271 = v6251 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6272 = v6269 ? v6271 : __uint_as_float(0xff800000u);
-        v5586.x[15] = v6272;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6273 = static_cast<unsigned int>(v5586.col(16, iron_linear_thread() & 31u));
-        const unsigned int v6274 = static_cast<unsigned int>(v5586.row(16, iron_linear_thread() & 31u));
-        const float v6275 = v5586.x[16];
-        const unsigned int v6276 = v46 + v6274;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6277 = v5235 + v6273;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6278 = v6277 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6281 = v6276 + v37;
-        const unsigned int v6282 = v6277 + v18;
-        const bool v6283 = v6282 <= v6281;
-        const bool v6284 = v306 || v6283;
-        const bool v6285 = v6278 && v6284;
-        const unsigned int v6288 = v6277 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6289 = v6288 + v18;
-        const bool v6291 = v6281 < v6289;
-        const bool v6292 = v5626 || v6291;
-        const bool v6293 = v6285 && v6292;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6295 = v6275 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6296 = v6293 ? v6295 : __uint_as_float(0xff800000u);
-        v5586.x[16] = v6296;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6297 = static_cast<unsigned int>(v5586.col(17, iron_linear_thread() & 31u));
-        const unsigned int v6298 = static_cast<unsigned int>(v5586.row(17, iron_linear_thread() & 31u));
-        const float v6299 = v5586.x[17];
-        const unsigned int v6300 = v46 + v6298;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6301 = v5235 + v6297;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6302 = v6301 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6305 = v6300 + v37;
-        const unsigned int v6306 = v6301 + v18;
-        const bool v6307 = v6306 <= v6305;
-        const bool v6308 = v306 || v6307;
-        const bool v6309 = v6302 && v6308;
-        const unsigned int v6312 = v6301 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6313 = v6312 + v18;
-        const bool v6315 = v6305 < v6313;
-        const bool v6316 = v5626 || v6315;
-        const bool v6317 = v6309 && v6316;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6319 = v6299 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6320 = v6317 ? v6319 : __uint_as_float(0xff800000u);
-        v5586.x[17] = v6320;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6321 = static_cast<unsigned int>(v5586.col(18, iron_linear_thread() & 31u));
-        const unsigned int v6322 = static_cast<unsigned int>(v5586.row(18, iron_linear_thread() & 31u));
-        const float v6323 = v5586.x[18];
-        const unsigned int v6324 = v46 + v6322;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6325 = v5235 + v6321;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6326 = v6325 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6329 = v6324 + v37;
-        const unsigned int v6330 = v6325 + v18;
-        const bool v6331 = v6330 <= v6329;
-        const bool v6332 = v306 || v6331;
-        const bool v6333 = v6326 && v6332;
-        const unsigned int v6336 = v6325 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6337 = v6336 + v18;
-        const bool v6339 = v6329 < v6337;
-        const bool v6340 = v5626 || v6339;
-        const bool v6341 = v6333 && v6340;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6343 = v6323 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6344 = v6341 ? v6343 : __uint_as_float(0xff800000u);
-        v5586.x[18] = v6344;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6345 = static_cast<unsigned int>(v5586.col(19, iron_linear_thread() & 31u));
-        const unsigned int v6346 = static_cast<unsigned int>(v5586.row(19, iron_linear_thread() & 31u));
-        const float v6347 = v5586.x[19];
-        const unsigned int v6348 = v46 + v6346;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6349 = v5235 + v6345;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6350 = v6349 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6353 = v6348 + v37;
-        const unsigned int v6354 = v6349 + v18;
-        const bool v6355 = v6354 <= v6353;
-        const bool v6356 = v306 || v6355;
-        const bool v6357 = v6350 && v6356;
-        const unsigned int v6360 = v6349 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6361 = v6360 + v18;
-        const bool v6363 = v6353 < v6361;
-        const bool v6364 = v5626 || v6363;
-        const bool v6365 = v6357 && v6364;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6367 = v6347 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6368 = v6365 ? v6367 : __uint_as_float(0xff800000u);
-        v5586.x[19] = v6368;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6369 = static_cast<unsigned int>(v5586.col(20, iron_linear_thread() & 31u));
-        const unsigned int v6370 = static_cast<unsigned int>(v5586.row(20, iron_linear_thread() & 31u));
-        const float v6371 = v5586.x[20];
-        const unsigned int v6372 = v46 + v6370;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6373 = v5235 + v6369;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6374 = v6373 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6377 = v6372 + v37;
-        const unsigned int v6378 = v6373 + v18;
-        const bool v6379 = v6378 <= v6377;
-        const bool v6380 = v306 || v6379;
-        const bool v6381 = v6374 && v6380;
-        const unsigned int v6384 = v6373 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6385 = v6384 + v18;
-        const bool v6387 = v6377 < v6385;
-        const bool v6388 = v5626 || v6387;
-        const bool v6389 = v6381 && v6388;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6391 = v6371 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6392 = v6389 ? v6391 : __uint_as_float(0xff800000u);
-        v5586.x[20] = v6392;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6393 = static_cast<unsigned int>(v5586.col(21, iron_linear_thread() & 31u));
-        const unsigned int v6394 = static_cast<unsigned int>(v5586.row(21, iron_linear_thread() & 31u));
-        const float v6395 = v5586.x[21];
-        const unsigned int v6396 = v46 + v6394;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6397 = v5235 + v6393;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6398 = v6397 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6401 = v6396 + v37;
-        const unsigned int v6402 = v6397 + v18;
-        const bool v6403 = v6402 <= v6401;
-        const bool v6404 = v306 || v6403;
-        const bool v6405 = v6398 && v6404;
-        const unsigned int v6408 = v6397 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6409 = v6408 + v18;
-        const bool v6411 = v6401 < v6409;
-        const bool v6412 = v5626 || v6411;
-        const bool v6413 = v6405 && v6412;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6415 = v6395 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6416 = v6413 ? v6415 : __uint_as_float(0xff800000u);
-        v5586.x[21] = v6416;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6417 = static_cast<unsigned int>(v5586.col(22, iron_linear_thread() & 31u));
-        const unsigned int v6418 = static_cast<unsigned int>(v5586.row(22, iron_linear_thread() & 31u));
-        const float v6419 = v5586.x[22];
-        const unsigned int v6420 = v46 + v6418;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6421 = v5235 + v6417;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6422 = v6421 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6425 = v6420 + v37;
-        const unsigned int v6426 = v6421 + v18;
-        const bool v6427 = v6426 <= v6425;
-        const bool v6428 = v306 || v6427;
-        const bool v6429 = v6422 && v6428;
-        const unsigned int v6432 = v6421 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6433 = v6432 + v18;
-        const bool v6435 = v6425 < v6433;
-        const bool v6436 = v5626 || v6435;
-        const bool v6437 = v6429 && v6436;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6439 = v6419 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6440 = v6437 ? v6439 : __uint_as_float(0xff800000u);
-        v5586.x[22] = v6440;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6441 = static_cast<unsigned int>(v5586.col(23, iron_linear_thread() & 31u));
-        const unsigned int v6442 = static_cast<unsigned int>(v5586.row(23, iron_linear_thread() & 31u));
-        const float v6443 = v5586.x[23];
-        const unsigned int v6444 = v46 + v6442;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6445 = v5235 + v6441;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6446 = v6445 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6449 = v6444 + v37;
-        const unsigned int v6450 = v6445 + v18;
-        const bool v6451 = v6450 <= v6449;
-        const bool v6452 = v306 || v6451;
-        const bool v6453 = v6446 && v6452;
-        const unsigned int v6456 = v6445 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6457 = v6456 + v18;
-        const bool v6459 = v6449 < v6457;
-        const bool v6460 = v5626 || v6459;
-        const bool v6461 = v6453 && v6460;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6463 = v6443 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6464 = v6461 ? v6463 : __uint_as_float(0xff800000u);
-        v5586.x[23] = v6464;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6465 = static_cast<unsigned int>(v5586.col(24, iron_linear_thread() & 31u));
-        const unsigned int v6466 = static_cast<unsigned int>(v5586.row(24, iron_linear_thread() & 31u));
-        const float v6467 = v5586.x[24];
-        const unsigned int v6468 = v46 + v6466;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6469 = v5235 + v6465;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6470 = v6469 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6473 = v6468 + v37;
-        const unsigned int v6474 = v6469 + v18;
-        const bool v6475 = v6474 <= v6473;
-        const bool v6476 = v306 || v6475;
-        const bool v6477 = v6470 && v6476;
-        const unsigned int v6480 = v6469 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6481 = v6480 + v18;
-        const bool v6483 = v6473 < v6481;
-        const bool v6484 = v5626 || v6483;
-        const bool v6485 = v6477 && v6484;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6487 = v6467 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6488 = v6485 ? v6487 : __uint_as_float(0xff800000u);
-        v5586.x[24] = v6488;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6489 = static_cast<unsigned int>(v5586.col(25, iron_linear_thread() & 31u));
-        const unsigned int v6490 = static_cast<unsigned int>(v5586.row(25, iron_linear_thread() & 31u));
-        const float v6491 = v5586.x[25];
-        const unsigned int v6492 = v46 + v6490;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6493 = v5235 + v6489;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6494 = v6493 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6497 = v6492 + v37;
-        const unsigned int v6498 = v6493 + v18;
-        const bool v6499 = v6498 <= v6497;
-        const bool v6500 = v306 || v6499;
-        const bool v6501 = v6494 && v6500;
-        const unsigned int v6504 = v6493 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6505 = v6504 + v18;
-        const bool v6507 = v6497 < v6505;
-        const bool v6508 = v5626 || v6507;
-        const bool v6509 = v6501 && v6508;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6511 = v6491 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6512 = v6509 ? v6511 : __uint_as_float(0xff800000u);
-        v5586.x[25] = v6512;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6513 = static_cast<unsigned int>(v5586.col(26, iron_linear_thread() & 31u));
-        const unsigned int v6514 = static_cast<unsigned int>(v5586.row(26, iron_linear_thread() & 31u));
-        const float v6515 = v5586.x[26];
-        const unsigned int v6516 = v46 + v6514;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6517 = v5235 + v6513;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6518 = v6517 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6521 = v6516 + v37;
-        const unsigned int v6522 = v6517 + v18;
-        const bool v6523 = v6522 <= v6521;
-        const bool v6524 = v306 || v6523;
-        const bool v6525 = v6518 && v6524;
-        const unsigned int v6528 = v6517 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6529 = v6528 + v18;
-        const bool v6531 = v6521 < v6529;
-        const bool v6532 = v5626 || v6531;
-        const bool v6533 = v6525 && v6532;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6535 = v6515 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6536 = v6533 ? v6535 : __uint_as_float(0xff800000u);
-        v5586.x[26] = v6536;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6537 = static_cast<unsigned int>(v5586.col(27, iron_linear_thread() & 31u));
-        const unsigned int v6538 = static_cast<unsigned int>(v5586.row(27, iron_linear_thread() & 31u));
-        const float v6539 = v5586.x[27];
-        const unsigned int v6540 = v46 + v6538;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6541 = v5235 + v6537;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6542 = v6541 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6545 = v6540 + v37;
-        const unsigned int v6546 = v6541 + v18;
-        const bool v6547 = v6546 <= v6545;
-        const bool v6548 = v306 || v6547;
-        const bool v6549 = v6542 && v6548;
-        const unsigned int v6552 = v6541 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6553 = v6552 + v18;
-        const bool v6555 = v6545 < v6553;
-        const bool v6556 = v5626 || v6555;
-        const bool v6557 = v6549 && v6556;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6559 = v6539 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6560 = v6557 ? v6559 : __uint_as_float(0xff800000u);
-        v5586.x[27] = v6560;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6561 = static_cast<unsigned int>(v5586.col(28, iron_linear_thread() & 31u));
-        const unsigned int v6562 = static_cast<unsigned int>(v5586.row(28, iron_linear_thread() & 31u));
-        const float v6563 = v5586.x[28];
-        const unsigned int v6564 = v46 + v6562;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6565 = v5235 + v6561;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6566 = v6565 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6569 = v6564 + v37;
-        const unsigned int v6570 = v6565 + v18;
-        const bool v6571 = v6570 <= v6569;
-        const bool v6572 = v306 || v6571;
-        const bool v6573 = v6566 && v6572;
-        const unsigned int v6576 = v6565 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6577 = v6576 + v18;
-        const bool v6579 = v6569 < v6577;
-        const bool v6580 = v5626 || v6579;
-        const bool v6581 = v6573 && v6580;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6583 = v6563 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6584 = v6581 ? v6583 : __uint_as_float(0xff800000u);
-        v5586.x[28] = v6584;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6585 = static_cast<unsigned int>(v5586.col(29, iron_linear_thread() & 31u));
-        const unsigned int v6586 = static_cast<unsigned int>(v5586.row(29, iron_linear_thread() & 31u));
-        const float v6587 = v5586.x[29];
-        const unsigned int v6588 = v46 + v6586;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6589 = v5235 + v6585;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6590 = v6589 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6593 = v6588 + v37;
-        const unsigned int v6594 = v6589 + v18;
-        const bool v6595 = v6594 <= v6593;
-        const bool v6596 = v306 || v6595;
-        const bool v6597 = v6590 && v6596;
-        const unsigned int v6600 = v6589 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6601 = v6600 + v18;
-        const bool v6603 = v6593 < v6601;
-        const bool v6604 = v5626 || v6603;
-        const bool v6605 = v6597 && v6604;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6607 = v6587 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6608 = v6605 ? v6607 : __uint_as_float(0xff800000u);
-        v5586.x[29] = v6608;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6609 = static_cast<unsigned int>(v5586.col(30, iron_linear_thread() & 31u));
-        const unsigned int v6610 = static_cast<unsigned int>(v5586.row(30, iron_linear_thread() & 31u));
-        const float v6611 = v5586.x[30];
-        const unsigned int v6612 = v46 + v6610;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6613 = v5235 + v6609;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6614 = v6613 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6617 = v6612 + v37;
-        const unsigned int v6618 = v6613 + v18;
-        const bool v6619 = v6618 <= v6617;
-        const bool v6620 = v306 || v6619;
-        const bool v6621 = v6614 && v6620;
-        const unsigned int v6624 = v6613 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6625 = v6624 + v18;
-        const bool v6627 = v6617 < v6625;
-        const bool v6628 = v5626 || v6627;
-        const bool v6629 = v6621 && v6628;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6631 = v6611 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6632 = v6629 ? v6631 : __uint_as_float(0xff800000u);
-        v5586.x[30] = v6632;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6633 = static_cast<unsigned int>(v5586.col(31, iron_linear_thread() & 31u));
-        const unsigned int v6634 = static_cast<unsigned int>(v5586.row(31, iron_linear_thread() & 31u));
-        const float v6635 = v5586.x[31];
-        const unsigned int v6636 = v46 + v6634;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6637 = v5235 + v6633;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6638 = v6637 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6641 = v6636 + v37;
-        const unsigned int v6642 = v6637 + v18;
-        const bool v6643 = v6642 <= v6641;
-        const bool v6644 = v306 || v6643;
-        const bool v6645 = v6638 && v6644;
-        const unsigned int v6648 = v6637 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6649 = v6648 + v18;
-        const bool v6651 = v6641 < v6649;
-        const bool v6652 = v5626 || v6651;
-        const bool v6653 = v6645 && v6652;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6655 = v6635 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6656 = v6653 ? v6655 : __uint_as_float(0xff800000u);
-        v5586.x[31] = v6656;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6657 = static_cast<unsigned int>(v5586.col(32, iron_linear_thread() & 31u));
-        const unsigned int v6658 = static_cast<unsigned int>(v5586.row(32, iron_linear_thread() & 31u));
-        const float v6659 = v5586.x[32];
-        const unsigned int v6660 = v46 + v6658;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6661 = v5235 + v6657;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6662 = v6661 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6665 = v6660 + v37;
-        const unsigned int v6666 = v6661 + v18;
-        const bool v6667 = v6666 <= v6665;
-        const bool v6668 = v306 || v6667;
-        const bool v6669 = v6662 && v6668;
-        const unsigned int v6672 = v6661 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6673 = v6672 + v18;
-        const bool v6675 = v6665 < v6673;
-        const bool v6676 = v5626 || v6675;
-        const bool v6677 = v6669 && v6676;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6679 = v6659 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6680 = v6677 ? v6679 : __uint_as_float(0xff800000u);
-        v5586.x[32] = v6680;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6681 = static_cast<unsigned int>(v5586.col(33, iron_linear_thread() & 31u));
-        const unsigned int v6682 = static_cast<unsigned int>(v5586.row(33, iron_linear_thread() & 31u));
-        const float v6683 = v5586.x[33];
-        const unsigned int v6684 = v46 + v6682;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6685 = v5235 + v6681;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6686 = v6685 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6689 = v6684 + v37;
-        const unsigned int v6690 = v6685 + v18;
-        const bool v6691 = v6690 <= v6689;
-        const bool v6692 = v306 || v6691;
-        const bool v6693 = v6686 && v6692;
-        const unsigned int v6696 = v6685 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6697 = v6696 + v18;
-        const bool v6699 = v6689 < v6697;
-        const bool v6700 = v5626 || v6699;
-        const bool v6701 = v6693 && v6700;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6703 = v6683 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6704 = v6701 ? v6703 : __uint_as_float(0xff800000u);
-        v5586.x[33] = v6704;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6705 = static_cast<unsigned int>(v5586.col(34, iron_linear_thread() & 31u));
-        const unsigned int v6706 = static_cast<unsigned int>(v5586.row(34, iron_linear_thread() & 31u));
-        const float v6707 = v5586.x[34];
-        const unsigned int v6708 = v46 + v6706;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6709 = v5235 + v6705;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6710 = v6709 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6713 = v6708 + v37;
-        const unsigned int v6714 = v6709 + v18;
-        const bool v6715 = v6714 <= v6713;
-        const bool v6716 = v306 || v6715;
-        const bool v6717 = v6710 && v6716;
-        const unsigned int v6720 = v6709 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6721 = v6720 + v18;
-        const bool v6723 = v6713 < v6721;
-        const bool v6724 = v5626 || v6723;
-        const bool v6725 = v6717 && v6724;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6727 = v6707 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6728 = v6725 ? v6727 : __uint_as_float(0xff800000u);
-        v5586.x[34] = v6728;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6729 = static_cast<unsigned int>(v5586.col(35, iron_linear_thread() & 31u));
-        const unsigned int v6730 = static_cast<unsigned int>(v5586.row(35, iron_linear_thread() & 31u));
-        const float v6731 = v5586.x[35];
-        const unsigned int v6732 = v46 + v6730;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6733 = v5235 + v6729;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6734 = v6733 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6737 = v6732 + v37;
-        const unsigned int v6738 = v6733 + v18;
-        const bool v6739 = v6738 <= v6737;
-        const bool v6740 = v306 || v6739;
-        const bool v6741 = v6734 && v6740;
-        const unsigned int v6744 = v6733 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6745 = v6744 + v18;
-        const bool v6747 = v6737 < v6745;
-        const bool v6748 = v5626 || v6747;
-        const bool v6749 = v6741 && v6748;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6751 = v6731 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6752 = v6749 ? v6751 : __uint_as_float(0xff800000u);
-        v5586.x[35] = v6752;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6753 = static_cast<unsigned int>(v5586.col(36, iron_linear_thread() & 31u));
-        const unsigned int v6754 = static_cast<unsigned int>(v5586.row(36, iron_linear_thread() & 31u));
-        const float v6755 = v5586.x[36];
-        const unsigned int v6756 = v46 + v6754;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6757 = v5235 + v6753;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6758 = v6757 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6761 = v6756 + v37;
-        const unsigned int v6762 = v6757 + v18;
-        const bool v6763 = v6762 <= v6761;
-        const bool v6764 = v306 || v6763;
-        const bool v6765 = v6758 && v6764;
-        const unsigned int v6768 = v6757 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6769 = v6768 + v18;
-        const bool v6771 = v6761 < v6769;
-        const bool v6772 = v5626 || v6771;
-        const bool v6773 = v6765 && v6772;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6775 = v6755 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6776 = v6773 ? v6775 : __uint_as_float(0xff800000u);
-        v5586.x[36] = v6776;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6777 = static_cast<unsigned int>(v5586.col(37, iron_linear_thread() & 31u));
-        const unsigned int v6778 = static_cast<unsigned int>(v5586.row(37, iron_linear_thread() & 31u));
-        const float v6779 = v5586.x[37];
-        const unsigned int v6780 = v46 + v6778;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6781 = v5235 + v6777;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6782 = v6781 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6785 = v6780 + v37;
-        const unsigned int v6786 = v6781 + v18;
-        const bool v6787 = v6786 <= v6785;
-        const bool v6788 = v306 || v6787;
-        const bool v6789 = v6782 && v6788;
-        const unsigned int v6792 = v6781 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6793 = v6792 + v18;
-        const bool v6795 = v6785 < v6793;
-        const bool v6796 = v5626 || v6795;
-        const bool v6797 = v6789 && v6796;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6799 = v6779 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6800 = v6797 ? v6799 : __uint_as_float(0xff800000u);
-        v5586.x[37] = v6800;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6801 = static_cast<unsigned int>(v5586.col(38, iron_linear_thread() & 31u));
-        const unsigned int v6802 = static_cast<unsigned int>(v5586.row(38, iron_linear_thread() & 31u));
-        const float v6803 = v5586.x[38];
-        const unsigned int v6804 = v46 + v6802;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6805 = v5235 + v6801;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6806 = v6805 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6809 = v6804 + v37;
-        const unsigned int v6810 = v6805 + v18;
-        const bool v6811 = v6810 <= v6809;
-        const bool v6812 = v306 || v6811;
-        const bool v6813 = v6806 && v6812;
-        const unsigned int v6816 = v6805 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6817 = v6816 + v18;
-        const bool v6819 = v6809 < v6817;
-        const bool v6820 = v5626 || v6819;
-        const bool v6821 = v6813 && v6820;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6823 = v6803 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6824 = v6821 ? v6823 : __uint_as_float(0xff800000u);
-        v5586.x[38] = v6824;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6825 = static_cast<unsigned int>(v5586.col(39, iron_linear_thread() & 31u));
-        const unsigned int v6826 = static_cast<unsigned int>(v5586.row(39, iron_linear_thread() & 31u));
-        const float v6827 = v5586.x[39];
-        const unsigned int v6828 = v46 + v6826;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6829 = v5235 + v6825;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6830 = v6829 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6833 = v6828 + v37;
-        const unsigned int v6834 = v6829 + v18;
-        const bool v6835 = v6834 <= v6833;
-        const bool v6836 = v306 || v6835;
-        const bool v6837 = v6830 && v6836;
-        const unsigned int v6840 = v6829 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6841 = v6840 + v18;
-        const bool v6843 = v6833 < v6841;
-        const bool v6844 = v5626 || v6843;
-        const bool v6845 = v6837 && v6844;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6847 = v6827 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6848 = v6845 ? v6847 : __uint_as_float(0xff800000u);
-        v5586.x[39] = v6848;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6849 = static_cast<unsigned int>(v5586.col(40, iron_linear_thread() & 31u));
-        const unsigned int v6850 = static_cast<unsigned int>(v5586.row(40, iron_linear_thread() & 31u));
-        const float v6851 = v5586.x[40];
-        const unsigned int v6852 = v46 + v6850;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6853 = v5235 + v6849;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6854 = v6853 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6857 = v6852 + v37;
-        const unsigned int v6858 = v6853 + v18;
-        const bool v6859 = v6858 <= v6857;
-        const bool v6860 = v306 || v6859;
-        const bool v6861 = v6854 && v6860;
-        const unsigned int v6864 = v6853 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6865 = v6864 + v18;
-        const bool v6867 = v6857 < v6865;
-        const bool v6868 = v5626 || v6867;
-        const bool v6869 = v6861 && v6868;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6871 = v6851 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6872 = v6869 ? v6871 : __uint_as_float(0xff800000u);
-        v5586.x[40] = v6872;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6873 = static_cast<unsigned int>(v5586.col(41, iron_linear_thread() & 31u));
-        const unsigned int v6874 = static_cast<unsigned int>(v5586.row(41, iron_linear_thread() & 31u));
-        const float v6875 = v5586.x[41];
-        const unsigned int v6876 = v46 + v6874;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6877 = v5235 + v6873;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6878 = v6877 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6881 = v6876 + v37;
-        const unsigned int v6882 = v6877 + v18;
-        const bool v6883 = v6882 <= v6881;
-        const bool v6884 = v306 || v6883;
-        const bool v6885 = v6878 && v6884;
-        const unsigned int v6888 = v6877 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6889 = v6888 + v18;
-        const bool v6891 = v6881 < v6889;
-        const bool v6892 = v5626 || v6891;
-        const bool v6893 = v6885 && v6892;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6895 = v6875 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6896 = v6893 ? v6895 : __uint_as_float(0xff800000u);
-        v5586.x[41] = v6896;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6897 = static_cast<unsigned int>(v5586.col(42, iron_linear_thread() & 31u));
-        const unsigned int v6898 = static_cast<unsigned int>(v5586.row(42, iron_linear_thread() & 31u));
-        const float v6899 = v5586.x[42];
-        const unsigned int v6900 = v46 + v6898;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6901 = v5235 + v6897;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6902 = v6901 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6905 = v6900 + v37;
-        const unsigned int v6906 = v6901 + v18;
-        const bool v6907 = v6906 <= v6905;
-        const bool v6908 = v306 || v6907;
-        const bool v6909 = v6902 && v6908;
-        const unsigned int v6912 = v6901 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6913 = v6912 + v18;
-        const bool v6915 = v6905 < v6913;
-        const bool v6916 = v5626 || v6915;
-        const bool v6917 = v6909 && v6916;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6919 = v6899 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6920 = v6917 ? v6919 : __uint_as_float(0xff800000u);
-        v5586.x[42] = v6920;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6921 = static_cast<unsigned int>(v5586.col(43, iron_linear_thread() & 31u));
-        const unsigned int v6922 = static_cast<unsigned int>(v5586.row(43, iron_linear_thread() & 31u));
-        const float v6923 = v5586.x[43];
-        const unsigned int v6924 = v46 + v6922;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6925 = v5235 + v6921;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6926 = v6925 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6929 = v6924 + v37;
-        const unsigned int v6930 = v6925 + v18;
-        const bool v6931 = v6930 <= v6929;
-        const bool v6932 = v306 || v6931;
-        const bool v6933 = v6926 && v6932;
-        const unsigned int v6936 = v6925 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6937 = v6936 + v18;
-        const bool v6939 = v6929 < v6937;
-        const bool v6940 = v5626 || v6939;
-        const bool v6941 = v6933 && v6940;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6943 = v6923 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6944 = v6941 ? v6943 : __uint_as_float(0xff800000u);
-        v5586.x[43] = v6944;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6945 = static_cast<unsigned int>(v5586.col(44, iron_linear_thread() & 31u));
-        const unsigned int v6946 = static_cast<unsigned int>(v5586.row(44, iron_linear_thread() & 31u));
-        const float v6947 = v5586.x[44];
-        const unsigned int v6948 = v46 + v6946;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6949 = v5235 + v6945;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6950 = v6949 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6953 = v6948 + v37;
-        const unsigned int v6954 = v6949 + v18;
-        const bool v6955 = v6954 <= v6953;
-        const bool v6956 = v306 || v6955;
-        const bool v6957 = v6950 && v6956;
-        const unsigned int v6960 = v6949 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6961 = v6960 + v18;
-        const bool v6963 = v6953 < v6961;
-        const bool v6964 = v5626 || v6963;
-        const bool v6965 = v6957 && v6964;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6967 = v6947 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6968 = v6965 ? v6967 : __uint_as_float(0xff800000u);
-        v5586.x[44] = v6968;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6969 = static_cast<unsigned int>(v5586.col(45, iron_linear_thread() & 31u));
-        const unsigned int v6970 = static_cast<unsigned int>(v5586.row(45, iron_linear_thread() & 31u));
-        const float v6971 = v5586.x[45];
-        const unsigned int v6972 = v46 + v6970;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6973 = v5235 + v6969;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6974 = v6973 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6977 = v6972 + v37;
-        const unsigned int v6978 = v6973 + v18;
-        const bool v6979 = v6978 <= v6977;
-        const bool v6980 = v306 || v6979;
-        const bool v6981 = v6974 && v6980;
-        const unsigned int v6984 = v6973 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6985 = v6984 + v18;
-        const bool v6987 = v6977 < v6985;
-        const bool v6988 = v5626 || v6987;
-        const bool v6989 = v6981 && v6988;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6991 = v6971 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6992 = v6989 ? v6991 : __uint_as_float(0xff800000u);
-        v5586.x[45] = v6992;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6993 = static_cast<unsigned int>(v5586.col(46, iron_linear_thread() & 31u));
-        const unsigned int v6994 = static_cast<unsigned int>(v5586.row(46, iron_linear_thread() & 31u));
-        const float v6995 = v5586.x[46];
-        const unsigned int v6996 = v46 + v6994;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6997 = v5235 + v6993;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6998 = v6997 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7001 = v6996 + v37;
-        const unsigned int v7002 = v6997 + v18;
-        const bool v7003 = v7002 <= v7001;
-        const bool v7004 = v306 || v7003;
-        const bool v7005 = v6998 && v7004;
-        const unsigned int v7008 = v6997 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7009 = v7008 + v18;
-        const bool v7011 = v7001 < v7009;
-        const bool v7012 = v5626 || v7011;
-        const bool v7013 = v7005 && v7012;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7015 = v6995 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7016 = v7013 ? v7015 : __uint_as_float(0xff800000u);
-        v5586.x[46] = v7016;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7017 = static_cast<unsigned int>(v5586.col(47, iron_linear_thread() & 31u));
-        const unsigned int v7018 = static_cast<unsigned int>(v5586.row(47, iron_linear_thread() & 31u));
-        const float v7019 = v5586.x[47];
-        const unsigned int v7020 = v46 + v7018;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7021 = v5235 + v7017;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7022 = v7021 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7025 = v7020 + v37;
-        const unsigned int v7026 = v7021 + v18;
-        const bool v7027 = v7026 <= v7025;
-        const bool v7028 = v306 || v7027;
-        const bool v7029 = v7022 && v7028;
-        const unsigned int v7032 = v7021 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7033 = v7032 + v18;
-        const bool v7035 = v7025 < v7033;
-        const bool v7036 = v5626 || v7035;
-        const bool v7037 = v7029 && v7036;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7039 = v7019 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7040 = v7037 ? v7039 : __uint_as_float(0xff800000u);
-        v5586.x[47] = v7040;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7041 = static_cast<unsigned int>(v5586.col(48, iron_linear_thread() & 31u));
-        const unsigned int v7042 = static_cast<unsigned int>(v5586.row(48, iron_linear_thread() & 31u));
-        const float v7043 = v5586.x[48];
-        const unsigned int v7044 = v46 + v7042;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7045 = v5235 + v7041;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7046 = v7045 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7049 = v7044 + v37;
-        const unsigned int v7050 = v7045 + v18;
-        const bool v7051 = v7050 <= v7049;
-        const bool v7052 = v306 || v7051;
-        const bool v7053 = v7046 && v7052;
-        const unsigned int v7056 = v7045 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7057 = v7056 + v18;
-        const bool v7059 = v7049 < v7057;
-        const bool v7060 = v5626 || v7059;
-        const bool v7061 = v7053 && v7060;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7063 = v7043 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7064 = v7061 ? v7063 : __uint_as_float(0xff800000u);
-        v5586.x[48] = v7064;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7065 = static_cast<unsigned int>(v5586.col(49, iron_linear_thread() & 31u));
-        const unsigned int v7066 = static_cast<unsigned int>(v5586.row(49, iron_linear_thread() & 31u));
-        const float v7067 = v5586.x[49];
-        const unsigned int v7068 = v46 + v7066;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7069 = v5235 + v7065;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7070 = v7069 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7073 = v7068 + v37;
-        const unsigned int v7074 = v7069 + v18;
-        const bool v7075 = v7074 <= v7073;
-        const bool v7076 = v306 || v7075;
-        const bool v7077 = v7070 && v7076;
-        const unsigned int v7080 = v7069 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7081 = v7080 + v18;
-        const bool v7083 = v7073 < v7081;
-        const bool v7084 = v5626 || v7083;
-        const bool v7085 = v7077 && v7084;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7087 = v7067 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7088 = v7085 ? v7087 : __uint_as_float(0xff800000u);
-        v5586.x[49] = v7088;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7089 = static_cast<unsigned int>(v5586.col(50, iron_linear_thread() & 31u));
-        const unsigned int v7090 = static_cast<unsigned int>(v5586.row(50, iron_linear_thread() & 31u));
-        const float v7091 = v5586.x[50];
-        const unsigned int v7092 = v46 + v7090;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7093 = v5235 + v7089;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7094 = v7093 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7097 = v7092 + v37;
-        const unsigned int v7098 = v7093 + v18;
-        const bool v7099 = v7098 <= v7097;
-        const bool v7100 = v306 || v7099;
-        const bool v7101 = v7094 && v7100;
-        const unsigned int v7104 = v7093 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7105 = v7104 + v18;
-        const bool v7107 = v7097 < v7105;
-        const bool v7108 = v5626 || v7107;
-        const bool v7109 = v7101 && v7108;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7111 = v7091 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7112 = v7109 ? v7111 : __uint_as_float(0xff800000u);
-        v5586.x[50] = v7112;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7113 = static_cast<unsigned int>(v5586.col(51, iron_linear_thread() & 31u));
-        const unsigned int v7114 = static_cast<unsigned int>(v5586.row(51, iron_linear_thread() & 31u));
-        const float v7115 = v5586.x[51];
-        const unsigned int v7116 = v46 + v7114;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7117 = v5235 + v7113;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7118 = v7117 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7121 = v7116 + v37;
-        const unsigned int v7122 = v7117 + v18;
-        const bool v7123 = v7122 <= v7121;
-        const bool v7124 = v306 || v7123;
-        const bool v7125 = v7118 && v7124;
-        const unsigned int v7128 = v7117 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7129 = v7128 + v18;
-        const bool v7131 = v7121 < v7129;
-        const bool v7132 = v5626 || v7131;
-        const bool v7133 = v7125 && v7132;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7135 = v7115 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7136 = v7133 ? v7135 : __uint_as_float(0xff800000u);
-        v5586.x[51] = v7136;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7137 = static_cast<unsigned int>(v5586.col(52, iron_linear_thread() & 31u));
-        const unsigned int v7138 = static_cast<unsigned int>(v5586.row(52, iron_linear_thread() & 31u));
-        const float v7139 = v5586.x[52];
-        const unsigned int v7140 = v46 + v7138;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7141 = v5235 + v7137;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7142 = v7141 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7145 = v7140 + v37;
-        const unsigned int v7146 = v7141 + v18;
-        const bool v7147 = v7146 <= v7145;
-        const bool v7148 = v306 || v7147;
-        const bool v7149 = v7142 && v7148;
-        const unsigned int v7152 = v7141 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7153 = v7152 + v18;
-        const bool v7155 = v7145 < v7153;
-        const bool v7156 = v5626 || v7155;
-        const bool v7157 = v7149 && v7156;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7159 = v7139 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7160 = v7157 ? v7159 : __uint_as_float(0xff800000u);
-        v5586.x[52] = v7160;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7161 = static_cast<unsigned int>(v5586.col(53, iron_linear_thread() & 31u));
-        const unsigned int v7162 = static_cast<unsigned int>(v5586.row(53, iron_linear_thread() & 31u));
-        const float v7163 = v5586.x[53];
-        const unsigned int v7164 = v46 + v7162;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7165 = v5235 + v7161;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7166 = v7165 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7169 = v7164 + v37;
-        const unsigned int v7170 = v7165 + v18;
-        const bool v7171 = v7170 <= v7169;
-        const bool v7172 = v306 || v7171;
-        const bool v7173 = v7166 && v7172;
-        const unsigned int v7176 = v7165 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7177 = v7176 + v18;
-        const bool v7179 = v7169 < v7177;
-        const bool v7180 = v5626 || v7179;
-        const bool v7181 = v7173 && v7180;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7183 = v7163 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7184 = v7181 ? v7183 : __uint_as_float(0xff800000u);
-        v5586.x[53] = v7184;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7185 = static_cast<unsigned int>(v5586.col(54, iron_linear_thread() & 31u));
-        const unsigned int v7186 = static_cast<unsigned int>(v5586.row(54, iron_linear_thread() & 31u));
-        const float v7187 = v5586.x[54];
-        const unsigned int v7188 = v46 + v7186;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7189 = v5235 + v7185;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7190 = v7189 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7193 = v7188 + v37;
-        const unsigned int v7194 = v7189 + v18;
-        const bool v7195 = v7194 <= v7193;
-        const bool v7196 = v306 || v7195;
-        const bool v7197 = v7190 && v7196;
-        const unsigned int v7200 = v7189 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7201 = v7200 + v18;
-        const bool v7203 = v7193 < v7201;
-        const bool v7204 = v5626 || v7203;
-        const bool v7205 = v7197 && v7204;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7207 = v7187 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7208 = v7205 ? v7207 : __uint_as_float(0xff800000u);
-        v5586.x[54] = v7208;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7209 = static_cast<unsigned int>(v5586.col(55, iron_linear_thread() & 31u));
-        const unsigned int v7210 = static_cast<unsigned int>(v5586.row(55, iron_linear_thread() & 31u));
-        const float v7211 = v5586.x[55];
-        const unsigned int v7212 = v46 + v7210;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7213 = v5235 + v7209;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7214 = v7213 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7217 = v7212 + v37;
-        const unsigned int v7218 = v7213 + v18;
-        const bool v7219 = v7218 <= v7217;
-        const bool v7220 = v306 || v7219;
-        const bool v7221 = v7214 && v7220;
-        const unsigned int v7224 = v7213 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7225 = v7224 + v18;
-        const bool v7227 = v7217 < v7225;
-        const bool v7228 = v5626 || v7227;
-        const bool v7229 = v7221 && v7228;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7231 = v7211 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7232 = v7229 ? v7231 : __uint_as_float(0xff800000u);
-        v5586.x[55] = v7232;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7233 = static_cast<unsigned int>(v5586.col(56, iron_linear_thread() & 31u));
-        const unsigned int v7234 = static_cast<unsigned int>(v5586.row(56, iron_linear_thread() & 31u));
-        const float v7235 = v5586.x[56];
-        const unsigned int v7236 = v46 + v7234;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7237 = v5235 + v7233;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7238 = v7237 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7241 = v7236 + v37;
-        const unsigned int v7242 = v7237 + v18;
-        const bool v7243 = v7242 <= v7241;
-        const bool v7244 = v306 || v7243;
-        const bool v7245 = v7238 && v7244;
-        const unsigned int v7248 = v7237 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7249 = v7248 + v18;
-        const bool v7251 = v7241 < v7249;
-        const bool v7252 = v5626 || v7251;
-        const bool v7253 = v7245 && v7252;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7255 = v7235 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7256 = v7253 ? v7255 : __uint_as_float(0xff800000u);
-        v5586.x[56] = v7256;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7257 = static_cast<unsigned int>(v5586.col(57, iron_linear_thread() & 31u));
-        const unsigned int v7258 = static_cast<unsigned int>(v5586.row(57, iron_linear_thread() & 31u));
-        const float v7259 = v5586.x[57];
-        const unsigned int v7260 = v46 + v7258;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7261 = v5235 + v7257;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7262 = v7261 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7265 = v7260 + v37;
-        const unsigned int v7266 = v7261 + v18;
-        const bool v7267 = v7266 <= v7265;
-        const bool v7268 = v306 || v7267;
-        const bool v7269 = v7262 && v7268;
-        const unsigned int v7272 = v7261 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7273 = v7272 + v18;
-        const bool v7275 = v7265 < v7273;
-        const bool v7276 = v5626 || v7275;
-        const bool v7277 = v7269 && v7276;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7279 = v7259 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7280 = v7277 ? v7279 : __uint_as_float(0xff800000u);
-        v5586.x[57] = v7280;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7281 = static_cast<unsigned int>(v5586.col(58, iron_linear_thread() & 31u));
-        const unsigned int v7282 = static_cast<unsigned int>(v5586.row(58, iron_linear_thread() & 31u));
-        const float v7283 = v5586.x[58];
-        const unsigned int v7284 = v46 + v7282;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7285 = v5235 + v7281;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7286 = v7285 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7289 = v7284 + v37;
-        const unsigned int v7290 = v7285 + v18;
-        const bool v7291 = v7290 <= v7289;
-        const bool v7292 = v306 || v7291;
-        const bool v7293 = v7286 && v7292;
-        const unsigned int v7296 = v7285 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7297 = v7296 + v18;
-        const bool v7299 = v7289 < v7297;
-        const bool v7300 = v5626 || v7299;
-        const bool v7301 = v7293 && v7300;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7303 = v7283 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7304 = v7301 ? v7303 : __uint_as_float(0xff800000u);
-        v5586.x[58] = v7304;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7305 = static_cast<unsigned int>(v5586.col(59, iron_linear_thread() & 31u));
-        const unsigned int v7306 = static_cast<unsigned int>(v5586.row(59, iron_linear_thread() & 31u));
-        const float v7307 = v5586.x[59];
-        const unsigned int v7308 = v46 + v7306;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7309 = v5235 + v7305;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7310 = v7309 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7313 = v7308 + v37;
-        const unsigned int v7314 = v7309 + v18;
-        const bool v7315 = v7314 <= v7313;
-        const bool v7316 = v306 || v7315;
-        const bool v7317 = v7310 && v7316;
-        const unsigned int v7320 = v7309 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7321 = v7320 + v18;
-        const bool v7323 = v7313 < v7321;
-        const bool v7324 = v5626 || v7323;
-        const bool v7325 = v7317 && v7324;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7327 = v7307 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7328 = v7325 ? v7327 : __uint_as_float(0xff800000u);
-        v5586.x[59] = v7328;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7329 = static_cast<unsigned int>(v5586.col(60, iron_linear_thread() & 31u));
-        const unsigned int v7330 = static_cast<unsigned int>(v5586.row(60, iron_linear_thread() & 31u));
-        const float v7331 = v5586.x[60];
-        const unsigned int v7332 = v46 + v7330;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7333 = v5235 + v7329;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7334 = v7333 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7337 = v7332 + v37;
-        const unsigned int v7338 = v7333 + v18;
-        const bool v7339 = v7338 <= v7337;
-        const bool v7340 = v306 || v7339;
-        const bool v7341 = v7334 && v7340;
-        const unsigned int v7344 = v7333 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7345 = v7344 + v18;
-        const bool v7347 = v7337 < v7345;
-        const bool v7348 = v5626 || v7347;
-        const bool v7349 = v7341 && v7348;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7351 = v7331 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7352 = v7349 ? v7351 : __uint_as_float(0xff800000u);
-        v5586.x[60] = v7352;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7353 = static_cast<unsigned int>(v5586.col(61, iron_linear_thread() & 31u));
-        const unsigned int v7354 = static_cast<unsigned int>(v5586.row(61, iron_linear_thread() & 31u));
-        const float v7355 = v5586.x[61];
-        const unsigned int v7356 = v46 + v7354;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7357 = v5235 + v7353;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7358 = v7357 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7361 = v7356 + v37;
-        const unsigned int v7362 = v7357 + v18;
-        const bool v7363 = v7362 <= v7361;
-        const bool v7364 = v306 || v7363;
-        const bool v7365 = v7358 && v7364;
-        const unsigned int v7368 = v7357 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7369 = v7368 + v18;
-        const bool v7371 = v7361 < v7369;
-        const bool v7372 = v5626 || v7371;
-        const bool v7373 = v7365 && v7372;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7375 = v7355 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7376 = v7373 ? v7375 : __uint_as_float(0xff800000u);
-        v5586.x[61] = v7376;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7377 = static_cast<unsigned int>(v5586.col(62, iron_linear_thread() & 31u));
-        const unsigned int v7378 = static_cast<unsigned int>(v5586.row(62, iron_linear_thread() & 31u));
-        const float v7379 = v5586.x[62];
-        const unsigned int v7380 = v46 + v7378;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7381 = v5235 + v7377;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7382 = v7381 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7385 = v7380 + v37;
-        const unsigned int v7386 = v7381 + v18;
-        const bool v7387 = v7386 <= v7385;
-        const bool v7388 = v306 || v7387;
-        const bool v7389 = v7382 && v7388;
-        const unsigned int v7392 = v7381 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7393 = v7392 + v18;
-        const bool v7395 = v7385 < v7393;
-        const bool v7396 = v5626 || v7395;
-        const bool v7397 = v7389 && v7396;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7399 = v7379 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7400 = v7397 ? v7399 : __uint_as_float(0xff800000u);
-        v5586.x[62] = v7400;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7401 = static_cast<unsigned int>(v5586.col(63, iron_linear_thread() & 31u));
-        const unsigned int v7402 = static_cast<unsigned int>(v5586.row(63, iron_linear_thread() & 31u));
-        const float v7403 = v5586.x[63];
-        const unsigned int v7404 = v46 + v7402;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7405 = v5235 + v7401;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7406 = v7405 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7409 = v7404 + v37;
-        const unsigned int v7410 = v7405 + v18;
-        const bool v7411 = v7410 <= v7409;
-        const bool v7412 = v306 || v7411;
-        const bool v7413 = v7406 && v7412;
-        const unsigned int v7416 = v7405 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7417 = v7416 + v18;
-        const bool v7419 = v7409 < v7417;
-        const bool v7420 = v5626 || v7419;
-        const bool v7421 = v7413 && v7420;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7423 = v7403 * v325;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7424 = v7421 ? v7423 : __uint_as_float(0xff800000u);
-        v5586.x[63] = v7424;  // kernels/sdpa/flash_tile.hpp:161
+        const unsigned int v6375 = static_cast<unsigned int>(v6072.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6376 = static_cast<unsigned int>(v6072.row(0, iron_linear_thread() & 31u));
+        const float v6377 = v6072.x[0];
+        const unsigned int v6378 = v46 + v6376;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6379 = v5559 + v6375;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6380 = v6379 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6383 = v6378 + v37;
+        const unsigned int v6384 = v6379 + v18;
+        const bool v6385 = v6384 <= v6383;
+        const bool v6386 = v306 || v6385;
+        const bool v6387 = v6380 && v6386;
+        const unsigned int v6390 = v6379 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6391 = v6390 + v18;
+        const bool v6393 = v6383 < v6391;
+        const bool v6394 = v6112 || v6393;
+        const bool v6395 = v6387 && v6394;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6397 = v6377 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6398 = v6395 ? v6397 : __uint_as_float(0xff800000u);
+        v6072.x[0] = v6398;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6399 = static_cast<unsigned int>(v6072.col(1, iron_linear_thread() & 31u));
+        const unsigned int v6400 = static_cast<unsigned int>(v6072.row(1, iron_linear_thread() & 31u));
+        const float v6401 = v6072.x[1];
+        const unsigned int v6402 = v46 + v6400;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6403 = v5559 + v6399;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6404 = v6403 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6407 = v6402 + v37;
+        const unsigned int v6408 = v6403 + v18;
+        const bool v6409 = v6408 <= v6407;
+        const bool v6410 = v306 || v6409;
+        const bool v6411 = v6404 && v6410;
+        const unsigned int v6414 = v6403 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6415 = v6414 + v18;
+        const bool v6417 = v6407 < v6415;
+        const bool v6418 = v6112 || v6417;
+        const bool v6419 = v6411 && v6418;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6421 = v6401 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6422 = v6419 ? v6421 : __uint_as_float(0xff800000u);
+        v6072.x[1] = v6422;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6423 = static_cast<unsigned int>(v6072.col(2, iron_linear_thread() & 31u));
+        const unsigned int v6424 = static_cast<unsigned int>(v6072.row(2, iron_linear_thread() & 31u));
+        const float v6425 = v6072.x[2];
+        const unsigned int v6426 = v46 + v6424;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6427 = v5559 + v6423;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6428 = v6427 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6431 = v6426 + v37;
+        const unsigned int v6432 = v6427 + v18;
+        const bool v6433 = v6432 <= v6431;
+        const bool v6434 = v306 || v6433;
+        const bool v6435 = v6428 && v6434;
+        const unsigned int v6438 = v6427 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6439 = v6438 + v18;
+        const bool v6441 = v6431 < v6439;
+        const bool v6442 = v6112 || v6441;
+        const bool v6443 = v6435 && v6442;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6445 = v6425 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6446 = v6443 ? v6445 : __uint_as_float(0xff800000u);
+        v6072.x[2] = v6446;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6447 = static_cast<unsigned int>(v6072.col(3, iron_linear_thread() & 31u));
+        const unsigned int v6448 = static_cast<unsigned int>(v6072.row(3, iron_linear_thread() & 31u));
+        const float v6449 = v6072.x[3];
+        const unsigned int v6450 = v46 + v6448;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6451 = v5559 + v6447;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6452 = v6451 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6455 = v6450 + v37;
+        const unsigned int v6456 = v6451 + v18;
+        const bool v6457 = v6456 <= v6455;
+        const bool v6458 = v306 || v6457;
+        const bool v6459 = v6452 && v6458;
+        const unsigned int v6462 = v6451 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6463 = v6462 + v18;
+        const bool v6465 = v6455 < v6463;
+        const bool v6466 = v6112 || v6465;
+        const bool v6467 = v6459 && v6466;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6469 = v6449 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6470 = v6467 ? v6469 : __uint_as_float(0xff800000u);
+        v6072.x[3] = v6470;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6471 = static_cast<unsigned int>(v6072.col(4, iron_linear_thread() & 31u));
+        const unsigned int v6472 = static_cast<unsigned int>(v6072.row(4, iron_linear_thread() & 31u));
+        const float v6473 = v6072.x[4];
+        const unsigned int v6474 = v46 + v6472;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6475 = v5559 + v6471;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6476 = v6475 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6479 = v6474 + v37;
+        const unsigned int v6480 = v6475 + v18;
+        const bool v6481 = v6480 <= v6479;
+        const bool v6482 = v306 || v6481;
+        const bool v6483 = v6476 && v6482;
+        const unsigned int v6486 = v6475 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6487 = v6486 + v18;
+        const bool v6489 = v6479 < v6487;
+        const bool v6490 = v6112 || v6489;
+        const bool v6491 = v6483 && v6490;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6493 = v6473 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6494 = v6491 ? v6493 : __uint_as_float(0xff800000u);
+        v6072.x[4] = v6494;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6495 = static_cast<unsigned int>(v6072.col(5, iron_linear_thread() & 31u));
+        const unsigned int v6496 = static_cast<unsigned int>(v6072.row(5, iron_linear_thread() & 31u));
+        const float v6497 = v6072.x[5];
+        const unsigned int v6498 = v46 + v6496;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6499 = v5559 + v6495;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6500 = v6499 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6503 = v6498 + v37;
+        const unsigned int v6504 = v6499 + v18;
+        const bool v6505 = v6504 <= v6503;
+        const bool v6506 = v306 || v6505;
+        const bool v6507 = v6500 && v6506;
+        const unsigned int v6510 = v6499 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6511 = v6510 + v18;
+        const bool v6513 = v6503 < v6511;
+        const bool v6514 = v6112 || v6513;
+        const bool v6515 = v6507 && v6514;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6517 = v6497 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6518 = v6515 ? v6517 : __uint_as_float(0xff800000u);
+        v6072.x[5] = v6518;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6519 = static_cast<unsigned int>(v6072.col(6, iron_linear_thread() & 31u));
+        const unsigned int v6520 = static_cast<unsigned int>(v6072.row(6, iron_linear_thread() & 31u));
+        const float v6521 = v6072.x[6];
+        const unsigned int v6522 = v46 + v6520;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6523 = v5559 + v6519;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6524 = v6523 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6527 = v6522 + v37;
+        const unsigned int v6528 = v6523 + v18;
+        const bool v6529 = v6528 <= v6527;
+        const bool v6530 = v306 || v6529;
+        const bool v6531 = v6524 && v6530;
+        const unsigned int v6534 = v6523 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6535 = v6534 + v18;
+        const bool v6537 = v6527 < v6535;
+        const bool v6538 = v6112 || v6537;
+        const bool v6539 = v6531 && v6538;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6541 = v6521 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6542 = v6539 ? v6541 : __uint_as_float(0xff800000u);
+        v6072.x[6] = v6542;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6543 = static_cast<unsigned int>(v6072.col(7, iron_linear_thread() & 31u));
+        const unsigned int v6544 = static_cast<unsigned int>(v6072.row(7, iron_linear_thread() & 31u));
+        const float v6545 = v6072.x[7];
+        const unsigned int v6546 = v46 + v6544;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6547 = v5559 + v6543;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6548 = v6547 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6551 = v6546 + v37;
+        const unsigned int v6552 = v6547 + v18;
+        const bool v6553 = v6552 <= v6551;
+        const bool v6554 = v306 || v6553;
+        const bool v6555 = v6548 && v6554;
+        const unsigned int v6558 = v6547 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6559 = v6558 + v18;
+        const bool v6561 = v6551 < v6559;
+        const bool v6562 = v6112 || v6561;
+        const bool v6563 = v6555 && v6562;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6565 = v6545 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6566 = v6563 ? v6565 : __uint_as_float(0xff800000u);
+        v6072.x[7] = v6566;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6567 = static_cast<unsigned int>(v6072.col(8, iron_linear_thread() & 31u));
+        const unsigned int v6568 = static_cast<unsigned int>(v6072.row(8, iron_linear_thread() & 31u));
+        const float v6569 = v6072.x[8];
+        const unsigned int v6570 = v46 + v6568;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6571 = v5559 + v6567;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6572 = v6571 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6575 = v6570 + v37;
+        const unsigned int v6576 = v6571 + v18;
+        const bool v6577 = v6576 <= v6575;
+        const bool v6578 = v306 || v6577;
+        const bool v6579 = v6572 && v6578;
+        const unsigned int v6582 = v6571 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6583 = v6582 + v18;
+        const bool v6585 = v6575 < v6583;
+        const bool v6586 = v6112 || v6585;
+        const bool v6587 = v6579 && v6586;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6589 = v6569 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6590 = v6587 ? v6589 : __uint_as_float(0xff800000u);
+        v6072.x[8] = v6590;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6591 = static_cast<unsigned int>(v6072.col(9, iron_linear_thread() & 31u));
+        const unsigned int v6592 = static_cast<unsigned int>(v6072.row(9, iron_linear_thread() & 31u));
+        const float v6593 = v6072.x[9];
+        const unsigned int v6594 = v46 + v6592;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6595 = v5559 + v6591;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6596 = v6595 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6599 = v6594 + v37;
+        const unsigned int v6600 = v6595 + v18;
+        const bool v6601 = v6600 <= v6599;
+        const bool v6602 = v306 || v6601;
+        const bool v6603 = v6596 && v6602;
+        const unsigned int v6606 = v6595 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6607 = v6606 + v18;
+        const bool v6609 = v6599 < v6607;
+        const bool v6610 = v6112 || v6609;
+        const bool v6611 = v6603 && v6610;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6613 = v6593 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6614 = v6611 ? v6613 : __uint_as_float(0xff800000u);
+        v6072.x[9] = v6614;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6615 = static_cast<unsigned int>(v6072.col(10, iron_linear_thread() & 31u));
+        const unsigned int v6616 = static_cast<unsigned int>(v6072.row(10, iron_linear_thread() & 31u));
+        const float v6617 = v6072.x[10];
+        const unsigned int v6618 = v46 + v6616;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6619 = v5559 + v6615;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6620 = v6619 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6623 = v6618 + v37;
+        const unsigned int v6624 = v6619 + v18;
+        const bool v6625 = v6624 <= v6623;
+        const bool v6626 = v306 || v6625;
+        const bool v6627 = v6620 && v6626;
+        const unsigned int v6630 = v6619 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6631 = v6630 + v18;
+        const bool v6633 = v6623 < v6631;
+        const bool v6634 = v6112 || v6633;
+        const bool v6635 = v6627 && v6634;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6637 = v6617 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6638 = v6635 ? v6637 : __uint_as_float(0xff800000u);
+        v6072.x[10] = v6638;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6639 = static_cast<unsigned int>(v6072.col(11, iron_linear_thread() & 31u));
+        const unsigned int v6640 = static_cast<unsigned int>(v6072.row(11, iron_linear_thread() & 31u));
+        const float v6641 = v6072.x[11];
+        const unsigned int v6642 = v46 + v6640;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6643 = v5559 + v6639;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6644 = v6643 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6647 = v6642 + v37;
+        const unsigned int v6648 = v6643 + v18;
+        const bool v6649 = v6648 <= v6647;
+        const bool v6650 = v306 || v6649;
+        const bool v6651 = v6644 && v6650;
+        const unsigned int v6654 = v6643 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6655 = v6654 + v18;
+        const bool v6657 = v6647 < v6655;
+        const bool v6658 = v6112 || v6657;
+        const bool v6659 = v6651 && v6658;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6661 = v6641 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6662 = v6659 ? v6661 : __uint_as_float(0xff800000u);
+        v6072.x[11] = v6662;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6663 = static_cast<unsigned int>(v6072.col(12, iron_linear_thread() & 31u));
+        const unsigned int v6664 = static_cast<unsigned int>(v6072.row(12, iron_linear_thread() & 31u));
+        const float v6665 = v6072.x[12];
+        const unsigned int v6666 = v46 + v6664;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6667 = v5559 + v6663;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6668 = v6667 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6671 = v6666 + v37;
+        const unsigned int v6672 = v6667 + v18;
+        const bool v6673 = v6672 <= v6671;
+        const bool v6674 = v306 || v6673;
+        const bool v6675 = v6668 && v6674;
+        const unsigned int v6678 = v6667 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6679 = v6678 + v18;
+        const bool v6681 = v6671 < v6679;
+        const bool v6682 = v6112 || v6681;
+        const bool v6683 = v6675 && v6682;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6685 = v6665 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6686 = v6683 ? v6685 : __uint_as_float(0xff800000u);
+        v6072.x[12] = v6686;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6687 = static_cast<unsigned int>(v6072.col(13, iron_linear_thread() & 31u));
+        const unsigned int v6688 = static_cast<unsigned int>(v6072.row(13, iron_linear_thread() & 31u));
+        const float v6689 = v6072.x[13];
+        const unsigned int v6690 = v46 + v6688;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6691 = v5559 + v6687;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6692 = v6691 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6695 = v6690 + v37;
+        const unsigned int v6696 = v6691 + v18;
+        const bool v6697 = v6696 <= v6695;
+        const bool v6698 = v306 || v6697;
+        const bool v6699 = v6692 && v6698;
+        const unsigned int v6702 = v6691 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6703 = v6702 + v18;
+        const bool v6705 = v6695 < v6703;
+        const bool v6706 = v6112 || v6705;
+        const bool v6707 = v6699 && v6706;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6709 = v6689 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6710 = v6707 ? v6709 : __uint_as_float(0xff800000u);
+        v6072.x[13] = v6710;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6711 = static_cast<unsigned int>(v6072.col(14, iron_linear_thread() & 31u));
+        const unsigned int v6712 = static_cast<unsigned int>(v6072.row(14, iron_linear_thread() & 31u));
+        const float v6713 = v6072.x[14];
+        const unsigned int v6714 = v46 + v6712;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6715 = v5559 + v6711;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6716 = v6715 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6719 = v6714 + v37;
+        const unsigned int v6720 = v6715 + v18;
+        const bool v6721 = v6720 <= v6719;
+        const bool v6722 = v306 || v6721;
+        const bool v6723 = v6716 && v6722;
+        const unsigned int v6726 = v6715 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6727 = v6726 + v18;
+        const bool v6729 = v6719 < v6727;
+        const bool v6730 = v6112 || v6729;
+        const bool v6731 = v6723 && v6730;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6733 = v6713 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6734 = v6731 ? v6733 : __uint_as_float(0xff800000u);
+        v6072.x[14] = v6734;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6735 = static_cast<unsigned int>(v6072.col(15, iron_linear_thread() & 31u));
+        const unsigned int v6736 = static_cast<unsigned int>(v6072.row(15, iron_linear_thread() & 31u));
+        const float v6737 = v6072.x[15];
+        const unsigned int v6738 = v46 + v6736;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6739 = v5559 + v6735;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6740 = v6739 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6743 = v6738 + v37;
+        const unsigned int v6744 = v6739 + v18;
+        const bool v6745 = v6744 <= v6743;
+        const bool v6746 = v306 || v6745;
+        const bool v6747 = v6740 && v6746;
+        const unsigned int v6750 = v6739 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6751 = v6750 + v18;
+        const bool v6753 = v6743 < v6751;
+        const bool v6754 = v6112 || v6753;
+        const bool v6755 = v6747 && v6754;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6757 = v6737 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6758 = v6755 ? v6757 : __uint_as_float(0xff800000u);
+        v6072.x[15] = v6758;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6759 = static_cast<unsigned int>(v6072.col(16, iron_linear_thread() & 31u));
+        const unsigned int v6760 = static_cast<unsigned int>(v6072.row(16, iron_linear_thread() & 31u));
+        const float v6761 = v6072.x[16];
+        const unsigned int v6762 = v46 + v6760;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6763 = v5559 + v6759;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6764 = v6763 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6767 = v6762 + v37;
+        const unsigned int v6768 = v6763 + v18;
+        const bool v6769 = v6768 <= v6767;
+        const bool v6770 = v306 || v6769;
+        const bool v6771 = v6764 && v6770;
+        const unsigned int v6774 = v6763 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6775 = v6774 + v18;
+        const bool v6777 = v6767 < v6775;
+        const bool v6778 = v6112 || v6777;
+        const bool v6779 = v6771 && v6778;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6781 = v6761 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6782 = v6779 ? v6781 : __uint_as_float(0xff800000u);
+        v6072.x[16] = v6782;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6783 = static_cast<unsigned int>(v6072.col(17, iron_linear_thread() & 31u));
+        const unsigned int v6784 = static_cast<unsigned int>(v6072.row(17, iron_linear_thread() & 31u));
+        const float v6785 = v6072.x[17];
+        const unsigned int v6786 = v46 + v6784;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6787 = v5559 + v6783;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6788 = v6787 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6791 = v6786 + v37;
+        const unsigned int v6792 = v6787 + v18;
+        const bool v6793 = v6792 <= v6791;
+        const bool v6794 = v306 || v6793;
+        const bool v6795 = v6788 && v6794;
+        const unsigned int v6798 = v6787 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6799 = v6798 + v18;
+        const bool v6801 = v6791 < v6799;
+        const bool v6802 = v6112 || v6801;
+        const bool v6803 = v6795 && v6802;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6805 = v6785 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6806 = v6803 ? v6805 : __uint_as_float(0xff800000u);
+        v6072.x[17] = v6806;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6807 = static_cast<unsigned int>(v6072.col(18, iron_linear_thread() & 31u));
+        const unsigned int v6808 = static_cast<unsigned int>(v6072.row(18, iron_linear_thread() & 31u));
+        const float v6809 = v6072.x[18];
+        const unsigned int v6810 = v46 + v6808;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6811 = v5559 + v6807;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6812 = v6811 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6815 = v6810 + v37;
+        const unsigned int v6816 = v6811 + v18;
+        const bool v6817 = v6816 <= v6815;
+        const bool v6818 = v306 || v6817;
+        const bool v6819 = v6812 && v6818;
+        const unsigned int v6822 = v6811 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6823 = v6822 + v18;
+        const bool v6825 = v6815 < v6823;
+        const bool v6826 = v6112 || v6825;
+        const bool v6827 = v6819 && v6826;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6829 = v6809 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6830 = v6827 ? v6829 : __uint_as_float(0xff800000u);
+        v6072.x[18] = v6830;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6831 = static_cast<unsigned int>(v6072.col(19, iron_linear_thread() & 31u));
+        const unsigned int v6832 = static_cast<unsigned int>(v6072.row(19, iron_linear_thread() & 31u));
+        const float v6833 = v6072.x[19];
+        const unsigned int v6834 = v46 + v6832;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6835 = v5559 + v6831;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6836 = v6835 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6839 = v6834 + v37;
+        const unsigned int v6840 = v6835 + v18;
+        const bool v6841 = v6840 <= v6839;
+        const bool v6842 = v306 || v6841;
+        const bool v6843 = v6836 && v6842;
+        const unsigned int v6846 = v6835 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6847 = v6846 + v18;
+        const bool v6849 = v6839 < v6847;
+        const bool v6850 = v6112 || v6849;
+        const bool v6851 = v6843 && v6850;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6853 = v6833 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6854 = v6851 ? v6853 : __uint_as_float(0xff800000u);
+        v6072.x[19] = v6854;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6855 = static_cast<unsigned int>(v6072.col(20, iron_linear_thread() & 31u));
+        const unsigned int v6856 = static_cast<unsigned int>(v6072.row(20, iron_linear_thread() & 31u));
+        const float v6857 = v6072.x[20];
+        const unsigned int v6858 = v46 + v6856;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6859 = v5559 + v6855;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6860 = v6859 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6863 = v6858 + v37;
+        const unsigned int v6864 = v6859 + v18;
+        const bool v6865 = v6864 <= v6863;
+        const bool v6866 = v306 || v6865;
+        const bool v6867 = v6860 && v6866;
+        const unsigned int v6870 = v6859 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6871 = v6870 + v18;
+        const bool v6873 = v6863 < v6871;
+        const bool v6874 = v6112 || v6873;
+        const bool v6875 = v6867 && v6874;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6877 = v6857 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6878 = v6875 ? v6877 : __uint_as_float(0xff800000u);
+        v6072.x[20] = v6878;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6879 = static_cast<unsigned int>(v6072.col(21, iron_linear_thread() & 31u));
+        const unsigned int v6880 = static_cast<unsigned int>(v6072.row(21, iron_linear_thread() & 31u));
+        const float v6881 = v6072.x[21];
+        const unsigned int v6882 = v46 + v6880;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6883 = v5559 + v6879;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6884 = v6883 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6887 = v6882 + v37;
+        const unsigned int v6888 = v6883 + v18;
+        const bool v6889 = v6888 <= v6887;
+        const bool v6890 = v306 || v6889;
+        const bool v6891 = v6884 && v6890;
+        const unsigned int v6894 = v6883 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6895 = v6894 + v18;
+        const bool v6897 = v6887 < v6895;
+        const bool v6898 = v6112 || v6897;
+        const bool v6899 = v6891 && v6898;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6901 = v6881 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6902 = v6899 ? v6901 : __uint_as_float(0xff800000u);
+        v6072.x[21] = v6902;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6903 = static_cast<unsigned int>(v6072.col(22, iron_linear_thread() & 31u));
+        const unsigned int v6904 = static_cast<unsigned int>(v6072.row(22, iron_linear_thread() & 31u));
+        const float v6905 = v6072.x[22];
+        const unsigned int v6906 = v46 + v6904;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6907 = v5559 + v6903;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6908 = v6907 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6911 = v6906 + v37;
+        const unsigned int v6912 = v6907 + v18;
+        const bool v6913 = v6912 <= v6911;
+        const bool v6914 = v306 || v6913;
+        const bool v6915 = v6908 && v6914;
+        const unsigned int v6918 = v6907 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6919 = v6918 + v18;
+        const bool v6921 = v6911 < v6919;
+        const bool v6922 = v6112 || v6921;
+        const bool v6923 = v6915 && v6922;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6925 = v6905 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6926 = v6923 ? v6925 : __uint_as_float(0xff800000u);
+        v6072.x[22] = v6926;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6927 = static_cast<unsigned int>(v6072.col(23, iron_linear_thread() & 31u));
+        const unsigned int v6928 = static_cast<unsigned int>(v6072.row(23, iron_linear_thread() & 31u));
+        const float v6929 = v6072.x[23];
+        const unsigned int v6930 = v46 + v6928;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6931 = v5559 + v6927;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6932 = v6931 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6935 = v6930 + v37;
+        const unsigned int v6936 = v6931 + v18;
+        const bool v6937 = v6936 <= v6935;
+        const bool v6938 = v306 || v6937;
+        const bool v6939 = v6932 && v6938;
+        const unsigned int v6942 = v6931 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6943 = v6942 + v18;
+        const bool v6945 = v6935 < v6943;
+        const bool v6946 = v6112 || v6945;
+        const bool v6947 = v6939 && v6946;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6949 = v6929 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6950 = v6947 ? v6949 : __uint_as_float(0xff800000u);
+        v6072.x[23] = v6950;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6951 = static_cast<unsigned int>(v6072.col(24, iron_linear_thread() & 31u));
+        const unsigned int v6952 = static_cast<unsigned int>(v6072.row(24, iron_linear_thread() & 31u));
+        const float v6953 = v6072.x[24];
+        const unsigned int v6954 = v46 + v6952;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6955 = v5559 + v6951;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6956 = v6955 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6959 = v6954 + v37;
+        const unsigned int v6960 = v6955 + v18;
+        const bool v6961 = v6960 <= v6959;
+        const bool v6962 = v306 || v6961;
+        const bool v6963 = v6956 && v6962;
+        const unsigned int v6966 = v6955 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6967 = v6966 + v18;
+        const bool v6969 = v6959 < v6967;
+        const bool v6970 = v6112 || v6969;
+        const bool v6971 = v6963 && v6970;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6973 = v6953 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6974 = v6971 ? v6973 : __uint_as_float(0xff800000u);
+        v6072.x[24] = v6974;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6975 = static_cast<unsigned int>(v6072.col(25, iron_linear_thread() & 31u));
+        const unsigned int v6976 = static_cast<unsigned int>(v6072.row(25, iron_linear_thread() & 31u));
+        const float v6977 = v6072.x[25];
+        const unsigned int v6978 = v46 + v6976;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6979 = v5559 + v6975;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6980 = v6979 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6983 = v6978 + v37;
+        const unsigned int v6984 = v6979 + v18;
+        const bool v6985 = v6984 <= v6983;
+        const bool v6986 = v306 || v6985;
+        const bool v6987 = v6980 && v6986;
+        const unsigned int v6990 = v6979 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6991 = v6990 + v18;
+        const bool v6993 = v6983 < v6991;
+        const bool v6994 = v6112 || v6993;
+        const bool v6995 = v6987 && v6994;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6997 = v6977 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6998 = v6995 ? v6997 : __uint_as_float(0xff800000u);
+        v6072.x[25] = v6998;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6999 = static_cast<unsigned int>(v6072.col(26, iron_linear_thread() & 31u));
+        const unsigned int v7000 = static_cast<unsigned int>(v6072.row(26, iron_linear_thread() & 31u));
+        const float v7001 = v6072.x[26];
+        const unsigned int v7002 = v46 + v7000;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7003 = v5559 + v6999;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7004 = v7003 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7007 = v7002 + v37;
+        const unsigned int v7008 = v7003 + v18;
+        const bool v7009 = v7008 <= v7007;
+        const bool v7010 = v306 || v7009;
+        const bool v7011 = v7004 && v7010;
+        const unsigned int v7014 = v7003 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7015 = v7014 + v18;
+        const bool v7017 = v7007 < v7015;
+        const bool v7018 = v6112 || v7017;
+        const bool v7019 = v7011 && v7018;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7021 = v7001 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7022 = v7019 ? v7021 : __uint_as_float(0xff800000u);
+        v6072.x[26] = v7022;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7023 = static_cast<unsigned int>(v6072.col(27, iron_linear_thread() & 31u));
+        const unsigned int v7024 = static_cast<unsigned int>(v6072.row(27, iron_linear_thread() & 31u));
+        const float v7025 = v6072.x[27];
+        const unsigned int v7026 = v46 + v7024;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7027 = v5559 + v7023;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7028 = v7027 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7031 = v7026 + v37;
+        const unsigned int v7032 = v7027 + v18;
+        const bool v7033 = v7032 <= v7031;
+        const bool v7034 = v306 || v7033;
+        const bool v7035 = v7028 && v7034;
+        const unsigned int v7038 = v7027 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7039 = v7038 + v18;
+        const bool v7041 = v7031 < v7039;
+        const bool v7042 = v6112 || v7041;
+        const bool v7043 = v7035 && v7042;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7045 = v7025 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7046 = v7043 ? v7045 : __uint_as_float(0xff800000u);
+        v6072.x[27] = v7046;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7047 = static_cast<unsigned int>(v6072.col(28, iron_linear_thread() & 31u));
+        const unsigned int v7048 = static_cast<unsigned int>(v6072.row(28, iron_linear_thread() & 31u));
+        const float v7049 = v6072.x[28];
+        const unsigned int v7050 = v46 + v7048;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7051 = v5559 + v7047;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7052 = v7051 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7055 = v7050 + v37;
+        const unsigned int v7056 = v7051 + v18;
+        const bool v7057 = v7056 <= v7055;
+        const bool v7058 = v306 || v7057;
+        const bool v7059 = v7052 && v7058;
+        const unsigned int v7062 = v7051 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7063 = v7062 + v18;
+        const bool v7065 = v7055 < v7063;
+        const bool v7066 = v6112 || v7065;
+        const bool v7067 = v7059 && v7066;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7069 = v7049 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7070 = v7067 ? v7069 : __uint_as_float(0xff800000u);
+        v6072.x[28] = v7070;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7071 = static_cast<unsigned int>(v6072.col(29, iron_linear_thread() & 31u));
+        const unsigned int v7072 = static_cast<unsigned int>(v6072.row(29, iron_linear_thread() & 31u));
+        const float v7073 = v6072.x[29];
+        const unsigned int v7074 = v46 + v7072;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7075 = v5559 + v7071;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7076 = v7075 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7079 = v7074 + v37;
+        const unsigned int v7080 = v7075 + v18;
+        const bool v7081 = v7080 <= v7079;
+        const bool v7082 = v306 || v7081;
+        const bool v7083 = v7076 && v7082;
+        const unsigned int v7086 = v7075 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7087 = v7086 + v18;
+        const bool v7089 = v7079 < v7087;
+        const bool v7090 = v6112 || v7089;
+        const bool v7091 = v7083 && v7090;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7093 = v7073 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7094 = v7091 ? v7093 : __uint_as_float(0xff800000u);
+        v6072.x[29] = v7094;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7095 = static_cast<unsigned int>(v6072.col(30, iron_linear_thread() & 31u));
+        const unsigned int v7096 = static_cast<unsigned int>(v6072.row(30, iron_linear_thread() & 31u));
+        const float v7097 = v6072.x[30];
+        const unsigned int v7098 = v46 + v7096;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7099 = v5559 + v7095;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7100 = v7099 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7103 = v7098 + v37;
+        const unsigned int v7104 = v7099 + v18;
+        const bool v7105 = v7104 <= v7103;
+        const bool v7106 = v306 || v7105;
+        const bool v7107 = v7100 && v7106;
+        const unsigned int v7110 = v7099 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7111 = v7110 + v18;
+        const bool v7113 = v7103 < v7111;
+        const bool v7114 = v6112 || v7113;
+        const bool v7115 = v7107 && v7114;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7117 = v7097 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7118 = v7115 ? v7117 : __uint_as_float(0xff800000u);
+        v6072.x[30] = v7118;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7119 = static_cast<unsigned int>(v6072.col(31, iron_linear_thread() & 31u));
+        const unsigned int v7120 = static_cast<unsigned int>(v6072.row(31, iron_linear_thread() & 31u));
+        const float v7121 = v6072.x[31];
+        const unsigned int v7122 = v46 + v7120;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7123 = v5559 + v7119;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7124 = v7123 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7127 = v7122 + v37;
+        const unsigned int v7128 = v7123 + v18;
+        const bool v7129 = v7128 <= v7127;
+        const bool v7130 = v306 || v7129;
+        const bool v7131 = v7124 && v7130;
+        const unsigned int v7134 = v7123 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7135 = v7134 + v18;
+        const bool v7137 = v7127 < v7135;
+        const bool v7138 = v6112 || v7137;
+        const bool v7139 = v7131 && v7138;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7141 = v7121 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7142 = v7139 ? v7141 : __uint_as_float(0xff800000u);
+        v6072.x[31] = v7142;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7143 = static_cast<unsigned int>(v6072.col(32, iron_linear_thread() & 31u));
+        const unsigned int v7144 = static_cast<unsigned int>(v6072.row(32, iron_linear_thread() & 31u));
+        const float v7145 = v6072.x[32];
+        const unsigned int v7146 = v46 + v7144;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7147 = v5559 + v7143;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7148 = v7147 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7151 = v7146 + v37;
+        const unsigned int v7152 = v7147 + v18;
+        const bool v7153 = v7152 <= v7151;
+        const bool v7154 = v306 || v7153;
+        const bool v7155 = v7148 && v7154;
+        const unsigned int v7158 = v7147 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7159 = v7158 + v18;
+        const bool v7161 = v7151 < v7159;
+        const bool v7162 = v6112 || v7161;
+        const bool v7163 = v7155 && v7162;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7165 = v7145 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7166 = v7163 ? v7165 : __uint_as_float(0xff800000u);
+        v6072.x[32] = v7166;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7167 = static_cast<unsigned int>(v6072.col(33, iron_linear_thread() & 31u));
+        const unsigned int v7168 = static_cast<unsigned int>(v6072.row(33, iron_linear_thread() & 31u));
+        const float v7169 = v6072.x[33];
+        const unsigned int v7170 = v46 + v7168;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7171 = v5559 + v7167;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7172 = v7171 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7175 = v7170 + v37;
+        const unsigned int v7176 = v7171 + v18;
+        const bool v7177 = v7176 <= v7175;
+        const bool v7178 = v306 || v7177;
+        const bool v7179 = v7172 && v7178;
+        const unsigned int v7182 = v7171 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7183 = v7182 + v18;
+        const bool v7185 = v7175 < v7183;
+        const bool v7186 = v6112 || v7185;
+        const bool v7187 = v7179 && v7186;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7189 = v7169 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7190 = v7187 ? v7189 : __uint_as_float(0xff800000u);
+        v6072.x[33] = v7190;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7191 = static_cast<unsigned int>(v6072.col(34, iron_linear_thread() & 31u));
+        const unsigned int v7192 = static_cast<unsigned int>(v6072.row(34, iron_linear_thread() & 31u));
+        const float v7193 = v6072.x[34];
+        const unsigned int v7194 = v46 + v7192;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7195 = v5559 + v7191;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7196 = v7195 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7199 = v7194 + v37;
+        const unsigned int v7200 = v7195 + v18;
+        const bool v7201 = v7200 <= v7199;
+        const bool v7202 = v306 || v7201;
+        const bool v7203 = v7196 && v7202;
+        const unsigned int v7206 = v7195 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7207 = v7206 + v18;
+        const bool v7209 = v7199 < v7207;
+        const bool v7210 = v6112 || v7209;
+        const bool v7211 = v7203 && v7210;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7213 = v7193 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7214 = v7211 ? v7213 : __uint_as_float(0xff800000u);
+        v6072.x[34] = v7214;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7215 = static_cast<unsigned int>(v6072.col(35, iron_linear_thread() & 31u));
+        const unsigned int v7216 = static_cast<unsigned int>(v6072.row(35, iron_linear_thread() & 31u));
+        const float v7217 = v6072.x[35];
+        const unsigned int v7218 = v46 + v7216;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7219 = v5559 + v7215;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7220 = v7219 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7223 = v7218 + v37;
+        const unsigned int v7224 = v7219 + v18;
+        const bool v7225 = v7224 <= v7223;
+        const bool v7226 = v306 || v7225;
+        const bool v7227 = v7220 && v7226;
+        const unsigned int v7230 = v7219 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7231 = v7230 + v18;
+        const bool v7233 = v7223 < v7231;
+        const bool v7234 = v6112 || v7233;
+        const bool v7235 = v7227 && v7234;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7237 = v7217 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7238 = v7235 ? v7237 : __uint_as_float(0xff800000u);
+        v6072.x[35] = v7238;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7239 = static_cast<unsigned int>(v6072.col(36, iron_linear_thread() & 31u));
+        const unsigned int v7240 = static_cast<unsigned int>(v6072.row(36, iron_linear_thread() & 31u));
+        const float v7241 = v6072.x[36];
+        const unsigned int v7242 = v46 + v7240;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7243 = v5559 + v7239;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7244 = v7243 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7247 = v7242 + v37;
+        const unsigned int v7248 = v7243 + v18;
+        const bool v7249 = v7248 <= v7247;
+        const bool v7250 = v306 || v7249;
+        const bool v7251 = v7244 && v7250;
+        const unsigned int v7254 = v7243 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7255 = v7254 + v18;
+        const bool v7257 = v7247 < v7255;
+        const bool v7258 = v6112 || v7257;
+        const bool v7259 = v7251 && v7258;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7261 = v7241 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7262 = v7259 ? v7261 : __uint_as_float(0xff800000u);
+        v6072.x[36] = v7262;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7263 = static_cast<unsigned int>(v6072.col(37, iron_linear_thread() & 31u));
+        const unsigned int v7264 = static_cast<unsigned int>(v6072.row(37, iron_linear_thread() & 31u));
+        const float v7265 = v6072.x[37];
+        const unsigned int v7266 = v46 + v7264;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7267 = v5559 + v7263;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7268 = v7267 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7271 = v7266 + v37;
+        const unsigned int v7272 = v7267 + v18;
+        const bool v7273 = v7272 <= v7271;
+        const bool v7274 = v306 || v7273;
+        const bool v7275 = v7268 && v7274;
+        const unsigned int v7278 = v7267 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7279 = v7278 + v18;
+        const bool v7281 = v7271 < v7279;
+        const bool v7282 = v6112 || v7281;
+        const bool v7283 = v7275 && v7282;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7285 = v7265 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7286 = v7283 ? v7285 : __uint_as_float(0xff800000u);
+        v6072.x[37] = v7286;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7287 = static_cast<unsigned int>(v6072.col(38, iron_linear_thread() & 31u));
+        const unsigned int v7288 = static_cast<unsigned int>(v6072.row(38, iron_linear_thread() & 31u));
+        const float v7289 = v6072.x[38];
+        const unsigned int v7290 = v46 + v7288;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7291 = v5559 + v7287;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7292 = v7291 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7295 = v7290 + v37;
+        const unsigned int v7296 = v7291 + v18;
+        const bool v7297 = v7296 <= v7295;
+        const bool v7298 = v306 || v7297;
+        const bool v7299 = v7292 && v7298;
+        const unsigned int v7302 = v7291 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7303 = v7302 + v18;
+        const bool v7305 = v7295 < v7303;
+        const bool v7306 = v6112 || v7305;
+        const bool v7307 = v7299 && v7306;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7309 = v7289 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7310 = v7307 ? v7309 : __uint_as_float(0xff800000u);
+        v6072.x[38] = v7310;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7311 = static_cast<unsigned int>(v6072.col(39, iron_linear_thread() & 31u));
+        const unsigned int v7312 = static_cast<unsigned int>(v6072.row(39, iron_linear_thread() & 31u));
+        const float v7313 = v6072.x[39];
+        const unsigned int v7314 = v46 + v7312;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7315 = v5559 + v7311;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7316 = v7315 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7319 = v7314 + v37;
+        const unsigned int v7320 = v7315 + v18;
+        const bool v7321 = v7320 <= v7319;
+        const bool v7322 = v306 || v7321;
+        const bool v7323 = v7316 && v7322;
+        const unsigned int v7326 = v7315 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7327 = v7326 + v18;
+        const bool v7329 = v7319 < v7327;
+        const bool v7330 = v6112 || v7329;
+        const bool v7331 = v7323 && v7330;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7333 = v7313 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7334 = v7331 ? v7333 : __uint_as_float(0xff800000u);
+        v6072.x[39] = v7334;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7335 = static_cast<unsigned int>(v6072.col(40, iron_linear_thread() & 31u));
+        const unsigned int v7336 = static_cast<unsigned int>(v6072.row(40, iron_linear_thread() & 31u));
+        const float v7337 = v6072.x[40];
+        const unsigned int v7338 = v46 + v7336;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7339 = v5559 + v7335;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7340 = v7339 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7343 = v7338 + v37;
+        const unsigned int v7344 = v7339 + v18;
+        const bool v7345 = v7344 <= v7343;
+        const bool v7346 = v306 || v7345;
+        const bool v7347 = v7340 && v7346;
+        const unsigned int v7350 = v7339 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7351 = v7350 + v18;
+        const bool v7353 = v7343 < v7351;
+        const bool v7354 = v6112 || v7353;
+        const bool v7355 = v7347 && v7354;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7357 = v7337 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7358 = v7355 ? v7357 : __uint_as_float(0xff800000u);
+        v6072.x[40] = v7358;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7359 = static_cast<unsigned int>(v6072.col(41, iron_linear_thread() & 31u));
+        const unsigned int v7360 = static_cast<unsigned int>(v6072.row(41, iron_linear_thread() & 31u));
+        const float v7361 = v6072.x[41];
+        const unsigned int v7362 = v46 + v7360;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7363 = v5559 + v7359;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7364 = v7363 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7367 = v7362 + v37;
+        const unsigned int v7368 = v7363 + v18;
+        const bool v7369 = v7368 <= v7367;
+        const bool v7370 = v306 || v7369;
+        const bool v7371 = v7364 && v7370;
+        const unsigned int v7374 = v7363 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7375 = v7374 + v18;
+        const bool v7377 = v7367 < v7375;
+        const bool v7378 = v6112 || v7377;
+        const bool v7379 = v7371 && v7378;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7381 = v7361 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7382 = v7379 ? v7381 : __uint_as_float(0xff800000u);
+        v6072.x[41] = v7382;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7383 = static_cast<unsigned int>(v6072.col(42, iron_linear_thread() & 31u));
+        const unsigned int v7384 = static_cast<unsigned int>(v6072.row(42, iron_linear_thread() & 31u));
+        const float v7385 = v6072.x[42];
+        const unsigned int v7386 = v46 + v7384;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7387 = v5559 + v7383;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7388 = v7387 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7391 = v7386 + v37;
+        const unsigned int v7392 = v7387 + v18;
+        const bool v7393 = v7392 <= v7391;
+        const bool v7394 = v306 || v7393;
+        const bool v7395 = v7388 && v7394;
+        const unsigned int v7398 = v7387 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7399 = v7398 + v18;
+        const bool v7401 = v7391 < v7399;
+        const bool v7402 = v6112 || v7401;
+        const bool v7403 = v7395 && v7402;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7405 = v7385 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7406 = v7403 ? v7405 : __uint_as_float(0xff800000u);
+        v6072.x[42] = v7406;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7407 = static_cast<unsigned int>(v6072.col(43, iron_linear_thread() & 31u));
+        const unsigned int v7408 = static_cast<unsigned int>(v6072.row(43, iron_linear_thread() & 31u));
+        const float v7409 = v6072.x[43];
+        const unsigned int v7410 = v46 + v7408;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7411 = v5559 + v7407;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7412 = v7411 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7415 = v7410 + v37;
+        const unsigned int v7416 = v7411 + v18;
+        const bool v7417 = v7416 <= v7415;
+        const bool v7418 = v306 || v7417;
+        const bool v7419 = v7412 && v7418;
+        const unsigned int v7422 = v7411 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7423 = v7422 + v18;
+        const bool v7425 = v7415 < v7423;
+        const bool v7426 = v6112 || v7425;
+        const bool v7427 = v7419 && v7426;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7429 = v7409 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7430 = v7427 ? v7429 : __uint_as_float(0xff800000u);
+        v6072.x[43] = v7430;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7431 = static_cast<unsigned int>(v6072.col(44, iron_linear_thread() & 31u));
+        const unsigned int v7432 = static_cast<unsigned int>(v6072.row(44, iron_linear_thread() & 31u));
+        const float v7433 = v6072.x[44];
+        const unsigned int v7434 = v46 + v7432;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7435 = v5559 + v7431;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7436 = v7435 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7439 = v7434 + v37;
+        const unsigned int v7440 = v7435 + v18;
+        const bool v7441 = v7440 <= v7439;
+        const bool v7442 = v306 || v7441;
+        const bool v7443 = v7436 && v7442;
+        const unsigned int v7446 = v7435 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7447 = v7446 + v18;
+        const bool v7449 = v7439 < v7447;
+        const bool v7450 = v6112 || v7449;
+        const bool v7451 = v7443 && v7450;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7453 = v7433 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7454 = v7451 ? v7453 : __uint_as_float(0xff800000u);
+        v6072.x[44] = v7454;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7455 = static_cast<unsigned int>(v6072.col(45, iron_linear_thread() & 31u));
+        const unsigned int v7456 = static_cast<unsigned int>(v6072.row(45, iron_linear_thread() & 31u));
+        const float v7457 = v6072.x[45];
+        const unsigned int v7458 = v46 + v7456;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7459 = v5559 + v7455;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7460 = v7459 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7463 = v7458 + v37;
+        const unsigned int v7464 = v7459 + v18;
+        const bool v7465 = v7464 <= v7463;
+        const bool v7466 = v306 || v7465;
+        const bool v7467 = v7460 && v7466;
+        const unsigned int v7470 = v7459 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7471 = v7470 + v18;
+        const bool v7473 = v7463 < v7471;
+        const bool v7474 = v6112 || v7473;
+        const bool v7475 = v7467 && v7474;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7477 = v7457 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7478 = v7475 ? v7477 : __uint_as_float(0xff800000u);
+        v6072.x[45] = v7478;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7479 = static_cast<unsigned int>(v6072.col(46, iron_linear_thread() & 31u));
+        const unsigned int v7480 = static_cast<unsigned int>(v6072.row(46, iron_linear_thread() & 31u));
+        const float v7481 = v6072.x[46];
+        const unsigned int v7482 = v46 + v7480;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7483 = v5559 + v7479;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7484 = v7483 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7487 = v7482 + v37;
+        const unsigned int v7488 = v7483 + v18;
+        const bool v7489 = v7488 <= v7487;
+        const bool v7490 = v306 || v7489;
+        const bool v7491 = v7484 && v7490;
+        const unsigned int v7494 = v7483 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7495 = v7494 + v18;
+        const bool v7497 = v7487 < v7495;
+        const bool v7498 = v6112 || v7497;
+        const bool v7499 = v7491 && v7498;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7501 = v7481 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7502 = v7499 ? v7501 : __uint_as_float(0xff800000u);
+        v6072.x[46] = v7502;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7503 = static_cast<unsigned int>(v6072.col(47, iron_linear_thread() & 31u));
+        const unsigned int v7504 = static_cast<unsigned int>(v6072.row(47, iron_linear_thread() & 31u));
+        const float v7505 = v6072.x[47];
+        const unsigned int v7506 = v46 + v7504;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7507 = v5559 + v7503;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7508 = v7507 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7511 = v7506 + v37;
+        const unsigned int v7512 = v7507 + v18;
+        const bool v7513 = v7512 <= v7511;
+        const bool v7514 = v306 || v7513;
+        const bool v7515 = v7508 && v7514;
+        const unsigned int v7518 = v7507 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7519 = v7518 + v18;
+        const bool v7521 = v7511 < v7519;
+        const bool v7522 = v6112 || v7521;
+        const bool v7523 = v7515 && v7522;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7525 = v7505 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7526 = v7523 ? v7525 : __uint_as_float(0xff800000u);
+        v6072.x[47] = v7526;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7527 = static_cast<unsigned int>(v6072.col(48, iron_linear_thread() & 31u));
+        const unsigned int v7528 = static_cast<unsigned int>(v6072.row(48, iron_linear_thread() & 31u));
+        const float v7529 = v6072.x[48];
+        const unsigned int v7530 = v46 + v7528;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7531 = v5559 + v7527;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7532 = v7531 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7535 = v7530 + v37;
+        const unsigned int v7536 = v7531 + v18;
+        const bool v7537 = v7536 <= v7535;
+        const bool v7538 = v306 || v7537;
+        const bool v7539 = v7532 && v7538;
+        const unsigned int v7542 = v7531 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7543 = v7542 + v18;
+        const bool v7545 = v7535 < v7543;
+        const bool v7546 = v6112 || v7545;
+        const bool v7547 = v7539 && v7546;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7549 = v7529 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7550 = v7547 ? v7549 : __uint_as_float(0xff800000u);
+        v6072.x[48] = v7550;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7551 = static_cast<unsigned int>(v6072.col(49, iron_linear_thread() & 31u));
+        const unsigned int v7552 = static_cast<unsigned int>(v6072.row(49, iron_linear_thread() & 31u));
+        const float v7553 = v6072.x[49];
+        const unsigned int v7554 = v46 + v7552;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7555 = v5559 + v7551;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7556 = v7555 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7559 = v7554 + v37;
+        const unsigned int v7560 = v7555 + v18;
+        const bool v7561 = v7560 <= v7559;
+        const bool v7562 = v306 || v7561;
+        const bool v7563 = v7556 && v7562;
+        const unsigned int v7566 = v7555 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7567 = v7566 + v18;
+        const bool v7569 = v7559 < v7567;
+        const bool v7570 = v6112 || v7569;
+        const bool v7571 = v7563 && v7570;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7573 = v7553 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7574 = v7571 ? v7573 : __uint_as_float(0xff800000u);
+        v6072.x[49] = v7574;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7575 = static_cast<unsigned int>(v6072.col(50, iron_linear_thread() & 31u));
+        const unsigned int v7576 = static_cast<unsigned int>(v6072.row(50, iron_linear_thread() & 31u));
+        const float v7577 = v6072.x[50];
+        const unsigned int v7578 = v46 + v7576;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7579 = v5559 + v7575;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7580 = v7579 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7583 = v7578 + v37;
+        const unsigned int v7584 = v7579 + v18;
+        const bool v7585 = v7584 <= v7583;
+        const bool v7586 = v306 || v7585;
+        const bool v7587 = v7580 && v7586;
+        const unsigned int v7590 = v7579 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7591 = v7590 + v18;
+        const bool v7593 = v7583 < v7591;
+        const bool v7594 = v6112 || v7593;
+        const bool v7595 = v7587 && v7594;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7597 = v7577 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7598 = v7595 ? v7597 : __uint_as_float(0xff800000u);
+        v6072.x[50] = v7598;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7599 = static_cast<unsigned int>(v6072.col(51, iron_linear_thread() & 31u));
+        const unsigned int v7600 = static_cast<unsigned int>(v6072.row(51, iron_linear_thread() & 31u));
+        const float v7601 = v6072.x[51];
+        const unsigned int v7602 = v46 + v7600;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7603 = v5559 + v7599;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7604 = v7603 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7607 = v7602 + v37;
+        const unsigned int v7608 = v7603 + v18;
+        const bool v7609 = v7608 <= v7607;
+        const bool v7610 = v306 || v7609;
+        const bool v7611 = v7604 && v7610;
+        const unsigned int v7614 = v7603 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7615 = v7614 + v18;
+        const bool v7617 = v7607 < v7615;
+        const bool v7618 = v6112 || v7617;
+        const bool v7619 = v7611 && v7618;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7621 = v7601 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7622 = v7619 ? v7621 : __uint_as_float(0xff800000u);
+        v6072.x[51] = v7622;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7623 = static_cast<unsigned int>(v6072.col(52, iron_linear_thread() & 31u));
+        const unsigned int v7624 = static_cast<unsigned int>(v6072.row(52, iron_linear_thread() & 31u));
+        const float v7625 = v6072.x[52];
+        const unsigned int v7626 = v46 + v7624;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7627 = v5559 + v7623;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7628 = v7627 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7631 = v7626 + v37;
+        const unsigned int v7632 = v7627 + v18;
+        const bool v7633 = v7632 <= v7631;
+        const bool v7634 = v306 || v7633;
+        const bool v7635 = v7628 && v7634;
+        const unsigned int v7638 = v7627 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7639 = v7638 + v18;
+        const bool v7641 = v7631 < v7639;
+        const bool v7642 = v6112 || v7641;
+        const bool v7643 = v7635 && v7642;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7645 = v7625 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7646 = v7643 ? v7645 : __uint_as_float(0xff800000u);
+        v6072.x[52] = v7646;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7647 = static_cast<unsigned int>(v6072.col(53, iron_linear_thread() & 31u));
+        const unsigned int v7648 = static_cast<unsigned int>(v6072.row(53, iron_linear_thread() & 31u));
+        const float v7649 = v6072.x[53];
+        const unsigned int v7650 = v46 + v7648;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7651 = v5559 + v7647;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7652 = v7651 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7655 = v7650 + v37;
+        const unsigned int v7656 = v7651 + v18;
+        const bool v7657 = v7656 <= v7655;
+        const bool v7658 = v306 || v7657;
+        const bool v7659 = v7652 && v7658;
+        const unsigned int v7662 = v7651 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7663 = v7662 + v18;
+        const bool v7665 = v7655 < v7663;
+        const bool v7666 = v6112 || v7665;
+        const bool v7667 = v7659 && v7666;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7669 = v7649 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7670 = v7667 ? v7669 : __uint_as_float(0xff800000u);
+        v6072.x[53] = v7670;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7671 = static_cast<unsigned int>(v6072.col(54, iron_linear_thread() & 31u));
+        const unsigned int v7672 = static_cast<unsigned int>(v6072.row(54, iron_linear_thread() & 31u));
+        const float v7673 = v6072.x[54];
+        const unsigned int v7674 = v46 + v7672;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7675 = v5559 + v7671;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7676 = v7675 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7679 = v7674 + v37;
+        const unsigned int v7680 = v7675 + v18;
+        const bool v7681 = v7680 <= v7679;
+        const bool v7682 = v306 || v7681;
+        const bool v7683 = v7676 && v7682;
+        const unsigned int v7686 = v7675 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7687 = v7686 + v18;
+        const bool v7689 = v7679 < v7687;
+        const bool v7690 = v6112 || v7689;
+        const bool v7691 = v7683 && v7690;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7693 = v7673 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7694 = v7691 ? v7693 : __uint_as_float(0xff800000u);
+        v6072.x[54] = v7694;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7695 = static_cast<unsigned int>(v6072.col(55, iron_linear_thread() & 31u));
+        const unsigned int v7696 = static_cast<unsigned int>(v6072.row(55, iron_linear_thread() & 31u));
+        const float v7697 = v6072.x[55];
+        const unsigned int v7698 = v46 + v7696;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7699 = v5559 + v7695;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7700 = v7699 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7703 = v7698 + v37;
+        const unsigned int v7704 = v7699 + v18;
+        const bool v7705 = v7704 <= v7703;
+        const bool v7706 = v306 || v7705;
+        const bool v7707 = v7700 && v7706;
+        const unsigned int v7710 = v7699 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7711 = v7710 + v18;
+        const bool v7713 = v7703 < v7711;
+        const bool v7714 = v6112 || v7713;
+        const bool v7715 = v7707 && v7714;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7717 = v7697 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7718 = v7715 ? v7717 : __uint_as_float(0xff800000u);
+        v6072.x[55] = v7718;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7719 = static_cast<unsigned int>(v6072.col(56, iron_linear_thread() & 31u));
+        const unsigned int v7720 = static_cast<unsigned int>(v6072.row(56, iron_linear_thread() & 31u));
+        const float v7721 = v6072.x[56];
+        const unsigned int v7722 = v46 + v7720;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7723 = v5559 + v7719;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7724 = v7723 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7727 = v7722 + v37;
+        const unsigned int v7728 = v7723 + v18;
+        const bool v7729 = v7728 <= v7727;
+        const bool v7730 = v306 || v7729;
+        const bool v7731 = v7724 && v7730;
+        const unsigned int v7734 = v7723 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7735 = v7734 + v18;
+        const bool v7737 = v7727 < v7735;
+        const bool v7738 = v6112 || v7737;
+        const bool v7739 = v7731 && v7738;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7741 = v7721 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7742 = v7739 ? v7741 : __uint_as_float(0xff800000u);
+        v6072.x[56] = v7742;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7743 = static_cast<unsigned int>(v6072.col(57, iron_linear_thread() & 31u));
+        const unsigned int v7744 = static_cast<unsigned int>(v6072.row(57, iron_linear_thread() & 31u));
+        const float v7745 = v6072.x[57];
+        const unsigned int v7746 = v46 + v7744;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7747 = v5559 + v7743;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7748 = v7747 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7751 = v7746 + v37;
+        const unsigned int v7752 = v7747 + v18;
+        const bool v7753 = v7752 <= v7751;
+        const bool v7754 = v306 || v7753;
+        const bool v7755 = v7748 && v7754;
+        const unsigned int v7758 = v7747 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7759 = v7758 + v18;
+        const bool v7761 = v7751 < v7759;
+        const bool v7762 = v6112 || v7761;
+        const bool v7763 = v7755 && v7762;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7765 = v7745 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7766 = v7763 ? v7765 : __uint_as_float(0xff800000u);
+        v6072.x[57] = v7766;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7767 = static_cast<unsigned int>(v6072.col(58, iron_linear_thread() & 31u));
+        const unsigned int v7768 = static_cast<unsigned int>(v6072.row(58, iron_linear_thread() & 31u));
+        const float v7769 = v6072.x[58];
+        const unsigned int v7770 = v46 + v7768;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7771 = v5559 + v7767;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7772 = v7771 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7775 = v7770 + v37;
+        const unsigned int v7776 = v7771 + v18;
+        const bool v7777 = v7776 <= v7775;
+        const bool v7778 = v306 || v7777;
+        const bool v7779 = v7772 && v7778;
+        const unsigned int v7782 = v7771 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7783 = v7782 + v18;
+        const bool v7785 = v7775 < v7783;
+        const bool v7786 = v6112 || v7785;
+        const bool v7787 = v7779 && v7786;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7789 = v7769 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7790 = v7787 ? v7789 : __uint_as_float(0xff800000u);
+        v6072.x[58] = v7790;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7791 = static_cast<unsigned int>(v6072.col(59, iron_linear_thread() & 31u));
+        const unsigned int v7792 = static_cast<unsigned int>(v6072.row(59, iron_linear_thread() & 31u));
+        const float v7793 = v6072.x[59];
+        const unsigned int v7794 = v46 + v7792;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7795 = v5559 + v7791;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7796 = v7795 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7799 = v7794 + v37;
+        const unsigned int v7800 = v7795 + v18;
+        const bool v7801 = v7800 <= v7799;
+        const bool v7802 = v306 || v7801;
+        const bool v7803 = v7796 && v7802;
+        const unsigned int v7806 = v7795 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7807 = v7806 + v18;
+        const bool v7809 = v7799 < v7807;
+        const bool v7810 = v6112 || v7809;
+        const bool v7811 = v7803 && v7810;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7813 = v7793 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7814 = v7811 ? v7813 : __uint_as_float(0xff800000u);
+        v6072.x[59] = v7814;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7815 = static_cast<unsigned int>(v6072.col(60, iron_linear_thread() & 31u));
+        const unsigned int v7816 = static_cast<unsigned int>(v6072.row(60, iron_linear_thread() & 31u));
+        const float v7817 = v6072.x[60];
+        const unsigned int v7818 = v46 + v7816;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7819 = v5559 + v7815;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7820 = v7819 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7823 = v7818 + v37;
+        const unsigned int v7824 = v7819 + v18;
+        const bool v7825 = v7824 <= v7823;
+        const bool v7826 = v306 || v7825;
+        const bool v7827 = v7820 && v7826;
+        const unsigned int v7830 = v7819 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7831 = v7830 + v18;
+        const bool v7833 = v7823 < v7831;
+        const bool v7834 = v6112 || v7833;
+        const bool v7835 = v7827 && v7834;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7837 = v7817 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7838 = v7835 ? v7837 : __uint_as_float(0xff800000u);
+        v6072.x[60] = v7838;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7839 = static_cast<unsigned int>(v6072.col(61, iron_linear_thread() & 31u));
+        const unsigned int v7840 = static_cast<unsigned int>(v6072.row(61, iron_linear_thread() & 31u));
+        const float v7841 = v6072.x[61];
+        const unsigned int v7842 = v46 + v7840;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7843 = v5559 + v7839;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7844 = v7843 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7847 = v7842 + v37;
+        const unsigned int v7848 = v7843 + v18;
+        const bool v7849 = v7848 <= v7847;
+        const bool v7850 = v306 || v7849;
+        const bool v7851 = v7844 && v7850;
+        const unsigned int v7854 = v7843 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7855 = v7854 + v18;
+        const bool v7857 = v7847 < v7855;
+        const bool v7858 = v6112 || v7857;
+        const bool v7859 = v7851 && v7858;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7861 = v7841 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7862 = v7859 ? v7861 : __uint_as_float(0xff800000u);
+        v6072.x[61] = v7862;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7863 = static_cast<unsigned int>(v6072.col(62, iron_linear_thread() & 31u));
+        const unsigned int v7864 = static_cast<unsigned int>(v6072.row(62, iron_linear_thread() & 31u));
+        const float v7865 = v6072.x[62];
+        const unsigned int v7866 = v46 + v7864;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7867 = v5559 + v7863;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7868 = v7867 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7871 = v7866 + v37;
+        const unsigned int v7872 = v7867 + v18;
+        const bool v7873 = v7872 <= v7871;
+        const bool v7874 = v306 || v7873;
+        const bool v7875 = v7868 && v7874;
+        const unsigned int v7878 = v7867 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7879 = v7878 + v18;
+        const bool v7881 = v7871 < v7879;
+        const bool v7882 = v6112 || v7881;
+        const bool v7883 = v7875 && v7882;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7885 = v7865 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7886 = v7883 ? v7885 : __uint_as_float(0xff800000u);
+        v6072.x[62] = v7886;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7887 = static_cast<unsigned int>(v6072.col(63, iron_linear_thread() & 31u));
+        const unsigned int v7888 = static_cast<unsigned int>(v6072.row(63, iron_linear_thread() & 31u));
+        const float v7889 = v6072.x[63];
+        const unsigned int v7890 = v46 + v7888;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7891 = v5559 + v7887;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7892 = v7891 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7895 = v7890 + v37;
+        const unsigned int v7896 = v7891 + v18;
+        const bool v7897 = v7896 <= v7895;
+        const bool v7898 = v306 || v7897;
+        const bool v7899 = v7892 && v7898;
+        const unsigned int v7902 = v7891 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7903 = v7902 + v18;
+        const bool v7905 = v7895 < v7903;
+        const bool v7906 = v6112 || v7905;
+        const bool v7907 = v7899 && v7906;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7909 = v7889 * v325;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7910 = v7907 ? v7909 : __uint_as_float(0xff800000u);
+        v6072.x[63] = v7910;  // kernels/sdpa/flash_tile.hpp:152
       }
-      iron_frag<float, 2, 16, 8> v7426;  // kernels/sdpa/flash_tile.hpp:182
-      iron_frag_fill(v7426, 0.0f);
-      iron_frag<float, 2, 16, 8> v7428;  // kernels/sdpa/flash_tile.hpp:192
-      iron_frag_fill(v7428, 0.0f);
-      iron_frag_row_reduce<false>(v7428, v5586);
-      const float v7432 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:194
-      const float v7433 = v7428.x[0];  // kernels/sdpa/flash_tile.hpp:195
-      const float v7434 = fmaxf(v7432, v7433);
-      const bool v7437 = v7434 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7438 = v7437 ? 0.0f : v7434;
-      const float v7439 = v7432 - v7438;  // kernels/sdpa/flash_tile.hpp:195
-      const float v7440 = iron_exp2_approx(v7439);
-      v7426.x[0] = v7440;  // kernels/sdpa/flash_tile.hpp:193
-      const float v7444 = v327.x[1];  // kernels/sdpa/flash_tile.hpp:194
-      const float v7445 = v7428.x[1];  // kernels/sdpa/flash_tile.hpp:195
-      const float v7446 = fmaxf(v7444, v7445);
-      const bool v7449 = v7446 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7450 = v7449 ? 0.0f : v7446;
-      const float v7451 = v7444 - v7450;  // kernels/sdpa/flash_tile.hpp:195
-      const float v7452 = iron_exp2_approx(v7451);
-      v7426.x[1] = v7452;  // kernels/sdpa/flash_tile.hpp:193
-      const float v7456 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:194
-      const float v7457 = v7428.x[2];  // kernels/sdpa/flash_tile.hpp:195
-      const float v7458 = fmaxf(v7456, v7457);
-      const bool v7461 = v7458 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7462 = v7461 ? 0.0f : v7458;
-      const float v7463 = v7456 - v7462;  // kernels/sdpa/flash_tile.hpp:195
-      const float v7464 = iron_exp2_approx(v7463);
-      v7426.x[2] = v7464;  // kernels/sdpa/flash_tile.hpp:193
-      const float v7468 = v327.x[3];  // kernels/sdpa/flash_tile.hpp:194
-      const float v7469 = v7428.x[3];  // kernels/sdpa/flash_tile.hpp:195
-      const float v7470 = fmaxf(v7468, v7469);
-      const bool v7473 = v7470 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7474 = v7473 ? 0.0f : v7470;
-      const float v7475 = v7468 - v7474;  // kernels/sdpa/flash_tile.hpp:195
-      const float v7476 = iron_exp2_approx(v7475);
-      v7426.x[3] = v7476;  // kernels/sdpa/flash_tile.hpp:193
-      const float v7479 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:197
-      const float v7480 = v7428.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v7481 = fmaxf(v7479, v7480);
-      v327.x[0] = v7481;  // kernels/sdpa/flash_tile.hpp:197
-      const float v7484 = v327.x[1];
-      const float v7485 = v7428.x[1];  // kernels/sdpa/flash_tile.hpp:198
-      const float v7486 = fmaxf(v7484, v7485);
-      v327.x[1] = v7486;  // kernels/sdpa/flash_tile.hpp:197
-      const float v7489 = v327.x[2];
-      const float v7490 = v7428.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v7491 = fmaxf(v7489, v7490);
-      v327.x[2] = v7491;  // kernels/sdpa/flash_tile.hpp:197
-      const float v7494 = v327.x[3];
-      const float v7495 = v7428.x[3];  // kernels/sdpa/flash_tile.hpp:198
-      const float v7496 = fmaxf(v7494, v7495);
-      v327.x[3] = v7496;  // kernels/sdpa/flash_tile.hpp:197
-      const float v7499 = v5586.x[0];  // kernels/sdpa/flash_tile.hpp:200
-      const float v7500 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7503 = v7500 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7504 = v7503 ? 0.0f : v7500;
-      const float v7505 = v7499 - v7504;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7506 = iron_exp2_approx(v7505);
-      v5586.x[0] = v7506;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7509 = v5586.x[1];
-      const float v7510 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7513 = v7510 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7514 = v7513 ? 0.0f : v7510;
-      const float v7515 = v7509 - v7514;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7516 = iron_exp2_approx(v7515);
-      v5586.x[1] = v7516;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7519 = v5586.x[2];
-      const float v7520 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7523 = v7520 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7524 = v7523 ? 0.0f : v7520;
-      const float v7525 = v7519 - v7524;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7526 = iron_exp2_approx(v7525);
-      v5586.x[2] = v7526;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7529 = v5586.x[3];
-      const float v7530 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7533 = v7530 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7534 = v7533 ? 0.0f : v7530;
-      const float v7535 = v7529 - v7534;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7536 = iron_exp2_approx(v7535);
-      v5586.x[3] = v7536;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7539 = v5586.x[4];
-      const float v7540 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7543 = v7540 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7544 = v7543 ? 0.0f : v7540;
-      const float v7545 = v7539 - v7544;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7546 = iron_exp2_approx(v7545);
-      v5586.x[4] = v7546;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7549 = v5586.x[5];
-      const float v7550 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7553 = v7550 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7554 = v7553 ? 0.0f : v7550;
-      const float v7555 = v7549 - v7554;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7556 = iron_exp2_approx(v7555);
-      v5586.x[5] = v7556;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7559 = v5586.x[6];
-      const float v7560 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7563 = v7560 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7564 = v7563 ? 0.0f : v7560;
-      const float v7565 = v7559 - v7564;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7566 = iron_exp2_approx(v7565);
-      v5586.x[6] = v7566;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7569 = v5586.x[7];
-      const float v7570 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7573 = v7570 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7574 = v7573 ? 0.0f : v7570;
-      const float v7575 = v7569 - v7574;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7576 = iron_exp2_approx(v7575);
-      v5586.x[7] = v7576;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7579 = v5586.x[8];
-      const float v7580 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7583 = v7580 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7584 = v7583 ? 0.0f : v7580;
-      const float v7585 = v7579 - v7584;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7586 = iron_exp2_approx(v7585);
-      v5586.x[8] = v7586;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7589 = v5586.x[9];
-      const float v7590 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7593 = v7590 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7594 = v7593 ? 0.0f : v7590;
-      const float v7595 = v7589 - v7594;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7596 = iron_exp2_approx(v7595);
-      v5586.x[9] = v7596;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7599 = v5586.x[10];
-      const float v7600 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7603 = v7600 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7604 = v7603 ? 0.0f : v7600;
-      const float v7605 = v7599 - v7604;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7606 = iron_exp2_approx(v7605);
-      v5586.x[10] = v7606;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7609 = v5586.x[11];
-      const float v7610 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7613 = v7610 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7614 = v7613 ? 0.0f : v7610;
-      const float v7615 = v7609 - v7614;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7616 = iron_exp2_approx(v7615);
-      v5586.x[11] = v7616;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7619 = v5586.x[12];
-      const float v7620 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7623 = v7620 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7624 = v7623 ? 0.0f : v7620;
-      const float v7625 = v7619 - v7624;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7626 = iron_exp2_approx(v7625);
-      v5586.x[12] = v7626;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7629 = v5586.x[13];
-      const float v7630 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7633 = v7630 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7634 = v7633 ? 0.0f : v7630;
-      const float v7635 = v7629 - v7634;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7636 = iron_exp2_approx(v7635);
-      v5586.x[13] = v7636;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7639 = v5586.x[14];
-      const float v7640 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7643 = v7640 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7644 = v7643 ? 0.0f : v7640;
-      const float v7645 = v7639 - v7644;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7646 = iron_exp2_approx(v7645);
-      v5586.x[14] = v7646;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7649 = v5586.x[15];
-      const float v7650 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7653 = v7650 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7654 = v7653 ? 0.0f : v7650;
-      const float v7655 = v7649 - v7654;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7656 = iron_exp2_approx(v7655);
-      v5586.x[15] = v7656;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7659 = v5586.x[16];
-      const float v7660 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7663 = v7660 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7664 = v7663 ? 0.0f : v7660;
-      const float v7665 = v7659 - v7664;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7666 = iron_exp2_approx(v7665);
-      v5586.x[16] = v7666;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7669 = v5586.x[17];
-      const float v7670 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7673 = v7670 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7674 = v7673 ? 0.0f : v7670;
-      const float v7675 = v7669 - v7674;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7676 = iron_exp2_approx(v7675);
-      v5586.x[17] = v7676;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7679 = v5586.x[18];
-      const float v7680 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7683 = v7680 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7684 = v7683 ? 0.0f : v7680;
-      const float v7685 = v7679 - v7684;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7686 = iron_exp2_approx(v7685);
-      v5586.x[18] = v7686;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7689 = v5586.x[19];
-      const float v7690 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7693 = v7690 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7694 = v7693 ? 0.0f : v7690;
-      const float v7695 = v7689 - v7694;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7696 = iron_exp2_approx(v7695);
-      v5586.x[19] = v7696;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7699 = v5586.x[20];
-      const float v7700 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7703 = v7700 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7704 = v7703 ? 0.0f : v7700;
-      const float v7705 = v7699 - v7704;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7706 = iron_exp2_approx(v7705);
-      v5586.x[20] = v7706;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7709 = v5586.x[21];
-      const float v7710 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7713 = v7710 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7714 = v7713 ? 0.0f : v7710;
-      const float v7715 = v7709 - v7714;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7716 = iron_exp2_approx(v7715);
-      v5586.x[21] = v7716;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7719 = v5586.x[22];
-      const float v7720 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7723 = v7720 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7724 = v7723 ? 0.0f : v7720;
-      const float v7725 = v7719 - v7724;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7726 = iron_exp2_approx(v7725);
-      v5586.x[22] = v7726;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7729 = v5586.x[23];
-      const float v7730 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7733 = v7730 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7734 = v7733 ? 0.0f : v7730;
-      const float v7735 = v7729 - v7734;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7736 = iron_exp2_approx(v7735);
-      v5586.x[23] = v7736;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7739 = v5586.x[24];
-      const float v7740 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7743 = v7740 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7744 = v7743 ? 0.0f : v7740;
-      const float v7745 = v7739 - v7744;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7746 = iron_exp2_approx(v7745);
-      v5586.x[24] = v7746;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7749 = v5586.x[25];
-      const float v7750 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7753 = v7750 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7754 = v7753 ? 0.0f : v7750;
-      const float v7755 = v7749 - v7754;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7756 = iron_exp2_approx(v7755);
-      v5586.x[25] = v7756;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7759 = v5586.x[26];
-      const float v7760 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7763 = v7760 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7764 = v7763 ? 0.0f : v7760;
-      const float v7765 = v7759 - v7764;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7766 = iron_exp2_approx(v7765);
-      v5586.x[26] = v7766;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7769 = v5586.x[27];
-      const float v7770 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7773 = v7770 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7774 = v7773 ? 0.0f : v7770;
-      const float v7775 = v7769 - v7774;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7776 = iron_exp2_approx(v7775);
-      v5586.x[27] = v7776;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7779 = v5586.x[28];
-      const float v7780 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7783 = v7780 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7784 = v7783 ? 0.0f : v7780;
-      const float v7785 = v7779 - v7784;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7786 = iron_exp2_approx(v7785);
-      v5586.x[28] = v7786;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7789 = v5586.x[29];
-      const float v7790 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7793 = v7790 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7794 = v7793 ? 0.0f : v7790;
-      const float v7795 = v7789 - v7794;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7796 = iron_exp2_approx(v7795);
-      v5586.x[29] = v7796;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7799 = v5586.x[30];
-      const float v7800 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7803 = v7800 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7804 = v7803 ? 0.0f : v7800;
-      const float v7805 = v7799 - v7804;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7806 = iron_exp2_approx(v7805);
-      v5586.x[30] = v7806;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7809 = v5586.x[31];
-      const float v7810 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7813 = v7810 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7814 = v7813 ? 0.0f : v7810;
-      const float v7815 = v7809 - v7814;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7816 = iron_exp2_approx(v7815);
-      v5586.x[31] = v7816;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7819 = v5586.x[32];
-      const float v7820 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7823 = v7820 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7824 = v7823 ? 0.0f : v7820;
-      const float v7825 = v7819 - v7824;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7826 = iron_exp2_approx(v7825);
-      v5586.x[32] = v7826;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7829 = v5586.x[33];
-      const float v7830 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7833 = v7830 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7834 = v7833 ? 0.0f : v7830;
-      const float v7835 = v7829 - v7834;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7836 = iron_exp2_approx(v7835);
-      v5586.x[33] = v7836;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7839 = v5586.x[34];
-      const float v7840 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7843 = v7840 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7844 = v7843 ? 0.0f : v7840;
-      const float v7845 = v7839 - v7844;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7846 = iron_exp2_approx(v7845);
-      v5586.x[34] = v7846;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7849 = v5586.x[35];
-      const float v7850 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7853 = v7850 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7854 = v7853 ? 0.0f : v7850;
-      const float v7855 = v7849 - v7854;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7856 = iron_exp2_approx(v7855);
-      v5586.x[35] = v7856;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7859 = v5586.x[36];
-      const float v7860 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7863 = v7860 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7864 = v7863 ? 0.0f : v7860;
-      const float v7865 = v7859 - v7864;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7866 = iron_exp2_approx(v7865);
-      v5586.x[36] = v7866;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7869 = v5586.x[37];
-      const float v7870 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7873 = v7870 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7874 = v7873 ? 0.0f : v7870;
-      const float v7875 = v7869 - v7874;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7876 = iron_exp2_approx(v7875);
-      v5586.x[37] = v7876;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7879 = v5586.x[38];
-      const float v7880 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7883 = v7880 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7884 = v7883 ? 0.0f : v7880;
-      const float v7885 = v7879 - v7884;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7886 = iron_exp2_approx(v7885);
-      v5586.x[38] = v7886;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7889 = v5586.x[39];
-      const float v7890 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7893 = v7890 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7894 = v7893 ? 0.0f : v7890;
-      const float v7895 = v7889 - v7894;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7896 = iron_exp2_approx(v7895);
-      v5586.x[39] = v7896;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7899 = v5586.x[40];
-      const float v7900 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7903 = v7900 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7904 = v7903 ? 0.0f : v7900;
-      const float v7905 = v7899 - v7904;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7906 = iron_exp2_approx(v7905);
-      v5586.x[40] = v7906;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7909 = v5586.x[41];
-      const float v7910 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7913 = v7910 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7914 = v7913 ? 0.0f : v7910;
-      const float v7915 = v7909 - v7914;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7916 = iron_exp2_approx(v7915);
-      v5586.x[41] = v7916;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7919 = v5586.x[42];
-      const float v7920 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7923 = v7920 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
+      iron_frag<float, 2, 16, 8> v7912;  // kernels/sdpa/flash_tile.hpp:173
+      iron_frag_fill(v7912, 0.0f);
+      iron_frag<float, 2, 16, 8> v7914;  // kernels/sdpa/flash_tile.hpp:183
+      iron_frag_fill(v7914, 0.0f);
+      iron_frag_row_reduce<false>(v7914, v6072);
+      const float v7918 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:185
+      const float v7919 = v7914.x[0];  // kernels/sdpa/flash_tile.hpp:186
+      const float v7920 = fmaxf(v7918, v7919);
+      const bool v7923 = v7920 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
       const float v7924 = v7923 ? 0.0f : v7920;
-      const float v7925 = v7919 - v7924;  // kernels/sdpa/flash_tile.hpp:201
+      const float v7925 = v7918 - v7924;  // kernels/sdpa/flash_tile.hpp:186
       const float v7926 = iron_exp2_approx(v7925);
-      v5586.x[42] = v7926;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7929 = v5586.x[43];
-      const float v7930 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7933 = v7930 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7934 = v7933 ? 0.0f : v7930;
-      const float v7935 = v7929 - v7934;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7936 = iron_exp2_approx(v7935);
-      v5586.x[43] = v7936;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7939 = v5586.x[44];
-      const float v7940 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7943 = v7940 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7944 = v7943 ? 0.0f : v7940;
-      const float v7945 = v7939 - v7944;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7946 = iron_exp2_approx(v7945);
-      v5586.x[44] = v7946;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7949 = v5586.x[45];
-      const float v7950 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7953 = v7950 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7954 = v7953 ? 0.0f : v7950;
-      const float v7955 = v7949 - v7954;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7956 = iron_exp2_approx(v7955);
-      v5586.x[45] = v7956;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7959 = v5586.x[46];
-      const float v7960 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7963 = v7960 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7964 = v7963 ? 0.0f : v7960;
-      const float v7965 = v7959 - v7964;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7966 = iron_exp2_approx(v7965);
-      v5586.x[46] = v7966;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7969 = v5586.x[47];
-      const float v7970 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7973 = v7970 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7974 = v7973 ? 0.0f : v7970;
-      const float v7975 = v7969 - v7974;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7976 = iron_exp2_approx(v7975);
-      v5586.x[47] = v7976;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7979 = v5586.x[48];
-      const float v7980 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7983 = v7980 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7984 = v7983 ? 0.0f : v7980;
-      const float v7985 = v7979 - v7984;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7986 = iron_exp2_approx(v7985);
-      v5586.x[48] = v7986;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7989 = v5586.x[49];
-      const float v7990 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7993 = v7990 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7994 = v7993 ? 0.0f : v7990;
-      const float v7995 = v7989 - v7994;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7996 = iron_exp2_approx(v7995);
-      v5586.x[49] = v7996;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7999 = v5586.x[50];
-      const float v8000 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8003 = v8000 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8004 = v8003 ? 0.0f : v8000;
-      const float v8005 = v7999 - v8004;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8006 = iron_exp2_approx(v8005);
-      v5586.x[50] = v8006;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8009 = v5586.x[51];
-      const float v8010 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8013 = v8010 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8014 = v8013 ? 0.0f : v8010;
-      const float v8015 = v8009 - v8014;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8016 = iron_exp2_approx(v8015);
-      v5586.x[51] = v8016;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8019 = v5586.x[52];
-      const float v8020 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8023 = v8020 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8024 = v8023 ? 0.0f : v8020;
-      const float v8025 = v8019 - v8024;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8026 = iron_exp2_approx(v8025);
-      v5586.x[52] = v8026;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8029 = v5586.x[53];
-      const float v8030 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8033 = v8030 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8034 = v8033 ? 0.0f : v8030;
-      const float v8035 = v8029 - v8034;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8036 = iron_exp2_approx(v8035);
-      v5586.x[53] = v8036;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8039 = v5586.x[54];
-      const float v8040 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8043 = v8040 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8044 = v8043 ? 0.0f : v8040;
-      const float v8045 = v8039 - v8044;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8046 = iron_exp2_approx(v8045);
-      v5586.x[54] = v8046;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8049 = v5586.x[55];
-      const float v8050 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8053 = v8050 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8054 = v8053 ? 0.0f : v8050;
-      const float v8055 = v8049 - v8054;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8056 = iron_exp2_approx(v8055);
-      v5586.x[55] = v8056;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8059 = v5586.x[56];
-      const float v8060 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8063 = v8060 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8064 = v8063 ? 0.0f : v8060;
-      const float v8065 = v8059 - v8064;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8066 = iron_exp2_approx(v8065);
-      v5586.x[56] = v8066;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8069 = v5586.x[57];
-      const float v8070 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8073 = v8070 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8074 = v8073 ? 0.0f : v8070;
-      const float v8075 = v8069 - v8074;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8076 = iron_exp2_approx(v8075);
-      v5586.x[57] = v8076;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8079 = v5586.x[58];
-      const float v8080 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8083 = v8080 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8084 = v8083 ? 0.0f : v8080;
-      const float v8085 = v8079 - v8084;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8086 = iron_exp2_approx(v8085);
-      v5586.x[58] = v8086;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8089 = v5586.x[59];
-      const float v8090 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8093 = v8090 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8094 = v8093 ? 0.0f : v8090;
-      const float v8095 = v8089 - v8094;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8096 = iron_exp2_approx(v8095);
-      v5586.x[59] = v8096;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8099 = v5586.x[60];
-      const float v8100 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8103 = v8100 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8104 = v8103 ? 0.0f : v8100;
-      const float v8105 = v8099 - v8104;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8106 = iron_exp2_approx(v8105);
-      v5586.x[60] = v8106;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8109 = v5586.x[61];
-      const float v8110 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8113 = v8110 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8114 = v8113 ? 0.0f : v8110;
-      const float v8115 = v8109 - v8114;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8116 = iron_exp2_approx(v8115);
-      v5586.x[61] = v8116;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8119 = v5586.x[62];
-      const float v8120 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8123 = v8120 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8124 = v8123 ? 0.0f : v8120;
-      const float v8125 = v8119 - v8124;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8126 = iron_exp2_approx(v8125);
-      v5586.x[62] = v8126;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8129 = v5586.x[63];
-      const float v8130 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8133 = v8130 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8134 = v8133 ? 0.0f : v8130;
-      const float v8135 = v8129 - v8134;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8136 = iron_exp2_approx(v8135);
-      v5586.x[63] = v8136;  // kernels/sdpa/flash_tile.hpp:200
-      iron_frag<float, 2, 16, 8> v8138;  // kernels/sdpa/flash_tile.hpp:203
-      iron_frag_fill(v8138, 0.0f);
-      iron_frag_row_reduce<true>(v8138, v5586);
-      const float v8141 = v329.x[0];  // kernels/sdpa/flash_tile.hpp:204
-      const float v8142 = v8138.x[0];  // kernels/sdpa/flash_tile.hpp:205
-      const float v8143 = v7426.x[0];
-      const float v8144 = v8141 * v8143;
-      const float v8145 = v8144 + v8142;
-      v329.x[0] = v8145;  // kernels/sdpa/flash_tile.hpp:204
-      const float v8148 = v329.x[1];
-      const float v8149 = v8138.x[1];  // kernels/sdpa/flash_tile.hpp:205
-      const float v8150 = v7426.x[1];
-      const float v8151 = v8148 * v8150;
-      const float v8152 = v8151 + v8149;
-      v329.x[1] = v8152;  // kernels/sdpa/flash_tile.hpp:204
-      const float v8155 = v329.x[2];
-      const float v8156 = v8138.x[2];  // kernels/sdpa/flash_tile.hpp:205
-      const float v8157 = v7426.x[2];
-      const float v8158 = v8155 * v8157;
-      const float v8159 = v8158 + v8156;
-      v329.x[2] = v8159;  // kernels/sdpa/flash_tile.hpp:204
-      const float v8162 = v329.x[3];
-      const float v8163 = v8138.x[3];  // kernels/sdpa/flash_tile.hpp:205
-      const float v8164 = v7426.x[3];
-      const float v8165 = v8162 * v8164;
-      const float v8166 = v8165 + v8163;
-      v329.x[3] = v8166;  // kernels/sdpa/flash_tile.hpp:204
-      const float v8169 = v331.x[0];  // kernels/sdpa/flash_tile.hpp:214
-      const float v8170 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8171 = v8169 * v8170;
-      v331.x[0] = v8171;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8174 = v331.x[1];
-      const float v8175 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8176 = v8174 * v8175;
-      v331.x[1] = v8176;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8179 = v331.x[2];
-      const float v8180 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8181 = v8179 * v8180;
-      v331.x[2] = v8181;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8184 = v331.x[3];
-      const float v8185 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8186 = v8184 * v8185;
-      v331.x[3] = v8186;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8189 = v331.x[4];
-      const float v8190 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8191 = v8189 * v8190;
-      v331.x[4] = v8191;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8194 = v331.x[5];
-      const float v8195 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8196 = v8194 * v8195;
-      v331.x[5] = v8196;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8199 = v331.x[6];
-      const float v8200 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8201 = v8199 * v8200;
-      v331.x[6] = v8201;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8204 = v331.x[7];
-      const float v8205 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8206 = v8204 * v8205;
-      v331.x[7] = v8206;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8209 = v331.x[8];
-      const float v8210 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8211 = v8209 * v8210;
-      v331.x[8] = v8211;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8214 = v331.x[9];
-      const float v8215 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8216 = v8214 * v8215;
-      v331.x[9] = v8216;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8219 = v331.x[10];
-      const float v8220 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8221 = v8219 * v8220;
-      v331.x[10] = v8221;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8224 = v331.x[11];
-      const float v8225 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8226 = v8224 * v8225;
-      v331.x[11] = v8226;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8229 = v331.x[12];
-      const float v8230 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8231 = v8229 * v8230;
-      v331.x[12] = v8231;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8234 = v331.x[13];
-      const float v8235 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8236 = v8234 * v8235;
-      v331.x[13] = v8236;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8239 = v331.x[14];
-      const float v8240 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8241 = v8239 * v8240;
-      v331.x[14] = v8241;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8244 = v331.x[15];
-      const float v8245 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8246 = v8244 * v8245;
-      v331.x[15] = v8246;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8249 = v331.x[16];
-      const float v8250 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8251 = v8249 * v8250;
-      v331.x[16] = v8251;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8254 = v331.x[17];
-      const float v8255 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8256 = v8254 * v8255;
-      v331.x[17] = v8256;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8259 = v331.x[18];
-      const float v8260 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8261 = v8259 * v8260;
-      v331.x[18] = v8261;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8264 = v331.x[19];
-      const float v8265 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8266 = v8264 * v8265;
-      v331.x[19] = v8266;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8269 = v331.x[20];
-      const float v8270 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8271 = v8269 * v8270;
-      v331.x[20] = v8271;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8274 = v331.x[21];
-      const float v8275 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8276 = v8274 * v8275;
-      v331.x[21] = v8276;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8279 = v331.x[22];
-      const float v8280 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8281 = v8279 * v8280;
-      v331.x[22] = v8281;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8284 = v331.x[23];
-      const float v8285 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8286 = v8284 * v8285;
-      v331.x[23] = v8286;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8289 = v331.x[24];
-      const float v8290 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8291 = v8289 * v8290;
-      v331.x[24] = v8291;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8294 = v331.x[25];
-      const float v8295 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8296 = v8294 * v8295;
-      v331.x[25] = v8296;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8299 = v331.x[26];
-      const float v8300 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8301 = v8299 * v8300;
-      v331.x[26] = v8301;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8304 = v331.x[27];
-      const float v8305 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8306 = v8304 * v8305;
-      v331.x[27] = v8306;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8309 = v331.x[28];
-      const float v8310 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8311 = v8309 * v8310;
-      v331.x[28] = v8311;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8314 = v331.x[29];
-      const float v8315 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8316 = v8314 * v8315;
-      v331.x[29] = v8316;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8319 = v331.x[30];
-      const float v8320 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8321 = v8319 * v8320;
-      v331.x[30] = v8321;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8324 = v331.x[31];
-      const float v8325 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8326 = v8324 * v8325;
-      v331.x[31] = v8326;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8329 = v333.x[0];
-      const float v8330 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8331 = v8329 * v8330;
-      v333.x[0] = v8331;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8334 = v333.x[1];
-      const float v8335 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8336 = v8334 * v8335;
-      v333.x[1] = v8336;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8339 = v333.x[2];
-      const float v8340 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8341 = v8339 * v8340;
-      v333.x[2] = v8341;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8344 = v333.x[3];
-      const float v8345 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8346 = v8344 * v8345;
-      v333.x[3] = v8346;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8349 = v333.x[4];
-      const float v8350 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8351 = v8349 * v8350;
-      v333.x[4] = v8351;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8354 = v333.x[5];
-      const float v8355 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8356 = v8354 * v8355;
-      v333.x[5] = v8356;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8359 = v333.x[6];
-      const float v8360 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8361 = v8359 * v8360;
-      v333.x[6] = v8361;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8364 = v333.x[7];
-      const float v8365 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8366 = v8364 * v8365;
-      v333.x[7] = v8366;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8369 = v333.x[8];
-      const float v8370 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8371 = v8369 * v8370;
-      v333.x[8] = v8371;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8374 = v333.x[9];
-      const float v8375 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8376 = v8374 * v8375;
-      v333.x[9] = v8376;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8379 = v333.x[10];
-      const float v8380 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8381 = v8379 * v8380;
-      v333.x[10] = v8381;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8384 = v333.x[11];
-      const float v8385 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8386 = v8384 * v8385;
-      v333.x[11] = v8386;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8389 = v333.x[12];
-      const float v8390 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8391 = v8389 * v8390;
-      v333.x[12] = v8391;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8394 = v333.x[13];
-      const float v8395 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8396 = v8394 * v8395;
-      v333.x[13] = v8396;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8399 = v333.x[14];
-      const float v8400 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8401 = v8399 * v8400;
-      v333.x[14] = v8401;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8404 = v333.x[15];
-      const float v8405 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8406 = v8404 * v8405;
-      v333.x[15] = v8406;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8409 = v333.x[16];
-      const float v8410 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8411 = v8409 * v8410;
-      v333.x[16] = v8411;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8414 = v333.x[17];
-      const float v8415 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8416 = v8414 * v8415;
-      v333.x[17] = v8416;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8419 = v333.x[18];
-      const float v8420 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8421 = v8419 * v8420;
-      v333.x[18] = v8421;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8424 = v333.x[19];
-      const float v8425 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8426 = v8424 * v8425;
-      v333.x[19] = v8426;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8429 = v333.x[20];
-      const float v8430 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8431 = v8429 * v8430;
-      v333.x[20] = v8431;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8434 = v333.x[21];
-      const float v8435 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8436 = v8434 * v8435;
-      v333.x[21] = v8436;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8439 = v333.x[22];
-      const float v8440 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8441 = v8439 * v8440;
-      v333.x[22] = v8441;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8444 = v333.x[23];
-      const float v8445 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8446 = v8444 * v8445;
-      v333.x[23] = v8446;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8449 = v333.x[24];
-      const float v8450 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8451 = v8449 * v8450;
-      v333.x[24] = v8451;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8454 = v333.x[25];
-      const float v8455 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8456 = v8454 * v8455;
-      v333.x[25] = v8456;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8459 = v333.x[26];
-      const float v8460 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8461 = v8459 * v8460;
-      v333.x[26] = v8461;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8464 = v333.x[27];
-      const float v8465 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8466 = v8464 * v8465;
-      v333.x[27] = v8466;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8469 = v333.x[28];
-      const float v8470 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8471 = v8469 * v8470;
-      v333.x[28] = v8471;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8474 = v333.x[29];
-      const float v8475 = v7426.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8476 = v8474 * v8475;
-      v333.x[29] = v8476;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8479 = v333.x[30];
-      const float v8480 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8481 = v8479 * v8480;
-      v333.x[30] = v8481;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8484 = v333.x[31];
-      const float v8485 = v7426.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8486 = v8484 * v8485;
-      v333.x[31] = v8486;  // kernels/sdpa/flash_tile.hpp:214
-      iron_frag<iron_bf16, 0, 16, 128> v8488;  // kernels/sdpa/flash_warpgroup.hpp:117
-      iron_frag_fill(v8488, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v8488, v5586);
-      iron_frag_store<false>(v8488, shm3, v8495, 128u);  // kernels/sdpa/flash_warpgroup.hpp:124
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:126
-      iron_frag<iron_bf16, 0, 16, 16> v8659;  // kernels/sdpa/flash_warpgroup.hpp:129
-      iron_frag_fill(v8659, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8659, shm3, v8650, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8661;
-      iron_frag_fill(v8661, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8661, shm2, v5590, 64u);
-      iron_frag_mma_sync(v331, v8659, v8661);
-      const unsigned int v8668 = v5590 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v8670;
-      iron_frag_fill(v8670, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8670, shm3, v8663, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8672;
-      iron_frag_fill(v8672, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8672, shm2, v8668, 64u);
-      iron_frag_mma_sync(v331, v8670, v8672);
-      const unsigned int v8679 = v5590 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v8681;
-      iron_frag_fill(v8681, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8681, shm3, v8674, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8683;
-      iron_frag_fill(v8683, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8683, shm2, v8679, 64u);
-      iron_frag_mma_sync(v331, v8681, v8683);
-      const unsigned int v8690 = v5590 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v8692;
-      iron_frag_fill(v8692, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8692, shm3, v8685, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8694;
-      iron_frag_fill(v8694, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8694, shm2, v8690, 64u);
-      iron_frag_mma_sync(v331, v8692, v8694);
-      const unsigned int v8516 = v5590 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:130
-      iron_frag<iron_bf16, 0, 16, 16> v8712;  // kernels/sdpa/flash_warpgroup.hpp:129
-      iron_frag_fill(v8712, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8712, shm3, v8703, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8714;
-      iron_frag_fill(v8714, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8714, shm2, v8516, 64u);
-      iron_frag_mma_sync(v331, v8712, v8714);
-      const unsigned int v8721 = v8516 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v8723;
-      iron_frag_fill(v8723, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8723, shm3, v8716, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8725;
-      iron_frag_fill(v8725, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8725, shm2, v8721, 64u);
-      iron_frag_mma_sync(v331, v8723, v8725);
-      const unsigned int v8732 = v8516 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v8734;
-      iron_frag_fill(v8734, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8734, shm3, v8727, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8736;
-      iron_frag_fill(v8736, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8736, shm2, v8732, 64u);
-      iron_frag_mma_sync(v331, v8734, v8736);
-      const unsigned int v8743 = v8516 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v8745;
-      iron_frag_fill(v8745, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8745, shm3, v8738, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8747;
-      iron_frag_fill(v8747, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8747, shm2, v8743, 64u);
-      iron_frag_mma_sync(v331, v8745, v8747);
-      iron_frag<iron_bf16, 0, 16, 16> v8765;
-      iron_frag_fill(v8765, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8765, shm3, v8650, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8767;
-      iron_frag_fill(v8767, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8767, shm2, v5603, 64u);
-      iron_frag_mma_sync(v333, v8765, v8767);
-      const unsigned int v8774 = v5603 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v8776;
-      iron_frag_fill(v8776, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8776, shm3, v8663, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8778;
-      iron_frag_fill(v8778, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8778, shm2, v8774, 64u);
-      iron_frag_mma_sync(v333, v8776, v8778);
-      const unsigned int v8785 = v5603 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v8787;
-      iron_frag_fill(v8787, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8787, shm3, v8674, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8789;
-      iron_frag_fill(v8789, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8789, shm2, v8785, 64u);
-      iron_frag_mma_sync(v333, v8787, v8789);
-      const unsigned int v8796 = v5603 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v8798;
-      iron_frag_fill(v8798, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8798, shm3, v8685, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8800;
-      iron_frag_fill(v8800, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8800, shm2, v8796, 64u);
-      iron_frag_mma_sync(v333, v8798, v8800);
-      const unsigned int v8544 = v5603 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:130
-      iron_frag<iron_bf16, 0, 16, 16> v8818;  // kernels/sdpa/flash_warpgroup.hpp:129
-      iron_frag_fill(v8818, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8818, shm3, v8703, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8820;
-      iron_frag_fill(v8820, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8820, shm2, v8544, 64u);
-      iron_frag_mma_sync(v333, v8818, v8820);
-      const unsigned int v8827 = v8544 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v8829;
-      iron_frag_fill(v8829, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8829, shm3, v8716, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8831;
-      iron_frag_fill(v8831, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8831, shm2, v8827, 64u);
-      iron_frag_mma_sync(v333, v8829, v8831);
-      const unsigned int v8838 = v8544 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v8840;
-      iron_frag_fill(v8840, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8840, shm3, v8727, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8842;
-      iron_frag_fill(v8842, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8842, shm2, v8838, 64u);
-      iron_frag_mma_sync(v333, v8840, v8842);
-      const unsigned int v8849 = v8544 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v8851;
-      iron_frag_fill(v8851, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8851, shm3, v8738, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v8853;
-      iron_frag_fill(v8853, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8853, shm2, v8849, 64u);
-      iron_frag_mma_sync(v333, v8851, v8853);
-    }
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:93
-    const float v3655 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:228
-    iron_frag<float, 2, 16, 8> v3657;  // kernels/sdpa/flash_tile.hpp:229
-    iron_frag_fill(v3657, 0.0f);
-    const float v3661 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3662 = fmaxf(v3661, v3655);
-    const bool v3665 = v3662 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v3666 = v3665 ? 0.0f : v3662;
-    v3657.x[0] = v3666;  // kernels/sdpa/flash_tile.hpp:230
-    const float v3670 = v327.x[1];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3671 = fmaxf(v3670, v3655);
-    const bool v3674 = v3671 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v3675 = v3674 ? 0.0f : v3671;
-    v3657.x[1] = v3675;  // kernels/sdpa/flash_tile.hpp:230
-    const float v3679 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3680 = fmaxf(v3679, v3655);
-    const bool v3683 = v3680 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v3684 = v3683 ? 0.0f : v3680;
-    v3657.x[2] = v3684;  // kernels/sdpa/flash_tile.hpp:230
-    const float v3688 = v327.x[3];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3689 = fmaxf(v3688, v3655);
-    const bool v3692 = v3689 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v3693 = v3692 ? 0.0f : v3689;
-    v3657.x[3] = v3693;  // kernels/sdpa/flash_tile.hpp:230
-    iron_frag<float, 2, 16, 8> v3695;  // kernels/sdpa/flash_tile.hpp:233
-    iron_frag_fill(v3695, 0.0f);
-    const unsigned int v3696 = static_cast<unsigned int>(v3695.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:234
-    const unsigned int v3697 = static_cast<unsigned int>(v3695.row(0, iron_linear_thread() & 31u));
-    const float v3699 = v3657.x[0];  // kernels/sdpa/flash_tile.hpp:235
-    const float v3700 = v3655 - v3699;
-    const float v3701 = exp2f(v3700);
-    const float v3703 = v327.x[0];
-    const float v3704 = v3703 - v3699;
-    const float v3705 = exp2f(v3704);
-    const float v3706 = v329.x[0];
-    const float v3707 = v3706 * v3705;
-    const float v3708 = v3707 + v3701;
-    v3695.x[0] = v3708;  // kernels/sdpa/flash_tile.hpp:234
-    const unsigned int v3709 = static_cast<unsigned int>(v3695.col(1, iron_linear_thread() & 31u));
-    const unsigned int v3710 = static_cast<unsigned int>(v3695.row(1, iron_linear_thread() & 31u));
-    const float v3712 = v3657.x[1];  // kernels/sdpa/flash_tile.hpp:235
-    const float v3713 = v3655 - v3712;
-    const float v3714 = exp2f(v3713);
-    const float v3716 = v327.x[1];
-    const float v3717 = v3716 - v3712;
-    const float v3718 = exp2f(v3717);
-    const float v3719 = v329.x[1];
-    const float v3720 = v3719 * v3718;
-    const float v3721 = v3720 + v3714;
-    v3695.x[1] = v3721;  // kernels/sdpa/flash_tile.hpp:234
-    const unsigned int v3722 = static_cast<unsigned int>(v3695.col(2, iron_linear_thread() & 31u));
-    const unsigned int v3723 = static_cast<unsigned int>(v3695.row(2, iron_linear_thread() & 31u));
-    const float v3725 = v3657.x[2];  // kernels/sdpa/flash_tile.hpp:235
-    const float v3726 = v3655 - v3725;
-    const float v3727 = exp2f(v3726);
-    const float v3729 = v327.x[2];
-    const float v3730 = v3729 - v3725;
-    const float v3731 = exp2f(v3730);
-    const float v3732 = v329.x[2];
-    const float v3733 = v3732 * v3731;
-    const float v3734 = v3733 + v3727;
-    v3695.x[2] = v3734;  // kernels/sdpa/flash_tile.hpp:234
-    const unsigned int v3735 = static_cast<unsigned int>(v3695.col(3, iron_linear_thread() & 31u));
-    const unsigned int v3736 = static_cast<unsigned int>(v3695.row(3, iron_linear_thread() & 31u));
-    const float v3738 = v3657.x[3];  // kernels/sdpa/flash_tile.hpp:235
-    const float v3739 = v3655 - v3738;
-    const float v3740 = exp2f(v3739);
-    const float v3742 = v327.x[3];
-    const float v3743 = v3742 - v3738;
-    const float v3744 = exp2f(v3743);
-    const float v3745 = v329.x[3];
-    const float v3746 = v3745 * v3744;
-    const float v3747 = v3746 + v3740;
-    v3695.x[3] = v3747;  // kernels/sdpa/flash_tile.hpp:234
-    iron_frag<float, 2, 16, 8> v3749;  // kernels/sdpa/flash_tile.hpp:237
-    iron_frag_fill(v3749, 0.0f);
-    const float v3753 = v3695.x[0];  // kernels/sdpa/flash_tile.hpp:239
-    const float v3755 = v3657.x[0];  // kernels/sdpa/flash_tile.hpp:240
-    const float v3756 = v327.x[0];
-    const float v3757 = v3756 - v3755;
-    const float v3758 = exp2f(v3757);
-    const float v3759 = v3758 / v3753;
-    const bool v3761 = v3753 > 0.0f;
-    const float v3762 = v3761 ? v3759 : 0.0f;
-    v3749.x[0] = v3762;  // kernels/sdpa/flash_tile.hpp:238
-    const float v3766 = v3695.x[1];  // kernels/sdpa/flash_tile.hpp:239
-    const float v3768 = v3657.x[1];  // kernels/sdpa/flash_tile.hpp:240
-    const float v3769 = v327.x[1];
-    const float v3770 = v3769 - v3768;
-    const float v3771 = exp2f(v3770);
-    const float v3772 = v3771 / v3766;
-    const bool v3774 = v3766 > 0.0f;
-    const float v3775 = v3774 ? v3772 : 0.0f;
-    v3749.x[1] = v3775;  // kernels/sdpa/flash_tile.hpp:238
-    const float v3779 = v3695.x[2];  // kernels/sdpa/flash_tile.hpp:239
-    const float v3781 = v3657.x[2];  // kernels/sdpa/flash_tile.hpp:240
-    const float v3782 = v327.x[2];
-    const float v3783 = v3782 - v3781;
-    const float v3784 = exp2f(v3783);
-    const float v3785 = v3784 / v3779;
-    const bool v3787 = v3779 > 0.0f;
-    const float v3788 = v3787 ? v3785 : 0.0f;
-    v3749.x[2] = v3788;  // kernels/sdpa/flash_tile.hpp:238
-    const float v3792 = v3695.x[3];  // kernels/sdpa/flash_tile.hpp:239
-    const float v3794 = v3657.x[3];  // kernels/sdpa/flash_tile.hpp:240
-    const float v3795 = v327.x[3];
-    const float v3796 = v3795 - v3794;
-    const float v3797 = exp2f(v3796);
-    const float v3798 = v3797 / v3792;
-    const bool v3800 = v3792 > 0.0f;
-    const float v3801 = v3800 ? v3798 : 0.0f;
-    v3749.x[3] = v3801;  // kernels/sdpa/flash_tile.hpp:238
-    const unsigned int v3803 = v46 + v8168;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3804 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3805 = v331.x[0];
-    const float v3806 = v3805 * v3804;
-    const bool v3807 = v3803 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3807) {
-      const iron_bf16 v3811 = iron_f32_to_bf16(v3806);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3813 = v11 + v3803;
-      const unsigned int v3814 = v3813 * v1;
-      const unsigned int v3815 = v3814 + v26;
-      const unsigned int v3816 = v3815 << 7u;
-      const unsigned int v3817 = v3816 + v8167;
-      out[v3817] = v3811;
-    }
-    const unsigned int v3819 = v46 + v8173;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3820 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3821 = v331.x[1];
-    const float v3822 = v3821 * v3820;
-    const bool v3823 = v3819 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3823) {
-      const iron_bf16 v3827 = iron_f32_to_bf16(v3822);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3829 = v11 + v3819;
-      const unsigned int v3830 = v3829 * v1;
-      const unsigned int v3831 = v3830 + v26;
-      const unsigned int v3832 = v3831 << 7u;
-      const unsigned int v3833 = v3832 + v8172;
-      out[v3833] = v3827;
-    }
-    const unsigned int v3835 = v46 + v8178;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3836 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3837 = v331.x[2];
-    const float v3838 = v3837 * v3836;
-    const bool v3839 = v3835 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3839) {
-      const iron_bf16 v3843 = iron_f32_to_bf16(v3838);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3845 = v11 + v3835;
-      const unsigned int v3846 = v3845 * v1;
-      const unsigned int v3847 = v3846 + v26;
-      const unsigned int v3848 = v3847 << 7u;
-      const unsigned int v3849 = v3848 + v8177;
-      out[v3849] = v3843;
-    }
-    const unsigned int v3851 = v46 + v8183;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3852 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3853 = v331.x[3];
-    const float v3854 = v3853 * v3852;
-    const bool v3855 = v3851 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3855) {
-      const iron_bf16 v3859 = iron_f32_to_bf16(v3854);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3861 = v11 + v3851;
-      const unsigned int v3862 = v3861 * v1;
-      const unsigned int v3863 = v3862 + v26;
-      const unsigned int v3864 = v3863 << 7u;
-      const unsigned int v3865 = v3864 + v8182;
-      out[v3865] = v3859;
-    }
-    const unsigned int v3867 = v46 + v8188;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3868 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3869 = v331.x[4];
-    const float v3870 = v3869 * v3868;
-    const bool v3871 = v3867 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3871) {
-      const iron_bf16 v3875 = iron_f32_to_bf16(v3870);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3877 = v11 + v3867;
-      const unsigned int v3878 = v3877 * v1;
-      const unsigned int v3879 = v3878 + v26;
-      const unsigned int v3880 = v3879 << 7u;
-      const unsigned int v3881 = v3880 + v8187;
-      out[v3881] = v3875;
-    }
-    const unsigned int v3883 = v46 + v8193;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3884 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3885 = v331.x[5];
-    const float v3886 = v3885 * v3884;
-    const bool v3887 = v3883 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3887) {
-      const iron_bf16 v3891 = iron_f32_to_bf16(v3886);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3893 = v11 + v3883;
-      const unsigned int v3894 = v3893 * v1;
-      const unsigned int v3895 = v3894 + v26;
-      const unsigned int v3896 = v3895 << 7u;
-      const unsigned int v3897 = v3896 + v8192;
-      out[v3897] = v3891;
-    }
-    const unsigned int v3899 = v46 + v8198;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3900 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3901 = v331.x[6];
-    const float v3902 = v3901 * v3900;
-    const bool v3903 = v3899 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3903) {
-      const iron_bf16 v3907 = iron_f32_to_bf16(v3902);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3909 = v11 + v3899;
-      const unsigned int v3910 = v3909 * v1;
-      const unsigned int v3911 = v3910 + v26;
-      const unsigned int v3912 = v3911 << 7u;
-      const unsigned int v3913 = v3912 + v8197;
-      out[v3913] = v3907;
-    }
-    const unsigned int v3915 = v46 + v8203;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3916 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3917 = v331.x[7];
-    const float v3918 = v3917 * v3916;
-    const bool v3919 = v3915 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3919) {
-      const iron_bf16 v3923 = iron_f32_to_bf16(v3918);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3925 = v11 + v3915;
-      const unsigned int v3926 = v3925 * v1;
-      const unsigned int v3927 = v3926 + v26;
-      const unsigned int v3928 = v3927 << 7u;
-      const unsigned int v3929 = v3928 + v8202;
-      out[v3929] = v3923;
-    }
-    const unsigned int v3931 = v46 + v8208;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3932 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3933 = v331.x[8];
-    const float v3934 = v3933 * v3932;
-    const bool v3935 = v3931 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3935) {
-      const iron_bf16 v3939 = iron_f32_to_bf16(v3934);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3941 = v11 + v3931;
-      const unsigned int v3942 = v3941 * v1;
-      const unsigned int v3943 = v3942 + v26;
-      const unsigned int v3944 = v3943 << 7u;
-      const unsigned int v3945 = v3944 + v8207;
-      out[v3945] = v3939;
-    }
-    const unsigned int v3947 = v46 + v8213;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3948 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3949 = v331.x[9];
-    const float v3950 = v3949 * v3948;
-    const bool v3951 = v3947 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3951) {
-      const iron_bf16 v3955 = iron_f32_to_bf16(v3950);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3957 = v11 + v3947;
-      const unsigned int v3958 = v3957 * v1;
-      const unsigned int v3959 = v3958 + v26;
-      const unsigned int v3960 = v3959 << 7u;
-      const unsigned int v3961 = v3960 + v8212;
-      out[v3961] = v3955;
-    }
-    const unsigned int v3963 = v46 + v8218;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3964 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3965 = v331.x[10];
-    const float v3966 = v3965 * v3964;
-    const bool v3967 = v3963 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3967) {
-      const iron_bf16 v3971 = iron_f32_to_bf16(v3966);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3973 = v11 + v3963;
-      const unsigned int v3974 = v3973 * v1;
-      const unsigned int v3975 = v3974 + v26;
-      const unsigned int v3976 = v3975 << 7u;
-      const unsigned int v3977 = v3976 + v8217;
-      out[v3977] = v3971;
-    }
-    const unsigned int v3979 = v46 + v8223;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3980 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3981 = v331.x[11];
-    const float v3982 = v3981 * v3980;
-    const bool v3983 = v3979 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3983) {
-      const iron_bf16 v3987 = iron_f32_to_bf16(v3982);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3989 = v11 + v3979;
-      const unsigned int v3990 = v3989 * v1;
-      const unsigned int v3991 = v3990 + v26;
-      const unsigned int v3992 = v3991 << 7u;
-      const unsigned int v3993 = v3992 + v8222;
-      out[v3993] = v3987;
-    }
-    const unsigned int v3995 = v46 + v8228;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3996 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3997 = v331.x[12];
-    const float v3998 = v3997 * v3996;
-    const bool v3999 = v3995 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3999) {
-      const iron_bf16 v4003 = iron_f32_to_bf16(v3998);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4005 = v11 + v3995;
-      const unsigned int v4006 = v4005 * v1;
-      const unsigned int v4007 = v4006 + v26;
-      const unsigned int v4008 = v4007 << 7u;
-      const unsigned int v4009 = v4008 + v8227;
-      out[v4009] = v4003;
-    }
-    const unsigned int v4011 = v46 + v8233;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4012 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4013 = v331.x[13];
-    const float v4014 = v4013 * v4012;
-    const bool v4015 = v4011 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4015) {
-      const iron_bf16 v4019 = iron_f32_to_bf16(v4014);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4021 = v11 + v4011;
-      const unsigned int v4022 = v4021 * v1;
-      const unsigned int v4023 = v4022 + v26;
-      const unsigned int v4024 = v4023 << 7u;
-      const unsigned int v4025 = v4024 + v8232;
-      out[v4025] = v4019;
-    }
-    const unsigned int v4027 = v46 + v8238;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4028 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4029 = v331.x[14];
-    const float v4030 = v4029 * v4028;
-    const bool v4031 = v4027 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4031) {
-      const iron_bf16 v4035 = iron_f32_to_bf16(v4030);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4037 = v11 + v4027;
-      const unsigned int v4038 = v4037 * v1;
-      const unsigned int v4039 = v4038 + v26;
-      const unsigned int v4040 = v4039 << 7u;
-      const unsigned int v4041 = v4040 + v8237;
-      out[v4041] = v4035;
-    }
-    const unsigned int v4043 = v46 + v8243;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4044 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4045 = v331.x[15];
-    const float v4046 = v4045 * v4044;
-    const bool v4047 = v4043 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4047) {
-      const iron_bf16 v4051 = iron_f32_to_bf16(v4046);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4053 = v11 + v4043;
-      const unsigned int v4054 = v4053 * v1;
-      const unsigned int v4055 = v4054 + v26;
-      const unsigned int v4056 = v4055 << 7u;
-      const unsigned int v4057 = v4056 + v8242;
-      out[v4057] = v4051;
-    }
-    const unsigned int v4059 = v46 + v8248;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4060 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4061 = v331.x[16];
-    const float v4062 = v4061 * v4060;
-    const bool v4063 = v4059 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4063) {
-      const iron_bf16 v4067 = iron_f32_to_bf16(v4062);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4069 = v11 + v4059;
-      const unsigned int v4070 = v4069 * v1;
-      const unsigned int v4071 = v4070 + v26;
-      const unsigned int v4072 = v4071 << 7u;
-      const unsigned int v4073 = v4072 + v8247;
-      out[v4073] = v4067;
-    }
-    const unsigned int v4075 = v46 + v8253;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4076 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4077 = v331.x[17];
-    const float v4078 = v4077 * v4076;
-    const bool v4079 = v4075 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4079) {
-      const iron_bf16 v4083 = iron_f32_to_bf16(v4078);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4085 = v11 + v4075;
-      const unsigned int v4086 = v4085 * v1;
-      const unsigned int v4087 = v4086 + v26;
-      const unsigned int v4088 = v4087 << 7u;
-      const unsigned int v4089 = v4088 + v8252;
-      out[v4089] = v4083;
-    }
-    const unsigned int v4091 = v46 + v8258;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4092 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4093 = v331.x[18];
-    const float v4094 = v4093 * v4092;
-    const bool v4095 = v4091 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4095) {
-      const iron_bf16 v4099 = iron_f32_to_bf16(v4094);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4101 = v11 + v4091;
-      const unsigned int v4102 = v4101 * v1;
-      const unsigned int v4103 = v4102 + v26;
-      const unsigned int v4104 = v4103 << 7u;
-      const unsigned int v4105 = v4104 + v8257;
-      out[v4105] = v4099;
-    }
-    const unsigned int v4107 = v46 + v8263;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4108 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4109 = v331.x[19];
-    const float v4110 = v4109 * v4108;
-    const bool v4111 = v4107 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4111) {
-      const iron_bf16 v4115 = iron_f32_to_bf16(v4110);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4117 = v11 + v4107;
-      const unsigned int v4118 = v4117 * v1;
-      const unsigned int v4119 = v4118 + v26;
-      const unsigned int v4120 = v4119 << 7u;
-      const unsigned int v4121 = v4120 + v8262;
-      out[v4121] = v4115;
-    }
-    const unsigned int v4123 = v46 + v8268;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4124 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4125 = v331.x[20];
-    const float v4126 = v4125 * v4124;
-    const bool v4127 = v4123 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4127) {
-      const iron_bf16 v4131 = iron_f32_to_bf16(v4126);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4133 = v11 + v4123;
-      const unsigned int v4134 = v4133 * v1;
-      const unsigned int v4135 = v4134 + v26;
-      const unsigned int v4136 = v4135 << 7u;
-      const unsigned int v4137 = v4136 + v8267;
-      out[v4137] = v4131;
-    }
-    const unsigned int v4139 = v46 + v8273;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4140 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4141 = v331.x[21];
-    const float v4142 = v4141 * v4140;
-    const bool v4143 = v4139 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4143) {
-      const iron_bf16 v4147 = iron_f32_to_bf16(v4142);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4149 = v11 + v4139;
-      const unsigned int v4150 = v4149 * v1;
-      const unsigned int v4151 = v4150 + v26;
-      const unsigned int v4152 = v4151 << 7u;
-      const unsigned int v4153 = v4152 + v8272;
-      out[v4153] = v4147;
-    }
-    const unsigned int v4155 = v46 + v8278;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4156 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4157 = v331.x[22];
-    const float v4158 = v4157 * v4156;
-    const bool v4159 = v4155 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4159) {
-      const iron_bf16 v4163 = iron_f32_to_bf16(v4158);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4165 = v11 + v4155;
-      const unsigned int v4166 = v4165 * v1;
-      const unsigned int v4167 = v4166 + v26;
-      const unsigned int v4168 = v4167 << 7u;
-      const unsigned int v4169 = v4168 + v8277;
-      out[v4169] = v4163;
-    }
-    const unsigned int v4171 = v46 + v8283;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4172 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4173 = v331.x[23];
-    const float v4174 = v4173 * v4172;
-    const bool v4175 = v4171 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4175) {
-      const iron_bf16 v4179 = iron_f32_to_bf16(v4174);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4181 = v11 + v4171;
-      const unsigned int v4182 = v4181 * v1;
-      const unsigned int v4183 = v4182 + v26;
-      const unsigned int v4184 = v4183 << 7u;
-      const unsigned int v4185 = v4184 + v8282;
-      out[v4185] = v4179;
-    }
-    const unsigned int v4187 = v46 + v8288;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4188 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4189 = v331.x[24];
-    const float v4190 = v4189 * v4188;
-    const bool v4191 = v4187 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4191) {
-      const iron_bf16 v4195 = iron_f32_to_bf16(v4190);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4197 = v11 + v4187;
-      const unsigned int v4198 = v4197 * v1;
-      const unsigned int v4199 = v4198 + v26;
-      const unsigned int v4200 = v4199 << 7u;
-      const unsigned int v4201 = v4200 + v8287;
-      out[v4201] = v4195;
-    }
-    const unsigned int v4203 = v46 + v8293;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4204 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4205 = v331.x[25];
-    const float v4206 = v4205 * v4204;
-    const bool v4207 = v4203 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4207) {
-      const iron_bf16 v4211 = iron_f32_to_bf16(v4206);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4213 = v11 + v4203;
-      const unsigned int v4214 = v4213 * v1;
-      const unsigned int v4215 = v4214 + v26;
-      const unsigned int v4216 = v4215 << 7u;
-      const unsigned int v4217 = v4216 + v8292;
-      out[v4217] = v4211;
-    }
-    const unsigned int v4219 = v46 + v8298;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4220 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4221 = v331.x[26];
-    const float v4222 = v4221 * v4220;
-    const bool v4223 = v4219 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4223) {
-      const iron_bf16 v4227 = iron_f32_to_bf16(v4222);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4229 = v11 + v4219;
-      const unsigned int v4230 = v4229 * v1;
-      const unsigned int v4231 = v4230 + v26;
-      const unsigned int v4232 = v4231 << 7u;
-      const unsigned int v4233 = v4232 + v8297;
-      out[v4233] = v4227;
-    }
-    const unsigned int v4235 = v46 + v8303;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4236 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4237 = v331.x[27];
-    const float v4238 = v4237 * v4236;
-    const bool v4239 = v4235 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4239) {
-      const iron_bf16 v4243 = iron_f32_to_bf16(v4238);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4245 = v11 + v4235;
-      const unsigned int v4246 = v4245 * v1;
-      const unsigned int v4247 = v4246 + v26;
-      const unsigned int v4248 = v4247 << 7u;
-      const unsigned int v4249 = v4248 + v8302;
-      out[v4249] = v4243;
-    }
-    const unsigned int v4251 = v46 + v8308;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4252 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4253 = v331.x[28];
-    const float v4254 = v4253 * v4252;
-    const bool v4255 = v4251 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4255) {
-      const iron_bf16 v4259 = iron_f32_to_bf16(v4254);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4261 = v11 + v4251;
-      const unsigned int v4262 = v4261 * v1;
-      const unsigned int v4263 = v4262 + v26;
-      const unsigned int v4264 = v4263 << 7u;
-      const unsigned int v4265 = v4264 + v8307;
-      out[v4265] = v4259;
-    }
-    const unsigned int v4267 = v46 + v8313;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4268 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4269 = v331.x[29];
-    const float v4270 = v4269 * v4268;
-    const bool v4271 = v4267 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4271) {
-      const iron_bf16 v4275 = iron_f32_to_bf16(v4270);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4277 = v11 + v4267;
-      const unsigned int v4278 = v4277 * v1;
-      const unsigned int v4279 = v4278 + v26;
-      const unsigned int v4280 = v4279 << 7u;
-      const unsigned int v4281 = v4280 + v8312;
-      out[v4281] = v4275;
-    }
-    const unsigned int v4283 = v46 + v8318;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4284 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4285 = v331.x[30];
-    const float v4286 = v4285 * v4284;
-    const bool v4287 = v4283 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4287) {
-      const iron_bf16 v4291 = iron_f32_to_bf16(v4286);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4293 = v11 + v4283;
-      const unsigned int v4294 = v4293 * v1;
-      const unsigned int v4295 = v4294 + v26;
-      const unsigned int v4296 = v4295 << 7u;
-      const unsigned int v4297 = v4296 + v8317;
-      out[v4297] = v4291;
-    }
-    const unsigned int v4299 = v46 + v8323;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4300 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4301 = v331.x[31];
-    const float v4302 = v4301 * v4300;
-    const bool v4303 = v4299 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4303) {
-      const iron_bf16 v4307 = iron_f32_to_bf16(v4302);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4309 = v11 + v4299;
-      const unsigned int v4310 = v4309 * v1;
-      const unsigned int v4311 = v4310 + v26;
-      const unsigned int v4312 = v4311 << 7u;
-      const unsigned int v4313 = v4312 + v8322;
-      out[v4313] = v4307;
-    }
-    const unsigned int v4315 = v46 + v8328;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4316 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4317 = v333.x[0];
-    const float v4318 = v4317 * v4316;
-    const bool v4319 = v4315 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4319) {
-      const unsigned int v4322 = 64u + v8327;
-      const iron_bf16 v4323 = iron_f32_to_bf16(v4318);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4325 = v11 + v4315;
-      const unsigned int v4326 = v4325 * v1;
-      const unsigned int v4327 = v4326 + v26;
-      const unsigned int v4328 = v4327 << 7u;
-      const unsigned int v4329 = v4328 + v4322;
-      out[v4329] = v4323;
-    }
-    const unsigned int v4331 = v46 + v8333;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4332 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4333 = v333.x[1];
-    const float v4334 = v4333 * v4332;
-    const bool v4335 = v4331 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4335) {
-      const unsigned int v4338 = 64u + v8332;
-      const iron_bf16 v4339 = iron_f32_to_bf16(v4334);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4341 = v11 + v4331;
-      const unsigned int v4342 = v4341 * v1;
-      const unsigned int v4343 = v4342 + v26;
-      const unsigned int v4344 = v4343 << 7u;
-      const unsigned int v4345 = v4344 + v4338;
-      out[v4345] = v4339;
-    }
-    const unsigned int v4347 = v46 + v8338;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4348 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4349 = v333.x[2];
-    const float v4350 = v4349 * v4348;
-    const bool v4351 = v4347 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4351) {
-      const unsigned int v4354 = 64u + v8337;
-      const iron_bf16 v4355 = iron_f32_to_bf16(v4350);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4357 = v11 + v4347;
-      const unsigned int v4358 = v4357 * v1;
-      const unsigned int v4359 = v4358 + v26;
-      const unsigned int v4360 = v4359 << 7u;
-      const unsigned int v4361 = v4360 + v4354;
-      out[v4361] = v4355;
-    }
-    const unsigned int v4363 = v46 + v8343;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4364 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4365 = v333.x[3];
-    const float v4366 = v4365 * v4364;
-    const bool v4367 = v4363 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4367) {
-      const unsigned int v4370 = 64u + v8342;
-      const iron_bf16 v4371 = iron_f32_to_bf16(v4366);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4373 = v11 + v4363;
-      const unsigned int v4374 = v4373 * v1;
-      const unsigned int v4375 = v4374 + v26;
-      const unsigned int v4376 = v4375 << 7u;
-      const unsigned int v4377 = v4376 + v4370;
-      out[v4377] = v4371;
-    }
-    const unsigned int v4379 = v46 + v8348;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4380 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4381 = v333.x[4];
-    const float v4382 = v4381 * v4380;
-    const bool v4383 = v4379 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4383) {
-      const unsigned int v4386 = 64u + v8347;
-      const iron_bf16 v4387 = iron_f32_to_bf16(v4382);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4389 = v11 + v4379;
-      const unsigned int v4390 = v4389 * v1;
-      const unsigned int v4391 = v4390 + v26;
-      const unsigned int v4392 = v4391 << 7u;
-      const unsigned int v4393 = v4392 + v4386;
-      out[v4393] = v4387;
-    }
-    const unsigned int v4395 = v46 + v8353;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4396 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4397 = v333.x[5];
-    const float v4398 = v4397 * v4396;
-    const bool v4399 = v4395 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4399) {
-      const unsigned int v4402 = 64u + v8352;
-      const iron_bf16 v4403 = iron_f32_to_bf16(v4398);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4405 = v11 + v4395;
-      const unsigned int v4406 = v4405 * v1;
-      const unsigned int v4407 = v4406 + v26;
-      const unsigned int v4408 = v4407 << 7u;
-      const unsigned int v4409 = v4408 + v4402;
-      out[v4409] = v4403;
-    }
-    const unsigned int v4411 = v46 + v8358;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4412 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4413 = v333.x[6];
-    const float v4414 = v4413 * v4412;
-    const bool v4415 = v4411 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4415) {
-      const unsigned int v4418 = 64u + v8357;
-      const iron_bf16 v4419 = iron_f32_to_bf16(v4414);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4421 = v11 + v4411;
-      const unsigned int v4422 = v4421 * v1;
-      const unsigned int v4423 = v4422 + v26;
-      const unsigned int v4424 = v4423 << 7u;
-      const unsigned int v4425 = v4424 + v4418;
-      out[v4425] = v4419;
-    }
-    const unsigned int v4427 = v46 + v8363;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4428 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4429 = v333.x[7];
-    const float v4430 = v4429 * v4428;
-    const bool v4431 = v4427 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4431) {
-      const unsigned int v4434 = 64u + v8362;
-      const iron_bf16 v4435 = iron_f32_to_bf16(v4430);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4437 = v11 + v4427;
-      const unsigned int v4438 = v4437 * v1;
-      const unsigned int v4439 = v4438 + v26;
-      const unsigned int v4440 = v4439 << 7u;
-      const unsigned int v4441 = v4440 + v4434;
-      out[v4441] = v4435;
-    }
-    const unsigned int v4443 = v46 + v8368;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4444 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4445 = v333.x[8];
-    const float v4446 = v4445 * v4444;
-    const bool v4447 = v4443 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4447) {
-      const unsigned int v4450 = 64u + v8367;
-      const iron_bf16 v4451 = iron_f32_to_bf16(v4446);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4453 = v11 + v4443;
-      const unsigned int v4454 = v4453 * v1;
-      const unsigned int v4455 = v4454 + v26;
-      const unsigned int v4456 = v4455 << 7u;
-      const unsigned int v4457 = v4456 + v4450;
-      out[v4457] = v4451;
-    }
-    const unsigned int v4459 = v46 + v8373;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4460 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4461 = v333.x[9];
-    const float v4462 = v4461 * v4460;
-    const bool v4463 = v4459 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4463) {
-      const unsigned int v4466 = 64u + v8372;
-      const iron_bf16 v4467 = iron_f32_to_bf16(v4462);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4469 = v11 + v4459;
-      const unsigned int v4470 = v4469 * v1;
-      const unsigned int v4471 = v4470 + v26;
-      const unsigned int v4472 = v4471 << 7u;
-      const unsigned int v4473 = v4472 + v4466;
-      out[v4473] = v4467;
-    }
-    const unsigned int v4475 = v46 + v8378;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4476 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4477 = v333.x[10];
-    const float v4478 = v4477 * v4476;
-    const bool v4479 = v4475 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4479) {
-      const unsigned int v4482 = 64u + v8377;
-      const iron_bf16 v4483 = iron_f32_to_bf16(v4478);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4485 = v11 + v4475;
-      const unsigned int v4486 = v4485 * v1;
-      const unsigned int v4487 = v4486 + v26;
-      const unsigned int v4488 = v4487 << 7u;
-      const unsigned int v4489 = v4488 + v4482;
-      out[v4489] = v4483;
-    }
-    const unsigned int v4491 = v46 + v8383;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4492 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4493 = v333.x[11];
-    const float v4494 = v4493 * v4492;
-    const bool v4495 = v4491 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4495) {
-      const unsigned int v4498 = 64u + v8382;
-      const iron_bf16 v4499 = iron_f32_to_bf16(v4494);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4501 = v11 + v4491;
-      const unsigned int v4502 = v4501 * v1;
-      const unsigned int v4503 = v4502 + v26;
-      const unsigned int v4504 = v4503 << 7u;
-      const unsigned int v4505 = v4504 + v4498;
-      out[v4505] = v4499;
-    }
-    const unsigned int v4507 = v46 + v8388;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4508 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4509 = v333.x[12];
-    const float v4510 = v4509 * v4508;
-    const bool v4511 = v4507 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4511) {
-      const unsigned int v4514 = 64u + v8387;
-      const iron_bf16 v4515 = iron_f32_to_bf16(v4510);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4517 = v11 + v4507;
-      const unsigned int v4518 = v4517 * v1;
-      const unsigned int v4519 = v4518 + v26;
-      const unsigned int v4520 = v4519 << 7u;
-      const unsigned int v4521 = v4520 + v4514;
-      out[v4521] = v4515;
-    }
-    const unsigned int v4523 = v46 + v8393;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4524 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4525 = v333.x[13];
-    const float v4526 = v4525 * v4524;
-    const bool v4527 = v4523 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4527) {
-      const unsigned int v4530 = 64u + v8392;
-      const iron_bf16 v4531 = iron_f32_to_bf16(v4526);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4533 = v11 + v4523;
-      const unsigned int v4534 = v4533 * v1;
-      const unsigned int v4535 = v4534 + v26;
-      const unsigned int v4536 = v4535 << 7u;
-      const unsigned int v4537 = v4536 + v4530;
-      out[v4537] = v4531;
-    }
-    const unsigned int v4539 = v46 + v8398;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4540 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4541 = v333.x[14];
-    const float v4542 = v4541 * v4540;
-    const bool v4543 = v4539 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4543) {
-      const unsigned int v4546 = 64u + v8397;
-      const iron_bf16 v4547 = iron_f32_to_bf16(v4542);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4549 = v11 + v4539;
-      const unsigned int v4550 = v4549 * v1;
-      const unsigned int v4551 = v4550 + v26;
-      const unsigned int v4552 = v4551 << 7u;
-      const unsigned int v4553 = v4552 + v4546;
-      out[v4553] = v4547;
-    }
-    const unsigned int v4555 = v46 + v8403;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4556 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4557 = v333.x[15];
-    const float v4558 = v4557 * v4556;
-    const bool v4559 = v4555 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4559) {
-      const unsigned int v4562 = 64u + v8402;
-      const iron_bf16 v4563 = iron_f32_to_bf16(v4558);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4565 = v11 + v4555;
-      const unsigned int v4566 = v4565 * v1;
-      const unsigned int v4567 = v4566 + v26;
-      const unsigned int v4568 = v4567 << 7u;
-      const unsigned int v4569 = v4568 + v4562;
-      out[v4569] = v4563;
-    }
-    const unsigned int v4571 = v46 + v8408;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4572 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4573 = v333.x[16];
-    const float v4574 = v4573 * v4572;
-    const bool v4575 = v4571 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4575) {
-      const unsigned int v4578 = 64u + v8407;
-      const iron_bf16 v4579 = iron_f32_to_bf16(v4574);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4581 = v11 + v4571;
-      const unsigned int v4582 = v4581 * v1;
-      const unsigned int v4583 = v4582 + v26;
-      const unsigned int v4584 = v4583 << 7u;
-      const unsigned int v4585 = v4584 + v4578;
-      out[v4585] = v4579;
-    }
-    const unsigned int v4587 = v46 + v8413;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4588 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4589 = v333.x[17];
-    const float v4590 = v4589 * v4588;
-    const bool v4591 = v4587 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4591) {
-      const unsigned int v4594 = 64u + v8412;
-      const iron_bf16 v4595 = iron_f32_to_bf16(v4590);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4597 = v11 + v4587;
-      const unsigned int v4598 = v4597 * v1;
-      const unsigned int v4599 = v4598 + v26;
-      const unsigned int v4600 = v4599 << 7u;
-      const unsigned int v4601 = v4600 + v4594;
-      out[v4601] = v4595;
-    }
-    const unsigned int v4603 = v46 + v8418;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4604 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4605 = v333.x[18];
-    const float v4606 = v4605 * v4604;
-    const bool v4607 = v4603 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4607) {
-      const unsigned int v4610 = 64u + v8417;
-      const iron_bf16 v4611 = iron_f32_to_bf16(v4606);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4613 = v11 + v4603;
-      const unsigned int v4614 = v4613 * v1;
-      const unsigned int v4615 = v4614 + v26;
-      const unsigned int v4616 = v4615 << 7u;
-      const unsigned int v4617 = v4616 + v4610;
-      out[v4617] = v4611;
-    }
-    const unsigned int v4619 = v46 + v8423;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4620 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4621 = v333.x[19];
-    const float v4622 = v4621 * v4620;
-    const bool v4623 = v4619 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4623) {
-      const unsigned int v4626 = 64u + v8422;
-      const iron_bf16 v4627 = iron_f32_to_bf16(v4622);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4629 = v11 + v4619;
-      const unsigned int v4630 = v4629 * v1;
-      const unsigned int v4631 = v4630 + v26;
-      const unsigned int v4632 = v4631 << 7u;
-      const unsigned int v4633 = v4632 + v4626;
-      out[v4633] = v4627;
-    }
-    const unsigned int v4635 = v46 + v8428;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4636 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4637 = v333.x[20];
-    const float v4638 = v4637 * v4636;
-    const bool v4639 = v4635 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4639) {
-      const unsigned int v4642 = 64u + v8427;
-      const iron_bf16 v4643 = iron_f32_to_bf16(v4638);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4645 = v11 + v4635;
-      const unsigned int v4646 = v4645 * v1;
-      const unsigned int v4647 = v4646 + v26;
-      const unsigned int v4648 = v4647 << 7u;
-      const unsigned int v4649 = v4648 + v4642;
-      out[v4649] = v4643;
-    }
-    const unsigned int v4651 = v46 + v8433;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4652 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4653 = v333.x[21];
-    const float v4654 = v4653 * v4652;
-    const bool v4655 = v4651 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4655) {
-      const unsigned int v4658 = 64u + v8432;
-      const iron_bf16 v4659 = iron_f32_to_bf16(v4654);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4661 = v11 + v4651;
-      const unsigned int v4662 = v4661 * v1;
-      const unsigned int v4663 = v4662 + v26;
-      const unsigned int v4664 = v4663 << 7u;
-      const unsigned int v4665 = v4664 + v4658;
-      out[v4665] = v4659;
-    }
-    const unsigned int v4667 = v46 + v8438;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4668 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4669 = v333.x[22];
-    const float v4670 = v4669 * v4668;
-    const bool v4671 = v4667 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4671) {
-      const unsigned int v4674 = 64u + v8437;
-      const iron_bf16 v4675 = iron_f32_to_bf16(v4670);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4677 = v11 + v4667;
-      const unsigned int v4678 = v4677 * v1;
-      const unsigned int v4679 = v4678 + v26;
-      const unsigned int v4680 = v4679 << 7u;
-      const unsigned int v4681 = v4680 + v4674;
-      out[v4681] = v4675;
-    }
-    const unsigned int v4683 = v46 + v8443;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4684 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4685 = v333.x[23];
-    const float v4686 = v4685 * v4684;
-    const bool v4687 = v4683 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4687) {
-      const unsigned int v4690 = 64u + v8442;
-      const iron_bf16 v4691 = iron_f32_to_bf16(v4686);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4693 = v11 + v4683;
-      const unsigned int v4694 = v4693 * v1;
-      const unsigned int v4695 = v4694 + v26;
-      const unsigned int v4696 = v4695 << 7u;
-      const unsigned int v4697 = v4696 + v4690;
-      out[v4697] = v4691;
-    }
-    const unsigned int v4699 = v46 + v8448;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4700 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4701 = v333.x[24];
-    const float v4702 = v4701 * v4700;
-    const bool v4703 = v4699 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4703) {
-      const unsigned int v4706 = 64u + v8447;
-      const iron_bf16 v4707 = iron_f32_to_bf16(v4702);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4709 = v11 + v4699;
-      const unsigned int v4710 = v4709 * v1;
-      const unsigned int v4711 = v4710 + v26;
-      const unsigned int v4712 = v4711 << 7u;
-      const unsigned int v4713 = v4712 + v4706;
-      out[v4713] = v4707;
-    }
-    const unsigned int v4715 = v46 + v8453;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4716 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4717 = v333.x[25];
-    const float v4718 = v4717 * v4716;
-    const bool v4719 = v4715 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4719) {
-      const unsigned int v4722 = 64u + v8452;
-      const iron_bf16 v4723 = iron_f32_to_bf16(v4718);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4725 = v11 + v4715;
-      const unsigned int v4726 = v4725 * v1;
-      const unsigned int v4727 = v4726 + v26;
-      const unsigned int v4728 = v4727 << 7u;
-      const unsigned int v4729 = v4728 + v4722;
-      out[v4729] = v4723;
-    }
-    const unsigned int v4731 = v46 + v8458;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4732 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4733 = v333.x[26];
-    const float v4734 = v4733 * v4732;
-    const bool v4735 = v4731 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4735) {
-      const unsigned int v4738 = 64u + v8457;
-      const iron_bf16 v4739 = iron_f32_to_bf16(v4734);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4741 = v11 + v4731;
-      const unsigned int v4742 = v4741 * v1;
-      const unsigned int v4743 = v4742 + v26;
-      const unsigned int v4744 = v4743 << 7u;
-      const unsigned int v4745 = v4744 + v4738;
-      out[v4745] = v4739;
-    }
-    const unsigned int v4747 = v46 + v8463;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4748 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4749 = v333.x[27];
-    const float v4750 = v4749 * v4748;
-    const bool v4751 = v4747 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4751) {
-      const unsigned int v4754 = 64u + v8462;
-      const iron_bf16 v4755 = iron_f32_to_bf16(v4750);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4757 = v11 + v4747;
-      const unsigned int v4758 = v4757 * v1;
-      const unsigned int v4759 = v4758 + v26;
-      const unsigned int v4760 = v4759 << 7u;
-      const unsigned int v4761 = v4760 + v4754;
-      out[v4761] = v4755;
-    }
-    const unsigned int v4763 = v46 + v8468;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4764 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4765 = v333.x[28];
-    const float v4766 = v4765 * v4764;
-    const bool v4767 = v4763 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4767) {
-      const unsigned int v4770 = 64u + v8467;
-      const iron_bf16 v4771 = iron_f32_to_bf16(v4766);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4773 = v11 + v4763;
-      const unsigned int v4774 = v4773 * v1;
-      const unsigned int v4775 = v4774 + v26;
-      const unsigned int v4776 = v4775 << 7u;
-      const unsigned int v4777 = v4776 + v4770;
-      out[v4777] = v4771;
-    }
-    const unsigned int v4779 = v46 + v8473;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4780 = v3749.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4781 = v333.x[29];
-    const float v4782 = v4781 * v4780;
-    const bool v4783 = v4779 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4783) {
-      const unsigned int v4786 = 64u + v8472;
-      const iron_bf16 v4787 = iron_f32_to_bf16(v4782);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4789 = v11 + v4779;
-      const unsigned int v4790 = v4789 * v1;
-      const unsigned int v4791 = v4790 + v26;
-      const unsigned int v4792 = v4791 << 7u;
-      const unsigned int v4793 = v4792 + v4786;
-      out[v4793] = v4787;
-    }
-    const unsigned int v4795 = v46 + v8478;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4796 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4797 = v333.x[30];
-    const float v4798 = v4797 * v4796;
-    const bool v4799 = v4795 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4799) {
-      const unsigned int v4802 = 64u + v8477;
-      const iron_bf16 v4803 = iron_f32_to_bf16(v4798);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4805 = v11 + v4795;
-      const unsigned int v4806 = v4805 * v1;
-      const unsigned int v4807 = v4806 + v26;
-      const unsigned int v4808 = v4807 << 7u;
-      const unsigned int v4809 = v4808 + v4802;
-      out[v4809] = v4803;
-    }
-    const unsigned int v4811 = v46 + v8483;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4812 = v3749.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4813 = v333.x[31];
-    const float v4814 = v4813 * v4812;
-    const bool v4815 = v4811 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4815) {
-      const unsigned int v4818 = 64u + v8482;
-      const iron_bf16 v4819 = iron_f32_to_bf16(v4814);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4821 = v11 + v4811;
-      const unsigned int v4822 = v4821 * v1;
-      const unsigned int v4823 = v4822 + v26;
-      const unsigned int v4824 = v4823 << 7u;
-      const unsigned int v4825 = v4824 + v4818;
-      out[v4825] = v4819;
-    }
-    const unsigned int v4827 = v46 + v3697;  // kernels/sdpa/flash_tile.hpp:251
-    const float v4829 = v3657.x[0];  // kernels/sdpa/flash_tile.hpp:252
-    const float v4830 = v3695.x[0];
-    const float v4831 = log2f(v4830);
-    const float v4832 = v4831 + v4829;
-    const float v4833 = v4832 * 0.6931472f;
-    const bool v4836 = v3696 == v47;  // kernels/sdpa/flash_tile.hpp:253
-    const bool v4837 = v4827 < v18;
-    const bool v4838 = v4836 && v4837;
-    if (v4838) {
-      const unsigned int v4839 = v26 * v3;  // kernels/sdpa/prefill.cpp:177
-      const unsigned int v4840 = v4839 + v11;
-      const unsigned int v4841 = v4840 + v4827;
-      lse[v4841] = v4833;
-    }
-    const unsigned int v4843 = v46 + v3710;  // kernels/sdpa/flash_tile.hpp:251
-    const float v4845 = v3657.x[1];  // kernels/sdpa/flash_tile.hpp:252
-    const float v4846 = v3695.x[1];
-    const float v4847 = log2f(v4846);
-    const float v4848 = v4847 + v4845;
-    const float v4849 = v4848 * 0.6931472f;
-    const bool v4852 = v3709 == v47;  // kernels/sdpa/flash_tile.hpp:253
-    const bool v4853 = v4843 < v18;
-    const bool v4854 = v4852 && v4853;
-    if (v4854) {
-      const unsigned int v4855 = v26 * v3;  // kernels/sdpa/prefill.cpp:177
-      const unsigned int v4856 = v4855 + v11;
-      const unsigned int v4857 = v4856 + v4843;
-      lse[v4857] = v4849;
-    }
-    const unsigned int v4859 = v46 + v3723;  // kernels/sdpa/flash_tile.hpp:251
-    const float v4861 = v3657.x[2];  // kernels/sdpa/flash_tile.hpp:252
-    const float v4862 = v3695.x[2];
-    const float v4863 = log2f(v4862);
-    const float v4864 = v4863 + v4861;
-    const float v4865 = v4864 * 0.6931472f;
-    const bool v4868 = v3722 == v47;  // kernels/sdpa/flash_tile.hpp:253
-    const bool v4869 = v4859 < v18;
-    const bool v4870 = v4868 && v4869;
-    if (v4870) {
-      const unsigned int v4871 = v26 * v3;  // kernels/sdpa/prefill.cpp:177
-      const unsigned int v4872 = v4871 + v11;
-      const unsigned int v4873 = v4872 + v4859;
-      lse[v4873] = v4865;
-    }
-    const unsigned int v4875 = v46 + v3736;  // kernels/sdpa/flash_tile.hpp:251
-    const float v4877 = v3657.x[3];  // kernels/sdpa/flash_tile.hpp:252
-    const float v4878 = v3695.x[3];
-    const float v4879 = log2f(v4878);
-    const float v4880 = v4879 + v4877;
-    const float v4881 = v4880 * 0.6931472f;
-    const bool v4884 = v3735 == v47;  // kernels/sdpa/flash_tile.hpp:253
-    const bool v4885 = v4875 < v18;
-    const bool v4886 = v4884 && v4885;
-    if (v4886) {
-      const unsigned int v4887 = v26 * v3;  // kernels/sdpa/prefill.cpp:177
-      const unsigned int v4888 = v4887 + v11;
-      const unsigned int v4889 = v4888 + v4875;
-      lse[v4889] = v4881;
+      v7912.x[0] = v7926;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7930 = v327.x[1];  // kernels/sdpa/flash_tile.hpp:185
+      const float v7931 = v7914.x[1];  // kernels/sdpa/flash_tile.hpp:186
+      const float v7932 = fmaxf(v7930, v7931);
+      const bool v7935 = v7932 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7936 = v7935 ? 0.0f : v7932;
+      const float v7937 = v7930 - v7936;  // kernels/sdpa/flash_tile.hpp:186
+      const float v7938 = iron_exp2_approx(v7937);
+      v7912.x[1] = v7938;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7942 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:185
+      const float v7943 = v7914.x[2];  // kernels/sdpa/flash_tile.hpp:186
+      const float v7944 = fmaxf(v7942, v7943);
+      const bool v7947 = v7944 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7948 = v7947 ? 0.0f : v7944;
+      const float v7949 = v7942 - v7948;  // kernels/sdpa/flash_tile.hpp:186
+      const float v7950 = iron_exp2_approx(v7949);
+      v7912.x[2] = v7950;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7954 = v327.x[3];  // kernels/sdpa/flash_tile.hpp:185
+      const float v7955 = v7914.x[3];  // kernels/sdpa/flash_tile.hpp:186
+      const float v7956 = fmaxf(v7954, v7955);
+      const bool v7959 = v7956 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7960 = v7959 ? 0.0f : v7956;
+      const float v7961 = v7954 - v7960;  // kernels/sdpa/flash_tile.hpp:186
+      const float v7962 = iron_exp2_approx(v7961);
+      v7912.x[3] = v7962;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7965 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:188
+      const float v7966 = v7914.x[0];  // kernels/sdpa/flash_tile.hpp:189
+      const float v7967 = fmaxf(v7965, v7966);
+      v327.x[0] = v7967;  // kernels/sdpa/flash_tile.hpp:188
+      const float v7970 = v327.x[1];
+      const float v7971 = v7914.x[1];  // kernels/sdpa/flash_tile.hpp:189
+      const float v7972 = fmaxf(v7970, v7971);
+      v327.x[1] = v7972;  // kernels/sdpa/flash_tile.hpp:188
+      const float v7975 = v327.x[2];
+      const float v7976 = v7914.x[2];  // kernels/sdpa/flash_tile.hpp:189
+      const float v7977 = fmaxf(v7975, v7976);
+      v327.x[2] = v7977;  // kernels/sdpa/flash_tile.hpp:188
+      const float v7980 = v327.x[3];
+      const float v7981 = v7914.x[3];  // kernels/sdpa/flash_tile.hpp:189
+      const float v7982 = fmaxf(v7980, v7981);
+      v327.x[3] = v7982;  // kernels/sdpa/flash_tile.hpp:188
+      const float v7985 = v6072.x[0];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7986 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7989 = v7986 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7990 = v7989 ? 0.0f : v7986;
+      const float v7991 = v7985 - v7990;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7992 = iron_exp2_approx(v7991);
+      v6072.x[0] = v7992;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7995 = v6072.x[1];
+      const float v7996 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7999 = v7996 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8000 = v7999 ? 0.0f : v7996;
+      const float v8001 = v7995 - v8000;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8002 = iron_exp2_approx(v8001);
+      v6072.x[1] = v8002;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8005 = v6072.x[2];
+      const float v8006 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8009 = v8006 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8010 = v8009 ? 0.0f : v8006;
+      const float v8011 = v8005 - v8010;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8012 = iron_exp2_approx(v8011);
+      v6072.x[2] = v8012;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8015 = v6072.x[3];
+      const float v8016 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8019 = v8016 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8020 = v8019 ? 0.0f : v8016;
+      const float v8021 = v8015 - v8020;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8022 = iron_exp2_approx(v8021);
+      v6072.x[3] = v8022;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8025 = v6072.x[4];
+      const float v8026 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8029 = v8026 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8030 = v8029 ? 0.0f : v8026;
+      const float v8031 = v8025 - v8030;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8032 = iron_exp2_approx(v8031);
+      v6072.x[4] = v8032;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8035 = v6072.x[5];
+      const float v8036 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8039 = v8036 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8040 = v8039 ? 0.0f : v8036;
+      const float v8041 = v8035 - v8040;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8042 = iron_exp2_approx(v8041);
+      v6072.x[5] = v8042;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8045 = v6072.x[6];
+      const float v8046 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8049 = v8046 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8050 = v8049 ? 0.0f : v8046;
+      const float v8051 = v8045 - v8050;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8052 = iron_exp2_approx(v8051);
+      v6072.x[6] = v8052;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8055 = v6072.x[7];
+      const float v8056 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8059 = v8056 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8060 = v8059 ? 0.0f : v8056;
+      const float v8061 = v8055 - v8060;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8062 = iron_exp2_approx(v8061);
+      v6072.x[7] = v8062;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8065 = v6072.x[8];
+      const float v8066 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8069 = v8066 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8070 = v8069 ? 0.0f : v8066;
+      const float v8071 = v8065 - v8070;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8072 = iron_exp2_approx(v8071);
+      v6072.x[8] = v8072;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8075 = v6072.x[9];
+      const float v8076 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8079 = v8076 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8080 = v8079 ? 0.0f : v8076;
+      const float v8081 = v8075 - v8080;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8082 = iron_exp2_approx(v8081);
+      v6072.x[9] = v8082;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8085 = v6072.x[10];
+      const float v8086 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8089 = v8086 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8090 = v8089 ? 0.0f : v8086;
+      const float v8091 = v8085 - v8090;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8092 = iron_exp2_approx(v8091);
+      v6072.x[10] = v8092;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8095 = v6072.x[11];
+      const float v8096 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8099 = v8096 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8100 = v8099 ? 0.0f : v8096;
+      const float v8101 = v8095 - v8100;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8102 = iron_exp2_approx(v8101);
+      v6072.x[11] = v8102;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8105 = v6072.x[12];
+      const float v8106 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8109 = v8106 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8110 = v8109 ? 0.0f : v8106;
+      const float v8111 = v8105 - v8110;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8112 = iron_exp2_approx(v8111);
+      v6072.x[12] = v8112;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8115 = v6072.x[13];
+      const float v8116 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8119 = v8116 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8120 = v8119 ? 0.0f : v8116;
+      const float v8121 = v8115 - v8120;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8122 = iron_exp2_approx(v8121);
+      v6072.x[13] = v8122;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8125 = v6072.x[14];
+      const float v8126 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8129 = v8126 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8130 = v8129 ? 0.0f : v8126;
+      const float v8131 = v8125 - v8130;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8132 = iron_exp2_approx(v8131);
+      v6072.x[14] = v8132;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8135 = v6072.x[15];
+      const float v8136 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8139 = v8136 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8140 = v8139 ? 0.0f : v8136;
+      const float v8141 = v8135 - v8140;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8142 = iron_exp2_approx(v8141);
+      v6072.x[15] = v8142;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8145 = v6072.x[16];
+      const float v8146 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8149 = v8146 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8150 = v8149 ? 0.0f : v8146;
+      const float v8151 = v8145 - v8150;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8152 = iron_exp2_approx(v8151);
+      v6072.x[16] = v8152;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8155 = v6072.x[17];
+      const float v8156 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8159 = v8156 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8160 = v8159 ? 0.0f : v8156;
+      const float v8161 = v8155 - v8160;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8162 = iron_exp2_approx(v8161);
+      v6072.x[17] = v8162;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8165 = v6072.x[18];
+      const float v8166 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8169 = v8166 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8170 = v8169 ? 0.0f : v8166;
+      const float v8171 = v8165 - v8170;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8172 = iron_exp2_approx(v8171);
+      v6072.x[18] = v8172;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8175 = v6072.x[19];
+      const float v8176 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8179 = v8176 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8180 = v8179 ? 0.0f : v8176;
+      const float v8181 = v8175 - v8180;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8182 = iron_exp2_approx(v8181);
+      v6072.x[19] = v8182;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8185 = v6072.x[20];
+      const float v8186 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8189 = v8186 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8190 = v8189 ? 0.0f : v8186;
+      const float v8191 = v8185 - v8190;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8192 = iron_exp2_approx(v8191);
+      v6072.x[20] = v8192;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8195 = v6072.x[21];
+      const float v8196 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8199 = v8196 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8200 = v8199 ? 0.0f : v8196;
+      const float v8201 = v8195 - v8200;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8202 = iron_exp2_approx(v8201);
+      v6072.x[21] = v8202;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8205 = v6072.x[22];
+      const float v8206 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8209 = v8206 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8210 = v8209 ? 0.0f : v8206;
+      const float v8211 = v8205 - v8210;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8212 = iron_exp2_approx(v8211);
+      v6072.x[22] = v8212;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8215 = v6072.x[23];
+      const float v8216 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8219 = v8216 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8220 = v8219 ? 0.0f : v8216;
+      const float v8221 = v8215 - v8220;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8222 = iron_exp2_approx(v8221);
+      v6072.x[23] = v8222;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8225 = v6072.x[24];
+      const float v8226 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8229 = v8226 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8230 = v8229 ? 0.0f : v8226;
+      const float v8231 = v8225 - v8230;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8232 = iron_exp2_approx(v8231);
+      v6072.x[24] = v8232;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8235 = v6072.x[25];
+      const float v8236 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8239 = v8236 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8240 = v8239 ? 0.0f : v8236;
+      const float v8241 = v8235 - v8240;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8242 = iron_exp2_approx(v8241);
+      v6072.x[25] = v8242;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8245 = v6072.x[26];
+      const float v8246 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8249 = v8246 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8250 = v8249 ? 0.0f : v8246;
+      const float v8251 = v8245 - v8250;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8252 = iron_exp2_approx(v8251);
+      v6072.x[26] = v8252;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8255 = v6072.x[27];
+      const float v8256 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8259 = v8256 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8260 = v8259 ? 0.0f : v8256;
+      const float v8261 = v8255 - v8260;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8262 = iron_exp2_approx(v8261);
+      v6072.x[27] = v8262;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8265 = v6072.x[28];
+      const float v8266 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8269 = v8266 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8270 = v8269 ? 0.0f : v8266;
+      const float v8271 = v8265 - v8270;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8272 = iron_exp2_approx(v8271);
+      v6072.x[28] = v8272;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8275 = v6072.x[29];
+      const float v8276 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8279 = v8276 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8280 = v8279 ? 0.0f : v8276;
+      const float v8281 = v8275 - v8280;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8282 = iron_exp2_approx(v8281);
+      v6072.x[29] = v8282;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8285 = v6072.x[30];
+      const float v8286 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8289 = v8286 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8290 = v8289 ? 0.0f : v8286;
+      const float v8291 = v8285 - v8290;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8292 = iron_exp2_approx(v8291);
+      v6072.x[30] = v8292;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8295 = v6072.x[31];
+      const float v8296 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8299 = v8296 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8300 = v8299 ? 0.0f : v8296;
+      const float v8301 = v8295 - v8300;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8302 = iron_exp2_approx(v8301);
+      v6072.x[31] = v8302;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8305 = v6072.x[32];
+      const float v8306 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8309 = v8306 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8310 = v8309 ? 0.0f : v8306;
+      const float v8311 = v8305 - v8310;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8312 = iron_exp2_approx(v8311);
+      v6072.x[32] = v8312;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8315 = v6072.x[33];
+      const float v8316 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8319 = v8316 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8320 = v8319 ? 0.0f : v8316;
+      const float v8321 = v8315 - v8320;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8322 = iron_exp2_approx(v8321);
+      v6072.x[33] = v8322;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8325 = v6072.x[34];
+      const float v8326 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8329 = v8326 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8330 = v8329 ? 0.0f : v8326;
+      const float v8331 = v8325 - v8330;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8332 = iron_exp2_approx(v8331);
+      v6072.x[34] = v8332;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8335 = v6072.x[35];
+      const float v8336 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8339 = v8336 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8340 = v8339 ? 0.0f : v8336;
+      const float v8341 = v8335 - v8340;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8342 = iron_exp2_approx(v8341);
+      v6072.x[35] = v8342;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8345 = v6072.x[36];
+      const float v8346 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8349 = v8346 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8350 = v8349 ? 0.0f : v8346;
+      const float v8351 = v8345 - v8350;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8352 = iron_exp2_approx(v8351);
+      v6072.x[36] = v8352;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8355 = v6072.x[37];
+      const float v8356 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8359 = v8356 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8360 = v8359 ? 0.0f : v8356;
+      const float v8361 = v8355 - v8360;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8362 = iron_exp2_approx(v8361);
+      v6072.x[37] = v8362;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8365 = v6072.x[38];
+      const float v8366 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8369 = v8366 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8370 = v8369 ? 0.0f : v8366;
+      const float v8371 = v8365 - v8370;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8372 = iron_exp2_approx(v8371);
+      v6072.x[38] = v8372;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8375 = v6072.x[39];
+      const float v8376 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8379 = v8376 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8380 = v8379 ? 0.0f : v8376;
+      const float v8381 = v8375 - v8380;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8382 = iron_exp2_approx(v8381);
+      v6072.x[39] = v8382;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8385 = v6072.x[40];
+      const float v8386 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8389 = v8386 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8390 = v8389 ? 0.0f : v8386;
+      const float v8391 = v8385 - v8390;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8392 = iron_exp2_approx(v8391);
+      v6072.x[40] = v8392;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8395 = v6072.x[41];
+      const float v8396 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8399 = v8396 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8400 = v8399 ? 0.0f : v8396;
+      const float v8401 = v8395 - v8400;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8402 = iron_exp2_approx(v8401);
+      v6072.x[41] = v8402;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8405 = v6072.x[42];
+      const float v8406 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8409 = v8406 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8410 = v8409 ? 0.0f : v8406;
+      const float v8411 = v8405 - v8410;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8412 = iron_exp2_approx(v8411);
+      v6072.x[42] = v8412;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8415 = v6072.x[43];
+      const float v8416 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8419 = v8416 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8420 = v8419 ? 0.0f : v8416;
+      const float v8421 = v8415 - v8420;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8422 = iron_exp2_approx(v8421);
+      v6072.x[43] = v8422;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8425 = v6072.x[44];
+      const float v8426 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8429 = v8426 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8430 = v8429 ? 0.0f : v8426;
+      const float v8431 = v8425 - v8430;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8432 = iron_exp2_approx(v8431);
+      v6072.x[44] = v8432;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8435 = v6072.x[45];
+      const float v8436 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8439 = v8436 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8440 = v8439 ? 0.0f : v8436;
+      const float v8441 = v8435 - v8440;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8442 = iron_exp2_approx(v8441);
+      v6072.x[45] = v8442;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8445 = v6072.x[46];
+      const float v8446 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8449 = v8446 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8450 = v8449 ? 0.0f : v8446;
+      const float v8451 = v8445 - v8450;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8452 = iron_exp2_approx(v8451);
+      v6072.x[46] = v8452;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8455 = v6072.x[47];
+      const float v8456 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8459 = v8456 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8460 = v8459 ? 0.0f : v8456;
+      const float v8461 = v8455 - v8460;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8462 = iron_exp2_approx(v8461);
+      v6072.x[47] = v8462;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8465 = v6072.x[48];
+      const float v8466 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8469 = v8466 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8470 = v8469 ? 0.0f : v8466;
+      const float v8471 = v8465 - v8470;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8472 = iron_exp2_approx(v8471);
+      v6072.x[48] = v8472;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8475 = v6072.x[49];
+      const float v8476 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8479 = v8476 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8480 = v8479 ? 0.0f : v8476;
+      const float v8481 = v8475 - v8480;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8482 = iron_exp2_approx(v8481);
+      v6072.x[49] = v8482;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8485 = v6072.x[50];
+      const float v8486 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8489 = v8486 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8490 = v8489 ? 0.0f : v8486;
+      const float v8491 = v8485 - v8490;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8492 = iron_exp2_approx(v8491);
+      v6072.x[50] = v8492;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8495 = v6072.x[51];
+      const float v8496 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8499 = v8496 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8500 = v8499 ? 0.0f : v8496;
+      const float v8501 = v8495 - v8500;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8502 = iron_exp2_approx(v8501);
+      v6072.x[51] = v8502;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8505 = v6072.x[52];
+      const float v8506 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8509 = v8506 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8510 = v8509 ? 0.0f : v8506;
+      const float v8511 = v8505 - v8510;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8512 = iron_exp2_approx(v8511);
+      v6072.x[52] = v8512;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8515 = v6072.x[53];
+      const float v8516 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8519 = v8516 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8520 = v8519 ? 0.0f : v8516;
+      const float v8521 = v8515 - v8520;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8522 = iron_exp2_approx(v8521);
+      v6072.x[53] = v8522;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8525 = v6072.x[54];
+      const float v8526 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8529 = v8526 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8530 = v8529 ? 0.0f : v8526;
+      const float v8531 = v8525 - v8530;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8532 = iron_exp2_approx(v8531);
+      v6072.x[54] = v8532;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8535 = v6072.x[55];
+      const float v8536 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8539 = v8536 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8540 = v8539 ? 0.0f : v8536;
+      const float v8541 = v8535 - v8540;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8542 = iron_exp2_approx(v8541);
+      v6072.x[55] = v8542;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8545 = v6072.x[56];
+      const float v8546 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8549 = v8546 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8550 = v8549 ? 0.0f : v8546;
+      const float v8551 = v8545 - v8550;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8552 = iron_exp2_approx(v8551);
+      v6072.x[56] = v8552;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8555 = v6072.x[57];
+      const float v8556 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8559 = v8556 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8560 = v8559 ? 0.0f : v8556;
+      const float v8561 = v8555 - v8560;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8562 = iron_exp2_approx(v8561);
+      v6072.x[57] = v8562;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8565 = v6072.x[58];
+      const float v8566 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8569 = v8566 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8570 = v8569 ? 0.0f : v8566;
+      const float v8571 = v8565 - v8570;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8572 = iron_exp2_approx(v8571);
+      v6072.x[58] = v8572;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8575 = v6072.x[59];
+      const float v8576 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8579 = v8576 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8580 = v8579 ? 0.0f : v8576;
+      const float v8581 = v8575 - v8580;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8582 = iron_exp2_approx(v8581);
+      v6072.x[59] = v8582;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8585 = v6072.x[60];
+      const float v8586 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8589 = v8586 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8590 = v8589 ? 0.0f : v8586;
+      const float v8591 = v8585 - v8590;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8592 = iron_exp2_approx(v8591);
+      v6072.x[60] = v8592;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8595 = v6072.x[61];
+      const float v8596 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8599 = v8596 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8600 = v8599 ? 0.0f : v8596;
+      const float v8601 = v8595 - v8600;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8602 = iron_exp2_approx(v8601);
+      v6072.x[61] = v8602;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8605 = v6072.x[62];
+      const float v8606 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8609 = v8606 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8610 = v8609 ? 0.0f : v8606;
+      const float v8611 = v8605 - v8610;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8612 = iron_exp2_approx(v8611);
+      v6072.x[62] = v8612;  // kernels/sdpa/flash_tile.hpp:191
+      const float v8615 = v6072.x[63];
+      const float v8616 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v8619 = v8616 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8620 = v8619 ? 0.0f : v8616;
+      const float v8621 = v8615 - v8620;  // kernels/sdpa/flash_tile.hpp:192
+      const float v8622 = iron_exp2_approx(v8621);
+      v6072.x[63] = v8622;  // kernels/sdpa/flash_tile.hpp:191
+      iron_frag<float, 2, 16, 8> v8624;  // kernels/sdpa/flash_tile.hpp:194
+      iron_frag_fill(v8624, 0.0f);
+      iron_frag_row_reduce<true>(v8624, v6072);
+      const float v8627 = v329.x[0];  // kernels/sdpa/flash_tile.hpp:195
+      const float v8628 = v8624.x[0];  // kernels/sdpa/flash_tile.hpp:196
+      const float v8629 = v7912.x[0];
+      const float v8630 = v8627 * v8629;
+      const float v8631 = v8630 + v8628;
+      v329.x[0] = v8631;  // kernels/sdpa/flash_tile.hpp:195
+      const float v8634 = v329.x[1];
+      const float v8635 = v8624.x[1];  // kernels/sdpa/flash_tile.hpp:196
+      const float v8636 = v7912.x[1];
+      const float v8637 = v8634 * v8636;
+      const float v8638 = v8637 + v8635;
+      v329.x[1] = v8638;  // kernels/sdpa/flash_tile.hpp:195
+      const float v8641 = v329.x[2];
+      const float v8642 = v8624.x[2];  // kernels/sdpa/flash_tile.hpp:196
+      const float v8643 = v7912.x[2];
+      const float v8644 = v8641 * v8643;
+      const float v8645 = v8644 + v8642;
+      v329.x[2] = v8645;  // kernels/sdpa/flash_tile.hpp:195
+      const float v8648 = v329.x[3];
+      const float v8649 = v8624.x[3];  // kernels/sdpa/flash_tile.hpp:196
+      const float v8650 = v7912.x[3];
+      const float v8651 = v8648 * v8650;
+      const float v8652 = v8651 + v8649;
+      v329.x[3] = v8652;  // kernels/sdpa/flash_tile.hpp:195
+      const float v8655 = v331.x[0];  // kernels/sdpa/flash_tile.hpp:205
+      const float v8656 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8657 = v8655 * v8656;
+      v331.x[0] = v8657;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8660 = v331.x[1];
+      const float v8661 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8662 = v8660 * v8661;
+      v331.x[1] = v8662;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8665 = v331.x[2];
+      const float v8666 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8667 = v8665 * v8666;
+      v331.x[2] = v8667;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8670 = v331.x[3];
+      const float v8671 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8672 = v8670 * v8671;
+      v331.x[3] = v8672;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8675 = v331.x[4];
+      const float v8676 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8677 = v8675 * v8676;
+      v331.x[4] = v8677;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8680 = v331.x[5];
+      const float v8681 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8682 = v8680 * v8681;
+      v331.x[5] = v8682;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8685 = v331.x[6];
+      const float v8686 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8687 = v8685 * v8686;
+      v331.x[6] = v8687;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8690 = v331.x[7];
+      const float v8691 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8692 = v8690 * v8691;
+      v331.x[7] = v8692;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8695 = v331.x[8];
+      const float v8696 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8697 = v8695 * v8696;
+      v331.x[8] = v8697;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8700 = v331.x[9];
+      const float v8701 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8702 = v8700 * v8701;
+      v331.x[9] = v8702;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8705 = v331.x[10];
+      const float v8706 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8707 = v8705 * v8706;
+      v331.x[10] = v8707;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8710 = v331.x[11];
+      const float v8711 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8712 = v8710 * v8711;
+      v331.x[11] = v8712;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8715 = v331.x[12];
+      const float v8716 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8717 = v8715 * v8716;
+      v331.x[12] = v8717;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8720 = v331.x[13];
+      const float v8721 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8722 = v8720 * v8721;
+      v331.x[13] = v8722;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8725 = v331.x[14];
+      const float v8726 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8727 = v8725 * v8726;
+      v331.x[14] = v8727;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8730 = v331.x[15];
+      const float v8731 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8732 = v8730 * v8731;
+      v331.x[15] = v8732;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8735 = v331.x[16];
+      const float v8736 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8737 = v8735 * v8736;
+      v331.x[16] = v8737;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8740 = v331.x[17];
+      const float v8741 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8742 = v8740 * v8741;
+      v331.x[17] = v8742;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8745 = v331.x[18];
+      const float v8746 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8747 = v8745 * v8746;
+      v331.x[18] = v8747;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8750 = v331.x[19];
+      const float v8751 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8752 = v8750 * v8751;
+      v331.x[19] = v8752;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8755 = v331.x[20];
+      const float v8756 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8757 = v8755 * v8756;
+      v331.x[20] = v8757;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8760 = v331.x[21];
+      const float v8761 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8762 = v8760 * v8761;
+      v331.x[21] = v8762;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8765 = v331.x[22];
+      const float v8766 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8767 = v8765 * v8766;
+      v331.x[22] = v8767;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8770 = v331.x[23];
+      const float v8771 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8772 = v8770 * v8771;
+      v331.x[23] = v8772;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8775 = v331.x[24];
+      const float v8776 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8777 = v8775 * v8776;
+      v331.x[24] = v8777;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8780 = v331.x[25];
+      const float v8781 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8782 = v8780 * v8781;
+      v331.x[25] = v8782;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8785 = v331.x[26];
+      const float v8786 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8787 = v8785 * v8786;
+      v331.x[26] = v8787;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8790 = v331.x[27];
+      const float v8791 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8792 = v8790 * v8791;
+      v331.x[27] = v8792;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8795 = v331.x[28];
+      const float v8796 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8797 = v8795 * v8796;
+      v331.x[28] = v8797;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8800 = v331.x[29];
+      const float v8801 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8802 = v8800 * v8801;
+      v331.x[29] = v8802;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8805 = v331.x[30];
+      const float v8806 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8807 = v8805 * v8806;
+      v331.x[30] = v8807;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8810 = v331.x[31];
+      const float v8811 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8812 = v8810 * v8811;
+      v331.x[31] = v8812;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8815 = v333.x[0];
+      const float v8816 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8817 = v8815 * v8816;
+      v333.x[0] = v8817;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8820 = v333.x[1];
+      const float v8821 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8822 = v8820 * v8821;
+      v333.x[1] = v8822;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8825 = v333.x[2];
+      const float v8826 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8827 = v8825 * v8826;
+      v333.x[2] = v8827;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8830 = v333.x[3];
+      const float v8831 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8832 = v8830 * v8831;
+      v333.x[3] = v8832;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8835 = v333.x[4];
+      const float v8836 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8837 = v8835 * v8836;
+      v333.x[4] = v8837;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8840 = v333.x[5];
+      const float v8841 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8842 = v8840 * v8841;
+      v333.x[5] = v8842;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8845 = v333.x[6];
+      const float v8846 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8847 = v8845 * v8846;
+      v333.x[6] = v8847;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8850 = v333.x[7];
+      const float v8851 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8852 = v8850 * v8851;
+      v333.x[7] = v8852;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8855 = v333.x[8];
+      const float v8856 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8857 = v8855 * v8856;
+      v333.x[8] = v8857;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8860 = v333.x[9];
+      const float v8861 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8862 = v8860 * v8861;
+      v333.x[9] = v8862;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8865 = v333.x[10];
+      const float v8866 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8867 = v8865 * v8866;
+      v333.x[10] = v8867;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8870 = v333.x[11];
+      const float v8871 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8872 = v8870 * v8871;
+      v333.x[11] = v8872;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8875 = v333.x[12];
+      const float v8876 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8877 = v8875 * v8876;
+      v333.x[12] = v8877;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8880 = v333.x[13];
+      const float v8881 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8882 = v8880 * v8881;
+      v333.x[13] = v8882;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8885 = v333.x[14];
+      const float v8886 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8887 = v8885 * v8886;
+      v333.x[14] = v8887;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8890 = v333.x[15];
+      const float v8891 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8892 = v8890 * v8891;
+      v333.x[15] = v8892;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8895 = v333.x[16];
+      const float v8896 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8897 = v8895 * v8896;
+      v333.x[16] = v8897;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8900 = v333.x[17];
+      const float v8901 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8902 = v8900 * v8901;
+      v333.x[17] = v8902;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8905 = v333.x[18];
+      const float v8906 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8907 = v8905 * v8906;
+      v333.x[18] = v8907;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8910 = v333.x[19];
+      const float v8911 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8912 = v8910 * v8911;
+      v333.x[19] = v8912;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8915 = v333.x[20];
+      const float v8916 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8917 = v8915 * v8916;
+      v333.x[20] = v8917;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8920 = v333.x[21];
+      const float v8921 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8922 = v8920 * v8921;
+      v333.x[21] = v8922;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8925 = v333.x[22];
+      const float v8926 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8927 = v8925 * v8926;
+      v333.x[22] = v8927;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8930 = v333.x[23];
+      const float v8931 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8932 = v8930 * v8931;
+      v333.x[23] = v8932;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8935 = v333.x[24];
+      const float v8936 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8937 = v8935 * v8936;
+      v333.x[24] = v8937;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8940 = v333.x[25];
+      const float v8941 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8942 = v8940 * v8941;
+      v333.x[25] = v8942;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8945 = v333.x[26];
+      const float v8946 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8947 = v8945 * v8946;
+      v333.x[26] = v8947;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8950 = v333.x[27];
+      const float v8951 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8952 = v8950 * v8951;
+      v333.x[27] = v8952;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8955 = v333.x[28];
+      const float v8956 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8957 = v8955 * v8956;
+      v333.x[28] = v8957;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8960 = v333.x[29];
+      const float v8961 = v7912.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8962 = v8960 * v8961;
+      v333.x[29] = v8962;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8965 = v333.x[30];
+      const float v8966 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8967 = v8965 * v8966;
+      v333.x[30] = v8967;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8970 = v333.x[31];
+      const float v8971 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8972 = v8970 * v8971;
+      v333.x[31] = v8972;  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag<iron_bf16, 0, 16, 128> v8974;  // kernels/sdpa/flash_warpgroup.hpp:115
+      iron_frag_fill(v8974, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v8974, v6072);
+      iron_frag_store<false>(v8974, shm3, v8981, 128u);  // kernels/sdpa/flash_warpgroup.hpp:122
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:124
+      iron_frag<iron_bf16, 0, 16, 16> v9145;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v9145, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9145, shm3, v9136, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9147;
+      iron_frag_fill(v9147, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9147, shm2, v6076, 64u);
+      iron_frag_mma_sync(v331, v9145, v9147);
+      const unsigned int v9154 = v6076 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v9156;
+      iron_frag_fill(v9156, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9156, shm3, v9149, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9158;
+      iron_frag_fill(v9158, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9158, shm2, v9154, 64u);
+      iron_frag_mma_sync(v331, v9156, v9158);
+      const unsigned int v9165 = v6076 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v9167;
+      iron_frag_fill(v9167, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9167, shm3, v9160, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9169;
+      iron_frag_fill(v9169, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9169, shm2, v9165, 64u);
+      iron_frag_mma_sync(v331, v9167, v9169);
+      const unsigned int v9176 = v6076 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v9178;
+      iron_frag_fill(v9178, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9178, shm3, v9171, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9180;
+      iron_frag_fill(v9180, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9180, shm2, v9176, 64u);
+      iron_frag_mma_sync(v331, v9178, v9180);
+      const unsigned int v9002 = v6076 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:128
+      iron_frag<iron_bf16, 0, 16, 16> v9198;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v9198, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9198, shm3, v9189, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9200;
+      iron_frag_fill(v9200, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9200, shm2, v9002, 64u);
+      iron_frag_mma_sync(v331, v9198, v9200);
+      const unsigned int v9207 = v9002 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v9209;
+      iron_frag_fill(v9209, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9209, shm3, v9202, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9211;
+      iron_frag_fill(v9211, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9211, shm2, v9207, 64u);
+      iron_frag_mma_sync(v331, v9209, v9211);
+      const unsigned int v9218 = v9002 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v9220;
+      iron_frag_fill(v9220, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9220, shm3, v9213, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9222;
+      iron_frag_fill(v9222, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9222, shm2, v9218, 64u);
+      iron_frag_mma_sync(v331, v9220, v9222);
+      const unsigned int v9229 = v9002 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v9231;
+      iron_frag_fill(v9231, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9231, shm3, v9224, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9233;
+      iron_frag_fill(v9233, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9233, shm2, v9229, 64u);
+      iron_frag_mma_sync(v331, v9231, v9233);
+      iron_frag<iron_bf16, 0, 16, 16> v9251;
+      iron_frag_fill(v9251, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9251, shm3, v9136, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9253;
+      iron_frag_fill(v9253, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9253, shm2, v6089, 64u);
+      iron_frag_mma_sync(v333, v9251, v9253);
+      const unsigned int v9260 = v6089 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v9262;
+      iron_frag_fill(v9262, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9262, shm3, v9149, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9264;
+      iron_frag_fill(v9264, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9264, shm2, v9260, 64u);
+      iron_frag_mma_sync(v333, v9262, v9264);
+      const unsigned int v9271 = v6089 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v9273;
+      iron_frag_fill(v9273, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9273, shm3, v9160, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9275;
+      iron_frag_fill(v9275, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9275, shm2, v9271, 64u);
+      iron_frag_mma_sync(v333, v9273, v9275);
+      const unsigned int v9282 = v6089 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v9284;
+      iron_frag_fill(v9284, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9284, shm3, v9171, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9286;
+      iron_frag_fill(v9286, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9286, shm2, v9282, 64u);
+      iron_frag_mma_sync(v333, v9284, v9286);
+      const unsigned int v9030 = v6089 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:128
+      iron_frag<iron_bf16, 0, 16, 16> v9304;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v9304, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9304, shm3, v9189, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9306;
+      iron_frag_fill(v9306, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9306, shm2, v9030, 64u);
+      iron_frag_mma_sync(v333, v9304, v9306);
+      const unsigned int v9313 = v9030 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v9315;
+      iron_frag_fill(v9315, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9315, shm3, v9202, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9317;
+      iron_frag_fill(v9317, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9317, shm2, v9313, 64u);
+      iron_frag_mma_sync(v333, v9315, v9317);
+      const unsigned int v9324 = v9030 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v9326;
+      iron_frag_fill(v9326, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9326, shm3, v9213, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9328;
+      iron_frag_fill(v9328, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9328, shm2, v9324, 64u);
+      iron_frag_mma_sync(v333, v9326, v9328);
+      const unsigned int v9335 = v9030 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v9337;
+      iron_frag_fill(v9337, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9337, shm3, v9224, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9339;
+      iron_frag_fill(v9339, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9339, shm2, v9335, 64u);
+      iron_frag_mma_sync(v333, v9337, v9339);
+    }
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:92
+    const float v3817 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:219
+    iron_frag<float, 2, 16, 8> v3819;  // kernels/sdpa/flash_tile.hpp:220
+    iron_frag_fill(v3819, 0.0f);
+    const float v3823 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3824 = fmaxf(v3823, v3817);
+    const bool v3827 = v3824 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3828 = v3827 ? 0.0f : v3824;
+    v3819.x[0] = v3828;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3832 = v327.x[1];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3833 = fmaxf(v3832, v3817);
+    const bool v3836 = v3833 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3837 = v3836 ? 0.0f : v3833;
+    v3819.x[1] = v3837;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3841 = v327.x[2];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3842 = fmaxf(v3841, v3817);
+    const bool v3845 = v3842 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3846 = v3845 ? 0.0f : v3842;
+    v3819.x[2] = v3846;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3850 = v327.x[3];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3851 = fmaxf(v3850, v3817);
+    const bool v3854 = v3851 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3855 = v3854 ? 0.0f : v3851;
+    v3819.x[3] = v3855;  // kernels/sdpa/flash_tile.hpp:221
+    iron_frag<float, 2, 16, 8> v3857;  // kernels/sdpa/flash_tile.hpp:224
+    iron_frag_fill(v3857, 0.0f);
+    const unsigned int v3858 = static_cast<unsigned int>(v3857.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:225
+    const unsigned int v3859 = static_cast<unsigned int>(v3857.row(0, iron_linear_thread() & 31u));
+    const float v3861 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:226
+    const float v3862 = v3817 - v3861;
+    const float v3863 = exp2f(v3862);
+    const float v3865 = v327.x[0];
+    const float v3866 = v3865 - v3861;
+    const float v3867 = exp2f(v3866);
+    const float v3868 = v329.x[0];
+    const float v3869 = v3868 * v3867;
+    const float v3870 = v3869 + v3863;
+    v3857.x[0] = v3870;  // kernels/sdpa/flash_tile.hpp:225
+    const unsigned int v3871 = static_cast<unsigned int>(v3857.col(1, iron_linear_thread() & 31u));
+    const unsigned int v3872 = static_cast<unsigned int>(v3857.row(1, iron_linear_thread() & 31u));
+    const float v3874 = v3819.x[1];  // kernels/sdpa/flash_tile.hpp:226
+    const float v3875 = v3817 - v3874;
+    const float v3876 = exp2f(v3875);
+    const float v3878 = v327.x[1];
+    const float v3879 = v3878 - v3874;
+    const float v3880 = exp2f(v3879);
+    const float v3881 = v329.x[1];
+    const float v3882 = v3881 * v3880;
+    const float v3883 = v3882 + v3876;
+    v3857.x[1] = v3883;  // kernels/sdpa/flash_tile.hpp:225
+    const unsigned int v3884 = static_cast<unsigned int>(v3857.col(2, iron_linear_thread() & 31u));
+    const unsigned int v3885 = static_cast<unsigned int>(v3857.row(2, iron_linear_thread() & 31u));
+    const float v3887 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:226
+    const float v3888 = v3817 - v3887;
+    const float v3889 = exp2f(v3888);
+    const float v3891 = v327.x[2];
+    const float v3892 = v3891 - v3887;
+    const float v3893 = exp2f(v3892);
+    const float v3894 = v329.x[2];
+    const float v3895 = v3894 * v3893;
+    const float v3896 = v3895 + v3889;
+    v3857.x[2] = v3896;  // kernels/sdpa/flash_tile.hpp:225
+    const unsigned int v3897 = static_cast<unsigned int>(v3857.col(3, iron_linear_thread() & 31u));
+    const unsigned int v3898 = static_cast<unsigned int>(v3857.row(3, iron_linear_thread() & 31u));
+    const float v3900 = v3819.x[3];  // kernels/sdpa/flash_tile.hpp:226
+    const float v3901 = v3817 - v3900;
+    const float v3902 = exp2f(v3901);
+    const float v3904 = v327.x[3];
+    const float v3905 = v3904 - v3900;
+    const float v3906 = exp2f(v3905);
+    const float v3907 = v329.x[3];
+    const float v3908 = v3907 * v3906;
+    const float v3909 = v3908 + v3902;
+    v3857.x[3] = v3909;  // kernels/sdpa/flash_tile.hpp:225
+    iron_frag<float, 2, 16, 8> v3911;  // kernels/sdpa/flash_tile.hpp:228
+    iron_frag_fill(v3911, 0.0f);
+    const float v3915 = v3857.x[0];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3917 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:231
+    const float v3918 = v327.x[0];
+    const float v3919 = v3918 - v3917;
+    const float v3920 = exp2f(v3919);
+    const float v3921 = v3920 / v3915;
+    const bool v3923 = v3915 > 0.0f;
+    const float v3924 = v3923 ? v3921 : 0.0f;
+    v3911.x[0] = v3924;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3928 = v3857.x[1];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3930 = v3819.x[1];  // kernels/sdpa/flash_tile.hpp:231
+    const float v3931 = v327.x[1];
+    const float v3932 = v3931 - v3930;
+    const float v3933 = exp2f(v3932);
+    const float v3934 = v3933 / v3928;
+    const bool v3936 = v3928 > 0.0f;
+    const float v3937 = v3936 ? v3934 : 0.0f;
+    v3911.x[1] = v3937;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3941 = v3857.x[2];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3943 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:231
+    const float v3944 = v327.x[2];
+    const float v3945 = v3944 - v3943;
+    const float v3946 = exp2f(v3945);
+    const float v3947 = v3946 / v3941;
+    const bool v3949 = v3941 > 0.0f;
+    const float v3950 = v3949 ? v3947 : 0.0f;
+    v3911.x[2] = v3950;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3954 = v3857.x[3];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3956 = v3819.x[3];  // kernels/sdpa/flash_tile.hpp:231
+    const float v3957 = v327.x[3];
+    const float v3958 = v3957 - v3956;
+    const float v3959 = exp2f(v3958);
+    const float v3960 = v3959 / v3954;
+    const bool v3962 = v3954 > 0.0f;
+    const float v3963 = v3962 ? v3960 : 0.0f;
+    v3911.x[3] = v3963;  // kernels/sdpa/flash_tile.hpp:229
+    const unsigned int v3965 = v46 + v8654;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3966 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3967 = v331.x[0];
+    const float v3968 = v3967 * v3966;
+    const bool v3969 = v3965 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3969) {
+      const iron_bf16 v3973 = iron_f32_to_bf16(v3968);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3975 = v11 + v3965;
+      const unsigned int v3976 = v3975 * v1;
+      const unsigned int v3977 = v3976 + v26;
+      const unsigned int v3978 = v3977 << 7u;
+      const unsigned int v3979 = v3978 + v8653;
+      out[v3979] = v3973;
+    }
+    const unsigned int v3981 = v46 + v8659;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3982 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3983 = v331.x[1];
+    const float v3984 = v3983 * v3982;
+    const bool v3985 = v3981 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3985) {
+      const iron_bf16 v3989 = iron_f32_to_bf16(v3984);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3991 = v11 + v3981;
+      const unsigned int v3992 = v3991 * v1;
+      const unsigned int v3993 = v3992 + v26;
+      const unsigned int v3994 = v3993 << 7u;
+      const unsigned int v3995 = v3994 + v8658;
+      out[v3995] = v3989;
+    }
+    const unsigned int v3997 = v46 + v8664;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3998 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3999 = v331.x[2];
+    const float v4000 = v3999 * v3998;
+    const bool v4001 = v3997 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4001) {
+      const iron_bf16 v4005 = iron_f32_to_bf16(v4000);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4007 = v11 + v3997;
+      const unsigned int v4008 = v4007 * v1;
+      const unsigned int v4009 = v4008 + v26;
+      const unsigned int v4010 = v4009 << 7u;
+      const unsigned int v4011 = v4010 + v8663;
+      out[v4011] = v4005;
+    }
+    const unsigned int v4013 = v46 + v8669;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4014 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4015 = v331.x[3];
+    const float v4016 = v4015 * v4014;
+    const bool v4017 = v4013 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4017) {
+      const iron_bf16 v4021 = iron_f32_to_bf16(v4016);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4023 = v11 + v4013;
+      const unsigned int v4024 = v4023 * v1;
+      const unsigned int v4025 = v4024 + v26;
+      const unsigned int v4026 = v4025 << 7u;
+      const unsigned int v4027 = v4026 + v8668;
+      out[v4027] = v4021;
+    }
+    const unsigned int v4029 = v46 + v8674;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4030 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4031 = v331.x[4];
+    const float v4032 = v4031 * v4030;
+    const bool v4033 = v4029 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4033) {
+      const iron_bf16 v4037 = iron_f32_to_bf16(v4032);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4039 = v11 + v4029;
+      const unsigned int v4040 = v4039 * v1;
+      const unsigned int v4041 = v4040 + v26;
+      const unsigned int v4042 = v4041 << 7u;
+      const unsigned int v4043 = v4042 + v8673;
+      out[v4043] = v4037;
+    }
+    const unsigned int v4045 = v46 + v8679;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4046 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4047 = v331.x[5];
+    const float v4048 = v4047 * v4046;
+    const bool v4049 = v4045 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4049) {
+      const iron_bf16 v4053 = iron_f32_to_bf16(v4048);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4055 = v11 + v4045;
+      const unsigned int v4056 = v4055 * v1;
+      const unsigned int v4057 = v4056 + v26;
+      const unsigned int v4058 = v4057 << 7u;
+      const unsigned int v4059 = v4058 + v8678;
+      out[v4059] = v4053;
+    }
+    const unsigned int v4061 = v46 + v8684;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4062 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4063 = v331.x[6];
+    const float v4064 = v4063 * v4062;
+    const bool v4065 = v4061 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4065) {
+      const iron_bf16 v4069 = iron_f32_to_bf16(v4064);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4071 = v11 + v4061;
+      const unsigned int v4072 = v4071 * v1;
+      const unsigned int v4073 = v4072 + v26;
+      const unsigned int v4074 = v4073 << 7u;
+      const unsigned int v4075 = v4074 + v8683;
+      out[v4075] = v4069;
+    }
+    const unsigned int v4077 = v46 + v8689;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4078 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4079 = v331.x[7];
+    const float v4080 = v4079 * v4078;
+    const bool v4081 = v4077 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4081) {
+      const iron_bf16 v4085 = iron_f32_to_bf16(v4080);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4087 = v11 + v4077;
+      const unsigned int v4088 = v4087 * v1;
+      const unsigned int v4089 = v4088 + v26;
+      const unsigned int v4090 = v4089 << 7u;
+      const unsigned int v4091 = v4090 + v8688;
+      out[v4091] = v4085;
+    }
+    const unsigned int v4093 = v46 + v8694;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4094 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4095 = v331.x[8];
+    const float v4096 = v4095 * v4094;
+    const bool v4097 = v4093 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4097) {
+      const iron_bf16 v4101 = iron_f32_to_bf16(v4096);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4103 = v11 + v4093;
+      const unsigned int v4104 = v4103 * v1;
+      const unsigned int v4105 = v4104 + v26;
+      const unsigned int v4106 = v4105 << 7u;
+      const unsigned int v4107 = v4106 + v8693;
+      out[v4107] = v4101;
+    }
+    const unsigned int v4109 = v46 + v8699;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4110 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4111 = v331.x[9];
+    const float v4112 = v4111 * v4110;
+    const bool v4113 = v4109 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4113) {
+      const iron_bf16 v4117 = iron_f32_to_bf16(v4112);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4119 = v11 + v4109;
+      const unsigned int v4120 = v4119 * v1;
+      const unsigned int v4121 = v4120 + v26;
+      const unsigned int v4122 = v4121 << 7u;
+      const unsigned int v4123 = v4122 + v8698;
+      out[v4123] = v4117;
+    }
+    const unsigned int v4125 = v46 + v8704;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4126 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4127 = v331.x[10];
+    const float v4128 = v4127 * v4126;
+    const bool v4129 = v4125 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4129) {
+      const iron_bf16 v4133 = iron_f32_to_bf16(v4128);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4135 = v11 + v4125;
+      const unsigned int v4136 = v4135 * v1;
+      const unsigned int v4137 = v4136 + v26;
+      const unsigned int v4138 = v4137 << 7u;
+      const unsigned int v4139 = v4138 + v8703;
+      out[v4139] = v4133;
+    }
+    const unsigned int v4141 = v46 + v8709;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4142 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4143 = v331.x[11];
+    const float v4144 = v4143 * v4142;
+    const bool v4145 = v4141 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4145) {
+      const iron_bf16 v4149 = iron_f32_to_bf16(v4144);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4151 = v11 + v4141;
+      const unsigned int v4152 = v4151 * v1;
+      const unsigned int v4153 = v4152 + v26;
+      const unsigned int v4154 = v4153 << 7u;
+      const unsigned int v4155 = v4154 + v8708;
+      out[v4155] = v4149;
+    }
+    const unsigned int v4157 = v46 + v8714;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4158 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4159 = v331.x[12];
+    const float v4160 = v4159 * v4158;
+    const bool v4161 = v4157 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4161) {
+      const iron_bf16 v4165 = iron_f32_to_bf16(v4160);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4167 = v11 + v4157;
+      const unsigned int v4168 = v4167 * v1;
+      const unsigned int v4169 = v4168 + v26;
+      const unsigned int v4170 = v4169 << 7u;
+      const unsigned int v4171 = v4170 + v8713;
+      out[v4171] = v4165;
+    }
+    const unsigned int v4173 = v46 + v8719;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4174 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4175 = v331.x[13];
+    const float v4176 = v4175 * v4174;
+    const bool v4177 = v4173 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4177) {
+      const iron_bf16 v4181 = iron_f32_to_bf16(v4176);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4183 = v11 + v4173;
+      const unsigned int v4184 = v4183 * v1;
+      const unsigned int v4185 = v4184 + v26;
+      const unsigned int v4186 = v4185 << 7u;
+      const unsigned int v4187 = v4186 + v8718;
+      out[v4187] = v4181;
+    }
+    const unsigned int v4189 = v46 + v8724;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4190 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4191 = v331.x[14];
+    const float v4192 = v4191 * v4190;
+    const bool v4193 = v4189 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4193) {
+      const iron_bf16 v4197 = iron_f32_to_bf16(v4192);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4199 = v11 + v4189;
+      const unsigned int v4200 = v4199 * v1;
+      const unsigned int v4201 = v4200 + v26;
+      const unsigned int v4202 = v4201 << 7u;
+      const unsigned int v4203 = v4202 + v8723;
+      out[v4203] = v4197;
+    }
+    const unsigned int v4205 = v46 + v8729;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4206 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4207 = v331.x[15];
+    const float v4208 = v4207 * v4206;
+    const bool v4209 = v4205 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4209) {
+      const iron_bf16 v4213 = iron_f32_to_bf16(v4208);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4215 = v11 + v4205;
+      const unsigned int v4216 = v4215 * v1;
+      const unsigned int v4217 = v4216 + v26;
+      const unsigned int v4218 = v4217 << 7u;
+      const unsigned int v4219 = v4218 + v8728;
+      out[v4219] = v4213;
+    }
+    const unsigned int v4221 = v46 + v8734;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4222 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4223 = v331.x[16];
+    const float v4224 = v4223 * v4222;
+    const bool v4225 = v4221 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4225) {
+      const iron_bf16 v4229 = iron_f32_to_bf16(v4224);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4231 = v11 + v4221;
+      const unsigned int v4232 = v4231 * v1;
+      const unsigned int v4233 = v4232 + v26;
+      const unsigned int v4234 = v4233 << 7u;
+      const unsigned int v4235 = v4234 + v8733;
+      out[v4235] = v4229;
+    }
+    const unsigned int v4237 = v46 + v8739;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4238 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4239 = v331.x[17];
+    const float v4240 = v4239 * v4238;
+    const bool v4241 = v4237 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4241) {
+      const iron_bf16 v4245 = iron_f32_to_bf16(v4240);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4247 = v11 + v4237;
+      const unsigned int v4248 = v4247 * v1;
+      const unsigned int v4249 = v4248 + v26;
+      const unsigned int v4250 = v4249 << 7u;
+      const unsigned int v4251 = v4250 + v8738;
+      out[v4251] = v4245;
+    }
+    const unsigned int v4253 = v46 + v8744;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4254 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4255 = v331.x[18];
+    const float v4256 = v4255 * v4254;
+    const bool v4257 = v4253 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4257) {
+      const iron_bf16 v4261 = iron_f32_to_bf16(v4256);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4263 = v11 + v4253;
+      const unsigned int v4264 = v4263 * v1;
+      const unsigned int v4265 = v4264 + v26;
+      const unsigned int v4266 = v4265 << 7u;
+      const unsigned int v4267 = v4266 + v8743;
+      out[v4267] = v4261;
+    }
+    const unsigned int v4269 = v46 + v8749;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4270 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4271 = v331.x[19];
+    const float v4272 = v4271 * v4270;
+    const bool v4273 = v4269 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4273) {
+      const iron_bf16 v4277 = iron_f32_to_bf16(v4272);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4279 = v11 + v4269;
+      const unsigned int v4280 = v4279 * v1;
+      const unsigned int v4281 = v4280 + v26;
+      const unsigned int v4282 = v4281 << 7u;
+      const unsigned int v4283 = v4282 + v8748;
+      out[v4283] = v4277;
+    }
+    const unsigned int v4285 = v46 + v8754;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4286 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4287 = v331.x[20];
+    const float v4288 = v4287 * v4286;
+    const bool v4289 = v4285 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4289) {
+      const iron_bf16 v4293 = iron_f32_to_bf16(v4288);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4295 = v11 + v4285;
+      const unsigned int v4296 = v4295 * v1;
+      const unsigned int v4297 = v4296 + v26;
+      const unsigned int v4298 = v4297 << 7u;
+      const unsigned int v4299 = v4298 + v8753;
+      out[v4299] = v4293;
+    }
+    const unsigned int v4301 = v46 + v8759;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4302 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4303 = v331.x[21];
+    const float v4304 = v4303 * v4302;
+    const bool v4305 = v4301 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4305) {
+      const iron_bf16 v4309 = iron_f32_to_bf16(v4304);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4311 = v11 + v4301;
+      const unsigned int v4312 = v4311 * v1;
+      const unsigned int v4313 = v4312 + v26;
+      const unsigned int v4314 = v4313 << 7u;
+      const unsigned int v4315 = v4314 + v8758;
+      out[v4315] = v4309;
+    }
+    const unsigned int v4317 = v46 + v8764;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4318 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4319 = v331.x[22];
+    const float v4320 = v4319 * v4318;
+    const bool v4321 = v4317 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4321) {
+      const iron_bf16 v4325 = iron_f32_to_bf16(v4320);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4327 = v11 + v4317;
+      const unsigned int v4328 = v4327 * v1;
+      const unsigned int v4329 = v4328 + v26;
+      const unsigned int v4330 = v4329 << 7u;
+      const unsigned int v4331 = v4330 + v8763;
+      out[v4331] = v4325;
+    }
+    const unsigned int v4333 = v46 + v8769;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4334 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4335 = v331.x[23];
+    const float v4336 = v4335 * v4334;
+    const bool v4337 = v4333 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4337) {
+      const iron_bf16 v4341 = iron_f32_to_bf16(v4336);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4343 = v11 + v4333;
+      const unsigned int v4344 = v4343 * v1;
+      const unsigned int v4345 = v4344 + v26;
+      const unsigned int v4346 = v4345 << 7u;
+      const unsigned int v4347 = v4346 + v8768;
+      out[v4347] = v4341;
+    }
+    const unsigned int v4349 = v46 + v8774;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4350 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4351 = v331.x[24];
+    const float v4352 = v4351 * v4350;
+    const bool v4353 = v4349 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4353) {
+      const iron_bf16 v4357 = iron_f32_to_bf16(v4352);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4359 = v11 + v4349;
+      const unsigned int v4360 = v4359 * v1;
+      const unsigned int v4361 = v4360 + v26;
+      const unsigned int v4362 = v4361 << 7u;
+      const unsigned int v4363 = v4362 + v8773;
+      out[v4363] = v4357;
+    }
+    const unsigned int v4365 = v46 + v8779;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4366 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4367 = v331.x[25];
+    const float v4368 = v4367 * v4366;
+    const bool v4369 = v4365 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4369) {
+      const iron_bf16 v4373 = iron_f32_to_bf16(v4368);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4375 = v11 + v4365;
+      const unsigned int v4376 = v4375 * v1;
+      const unsigned int v4377 = v4376 + v26;
+      const unsigned int v4378 = v4377 << 7u;
+      const unsigned int v4379 = v4378 + v8778;
+      out[v4379] = v4373;
+    }
+    const unsigned int v4381 = v46 + v8784;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4382 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4383 = v331.x[26];
+    const float v4384 = v4383 * v4382;
+    const bool v4385 = v4381 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4385) {
+      const iron_bf16 v4389 = iron_f32_to_bf16(v4384);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4391 = v11 + v4381;
+      const unsigned int v4392 = v4391 * v1;
+      const unsigned int v4393 = v4392 + v26;
+      const unsigned int v4394 = v4393 << 7u;
+      const unsigned int v4395 = v4394 + v8783;
+      out[v4395] = v4389;
+    }
+    const unsigned int v4397 = v46 + v8789;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4398 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4399 = v331.x[27];
+    const float v4400 = v4399 * v4398;
+    const bool v4401 = v4397 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4401) {
+      const iron_bf16 v4405 = iron_f32_to_bf16(v4400);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4407 = v11 + v4397;
+      const unsigned int v4408 = v4407 * v1;
+      const unsigned int v4409 = v4408 + v26;
+      const unsigned int v4410 = v4409 << 7u;
+      const unsigned int v4411 = v4410 + v8788;
+      out[v4411] = v4405;
+    }
+    const unsigned int v4413 = v46 + v8794;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4414 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4415 = v331.x[28];
+    const float v4416 = v4415 * v4414;
+    const bool v4417 = v4413 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4417) {
+      const iron_bf16 v4421 = iron_f32_to_bf16(v4416);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4423 = v11 + v4413;
+      const unsigned int v4424 = v4423 * v1;
+      const unsigned int v4425 = v4424 + v26;
+      const unsigned int v4426 = v4425 << 7u;
+      const unsigned int v4427 = v4426 + v8793;
+      out[v4427] = v4421;
+    }
+    const unsigned int v4429 = v46 + v8799;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4430 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4431 = v331.x[29];
+    const float v4432 = v4431 * v4430;
+    const bool v4433 = v4429 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4433) {
+      const iron_bf16 v4437 = iron_f32_to_bf16(v4432);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4439 = v11 + v4429;
+      const unsigned int v4440 = v4439 * v1;
+      const unsigned int v4441 = v4440 + v26;
+      const unsigned int v4442 = v4441 << 7u;
+      const unsigned int v4443 = v4442 + v8798;
+      out[v4443] = v4437;
+    }
+    const unsigned int v4445 = v46 + v8804;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4446 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4447 = v331.x[30];
+    const float v4448 = v4447 * v4446;
+    const bool v4449 = v4445 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4449) {
+      const iron_bf16 v4453 = iron_f32_to_bf16(v4448);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4455 = v11 + v4445;
+      const unsigned int v4456 = v4455 * v1;
+      const unsigned int v4457 = v4456 + v26;
+      const unsigned int v4458 = v4457 << 7u;
+      const unsigned int v4459 = v4458 + v8803;
+      out[v4459] = v4453;
+    }
+    const unsigned int v4461 = v46 + v8809;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4462 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4463 = v331.x[31];
+    const float v4464 = v4463 * v4462;
+    const bool v4465 = v4461 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4465) {
+      const iron_bf16 v4469 = iron_f32_to_bf16(v4464);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4471 = v11 + v4461;
+      const unsigned int v4472 = v4471 * v1;
+      const unsigned int v4473 = v4472 + v26;
+      const unsigned int v4474 = v4473 << 7u;
+      const unsigned int v4475 = v4474 + v8808;
+      out[v4475] = v4469;
+    }
+    const unsigned int v4477 = v46 + v8814;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4478 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4479 = v333.x[0];
+    const float v4480 = v4479 * v4478;
+    const bool v4481 = v4477 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4481) {
+      const unsigned int v4484 = 64u + v8813;
+      const iron_bf16 v4485 = iron_f32_to_bf16(v4480);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4487 = v11 + v4477;
+      const unsigned int v4488 = v4487 * v1;
+      const unsigned int v4489 = v4488 + v26;
+      const unsigned int v4490 = v4489 << 7u;
+      const unsigned int v4491 = v4490 + v4484;
+      out[v4491] = v4485;
+    }
+    const unsigned int v4493 = v46 + v8819;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4494 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4495 = v333.x[1];
+    const float v4496 = v4495 * v4494;
+    const bool v4497 = v4493 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4497) {
+      const unsigned int v4500 = 64u + v8818;
+      const iron_bf16 v4501 = iron_f32_to_bf16(v4496);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4503 = v11 + v4493;
+      const unsigned int v4504 = v4503 * v1;
+      const unsigned int v4505 = v4504 + v26;
+      const unsigned int v4506 = v4505 << 7u;
+      const unsigned int v4507 = v4506 + v4500;
+      out[v4507] = v4501;
+    }
+    const unsigned int v4509 = v46 + v8824;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4510 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4511 = v333.x[2];
+    const float v4512 = v4511 * v4510;
+    const bool v4513 = v4509 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4513) {
+      const unsigned int v4516 = 64u + v8823;
+      const iron_bf16 v4517 = iron_f32_to_bf16(v4512);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4519 = v11 + v4509;
+      const unsigned int v4520 = v4519 * v1;
+      const unsigned int v4521 = v4520 + v26;
+      const unsigned int v4522 = v4521 << 7u;
+      const unsigned int v4523 = v4522 + v4516;
+      out[v4523] = v4517;
+    }
+    const unsigned int v4525 = v46 + v8829;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4526 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4527 = v333.x[3];
+    const float v4528 = v4527 * v4526;
+    const bool v4529 = v4525 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4529) {
+      const unsigned int v4532 = 64u + v8828;
+      const iron_bf16 v4533 = iron_f32_to_bf16(v4528);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4535 = v11 + v4525;
+      const unsigned int v4536 = v4535 * v1;
+      const unsigned int v4537 = v4536 + v26;
+      const unsigned int v4538 = v4537 << 7u;
+      const unsigned int v4539 = v4538 + v4532;
+      out[v4539] = v4533;
+    }
+    const unsigned int v4541 = v46 + v8834;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4542 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4543 = v333.x[4];
+    const float v4544 = v4543 * v4542;
+    const bool v4545 = v4541 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4545) {
+      const unsigned int v4548 = 64u + v8833;
+      const iron_bf16 v4549 = iron_f32_to_bf16(v4544);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4551 = v11 + v4541;
+      const unsigned int v4552 = v4551 * v1;
+      const unsigned int v4553 = v4552 + v26;
+      const unsigned int v4554 = v4553 << 7u;
+      const unsigned int v4555 = v4554 + v4548;
+      out[v4555] = v4549;
+    }
+    const unsigned int v4557 = v46 + v8839;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4558 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4559 = v333.x[5];
+    const float v4560 = v4559 * v4558;
+    const bool v4561 = v4557 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4561) {
+      const unsigned int v4564 = 64u + v8838;
+      const iron_bf16 v4565 = iron_f32_to_bf16(v4560);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4567 = v11 + v4557;
+      const unsigned int v4568 = v4567 * v1;
+      const unsigned int v4569 = v4568 + v26;
+      const unsigned int v4570 = v4569 << 7u;
+      const unsigned int v4571 = v4570 + v4564;
+      out[v4571] = v4565;
+    }
+    const unsigned int v4573 = v46 + v8844;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4574 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4575 = v333.x[6];
+    const float v4576 = v4575 * v4574;
+    const bool v4577 = v4573 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4577) {
+      const unsigned int v4580 = 64u + v8843;
+      const iron_bf16 v4581 = iron_f32_to_bf16(v4576);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4583 = v11 + v4573;
+      const unsigned int v4584 = v4583 * v1;
+      const unsigned int v4585 = v4584 + v26;
+      const unsigned int v4586 = v4585 << 7u;
+      const unsigned int v4587 = v4586 + v4580;
+      out[v4587] = v4581;
+    }
+    const unsigned int v4589 = v46 + v8849;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4590 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4591 = v333.x[7];
+    const float v4592 = v4591 * v4590;
+    const bool v4593 = v4589 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4593) {
+      const unsigned int v4596 = 64u + v8848;
+      const iron_bf16 v4597 = iron_f32_to_bf16(v4592);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4599 = v11 + v4589;
+      const unsigned int v4600 = v4599 * v1;
+      const unsigned int v4601 = v4600 + v26;
+      const unsigned int v4602 = v4601 << 7u;
+      const unsigned int v4603 = v4602 + v4596;
+      out[v4603] = v4597;
+    }
+    const unsigned int v4605 = v46 + v8854;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4606 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4607 = v333.x[8];
+    const float v4608 = v4607 * v4606;
+    const bool v4609 = v4605 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4609) {
+      const unsigned int v4612 = 64u + v8853;
+      const iron_bf16 v4613 = iron_f32_to_bf16(v4608);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4615 = v11 + v4605;
+      const unsigned int v4616 = v4615 * v1;
+      const unsigned int v4617 = v4616 + v26;
+      const unsigned int v4618 = v4617 << 7u;
+      const unsigned int v4619 = v4618 + v4612;
+      out[v4619] = v4613;
+    }
+    const unsigned int v4621 = v46 + v8859;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4622 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4623 = v333.x[9];
+    const float v4624 = v4623 * v4622;
+    const bool v4625 = v4621 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4625) {
+      const unsigned int v4628 = 64u + v8858;
+      const iron_bf16 v4629 = iron_f32_to_bf16(v4624);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4631 = v11 + v4621;
+      const unsigned int v4632 = v4631 * v1;
+      const unsigned int v4633 = v4632 + v26;
+      const unsigned int v4634 = v4633 << 7u;
+      const unsigned int v4635 = v4634 + v4628;
+      out[v4635] = v4629;
+    }
+    const unsigned int v4637 = v46 + v8864;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4638 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4639 = v333.x[10];
+    const float v4640 = v4639 * v4638;
+    const bool v4641 = v4637 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4641) {
+      const unsigned int v4644 = 64u + v8863;
+      const iron_bf16 v4645 = iron_f32_to_bf16(v4640);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4647 = v11 + v4637;
+      const unsigned int v4648 = v4647 * v1;
+      const unsigned int v4649 = v4648 + v26;
+      const unsigned int v4650 = v4649 << 7u;
+      const unsigned int v4651 = v4650 + v4644;
+      out[v4651] = v4645;
+    }
+    const unsigned int v4653 = v46 + v8869;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4654 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4655 = v333.x[11];
+    const float v4656 = v4655 * v4654;
+    const bool v4657 = v4653 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4657) {
+      const unsigned int v4660 = 64u + v8868;
+      const iron_bf16 v4661 = iron_f32_to_bf16(v4656);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4663 = v11 + v4653;
+      const unsigned int v4664 = v4663 * v1;
+      const unsigned int v4665 = v4664 + v26;
+      const unsigned int v4666 = v4665 << 7u;
+      const unsigned int v4667 = v4666 + v4660;
+      out[v4667] = v4661;
+    }
+    const unsigned int v4669 = v46 + v8874;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4670 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4671 = v333.x[12];
+    const float v4672 = v4671 * v4670;
+    const bool v4673 = v4669 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4673) {
+      const unsigned int v4676 = 64u + v8873;
+      const iron_bf16 v4677 = iron_f32_to_bf16(v4672);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4679 = v11 + v4669;
+      const unsigned int v4680 = v4679 * v1;
+      const unsigned int v4681 = v4680 + v26;
+      const unsigned int v4682 = v4681 << 7u;
+      const unsigned int v4683 = v4682 + v4676;
+      out[v4683] = v4677;
+    }
+    const unsigned int v4685 = v46 + v8879;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4686 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4687 = v333.x[13];
+    const float v4688 = v4687 * v4686;
+    const bool v4689 = v4685 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4689) {
+      const unsigned int v4692 = 64u + v8878;
+      const iron_bf16 v4693 = iron_f32_to_bf16(v4688);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4695 = v11 + v4685;
+      const unsigned int v4696 = v4695 * v1;
+      const unsigned int v4697 = v4696 + v26;
+      const unsigned int v4698 = v4697 << 7u;
+      const unsigned int v4699 = v4698 + v4692;
+      out[v4699] = v4693;
+    }
+    const unsigned int v4701 = v46 + v8884;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4702 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4703 = v333.x[14];
+    const float v4704 = v4703 * v4702;
+    const bool v4705 = v4701 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4705) {
+      const unsigned int v4708 = 64u + v8883;
+      const iron_bf16 v4709 = iron_f32_to_bf16(v4704);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4711 = v11 + v4701;
+      const unsigned int v4712 = v4711 * v1;
+      const unsigned int v4713 = v4712 + v26;
+      const unsigned int v4714 = v4713 << 7u;
+      const unsigned int v4715 = v4714 + v4708;
+      out[v4715] = v4709;
+    }
+    const unsigned int v4717 = v46 + v8889;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4718 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4719 = v333.x[15];
+    const float v4720 = v4719 * v4718;
+    const bool v4721 = v4717 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4721) {
+      const unsigned int v4724 = 64u + v8888;
+      const iron_bf16 v4725 = iron_f32_to_bf16(v4720);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4727 = v11 + v4717;
+      const unsigned int v4728 = v4727 * v1;
+      const unsigned int v4729 = v4728 + v26;
+      const unsigned int v4730 = v4729 << 7u;
+      const unsigned int v4731 = v4730 + v4724;
+      out[v4731] = v4725;
+    }
+    const unsigned int v4733 = v46 + v8894;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4734 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4735 = v333.x[16];
+    const float v4736 = v4735 * v4734;
+    const bool v4737 = v4733 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4737) {
+      const unsigned int v4740 = 64u + v8893;
+      const iron_bf16 v4741 = iron_f32_to_bf16(v4736);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4743 = v11 + v4733;
+      const unsigned int v4744 = v4743 * v1;
+      const unsigned int v4745 = v4744 + v26;
+      const unsigned int v4746 = v4745 << 7u;
+      const unsigned int v4747 = v4746 + v4740;
+      out[v4747] = v4741;
+    }
+    const unsigned int v4749 = v46 + v8899;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4750 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4751 = v333.x[17];
+    const float v4752 = v4751 * v4750;
+    const bool v4753 = v4749 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4753) {
+      const unsigned int v4756 = 64u + v8898;
+      const iron_bf16 v4757 = iron_f32_to_bf16(v4752);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4759 = v11 + v4749;
+      const unsigned int v4760 = v4759 * v1;
+      const unsigned int v4761 = v4760 + v26;
+      const unsigned int v4762 = v4761 << 7u;
+      const unsigned int v4763 = v4762 + v4756;
+      out[v4763] = v4757;
+    }
+    const unsigned int v4765 = v46 + v8904;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4766 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4767 = v333.x[18];
+    const float v4768 = v4767 * v4766;
+    const bool v4769 = v4765 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4769) {
+      const unsigned int v4772 = 64u + v8903;
+      const iron_bf16 v4773 = iron_f32_to_bf16(v4768);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4775 = v11 + v4765;
+      const unsigned int v4776 = v4775 * v1;
+      const unsigned int v4777 = v4776 + v26;
+      const unsigned int v4778 = v4777 << 7u;
+      const unsigned int v4779 = v4778 + v4772;
+      out[v4779] = v4773;
+    }
+    const unsigned int v4781 = v46 + v8909;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4782 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4783 = v333.x[19];
+    const float v4784 = v4783 * v4782;
+    const bool v4785 = v4781 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4785) {
+      const unsigned int v4788 = 64u + v8908;
+      const iron_bf16 v4789 = iron_f32_to_bf16(v4784);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4791 = v11 + v4781;
+      const unsigned int v4792 = v4791 * v1;
+      const unsigned int v4793 = v4792 + v26;
+      const unsigned int v4794 = v4793 << 7u;
+      const unsigned int v4795 = v4794 + v4788;
+      out[v4795] = v4789;
+    }
+    const unsigned int v4797 = v46 + v8914;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4798 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4799 = v333.x[20];
+    const float v4800 = v4799 * v4798;
+    const bool v4801 = v4797 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4801) {
+      const unsigned int v4804 = 64u + v8913;
+      const iron_bf16 v4805 = iron_f32_to_bf16(v4800);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4807 = v11 + v4797;
+      const unsigned int v4808 = v4807 * v1;
+      const unsigned int v4809 = v4808 + v26;
+      const unsigned int v4810 = v4809 << 7u;
+      const unsigned int v4811 = v4810 + v4804;
+      out[v4811] = v4805;
+    }
+    const unsigned int v4813 = v46 + v8919;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4814 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4815 = v333.x[21];
+    const float v4816 = v4815 * v4814;
+    const bool v4817 = v4813 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4817) {
+      const unsigned int v4820 = 64u + v8918;
+      const iron_bf16 v4821 = iron_f32_to_bf16(v4816);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4823 = v11 + v4813;
+      const unsigned int v4824 = v4823 * v1;
+      const unsigned int v4825 = v4824 + v26;
+      const unsigned int v4826 = v4825 << 7u;
+      const unsigned int v4827 = v4826 + v4820;
+      out[v4827] = v4821;
+    }
+    const unsigned int v4829 = v46 + v8924;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4830 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4831 = v333.x[22];
+    const float v4832 = v4831 * v4830;
+    const bool v4833 = v4829 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4833) {
+      const unsigned int v4836 = 64u + v8923;
+      const iron_bf16 v4837 = iron_f32_to_bf16(v4832);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4839 = v11 + v4829;
+      const unsigned int v4840 = v4839 * v1;
+      const unsigned int v4841 = v4840 + v26;
+      const unsigned int v4842 = v4841 << 7u;
+      const unsigned int v4843 = v4842 + v4836;
+      out[v4843] = v4837;
+    }
+    const unsigned int v4845 = v46 + v8929;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4846 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4847 = v333.x[23];
+    const float v4848 = v4847 * v4846;
+    const bool v4849 = v4845 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4849) {
+      const unsigned int v4852 = 64u + v8928;
+      const iron_bf16 v4853 = iron_f32_to_bf16(v4848);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4855 = v11 + v4845;
+      const unsigned int v4856 = v4855 * v1;
+      const unsigned int v4857 = v4856 + v26;
+      const unsigned int v4858 = v4857 << 7u;
+      const unsigned int v4859 = v4858 + v4852;
+      out[v4859] = v4853;
+    }
+    const unsigned int v4861 = v46 + v8934;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4862 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4863 = v333.x[24];
+    const float v4864 = v4863 * v4862;
+    const bool v4865 = v4861 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4865) {
+      const unsigned int v4868 = 64u + v8933;
+      const iron_bf16 v4869 = iron_f32_to_bf16(v4864);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4871 = v11 + v4861;
+      const unsigned int v4872 = v4871 * v1;
+      const unsigned int v4873 = v4872 + v26;
+      const unsigned int v4874 = v4873 << 7u;
+      const unsigned int v4875 = v4874 + v4868;
+      out[v4875] = v4869;
+    }
+    const unsigned int v4877 = v46 + v8939;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4878 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4879 = v333.x[25];
+    const float v4880 = v4879 * v4878;
+    const bool v4881 = v4877 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4881) {
+      const unsigned int v4884 = 64u + v8938;
+      const iron_bf16 v4885 = iron_f32_to_bf16(v4880);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4887 = v11 + v4877;
+      const unsigned int v4888 = v4887 * v1;
+      const unsigned int v4889 = v4888 + v26;
+      const unsigned int v4890 = v4889 << 7u;
+      const unsigned int v4891 = v4890 + v4884;
+      out[v4891] = v4885;
+    }
+    const unsigned int v4893 = v46 + v8944;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4894 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4895 = v333.x[26];
+    const float v4896 = v4895 * v4894;
+    const bool v4897 = v4893 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4897) {
+      const unsigned int v4900 = 64u + v8943;
+      const iron_bf16 v4901 = iron_f32_to_bf16(v4896);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4903 = v11 + v4893;
+      const unsigned int v4904 = v4903 * v1;
+      const unsigned int v4905 = v4904 + v26;
+      const unsigned int v4906 = v4905 << 7u;
+      const unsigned int v4907 = v4906 + v4900;
+      out[v4907] = v4901;
+    }
+    const unsigned int v4909 = v46 + v8949;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4910 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4911 = v333.x[27];
+    const float v4912 = v4911 * v4910;
+    const bool v4913 = v4909 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4913) {
+      const unsigned int v4916 = 64u + v8948;
+      const iron_bf16 v4917 = iron_f32_to_bf16(v4912);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4919 = v11 + v4909;
+      const unsigned int v4920 = v4919 * v1;
+      const unsigned int v4921 = v4920 + v26;
+      const unsigned int v4922 = v4921 << 7u;
+      const unsigned int v4923 = v4922 + v4916;
+      out[v4923] = v4917;
+    }
+    const unsigned int v4925 = v46 + v8954;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4926 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4927 = v333.x[28];
+    const float v4928 = v4927 * v4926;
+    const bool v4929 = v4925 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4929) {
+      const unsigned int v4932 = 64u + v8953;
+      const iron_bf16 v4933 = iron_f32_to_bf16(v4928);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4935 = v11 + v4925;
+      const unsigned int v4936 = v4935 * v1;
+      const unsigned int v4937 = v4936 + v26;
+      const unsigned int v4938 = v4937 << 7u;
+      const unsigned int v4939 = v4938 + v4932;
+      out[v4939] = v4933;
+    }
+    const unsigned int v4941 = v46 + v8959;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4942 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4943 = v333.x[29];
+    const float v4944 = v4943 * v4942;
+    const bool v4945 = v4941 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4945) {
+      const unsigned int v4948 = 64u + v8958;
+      const iron_bf16 v4949 = iron_f32_to_bf16(v4944);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4951 = v11 + v4941;
+      const unsigned int v4952 = v4951 * v1;
+      const unsigned int v4953 = v4952 + v26;
+      const unsigned int v4954 = v4953 << 7u;
+      const unsigned int v4955 = v4954 + v4948;
+      out[v4955] = v4949;
+    }
+    const unsigned int v4957 = v46 + v8964;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4958 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4959 = v333.x[30];
+    const float v4960 = v4959 * v4958;
+    const bool v4961 = v4957 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4961) {
+      const unsigned int v4964 = 64u + v8963;
+      const iron_bf16 v4965 = iron_f32_to_bf16(v4960);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4967 = v11 + v4957;
+      const unsigned int v4968 = v4967 * v1;
+      const unsigned int v4969 = v4968 + v26;
+      const unsigned int v4970 = v4969 << 7u;
+      const unsigned int v4971 = v4970 + v4964;
+      out[v4971] = v4965;
+    }
+    const unsigned int v4973 = v46 + v8969;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4974 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4975 = v333.x[31];
+    const float v4976 = v4975 * v4974;
+    const bool v4977 = v4973 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4977) {
+      const unsigned int v4980 = 64u + v8968;
+      const iron_bf16 v4981 = iron_f32_to_bf16(v4976);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4983 = v11 + v4973;
+      const unsigned int v4984 = v4983 * v1;
+      const unsigned int v4985 = v4984 + v26;
+      const unsigned int v4986 = v4985 << 7u;
+      const unsigned int v4987 = v4986 + v4980;
+      out[v4987] = v4981;
+    }
+    const unsigned int v4989 = v46 + v3859;  // kernels/sdpa/flash_tile.hpp:242
+    const float v4991 = v3819.x[0];  // kernels/sdpa/flash_tile.hpp:243
+    const float v4992 = v3857.x[0];
+    const float v4993 = log2f(v4992);
+    const float v4994 = v4993 + v4991;
+    const float v4995 = v4994 * 0.6931472f;
+    const bool v4998 = v3858 == v47;  // kernels/sdpa/flash_tile.hpp:244
+    const bool v4999 = v4989 < v18;
+    const bool v5000 = v4998 && v4999;
+    if (v5000) {
+      const unsigned int v5001 = v26 * v3;  // kernels/sdpa/prefill.cpp:177
+      const unsigned int v5002 = v5001 + v11;
+      const unsigned int v5003 = v5002 + v4989;
+      lse[v5003] = v4995;
+    }
+    const unsigned int v5005 = v46 + v3872;  // kernels/sdpa/flash_tile.hpp:242
+    const float v5007 = v3819.x[1];  // kernels/sdpa/flash_tile.hpp:243
+    const float v5008 = v3857.x[1];
+    const float v5009 = log2f(v5008);
+    const float v5010 = v5009 + v5007;
+    const float v5011 = v5010 * 0.6931472f;
+    const bool v5014 = v3871 == v47;  // kernels/sdpa/flash_tile.hpp:244
+    const bool v5015 = v5005 < v18;
+    const bool v5016 = v5014 && v5015;
+    if (v5016) {
+      const unsigned int v5017 = v26 * v3;  // kernels/sdpa/prefill.cpp:177
+      const unsigned int v5018 = v5017 + v11;
+      const unsigned int v5019 = v5018 + v5005;
+      lse[v5019] = v5011;
+    }
+    const unsigned int v5021 = v46 + v3885;  // kernels/sdpa/flash_tile.hpp:242
+    const float v5023 = v3819.x[2];  // kernels/sdpa/flash_tile.hpp:243
+    const float v5024 = v3857.x[2];
+    const float v5025 = log2f(v5024);
+    const float v5026 = v5025 + v5023;
+    const float v5027 = v5026 * 0.6931472f;
+    const bool v5030 = v3884 == v47;  // kernels/sdpa/flash_tile.hpp:244
+    const bool v5031 = v5021 < v18;
+    const bool v5032 = v5030 && v5031;
+    if (v5032) {
+      const unsigned int v5033 = v26 * v3;  // kernels/sdpa/prefill.cpp:177
+      const unsigned int v5034 = v5033 + v11;
+      const unsigned int v5035 = v5034 + v5021;
+      lse[v5035] = v5027;
+    }
+    const unsigned int v5037 = v46 + v3898;  // kernels/sdpa/flash_tile.hpp:242
+    const float v5039 = v3819.x[3];  // kernels/sdpa/flash_tile.hpp:243
+    const float v5040 = v3857.x[3];
+    const float v5041 = log2f(v5040);
+    const float v5042 = v5041 + v5039;
+    const float v5043 = v5042 * 0.6931472f;
+    const bool v5046 = v3897 == v47;  // kernels/sdpa/flash_tile.hpp:244
+    const bool v5047 = v5037 < v18;
+    const bool v5048 = v5046 && v5047;
+    if (v5048) {
+      const unsigned int v5049 = v26 * v3;  // kernels/sdpa/prefill.cpp:177
+      const unsigned int v5050 = v5049 + v11;
+      const unsigned int v5051 = v5050 + v5037;
+      lse[v5051] = v5043;
     }
   }
 }

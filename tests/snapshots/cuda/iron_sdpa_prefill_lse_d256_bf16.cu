@@ -362,335 +362,335 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
     const unsigned int v45 = v41 << 4u;  // kernels/sdpa/flash_warpgroup.hpp:73
     const unsigned int v46 = v25 + v45;
     unsigned int v47 = 0u;  // kernels/sdpa/flash_warpgroup.hpp:77
-    const unsigned int v49 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v52 = v49 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v55 = v49 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    const unsigned int v49 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v52 = v49 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v55 = v49 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v56 = v55 << 3u;
-    const unsigned int v57 = v25 + v52;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v57 = v25 + v52;  // kernels/sdpa/flash_tile.hpp:84
     const bool v58 = v57 < v18;
-    const unsigned int v61 = v58 ? v57 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v61 = v58 ? v57 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v63 = v11 + v61;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v64 = v63 * v1;
     const unsigned int v65 = v64 + v26;
     const unsigned int v66 = v65 << 8u;
-    const unsigned int v67 = v66 + v56;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v67 = v66 + v56;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v69 = v56 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v71 = v52 << 6u;
     const unsigned int v74 = v56 >> 6u;
     const unsigned int v75 = v74 << 13u;
     const unsigned int v77 = v75 + v71;
     const unsigned int v78 = v77 + v69;
-    iron_copy_async<16>(shm0 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), q + v67, v58);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v81 = v49 + 256u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v83 = v81 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v86 = v81 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), q + v67, v58);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v81 = v49 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v83 = v81 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v86 = v81 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v87 = v86 << 3u;
-    const unsigned int v88 = v25 + v83;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v88 = v25 + v83;  // kernels/sdpa/flash_tile.hpp:84
     const bool v89 = v88 < v18;
-    const unsigned int v92 = v89 ? v88 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v92 = v89 ? v88 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v94 = v11 + v92;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v95 = v94 * v1;
     const unsigned int v96 = v95 + v26;
     const unsigned int v97 = v96 << 8u;
-    const unsigned int v98 = v97 + v87;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v98 = v97 + v87;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v100 = v87 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v102 = v83 << 6u;
     const unsigned int v105 = v87 >> 6u;
     const unsigned int v106 = v105 << 13u;
     const unsigned int v108 = v106 + v102;
     const unsigned int v109 = v108 + v100;
-    iron_copy_async<16>(shm0 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), q + v98, v89);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v112 = v49 + 512u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v114 = v112 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v117 = v112 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), q + v98, v89);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v112 = v49 + 512u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v114 = v112 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v117 = v112 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v118 = v117 << 3u;
-    const unsigned int v119 = v25 + v114;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v119 = v25 + v114;  // kernels/sdpa/flash_tile.hpp:84
     const bool v120 = v119 < v18;
-    const unsigned int v123 = v120 ? v119 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v123 = v120 ? v119 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v125 = v11 + v123;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v126 = v125 * v1;
     const unsigned int v127 = v126 + v26;
     const unsigned int v128 = v127 << 8u;
-    const unsigned int v129 = v128 + v118;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v129 = v128 + v118;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v131 = v118 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v133 = v114 << 6u;
     const unsigned int v136 = v118 >> 6u;
     const unsigned int v137 = v136 << 13u;
     const unsigned int v139 = v137 + v133;
     const unsigned int v140 = v139 + v131;
-    iron_copy_async<16>(shm0 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), q + v129, v120);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v143 = v49 + 768u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v145 = v143 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v148 = v143 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), q + v129, v120);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v143 = v49 + 768u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v145 = v143 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v148 = v143 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v149 = v148 << 3u;
-    const unsigned int v150 = v25 + v145;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v150 = v25 + v145;  // kernels/sdpa/flash_tile.hpp:84
     const bool v151 = v150 < v18;
-    const unsigned int v154 = v151 ? v150 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v154 = v151 ? v150 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v156 = v11 + v154;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v157 = v156 * v1;
     const unsigned int v158 = v157 + v26;
     const unsigned int v159 = v158 << 8u;
-    const unsigned int v160 = v159 + v149;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v160 = v159 + v149;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v162 = v149 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v164 = v145 << 6u;
     const unsigned int v167 = v149 >> 6u;
     const unsigned int v168 = v167 << 13u;
     const unsigned int v170 = v168 + v164;
     const unsigned int v171 = v170 + v162;
-    iron_copy_async<16>(shm0 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), q + v160, v151);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v174 = v49 + 1024u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v176 = v174 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v179 = v174 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), q + v160, v151);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v174 = v49 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v176 = v174 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v179 = v174 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v180 = v179 << 3u;
-    const unsigned int v181 = v25 + v176;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v181 = v25 + v176;  // kernels/sdpa/flash_tile.hpp:84
     const bool v182 = v181 < v18;
-    const unsigned int v185 = v182 ? v181 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v185 = v182 ? v181 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v187 = v11 + v185;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v188 = v187 * v1;
     const unsigned int v189 = v188 + v26;
     const unsigned int v190 = v189 << 8u;
-    const unsigned int v191 = v190 + v180;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v191 = v190 + v180;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v193 = v180 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v195 = v176 << 6u;
     const unsigned int v198 = v180 >> 6u;
     const unsigned int v199 = v198 << 13u;
     const unsigned int v201 = v199 + v195;
     const unsigned int v202 = v201 + v193;
-    iron_copy_async<16>(shm0 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), q + v191, v182);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v205 = v49 + 1280u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v207 = v205 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v210 = v205 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v202 ^ (((v202 >> 6u) & 7u) << 3u)), q + v191, v182);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v205 = v49 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v207 = v205 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v210 = v205 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v211 = v210 << 3u;
-    const unsigned int v212 = v25 + v207;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v212 = v25 + v207;  // kernels/sdpa/flash_tile.hpp:84
     const bool v213 = v212 < v18;
-    const unsigned int v216 = v213 ? v212 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v216 = v213 ? v212 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v218 = v11 + v216;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v219 = v218 * v1;
     const unsigned int v220 = v219 + v26;
     const unsigned int v221 = v220 << 8u;
-    const unsigned int v222 = v221 + v211;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v222 = v221 + v211;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v224 = v211 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v226 = v207 << 6u;
     const unsigned int v229 = v211 >> 6u;
     const unsigned int v230 = v229 << 13u;
     const unsigned int v232 = v230 + v226;
     const unsigned int v233 = v232 + v224;
-    iron_copy_async<16>(shm0 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), q + v222, v213);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v236 = v49 + 1536u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v238 = v236 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v241 = v236 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v233 ^ (((v233 >> 6u) & 7u) << 3u)), q + v222, v213);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v236 = v49 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v238 = v236 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v241 = v236 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v242 = v241 << 3u;
-    const unsigned int v243 = v25 + v238;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v243 = v25 + v238;  // kernels/sdpa/flash_tile.hpp:84
     const bool v244 = v243 < v18;
-    const unsigned int v247 = v244 ? v243 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v247 = v244 ? v243 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v249 = v11 + v247;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v250 = v249 * v1;
     const unsigned int v251 = v250 + v26;
     const unsigned int v252 = v251 << 8u;
-    const unsigned int v253 = v252 + v242;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v253 = v252 + v242;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v255 = v242 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v257 = v238 << 6u;
     const unsigned int v260 = v242 >> 6u;
     const unsigned int v261 = v260 << 13u;
     const unsigned int v263 = v261 + v257;
     const unsigned int v264 = v263 + v255;
-    iron_copy_async<16>(shm0 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), q + v253, v244);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v267 = v49 + 1792u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v269 = v267 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v272 = v267 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v264 ^ (((v264 >> 6u) & 7u) << 3u)), q + v253, v244);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v267 = v49 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v269 = v267 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v272 = v267 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v273 = v272 << 3u;
-    const unsigned int v274 = v25 + v269;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v274 = v25 + v269;  // kernels/sdpa/flash_tile.hpp:84
     const bool v275 = v274 < v18;
-    const unsigned int v278 = v275 ? v274 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v278 = v275 ? v274 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v280 = v11 + v278;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v281 = v280 * v1;
     const unsigned int v282 = v281 + v26;
     const unsigned int v283 = v282 << 8u;
-    const unsigned int v284 = v283 + v273;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v284 = v283 + v273;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v286 = v273 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v288 = v269 << 6u;
     const unsigned int v291 = v273 >> 6u;
     const unsigned int v292 = v291 << 13u;
     const unsigned int v294 = v292 + v288;
     const unsigned int v295 = v294 + v286;
-    iron_copy_async<16>(shm0 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), q + v284, v275);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v298 = v49 + 2048u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v300 = v298 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v303 = v298 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), q + v284, v275);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v298 = v49 + 2048u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v300 = v298 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v303 = v298 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v304 = v303 << 3u;
-    const unsigned int v305 = v25 + v300;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v305 = v25 + v300;  // kernels/sdpa/flash_tile.hpp:84
     const bool v306 = v305 < v18;
-    const unsigned int v309 = v306 ? v305 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v309 = v306 ? v305 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v311 = v11 + v309;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v312 = v311 * v1;
     const unsigned int v313 = v312 + v26;
     const unsigned int v314 = v313 << 8u;
-    const unsigned int v315 = v314 + v304;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v315 = v314 + v304;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v317 = v304 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v319 = v300 << 6u;
     const unsigned int v322 = v304 >> 6u;
     const unsigned int v323 = v322 << 13u;
     const unsigned int v325 = v323 + v319;
     const unsigned int v326 = v325 + v317;
-    iron_copy_async<16>(shm0 + (v326 ^ (((v326 >> 6u) & 7u) << 3u)), q + v315, v306);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v329 = v49 + 2304u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v331 = v329 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v334 = v329 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v326 ^ (((v326 >> 6u) & 7u) << 3u)), q + v315, v306);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v329 = v49 + 2304u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v331 = v329 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v334 = v329 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v335 = v334 << 3u;
-    const unsigned int v336 = v25 + v331;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v336 = v25 + v331;  // kernels/sdpa/flash_tile.hpp:84
     const bool v337 = v336 < v18;
-    const unsigned int v340 = v337 ? v336 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v340 = v337 ? v336 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v342 = v11 + v340;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v343 = v342 * v1;
     const unsigned int v344 = v343 + v26;
     const unsigned int v345 = v344 << 8u;
-    const unsigned int v346 = v345 + v335;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v346 = v345 + v335;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v348 = v335 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v350 = v331 << 6u;
     const unsigned int v353 = v335 >> 6u;
     const unsigned int v354 = v353 << 13u;
     const unsigned int v356 = v354 + v350;
     const unsigned int v357 = v356 + v348;
-    iron_copy_async<16>(shm0 + (v357 ^ (((v357 >> 6u) & 7u) << 3u)), q + v346, v337);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v360 = v49 + 2560u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v362 = v360 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v365 = v360 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v357 ^ (((v357 >> 6u) & 7u) << 3u)), q + v346, v337);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v360 = v49 + 2560u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v362 = v360 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v365 = v360 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v366 = v365 << 3u;
-    const unsigned int v367 = v25 + v362;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v367 = v25 + v362;  // kernels/sdpa/flash_tile.hpp:84
     const bool v368 = v367 < v18;
-    const unsigned int v371 = v368 ? v367 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v371 = v368 ? v367 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v373 = v11 + v371;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v374 = v373 * v1;
     const unsigned int v375 = v374 + v26;
     const unsigned int v376 = v375 << 8u;
-    const unsigned int v377 = v376 + v366;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v377 = v376 + v366;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v379 = v366 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v381 = v362 << 6u;
     const unsigned int v384 = v366 >> 6u;
     const unsigned int v385 = v384 << 13u;
     const unsigned int v387 = v385 + v381;
     const unsigned int v388 = v387 + v379;
-    iron_copy_async<16>(shm0 + (v388 ^ (((v388 >> 6u) & 7u) << 3u)), q + v377, v368);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v391 = v49 + 2816u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v393 = v391 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v396 = v391 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v388 ^ (((v388 >> 6u) & 7u) << 3u)), q + v377, v368);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v391 = v49 + 2816u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v393 = v391 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v396 = v391 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v397 = v396 << 3u;
-    const unsigned int v398 = v25 + v393;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v398 = v25 + v393;  // kernels/sdpa/flash_tile.hpp:84
     const bool v399 = v398 < v18;
-    const unsigned int v402 = v399 ? v398 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v402 = v399 ? v398 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v404 = v11 + v402;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v405 = v404 * v1;
     const unsigned int v406 = v405 + v26;
     const unsigned int v407 = v406 << 8u;
-    const unsigned int v408 = v407 + v397;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v408 = v407 + v397;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v410 = v397 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v412 = v393 << 6u;
     const unsigned int v415 = v397 >> 6u;
     const unsigned int v416 = v415 << 13u;
     const unsigned int v418 = v416 + v412;
     const unsigned int v419 = v418 + v410;
-    iron_copy_async<16>(shm0 + (v419 ^ (((v419 >> 6u) & 7u) << 3u)), q + v408, v399);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v422 = v49 + 3072u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v424 = v422 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v427 = v422 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v419 ^ (((v419 >> 6u) & 7u) << 3u)), q + v408, v399);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v422 = v49 + 3072u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v424 = v422 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v427 = v422 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v428 = v427 << 3u;
-    const unsigned int v429 = v25 + v424;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v429 = v25 + v424;  // kernels/sdpa/flash_tile.hpp:84
     const bool v430 = v429 < v18;
-    const unsigned int v433 = v430 ? v429 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v433 = v430 ? v429 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v435 = v11 + v433;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v436 = v435 * v1;
     const unsigned int v437 = v436 + v26;
     const unsigned int v438 = v437 << 8u;
-    const unsigned int v439 = v438 + v428;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v439 = v438 + v428;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v441 = v428 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v443 = v424 << 6u;
     const unsigned int v446 = v428 >> 6u;
     const unsigned int v447 = v446 << 13u;
     const unsigned int v449 = v447 + v443;
     const unsigned int v450 = v449 + v441;
-    iron_copy_async<16>(shm0 + (v450 ^ (((v450 >> 6u) & 7u) << 3u)), q + v439, v430);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v453 = v49 + 3328u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v455 = v453 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v458 = v453 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v450 ^ (((v450 >> 6u) & 7u) << 3u)), q + v439, v430);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v453 = v49 + 3328u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v455 = v453 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v458 = v453 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v459 = v458 << 3u;
-    const unsigned int v460 = v25 + v455;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v460 = v25 + v455;  // kernels/sdpa/flash_tile.hpp:84
     const bool v461 = v460 < v18;
-    const unsigned int v464 = v461 ? v460 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v464 = v461 ? v460 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v466 = v11 + v464;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v467 = v466 * v1;
     const unsigned int v468 = v467 + v26;
     const unsigned int v469 = v468 << 8u;
-    const unsigned int v470 = v469 + v459;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v470 = v469 + v459;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v472 = v459 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v474 = v455 << 6u;
     const unsigned int v477 = v459 >> 6u;
     const unsigned int v478 = v477 << 13u;
     const unsigned int v480 = v478 + v474;
     const unsigned int v481 = v480 + v472;
-    iron_copy_async<16>(shm0 + (v481 ^ (((v481 >> 6u) & 7u) << 3u)), q + v470, v461);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v484 = v49 + 3584u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v486 = v484 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v489 = v484 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v481 ^ (((v481 >> 6u) & 7u) << 3u)), q + v470, v461);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v484 = v49 + 3584u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v486 = v484 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v489 = v484 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v490 = v489 << 3u;
-    const unsigned int v491 = v25 + v486;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v491 = v25 + v486;  // kernels/sdpa/flash_tile.hpp:84
     const bool v492 = v491 < v18;
-    const unsigned int v495 = v492 ? v491 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v495 = v492 ? v491 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v497 = v11 + v495;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v498 = v497 * v1;
     const unsigned int v499 = v498 + v26;
     const unsigned int v500 = v499 << 8u;
-    const unsigned int v501 = v500 + v490;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v501 = v500 + v490;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v503 = v490 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v505 = v486 << 6u;
     const unsigned int v508 = v490 >> 6u;
     const unsigned int v509 = v508 << 13u;
     const unsigned int v511 = v509 + v505;
     const unsigned int v512 = v511 + v503;
-    iron_copy_async<16>(shm0 + (v512 ^ (((v512 >> 6u) & 7u) << 3u)), q + v501, v492);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v515 = v49 + 3840u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v517 = v515 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v520 = v515 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v512 ^ (((v512 >> 6u) & 7u) << 3u)), q + v501, v492);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v515 = v49 + 3840u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v517 = v515 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v520 = v515 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v521 = v520 << 3u;
-    const unsigned int v522 = v25 + v517;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v522 = v25 + v517;  // kernels/sdpa/flash_tile.hpp:84
     const bool v523 = v522 < v18;
-    const unsigned int v526 = v523 ? v522 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v526 = v523 ? v522 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v528 = v11 + v526;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v529 = v528 * v1;
     const unsigned int v530 = v529 + v26;
     const unsigned int v531 = v530 << 8u;
-    const unsigned int v532 = v531 + v521;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v532 = v531 + v521;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v534 = v521 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v536 = v517 << 6u;
     const unsigned int v539 = v521 >> 6u;
     const unsigned int v540 = v539 << 13u;
     const unsigned int v542 = v540 + v536;
     const unsigned int v543 = v542 + v534;
-    iron_copy_async<16>(shm0 + (v543 ^ (((v543 >> 6u) & 7u) << 3u)), q + v532, v523);  // kernels/sdpa/flash_tile.hpp:94
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:79
-    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:80
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:82
-    const unsigned int v545 = v25 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:84
+    iron_copy_async<16>(shm0 + (v543 ^ (((v543 >> 6u) & 7u) << 3u)), q + v532, v523);  // kernels/sdpa/flash_tile.hpp:86
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:78
+    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:79
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:81
+    const unsigned int v545 = v25 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:83
     const unsigned int v546 = min(v545, v18);
-    const unsigned int v547 = v546 + v37;  // kernels/sdpa/flash_tile.hpp:136
-    const unsigned int v549 = v547 - v18;  // kernels/sdpa/flash_tile.hpp:138
+    const unsigned int v547 = v546 + v37;  // kernels/sdpa/flash_tile.hpp:127
+    const unsigned int v549 = v547 - v18;  // kernels/sdpa/flash_tile.hpp:129
     const unsigned int v550 = min(v37, v549);
     const bool v551 = v547 > v18;
     const unsigned int v552 = v551 ? v550 : v47;
-    const bool v554 = v6 == v47;  // kernels/sdpa/flash_tile.hpp:137
+    const bool v554 = v6 == v47;  // kernels/sdpa/flash_tile.hpp:128
     const unsigned int v555 = v554 ? v37 : v552;
-    const unsigned int v557 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:139
+    const unsigned int v557 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:130
     const unsigned int v558 = v557 + 1u;
-    const unsigned int v562 = v558 - v18;  // kernels/sdpa/flash_tile.hpp:141
+    const unsigned int v562 = v558 - v18;  // kernels/sdpa/flash_tile.hpp:132
     const unsigned int v563 = v562 - v7;
     const unsigned int v564 = v563 >> 6u;
     const unsigned int v565 = v564 << 6u;
-    const bool v567 = v7 > v47;  // kernels/sdpa/flash_tile.hpp:140
+    const bool v567 = v7 > v47;  // kernels/sdpa/flash_tile.hpp:131
     const unsigned int v568 = v18 + v7;
     const bool v569 = v558 > v568;
     const bool v570 = v567 && v569;
     const unsigned int v571 = v570 ? v565 : v47;
-    const float v573 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:86
-    iron_frag<float, 2, 16, 8> v575;  // kernels/sdpa/flash_tile.hpp:174
+    const float v573 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:85
+    iron_frag<float, 2, 16, 8> v575;  // kernels/sdpa/flash_tile.hpp:165
     iron_frag_fill(v575, __uint_as_float(0xff800000u));
     iron_frag<float, 2, 16, 8> v577;
     iron_frag_fill(v577, 0.0f);
@@ -702,4375 +702,4375 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
     iron_frag_fill(v583, 0.0f);
     iron_frag<float, 2, 16, 64> v585;
     iron_frag_fill(v585, 0.0f);
-    const bool v8998 = v571 < v555;  // kernels/sdpa/flash_warpgroup.hpp:93
-    if (v8998) {
-      const unsigned int v9002 = v571 + v52;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v9003 = v9002 < v37;
-      const unsigned int v9004 = v9003 ? v9002 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9005 = v31 + v9004;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9006 = v9005 * v2;
-      const unsigned int v9007 = v9006 + v28;
-      const unsigned int v9008 = v9007 << 8u;
-      const unsigned int v9009 = v9008 + v56;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9012 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9014 = v9012 + v71;
-      const unsigned int v9015 = v9014 + v69;
-      iron_copy_async<16>(shm1 + (v9015 ^ (((v9015 >> 6u) & 7u) << 3u)), k + v9009, v9003);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v9015 ^ (((v9015 >> 6u) & 7u) << 3u)), v + v9009, v9003);
-      const unsigned int v9016 = v571 + v83;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v9017 = v9016 < v37;
-      const unsigned int v9018 = v9017 ? v9016 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9019 = v31 + v9018;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9020 = v9019 * v2;
-      const unsigned int v9021 = v9020 + v28;
-      const unsigned int v9022 = v9021 << 8u;
-      const unsigned int v9023 = v9022 + v87;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9024 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9026 = v9024 + v102;
-      const unsigned int v9027 = v9026 + v100;
-      iron_copy_async<16>(shm1 + (v9027 ^ (((v9027 >> 6u) & 7u) << 3u)), k + v9023, v9017);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v9027 ^ (((v9027 >> 6u) & 7u) << 3u)), v + v9023, v9017);
-      const unsigned int v9028 = v571 + v114;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v9029 = v9028 < v37;
-      const unsigned int v9030 = v9029 ? v9028 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9031 = v31 + v9030;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9032 = v9031 * v2;
-      const unsigned int v9033 = v9032 + v28;
-      const unsigned int v9034 = v9033 << 8u;
-      const unsigned int v9035 = v9034 + v118;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9036 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9038 = v9036 + v133;
-      const unsigned int v9039 = v9038 + v131;
-      iron_copy_async<16>(shm1 + (v9039 ^ (((v9039 >> 6u) & 7u) << 3u)), k + v9035, v9029);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v9039 ^ (((v9039 >> 6u) & 7u) << 3u)), v + v9035, v9029);
-      const unsigned int v9040 = v571 + v145;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v9041 = v9040 < v37;
-      const unsigned int v9042 = v9041 ? v9040 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9043 = v31 + v9042;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9044 = v9043 * v2;
-      const unsigned int v9045 = v9044 + v28;
-      const unsigned int v9046 = v9045 << 8u;
-      const unsigned int v9047 = v9046 + v149;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9048 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9050 = v9048 + v164;
-      const unsigned int v9051 = v9050 + v162;
-      iron_copy_async<16>(shm1 + (v9051 ^ (((v9051 >> 6u) & 7u) << 3u)), k + v9047, v9041);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v9051 ^ (((v9051 >> 6u) & 7u) << 3u)), v + v9047, v9041);
-      const unsigned int v9052 = v571 + v176;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v9053 = v9052 < v37;
-      const unsigned int v9054 = v9053 ? v9052 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9055 = v31 + v9054;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9056 = v9055 * v2;
-      const unsigned int v9057 = v9056 + v28;
-      const unsigned int v9058 = v9057 << 8u;
-      const unsigned int v9059 = v9058 + v180;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9060 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9062 = v9060 + v195;
-      const unsigned int v9063 = v9062 + v193;
-      iron_copy_async<16>(shm1 + (v9063 ^ (((v9063 >> 6u) & 7u) << 3u)), k + v9059, v9053);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v9063 ^ (((v9063 >> 6u) & 7u) << 3u)), v + v9059, v9053);
-      const unsigned int v9064 = v571 + v207;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v9065 = v9064 < v37;
-      const unsigned int v9066 = v9065 ? v9064 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9067 = v31 + v9066;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9068 = v9067 * v2;
-      const unsigned int v9069 = v9068 + v28;
-      const unsigned int v9070 = v9069 << 8u;
-      const unsigned int v9071 = v9070 + v211;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9072 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9074 = v9072 + v226;
-      const unsigned int v9075 = v9074 + v224;
-      iron_copy_async<16>(shm1 + (v9075 ^ (((v9075 >> 6u) & 7u) << 3u)), k + v9071, v9065);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v9075 ^ (((v9075 >> 6u) & 7u) << 3u)), v + v9071, v9065);
-      const unsigned int v9076 = v571 + v238;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v9077 = v9076 < v37;
-      const unsigned int v9078 = v9077 ? v9076 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9079 = v31 + v9078;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9080 = v9079 * v2;
-      const unsigned int v9081 = v9080 + v28;
-      const unsigned int v9082 = v9081 << 8u;
-      const unsigned int v9083 = v9082 + v242;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9084 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9086 = v9084 + v257;
-      const unsigned int v9087 = v9086 + v255;
-      iron_copy_async<16>(shm1 + (v9087 ^ (((v9087 >> 6u) & 7u) << 3u)), k + v9083, v9077);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v9087 ^ (((v9087 >> 6u) & 7u) << 3u)), v + v9083, v9077);
-      const unsigned int v9088 = v571 + v269;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v9089 = v9088 < v37;
-      const unsigned int v9090 = v9089 ? v9088 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9091 = v31 + v9090;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v9092 = v9091 * v2;
-      const unsigned int v9093 = v9092 + v28;
-      const unsigned int v9094 = v9093 << 8u;
-      const unsigned int v9095 = v9094 + v273;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v9096 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9098 = v9096 + v288;
-      const unsigned int v9099 = v9098 + v286;
-      iron_copy_async<16>(shm1 + (v9099 ^ (((v9099 >> 6u) & 7u) << 3u)), k + v9095, v9089);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v9099 ^ (((v9099 >> 6u) & 7u) << 3u)), v + v9095, v9089);
+    const bool v9550 = v571 < v555;  // kernels/sdpa/flash_warpgroup.hpp:92
+    if (v9550) {
+      const unsigned int v9554 = v571 + v52;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9555 = v9554 < v37;
+      const unsigned int v9556 = v9555 ? v9554 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9557 = v31 + v9556;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9558 = v9557 * v2;
+      const unsigned int v9559 = v9558 + v28;
+      const unsigned int v9560 = v9559 << 8u;
+      const unsigned int v9561 = v9560 + v56;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9564 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9566 = v9564 + v71;
+      const unsigned int v9567 = v9566 + v69;
+      iron_copy_async<16>(shm1 + (v9567 ^ (((v9567 >> 6u) & 7u) << 3u)), k + v9561, v9555);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9568 = v571 + v83;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9569 = v9568 < v37;
+      const unsigned int v9570 = v9569 ? v9568 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9571 = v31 + v9570;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9572 = v9571 * v2;
+      const unsigned int v9573 = v9572 + v28;
+      const unsigned int v9574 = v9573 << 8u;
+      const unsigned int v9575 = v9574 + v87;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9576 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9578 = v9576 + v102;
+      const unsigned int v9579 = v9578 + v100;
+      iron_copy_async<16>(shm1 + (v9579 ^ (((v9579 >> 6u) & 7u) << 3u)), k + v9575, v9569);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9580 = v571 + v114;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9581 = v9580 < v37;
+      const unsigned int v9582 = v9581 ? v9580 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9583 = v31 + v9582;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9584 = v9583 * v2;
+      const unsigned int v9585 = v9584 + v28;
+      const unsigned int v9586 = v9585 << 8u;
+      const unsigned int v9587 = v9586 + v118;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9588 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9590 = v9588 + v133;
+      const unsigned int v9591 = v9590 + v131;
+      iron_copy_async<16>(shm1 + (v9591 ^ (((v9591 >> 6u) & 7u) << 3u)), k + v9587, v9581);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9592 = v571 + v145;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9593 = v9592 < v37;
+      const unsigned int v9594 = v9593 ? v9592 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9595 = v31 + v9594;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9596 = v9595 * v2;
+      const unsigned int v9597 = v9596 + v28;
+      const unsigned int v9598 = v9597 << 8u;
+      const unsigned int v9599 = v9598 + v149;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9600 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9602 = v9600 + v164;
+      const unsigned int v9603 = v9602 + v162;
+      iron_copy_async<16>(shm1 + (v9603 ^ (((v9603 >> 6u) & 7u) << 3u)), k + v9599, v9593);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9604 = v571 + v176;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9605 = v9604 < v37;
+      const unsigned int v9606 = v9605 ? v9604 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9607 = v31 + v9606;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9608 = v9607 * v2;
+      const unsigned int v9609 = v9608 + v28;
+      const unsigned int v9610 = v9609 << 8u;
+      const unsigned int v9611 = v9610 + v180;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9612 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9614 = v9612 + v195;
+      const unsigned int v9615 = v9614 + v193;
+      iron_copy_async<16>(shm1 + (v9615 ^ (((v9615 >> 6u) & 7u) << 3u)), k + v9611, v9605);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9616 = v571 + v207;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9617 = v9616 < v37;
+      const unsigned int v9618 = v9617 ? v9616 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9619 = v31 + v9618;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9620 = v9619 * v2;
+      const unsigned int v9621 = v9620 + v28;
+      const unsigned int v9622 = v9621 << 8u;
+      const unsigned int v9623 = v9622 + v211;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9624 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9626 = v9624 + v226;
+      const unsigned int v9627 = v9626 + v224;
+      iron_copy_async<16>(shm1 + (v9627 ^ (((v9627 >> 6u) & 7u) << 3u)), k + v9623, v9617);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9628 = v571 + v238;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9629 = v9628 < v37;
+      const unsigned int v9630 = v9629 ? v9628 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9631 = v31 + v9630;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9632 = v9631 * v2;
+      const unsigned int v9633 = v9632 + v28;
+      const unsigned int v9634 = v9633 << 8u;
+      const unsigned int v9635 = v9634 + v242;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9636 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9638 = v9636 + v257;
+      const unsigned int v9639 = v9638 + v255;
+      iron_copy_async<16>(shm1 + (v9639 ^ (((v9639 >> 6u) & 7u) << 3u)), k + v9635, v9629);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v9640 = v571 + v269;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v9641 = v9640 < v37;
+      const unsigned int v9642 = v9641 ? v9640 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9643 = v31 + v9642;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v9644 = v9643 * v2;
+      const unsigned int v9645 = v9644 + v28;
+      const unsigned int v9646 = v9645 << 8u;
+      const unsigned int v9647 = v9646 + v273;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v9648 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v9650 = v9648 + v288;
+      const unsigned int v9651 = v9650 + v286;
+      iron_copy_async<16>(shm1 + (v9651 ^ (((v9651 >> 6u) & 7u) << 3u)), k + v9647, v9641);  // kernels/sdpa/flash_tile.hpp:86
+      iron_copy_async<16>(shm2 + (v9567 ^ (((v9567 >> 6u) & 7u) << 3u)), v + v9561, v9555);
+      iron_copy_async<16>(shm2 + (v9579 ^ (((v9579 >> 6u) & 7u) << 3u)), v + v9575, v9569);
+      iron_copy_async<16>(shm2 + (v9591 ^ (((v9591 >> 6u) & 7u) << 3u)), v + v9587, v9581);
+      iron_copy_async<16>(shm2 + (v9603 ^ (((v9603 >> 6u) & 7u) << 3u)), v + v9599, v9593);
+      iron_copy_async<16>(shm2 + (v9615 ^ (((v9615 >> 6u) & 7u) << 3u)), v + v9611, v9605);
+      iron_copy_async<16>(shm2 + (v9627 ^ (((v9627 >> 6u) & 7u) << 3u)), v + v9623, v9617);
+      iron_copy_async<16>(shm2 + (v9639 ^ (((v9639 >> 6u) & 7u) << 3u)), v + v9635, v9629);
+      iron_copy_async<16>(shm2 + (v9651 ^ (((v9651 >> 6u) & 7u) << 3u)), v + v9647, v9641);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:93
-    const unsigned int v6009 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:107
-    const unsigned int v6010 = v6009 << 6u;
-    const unsigned int v8096 = v41 & 3u;
-    const unsigned int v8098 = v8096 << 4u;
-    const unsigned int v8100 = v8098 << 6u;
-    const unsigned int v8102 = v6010 + v8100;
-    const unsigned int v8113 = v8102 + 16u;
-    const unsigned int v8122 = v8102 + 32u;
-    const unsigned int v8131 = v8102 + 48u;
-    const unsigned int v6024 = 8192u + v6010;
-    const unsigned int v8147 = v6024 + v8100;
-    const unsigned int v8158 = v8147 + 16u;
-    const unsigned int v8167 = v8147 + 32u;
-    const unsigned int v8176 = v8147 + 48u;
-    const unsigned int v6036 = 16384u + v6010;
-    const unsigned int v8192 = v6036 + v8100;
-    const unsigned int v8203 = v8192 + 16u;
-    const unsigned int v8212 = v8192 + 32u;
-    const unsigned int v8221 = v8192 + 48u;
-    const unsigned int v6048 = 24576u + v6010;
-    const unsigned int v8237 = v6048 + v8100;
-    const unsigned int v8248 = v8237 + 16u;
-    const unsigned int v8257 = v8237 + 32u;
-    const unsigned int v8266 = v8237 + 48u;
-    const bool v6064 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:156
-    const unsigned int v7389 = static_cast<unsigned int>(v579.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:214
-    const unsigned int v7390 = static_cast<unsigned int>(v579.row(0, iron_linear_thread() & 31u));
-    const unsigned int v7394 = static_cast<unsigned int>(v579.col(1, iron_linear_thread() & 31u));
-    const unsigned int v7395 = static_cast<unsigned int>(v579.row(1, iron_linear_thread() & 31u));
-    const unsigned int v7399 = static_cast<unsigned int>(v579.col(2, iron_linear_thread() & 31u));
-    const unsigned int v7400 = static_cast<unsigned int>(v579.row(2, iron_linear_thread() & 31u));
-    const unsigned int v7404 = static_cast<unsigned int>(v579.col(3, iron_linear_thread() & 31u));
-    const unsigned int v7405 = static_cast<unsigned int>(v579.row(3, iron_linear_thread() & 31u));
-    const unsigned int v7409 = static_cast<unsigned int>(v579.col(4, iron_linear_thread() & 31u));
-    const unsigned int v7410 = static_cast<unsigned int>(v579.row(4, iron_linear_thread() & 31u));
-    const unsigned int v7414 = static_cast<unsigned int>(v579.col(5, iron_linear_thread() & 31u));
-    const unsigned int v7415 = static_cast<unsigned int>(v579.row(5, iron_linear_thread() & 31u));
-    const unsigned int v7419 = static_cast<unsigned int>(v579.col(6, iron_linear_thread() & 31u));
-    const unsigned int v7420 = static_cast<unsigned int>(v579.row(6, iron_linear_thread() & 31u));
-    const unsigned int v7424 = static_cast<unsigned int>(v579.col(7, iron_linear_thread() & 31u));
-    const unsigned int v7425 = static_cast<unsigned int>(v579.row(7, iron_linear_thread() & 31u));
-    const unsigned int v7429 = static_cast<unsigned int>(v579.col(8, iron_linear_thread() & 31u));
-    const unsigned int v7430 = static_cast<unsigned int>(v579.row(8, iron_linear_thread() & 31u));
-    const unsigned int v7434 = static_cast<unsigned int>(v579.col(9, iron_linear_thread() & 31u));
-    const unsigned int v7435 = static_cast<unsigned int>(v579.row(9, iron_linear_thread() & 31u));
-    const unsigned int v7439 = static_cast<unsigned int>(v579.col(10, iron_linear_thread() & 31u));
-    const unsigned int v7440 = static_cast<unsigned int>(v579.row(10, iron_linear_thread() & 31u));
-    const unsigned int v7444 = static_cast<unsigned int>(v579.col(11, iron_linear_thread() & 31u));
-    const unsigned int v7445 = static_cast<unsigned int>(v579.row(11, iron_linear_thread() & 31u));
-    const unsigned int v7449 = static_cast<unsigned int>(v579.col(12, iron_linear_thread() & 31u));
-    const unsigned int v7450 = static_cast<unsigned int>(v579.row(12, iron_linear_thread() & 31u));
-    const unsigned int v7454 = static_cast<unsigned int>(v579.col(13, iron_linear_thread() & 31u));
-    const unsigned int v7455 = static_cast<unsigned int>(v579.row(13, iron_linear_thread() & 31u));
-    const unsigned int v7459 = static_cast<unsigned int>(v579.col(14, iron_linear_thread() & 31u));
-    const unsigned int v7460 = static_cast<unsigned int>(v579.row(14, iron_linear_thread() & 31u));
-    const unsigned int v7464 = static_cast<unsigned int>(v579.col(15, iron_linear_thread() & 31u));
-    const unsigned int v7465 = static_cast<unsigned int>(v579.row(15, iron_linear_thread() & 31u));
-    const unsigned int v7469 = static_cast<unsigned int>(v579.col(16, iron_linear_thread() & 31u));
-    const unsigned int v7470 = static_cast<unsigned int>(v579.row(16, iron_linear_thread() & 31u));
-    const unsigned int v7474 = static_cast<unsigned int>(v579.col(17, iron_linear_thread() & 31u));
-    const unsigned int v7475 = static_cast<unsigned int>(v579.row(17, iron_linear_thread() & 31u));
-    const unsigned int v7479 = static_cast<unsigned int>(v579.col(18, iron_linear_thread() & 31u));
-    const unsigned int v7480 = static_cast<unsigned int>(v579.row(18, iron_linear_thread() & 31u));
-    const unsigned int v7484 = static_cast<unsigned int>(v579.col(19, iron_linear_thread() & 31u));
-    const unsigned int v7485 = static_cast<unsigned int>(v579.row(19, iron_linear_thread() & 31u));
-    const unsigned int v7489 = static_cast<unsigned int>(v579.col(20, iron_linear_thread() & 31u));
-    const unsigned int v7490 = static_cast<unsigned int>(v579.row(20, iron_linear_thread() & 31u));
-    const unsigned int v7494 = static_cast<unsigned int>(v579.col(21, iron_linear_thread() & 31u));
-    const unsigned int v7495 = static_cast<unsigned int>(v579.row(21, iron_linear_thread() & 31u));
-    const unsigned int v7499 = static_cast<unsigned int>(v579.col(22, iron_linear_thread() & 31u));
-    const unsigned int v7500 = static_cast<unsigned int>(v579.row(22, iron_linear_thread() & 31u));
-    const unsigned int v7504 = static_cast<unsigned int>(v579.col(23, iron_linear_thread() & 31u));
-    const unsigned int v7505 = static_cast<unsigned int>(v579.row(23, iron_linear_thread() & 31u));
-    const unsigned int v7509 = static_cast<unsigned int>(v579.col(24, iron_linear_thread() & 31u));
-    const unsigned int v7510 = static_cast<unsigned int>(v579.row(24, iron_linear_thread() & 31u));
-    const unsigned int v7514 = static_cast<unsigned int>(v579.col(25, iron_linear_thread() & 31u));
-    const unsigned int v7515 = static_cast<unsigned int>(v579.row(25, iron_linear_thread() & 31u));
-    const unsigned int v7519 = static_cast<unsigned int>(v579.col(26, iron_linear_thread() & 31u));
-    const unsigned int v7520 = static_cast<unsigned int>(v579.row(26, iron_linear_thread() & 31u));
-    const unsigned int v7524 = static_cast<unsigned int>(v579.col(27, iron_linear_thread() & 31u));
-    const unsigned int v7525 = static_cast<unsigned int>(v579.row(27, iron_linear_thread() & 31u));
-    const unsigned int v7529 = static_cast<unsigned int>(v579.col(28, iron_linear_thread() & 31u));
-    const unsigned int v7530 = static_cast<unsigned int>(v579.row(28, iron_linear_thread() & 31u));
-    const unsigned int v7534 = static_cast<unsigned int>(v579.col(29, iron_linear_thread() & 31u));
-    const unsigned int v7535 = static_cast<unsigned int>(v579.row(29, iron_linear_thread() & 31u));
-    const unsigned int v7539 = static_cast<unsigned int>(v579.col(30, iron_linear_thread() & 31u));
-    const unsigned int v7540 = static_cast<unsigned int>(v579.row(30, iron_linear_thread() & 31u));
-    const unsigned int v7544 = static_cast<unsigned int>(v579.col(31, iron_linear_thread() & 31u));
-    const unsigned int v7545 = static_cast<unsigned int>(v579.row(31, iron_linear_thread() & 31u));
-    const unsigned int v7549 = static_cast<unsigned int>(v581.col(0, iron_linear_thread() & 31u));
-    const unsigned int v7550 = static_cast<unsigned int>(v581.row(0, iron_linear_thread() & 31u));
-    const unsigned int v7554 = static_cast<unsigned int>(v581.col(1, iron_linear_thread() & 31u));
-    const unsigned int v7555 = static_cast<unsigned int>(v581.row(1, iron_linear_thread() & 31u));
-    const unsigned int v7559 = static_cast<unsigned int>(v581.col(2, iron_linear_thread() & 31u));
-    const unsigned int v7560 = static_cast<unsigned int>(v581.row(2, iron_linear_thread() & 31u));
-    const unsigned int v7564 = static_cast<unsigned int>(v581.col(3, iron_linear_thread() & 31u));
-    const unsigned int v7565 = static_cast<unsigned int>(v581.row(3, iron_linear_thread() & 31u));
-    const unsigned int v7569 = static_cast<unsigned int>(v581.col(4, iron_linear_thread() & 31u));
-    const unsigned int v7570 = static_cast<unsigned int>(v581.row(4, iron_linear_thread() & 31u));
-    const unsigned int v7574 = static_cast<unsigned int>(v581.col(5, iron_linear_thread() & 31u));
-    const unsigned int v7575 = static_cast<unsigned int>(v581.row(5, iron_linear_thread() & 31u));
-    const unsigned int v7579 = static_cast<unsigned int>(v581.col(6, iron_linear_thread() & 31u));
-    const unsigned int v7580 = static_cast<unsigned int>(v581.row(6, iron_linear_thread() & 31u));
-    const unsigned int v7584 = static_cast<unsigned int>(v581.col(7, iron_linear_thread() & 31u));
-    const unsigned int v7585 = static_cast<unsigned int>(v581.row(7, iron_linear_thread() & 31u));
-    const unsigned int v7589 = static_cast<unsigned int>(v581.col(8, iron_linear_thread() & 31u));
-    const unsigned int v7590 = static_cast<unsigned int>(v581.row(8, iron_linear_thread() & 31u));
-    const unsigned int v7594 = static_cast<unsigned int>(v581.col(9, iron_linear_thread() & 31u));
-    const unsigned int v7595 = static_cast<unsigned int>(v581.row(9, iron_linear_thread() & 31u));
-    const unsigned int v7599 = static_cast<unsigned int>(v581.col(10, iron_linear_thread() & 31u));
-    const unsigned int v7600 = static_cast<unsigned int>(v581.row(10, iron_linear_thread() & 31u));
-    const unsigned int v7604 = static_cast<unsigned int>(v581.col(11, iron_linear_thread() & 31u));
-    const unsigned int v7605 = static_cast<unsigned int>(v581.row(11, iron_linear_thread() & 31u));
-    const unsigned int v7609 = static_cast<unsigned int>(v581.col(12, iron_linear_thread() & 31u));
-    const unsigned int v7610 = static_cast<unsigned int>(v581.row(12, iron_linear_thread() & 31u));
-    const unsigned int v7614 = static_cast<unsigned int>(v581.col(13, iron_linear_thread() & 31u));
-    const unsigned int v7615 = static_cast<unsigned int>(v581.row(13, iron_linear_thread() & 31u));
-    const unsigned int v7619 = static_cast<unsigned int>(v581.col(14, iron_linear_thread() & 31u));
-    const unsigned int v7620 = static_cast<unsigned int>(v581.row(14, iron_linear_thread() & 31u));
-    const unsigned int v7624 = static_cast<unsigned int>(v581.col(15, iron_linear_thread() & 31u));
-    const unsigned int v7625 = static_cast<unsigned int>(v581.row(15, iron_linear_thread() & 31u));
-    const unsigned int v7629 = static_cast<unsigned int>(v581.col(16, iron_linear_thread() & 31u));
-    const unsigned int v7630 = static_cast<unsigned int>(v581.row(16, iron_linear_thread() & 31u));
-    const unsigned int v7634 = static_cast<unsigned int>(v581.col(17, iron_linear_thread() & 31u));
-    const unsigned int v7635 = static_cast<unsigned int>(v581.row(17, iron_linear_thread() & 31u));
-    const unsigned int v7639 = static_cast<unsigned int>(v581.col(18, iron_linear_thread() & 31u));
-    const unsigned int v7640 = static_cast<unsigned int>(v581.row(18, iron_linear_thread() & 31u));
-    const unsigned int v7644 = static_cast<unsigned int>(v581.col(19, iron_linear_thread() & 31u));
-    const unsigned int v7645 = static_cast<unsigned int>(v581.row(19, iron_linear_thread() & 31u));
-    const unsigned int v7649 = static_cast<unsigned int>(v581.col(20, iron_linear_thread() & 31u));
-    const unsigned int v7650 = static_cast<unsigned int>(v581.row(20, iron_linear_thread() & 31u));
-    const unsigned int v7654 = static_cast<unsigned int>(v581.col(21, iron_linear_thread() & 31u));
-    const unsigned int v7655 = static_cast<unsigned int>(v581.row(21, iron_linear_thread() & 31u));
-    const unsigned int v7659 = static_cast<unsigned int>(v581.col(22, iron_linear_thread() & 31u));
-    const unsigned int v7660 = static_cast<unsigned int>(v581.row(22, iron_linear_thread() & 31u));
-    const unsigned int v7664 = static_cast<unsigned int>(v581.col(23, iron_linear_thread() & 31u));
-    const unsigned int v7665 = static_cast<unsigned int>(v581.row(23, iron_linear_thread() & 31u));
-    const unsigned int v7669 = static_cast<unsigned int>(v581.col(24, iron_linear_thread() & 31u));
-    const unsigned int v7670 = static_cast<unsigned int>(v581.row(24, iron_linear_thread() & 31u));
-    const unsigned int v7674 = static_cast<unsigned int>(v581.col(25, iron_linear_thread() & 31u));
-    const unsigned int v7675 = static_cast<unsigned int>(v581.row(25, iron_linear_thread() & 31u));
-    const unsigned int v7679 = static_cast<unsigned int>(v581.col(26, iron_linear_thread() & 31u));
-    const unsigned int v7680 = static_cast<unsigned int>(v581.row(26, iron_linear_thread() & 31u));
-    const unsigned int v7684 = static_cast<unsigned int>(v581.col(27, iron_linear_thread() & 31u));
-    const unsigned int v7685 = static_cast<unsigned int>(v581.row(27, iron_linear_thread() & 31u));
-    const unsigned int v7689 = static_cast<unsigned int>(v581.col(28, iron_linear_thread() & 31u));
-    const unsigned int v7690 = static_cast<unsigned int>(v581.row(28, iron_linear_thread() & 31u));
-    const unsigned int v7694 = static_cast<unsigned int>(v581.col(29, iron_linear_thread() & 31u));
-    const unsigned int v7695 = static_cast<unsigned int>(v581.row(29, iron_linear_thread() & 31u));
-    const unsigned int v7699 = static_cast<unsigned int>(v581.col(30, iron_linear_thread() & 31u));
-    const unsigned int v7700 = static_cast<unsigned int>(v581.row(30, iron_linear_thread() & 31u));
-    const unsigned int v7704 = static_cast<unsigned int>(v581.col(31, iron_linear_thread() & 31u));
-    const unsigned int v7705 = static_cast<unsigned int>(v581.row(31, iron_linear_thread() & 31u));
-    const unsigned int v7709 = static_cast<unsigned int>(v583.col(0, iron_linear_thread() & 31u));
-    const unsigned int v7710 = static_cast<unsigned int>(v583.row(0, iron_linear_thread() & 31u));
-    const unsigned int v7714 = static_cast<unsigned int>(v583.col(1, iron_linear_thread() & 31u));
-    const unsigned int v7715 = static_cast<unsigned int>(v583.row(1, iron_linear_thread() & 31u));
-    const unsigned int v7719 = static_cast<unsigned int>(v583.col(2, iron_linear_thread() & 31u));
-    const unsigned int v7720 = static_cast<unsigned int>(v583.row(2, iron_linear_thread() & 31u));
-    const unsigned int v7724 = static_cast<unsigned int>(v583.col(3, iron_linear_thread() & 31u));
-    const unsigned int v7725 = static_cast<unsigned int>(v583.row(3, iron_linear_thread() & 31u));
-    const unsigned int v7729 = static_cast<unsigned int>(v583.col(4, iron_linear_thread() & 31u));
-    const unsigned int v7730 = static_cast<unsigned int>(v583.row(4, iron_linear_thread() & 31u));
-    const unsigned int v7734 = static_cast<unsigned int>(v583.col(5, iron_linear_thread() & 31u));
-    const unsigned int v7735 = static_cast<unsigned int>(v583.row(5, iron_linear_thread() & 31u));
-    const unsigned int v7739 = static_cast<unsigned int>(v583.col(6, iron_linear_thread() & 31u));
-    const unsigned int v7740 = static_cast<unsigned int>(v583.row(6, iron_linear_thread() & 31u));
-    const unsigned int v7744 = static_cast<unsigned int>(v583.col(7, iron_linear_thread() & 31u));
-    const unsigned int v7745 = static_cast<unsigned int>(v583.row(7, iron_linear_thread() & 31u));
-    const unsigned int v7749 = static_cast<unsigned int>(v583.col(8, iron_linear_thread() & 31u));
-    const unsigned int v7750 = static_cast<unsigned int>(v583.row(8, iron_linear_thread() & 31u));
-    const unsigned int v7754 = static_cast<unsigned int>(v583.col(9, iron_linear_thread() & 31u));
-    const unsigned int v7755 = static_cast<unsigned int>(v583.row(9, iron_linear_thread() & 31u));
-    const unsigned int v7759 = static_cast<unsigned int>(v583.col(10, iron_linear_thread() & 31u));
-    const unsigned int v7760 = static_cast<unsigned int>(v583.row(10, iron_linear_thread() & 31u));
-    const unsigned int v7764 = static_cast<unsigned int>(v583.col(11, iron_linear_thread() & 31u));
-    const unsigned int v7765 = static_cast<unsigned int>(v583.row(11, iron_linear_thread() & 31u));
-    const unsigned int v7769 = static_cast<unsigned int>(v583.col(12, iron_linear_thread() & 31u));
-    const unsigned int v7770 = static_cast<unsigned int>(v583.row(12, iron_linear_thread() & 31u));
-    const unsigned int v7774 = static_cast<unsigned int>(v583.col(13, iron_linear_thread() & 31u));
-    const unsigned int v7775 = static_cast<unsigned int>(v583.row(13, iron_linear_thread() & 31u));
-    const unsigned int v7779 = static_cast<unsigned int>(v583.col(14, iron_linear_thread() & 31u));
-    const unsigned int v7780 = static_cast<unsigned int>(v583.row(14, iron_linear_thread() & 31u));
-    const unsigned int v7784 = static_cast<unsigned int>(v583.col(15, iron_linear_thread() & 31u));
-    const unsigned int v7785 = static_cast<unsigned int>(v583.row(15, iron_linear_thread() & 31u));
-    const unsigned int v7789 = static_cast<unsigned int>(v583.col(16, iron_linear_thread() & 31u));
-    const unsigned int v7790 = static_cast<unsigned int>(v583.row(16, iron_linear_thread() & 31u));
-    const unsigned int v7794 = static_cast<unsigned int>(v583.col(17, iron_linear_thread() & 31u));
-    const unsigned int v7795 = static_cast<unsigned int>(v583.row(17, iron_linear_thread() & 31u));
-    const unsigned int v7799 = static_cast<unsigned int>(v583.col(18, iron_linear_thread() & 31u));
-    const unsigned int v7800 = static_cast<unsigned int>(v583.row(18, iron_linear_thread() & 31u));
-    const unsigned int v7804 = static_cast<unsigned int>(v583.col(19, iron_linear_thread() & 31u));
-    const unsigned int v7805 = static_cast<unsigned int>(v583.row(19, iron_linear_thread() & 31u));
-    const unsigned int v7809 = static_cast<unsigned int>(v583.col(20, iron_linear_thread() & 31u));
-    const unsigned int v7810 = static_cast<unsigned int>(v583.row(20, iron_linear_thread() & 31u));
-    const unsigned int v7814 = static_cast<unsigned int>(v583.col(21, iron_linear_thread() & 31u));
-    const unsigned int v7815 = static_cast<unsigned int>(v583.row(21, iron_linear_thread() & 31u));
-    const unsigned int v7819 = static_cast<unsigned int>(v583.col(22, iron_linear_thread() & 31u));
-    const unsigned int v7820 = static_cast<unsigned int>(v583.row(22, iron_linear_thread() & 31u));
-    const unsigned int v7824 = static_cast<unsigned int>(v583.col(23, iron_linear_thread() & 31u));
-    const unsigned int v7825 = static_cast<unsigned int>(v583.row(23, iron_linear_thread() & 31u));
-    const unsigned int v7829 = static_cast<unsigned int>(v583.col(24, iron_linear_thread() & 31u));
-    const unsigned int v7830 = static_cast<unsigned int>(v583.row(24, iron_linear_thread() & 31u));
-    const unsigned int v7834 = static_cast<unsigned int>(v583.col(25, iron_linear_thread() & 31u));
-    const unsigned int v7835 = static_cast<unsigned int>(v583.row(25, iron_linear_thread() & 31u));
-    const unsigned int v7839 = static_cast<unsigned int>(v583.col(26, iron_linear_thread() & 31u));
-    const unsigned int v7840 = static_cast<unsigned int>(v583.row(26, iron_linear_thread() & 31u));
-    const unsigned int v7844 = static_cast<unsigned int>(v583.col(27, iron_linear_thread() & 31u));
-    const unsigned int v7845 = static_cast<unsigned int>(v583.row(27, iron_linear_thread() & 31u));
-    const unsigned int v7849 = static_cast<unsigned int>(v583.col(28, iron_linear_thread() & 31u));
-    const unsigned int v7850 = static_cast<unsigned int>(v583.row(28, iron_linear_thread() & 31u));
-    const unsigned int v7854 = static_cast<unsigned int>(v583.col(29, iron_linear_thread() & 31u));
-    const unsigned int v7855 = static_cast<unsigned int>(v583.row(29, iron_linear_thread() & 31u));
-    const unsigned int v7859 = static_cast<unsigned int>(v583.col(30, iron_linear_thread() & 31u));
-    const unsigned int v7860 = static_cast<unsigned int>(v583.row(30, iron_linear_thread() & 31u));
-    const unsigned int v7864 = static_cast<unsigned int>(v583.col(31, iron_linear_thread() & 31u));
-    const unsigned int v7865 = static_cast<unsigned int>(v583.row(31, iron_linear_thread() & 31u));
-    const unsigned int v7869 = static_cast<unsigned int>(v585.col(0, iron_linear_thread() & 31u));
-    const unsigned int v7870 = static_cast<unsigned int>(v585.row(0, iron_linear_thread() & 31u));
-    const unsigned int v7874 = static_cast<unsigned int>(v585.col(1, iron_linear_thread() & 31u));
-    const unsigned int v7875 = static_cast<unsigned int>(v585.row(1, iron_linear_thread() & 31u));
-    const unsigned int v7879 = static_cast<unsigned int>(v585.col(2, iron_linear_thread() & 31u));
-    const unsigned int v7880 = static_cast<unsigned int>(v585.row(2, iron_linear_thread() & 31u));
-    const unsigned int v7884 = static_cast<unsigned int>(v585.col(3, iron_linear_thread() & 31u));
-    const unsigned int v7885 = static_cast<unsigned int>(v585.row(3, iron_linear_thread() & 31u));
-    const unsigned int v7889 = static_cast<unsigned int>(v585.col(4, iron_linear_thread() & 31u));
-    const unsigned int v7890 = static_cast<unsigned int>(v585.row(4, iron_linear_thread() & 31u));
-    const unsigned int v7894 = static_cast<unsigned int>(v585.col(5, iron_linear_thread() & 31u));
-    const unsigned int v7895 = static_cast<unsigned int>(v585.row(5, iron_linear_thread() & 31u));
-    const unsigned int v7899 = static_cast<unsigned int>(v585.col(6, iron_linear_thread() & 31u));
-    const unsigned int v7900 = static_cast<unsigned int>(v585.row(6, iron_linear_thread() & 31u));
-    const unsigned int v7904 = static_cast<unsigned int>(v585.col(7, iron_linear_thread() & 31u));
-    const unsigned int v7905 = static_cast<unsigned int>(v585.row(7, iron_linear_thread() & 31u));
-    const unsigned int v7909 = static_cast<unsigned int>(v585.col(8, iron_linear_thread() & 31u));
-    const unsigned int v7910 = static_cast<unsigned int>(v585.row(8, iron_linear_thread() & 31u));
-    const unsigned int v7914 = static_cast<unsigned int>(v585.col(9, iron_linear_thread() & 31u));
-    const unsigned int v7915 = static_cast<unsigned int>(v585.row(9, iron_linear_thread() & 31u));
-    const unsigned int v7919 = static_cast<unsigned int>(v585.col(10, iron_linear_thread() & 31u));
-    const unsigned int v7920 = static_cast<unsigned int>(v585.row(10, iron_linear_thread() & 31u));
-    const unsigned int v7924 = static_cast<unsigned int>(v585.col(11, iron_linear_thread() & 31u));
-    const unsigned int v7925 = static_cast<unsigned int>(v585.row(11, iron_linear_thread() & 31u));
-    const unsigned int v7929 = static_cast<unsigned int>(v585.col(12, iron_linear_thread() & 31u));
-    const unsigned int v7930 = static_cast<unsigned int>(v585.row(12, iron_linear_thread() & 31u));
-    const unsigned int v7934 = static_cast<unsigned int>(v585.col(13, iron_linear_thread() & 31u));
-    const unsigned int v7935 = static_cast<unsigned int>(v585.row(13, iron_linear_thread() & 31u));
-    const unsigned int v7939 = static_cast<unsigned int>(v585.col(14, iron_linear_thread() & 31u));
-    const unsigned int v7940 = static_cast<unsigned int>(v585.row(14, iron_linear_thread() & 31u));
-    const unsigned int v7944 = static_cast<unsigned int>(v585.col(15, iron_linear_thread() & 31u));
-    const unsigned int v7945 = static_cast<unsigned int>(v585.row(15, iron_linear_thread() & 31u));
-    const unsigned int v7949 = static_cast<unsigned int>(v585.col(16, iron_linear_thread() & 31u));
-    const unsigned int v7950 = static_cast<unsigned int>(v585.row(16, iron_linear_thread() & 31u));
-    const unsigned int v7954 = static_cast<unsigned int>(v585.col(17, iron_linear_thread() & 31u));
-    const unsigned int v7955 = static_cast<unsigned int>(v585.row(17, iron_linear_thread() & 31u));
-    const unsigned int v7959 = static_cast<unsigned int>(v585.col(18, iron_linear_thread() & 31u));
-    const unsigned int v7960 = static_cast<unsigned int>(v585.row(18, iron_linear_thread() & 31u));
-    const unsigned int v7964 = static_cast<unsigned int>(v585.col(19, iron_linear_thread() & 31u));
-    const unsigned int v7965 = static_cast<unsigned int>(v585.row(19, iron_linear_thread() & 31u));
-    const unsigned int v7969 = static_cast<unsigned int>(v585.col(20, iron_linear_thread() & 31u));
-    const unsigned int v7970 = static_cast<unsigned int>(v585.row(20, iron_linear_thread() & 31u));
-    const unsigned int v7974 = static_cast<unsigned int>(v585.col(21, iron_linear_thread() & 31u));
-    const unsigned int v7975 = static_cast<unsigned int>(v585.row(21, iron_linear_thread() & 31u));
-    const unsigned int v7979 = static_cast<unsigned int>(v585.col(22, iron_linear_thread() & 31u));
-    const unsigned int v7980 = static_cast<unsigned int>(v585.row(22, iron_linear_thread() & 31u));
-    const unsigned int v7984 = static_cast<unsigned int>(v585.col(23, iron_linear_thread() & 31u));
-    const unsigned int v7985 = static_cast<unsigned int>(v585.row(23, iron_linear_thread() & 31u));
-    const unsigned int v7989 = static_cast<unsigned int>(v585.col(24, iron_linear_thread() & 31u));
-    const unsigned int v7990 = static_cast<unsigned int>(v585.row(24, iron_linear_thread() & 31u));
-    const unsigned int v7994 = static_cast<unsigned int>(v585.col(25, iron_linear_thread() & 31u));
-    const unsigned int v7995 = static_cast<unsigned int>(v585.row(25, iron_linear_thread() & 31u));
-    const unsigned int v7999 = static_cast<unsigned int>(v585.col(26, iron_linear_thread() & 31u));
-    const unsigned int v8000 = static_cast<unsigned int>(v585.row(26, iron_linear_thread() & 31u));
-    const unsigned int v8004 = static_cast<unsigned int>(v585.col(27, iron_linear_thread() & 31u));
-    const unsigned int v8005 = static_cast<unsigned int>(v585.row(27, iron_linear_thread() & 31u));
-    const unsigned int v8009 = static_cast<unsigned int>(v585.col(28, iron_linear_thread() & 31u));
-    const unsigned int v8010 = static_cast<unsigned int>(v585.row(28, iron_linear_thread() & 31u));
-    const unsigned int v8014 = static_cast<unsigned int>(v585.col(29, iron_linear_thread() & 31u));
-    const unsigned int v8015 = static_cast<unsigned int>(v585.row(29, iron_linear_thread() & 31u));
-    const unsigned int v8019 = static_cast<unsigned int>(v585.col(30, iron_linear_thread() & 31u));
-    const unsigned int v8020 = static_cast<unsigned int>(v585.row(30, iron_linear_thread() & 31u));
-    const unsigned int v8024 = static_cast<unsigned int>(v585.col(31, iron_linear_thread() & 31u));
-    const unsigned int v8025 = static_cast<unsigned int>(v585.row(31, iron_linear_thread() & 31u));
-    const unsigned int v8037 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:124
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
+    const unsigned int v6495 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
+    const unsigned int v6496 = v6495 << 6u;
+    const unsigned int v8582 = v41 & 3u;
+    const unsigned int v8584 = v8582 << 4u;
+    const unsigned int v8586 = v8584 << 6u;
+    const unsigned int v8588 = v6496 + v8586;
+    const unsigned int v8599 = v8588 + 16u;
+    const unsigned int v8608 = v8588 + 32u;
+    const unsigned int v8617 = v8588 + 48u;
+    const unsigned int v6510 = 8192u + v6496;
+    const unsigned int v8633 = v6510 + v8586;
+    const unsigned int v8644 = v8633 + 16u;
+    const unsigned int v8653 = v8633 + 32u;
+    const unsigned int v8662 = v8633 + 48u;
+    const unsigned int v6522 = 16384u + v6496;
+    const unsigned int v8678 = v6522 + v8586;
+    const unsigned int v8689 = v8678 + 16u;
+    const unsigned int v8698 = v8678 + 32u;
+    const unsigned int v8707 = v8678 + 48u;
+    const unsigned int v6534 = 24576u + v6496;
+    const unsigned int v8723 = v6534 + v8586;
+    const unsigned int v8734 = v8723 + 16u;
+    const unsigned int v8743 = v8723 + 32u;
+    const unsigned int v8752 = v8723 + 48u;
+    const bool v6550 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:147
+    const unsigned int v7875 = static_cast<unsigned int>(v579.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:205
+    const unsigned int v7876 = static_cast<unsigned int>(v579.row(0, iron_linear_thread() & 31u));
+    const unsigned int v7880 = static_cast<unsigned int>(v579.col(1, iron_linear_thread() & 31u));
+    const unsigned int v7881 = static_cast<unsigned int>(v579.row(1, iron_linear_thread() & 31u));
+    const unsigned int v7885 = static_cast<unsigned int>(v579.col(2, iron_linear_thread() & 31u));
+    const unsigned int v7886 = static_cast<unsigned int>(v579.row(2, iron_linear_thread() & 31u));
+    const unsigned int v7890 = static_cast<unsigned int>(v579.col(3, iron_linear_thread() & 31u));
+    const unsigned int v7891 = static_cast<unsigned int>(v579.row(3, iron_linear_thread() & 31u));
+    const unsigned int v7895 = static_cast<unsigned int>(v579.col(4, iron_linear_thread() & 31u));
+    const unsigned int v7896 = static_cast<unsigned int>(v579.row(4, iron_linear_thread() & 31u));
+    const unsigned int v7900 = static_cast<unsigned int>(v579.col(5, iron_linear_thread() & 31u));
+    const unsigned int v7901 = static_cast<unsigned int>(v579.row(5, iron_linear_thread() & 31u));
+    const unsigned int v7905 = static_cast<unsigned int>(v579.col(6, iron_linear_thread() & 31u));
+    const unsigned int v7906 = static_cast<unsigned int>(v579.row(6, iron_linear_thread() & 31u));
+    const unsigned int v7910 = static_cast<unsigned int>(v579.col(7, iron_linear_thread() & 31u));
+    const unsigned int v7911 = static_cast<unsigned int>(v579.row(7, iron_linear_thread() & 31u));
+    const unsigned int v7915 = static_cast<unsigned int>(v579.col(8, iron_linear_thread() & 31u));
+    const unsigned int v7916 = static_cast<unsigned int>(v579.row(8, iron_linear_thread() & 31u));
+    const unsigned int v7920 = static_cast<unsigned int>(v579.col(9, iron_linear_thread() & 31u));
+    const unsigned int v7921 = static_cast<unsigned int>(v579.row(9, iron_linear_thread() & 31u));
+    const unsigned int v7925 = static_cast<unsigned int>(v579.col(10, iron_linear_thread() & 31u));
+    const unsigned int v7926 = static_cast<unsigned int>(v579.row(10, iron_linear_thread() & 31u));
+    const unsigned int v7930 = static_cast<unsigned int>(v579.col(11, iron_linear_thread() & 31u));
+    const unsigned int v7931 = static_cast<unsigned int>(v579.row(11, iron_linear_thread() & 31u));
+    const unsigned int v7935 = static_cast<unsigned int>(v579.col(12, iron_linear_thread() & 31u));
+    const unsigned int v7936 = static_cast<unsigned int>(v579.row(12, iron_linear_thread() & 31u));
+    const unsigned int v7940 = static_cast<unsigned int>(v579.col(13, iron_linear_thread() & 31u));
+    const unsigned int v7941 = static_cast<unsigned int>(v579.row(13, iron_linear_thread() & 31u));
+    const unsigned int v7945 = static_cast<unsigned int>(v579.col(14, iron_linear_thread() & 31u));
+    const unsigned int v7946 = static_cast<unsigned int>(v579.row(14, iron_linear_thread() & 31u));
+    const unsigned int v7950 = static_cast<unsigned int>(v579.col(15, iron_linear_thread() & 31u));
+    const unsigned int v7951 = static_cast<unsigned int>(v579.row(15, iron_linear_thread() & 31u));
+    const unsigned int v7955 = static_cast<unsigned int>(v579.col(16, iron_linear_thread() & 31u));
+    const unsigned int v7956 = static_cast<unsigned int>(v579.row(16, iron_linear_thread() & 31u));
+    const unsigned int v7960 = static_cast<unsigned int>(v579.col(17, iron_linear_thread() & 31u));
+    const unsigned int v7961 = static_cast<unsigned int>(v579.row(17, iron_linear_thread() & 31u));
+    const unsigned int v7965 = static_cast<unsigned int>(v579.col(18, iron_linear_thread() & 31u));
+    const unsigned int v7966 = static_cast<unsigned int>(v579.row(18, iron_linear_thread() & 31u));
+    const unsigned int v7970 = static_cast<unsigned int>(v579.col(19, iron_linear_thread() & 31u));
+    const unsigned int v7971 = static_cast<unsigned int>(v579.row(19, iron_linear_thread() & 31u));
+    const unsigned int v7975 = static_cast<unsigned int>(v579.col(20, iron_linear_thread() & 31u));
+    const unsigned int v7976 = static_cast<unsigned int>(v579.row(20, iron_linear_thread() & 31u));
+    const unsigned int v7980 = static_cast<unsigned int>(v579.col(21, iron_linear_thread() & 31u));
+    const unsigned int v7981 = static_cast<unsigned int>(v579.row(21, iron_linear_thread() & 31u));
+    const unsigned int v7985 = static_cast<unsigned int>(v579.col(22, iron_linear_thread() & 31u));
+    const unsigned int v7986 = static_cast<unsigned int>(v579.row(22, iron_linear_thread() & 31u));
+    const unsigned int v7990 = static_cast<unsigned int>(v579.col(23, iron_linear_thread() & 31u));
+    const unsigned int v7991 = static_cast<unsigned int>(v579.row(23, iron_linear_thread() & 31u));
+    const unsigned int v7995 = static_cast<unsigned int>(v579.col(24, iron_linear_thread() & 31u));
+    const unsigned int v7996 = static_cast<unsigned int>(v579.row(24, iron_linear_thread() & 31u));
+    const unsigned int v8000 = static_cast<unsigned int>(v579.col(25, iron_linear_thread() & 31u));
+    const unsigned int v8001 = static_cast<unsigned int>(v579.row(25, iron_linear_thread() & 31u));
+    const unsigned int v8005 = static_cast<unsigned int>(v579.col(26, iron_linear_thread() & 31u));
+    const unsigned int v8006 = static_cast<unsigned int>(v579.row(26, iron_linear_thread() & 31u));
+    const unsigned int v8010 = static_cast<unsigned int>(v579.col(27, iron_linear_thread() & 31u));
+    const unsigned int v8011 = static_cast<unsigned int>(v579.row(27, iron_linear_thread() & 31u));
+    const unsigned int v8015 = static_cast<unsigned int>(v579.col(28, iron_linear_thread() & 31u));
+    const unsigned int v8016 = static_cast<unsigned int>(v579.row(28, iron_linear_thread() & 31u));
+    const unsigned int v8020 = static_cast<unsigned int>(v579.col(29, iron_linear_thread() & 31u));
+    const unsigned int v8021 = static_cast<unsigned int>(v579.row(29, iron_linear_thread() & 31u));
+    const unsigned int v8025 = static_cast<unsigned int>(v579.col(30, iron_linear_thread() & 31u));
+    const unsigned int v8026 = static_cast<unsigned int>(v579.row(30, iron_linear_thread() & 31u));
+    const unsigned int v8030 = static_cast<unsigned int>(v579.col(31, iron_linear_thread() & 31u));
+    const unsigned int v8031 = static_cast<unsigned int>(v579.row(31, iron_linear_thread() & 31u));
+    const unsigned int v8035 = static_cast<unsigned int>(v581.col(0, iron_linear_thread() & 31u));
+    const unsigned int v8036 = static_cast<unsigned int>(v581.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8040 = static_cast<unsigned int>(v581.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8041 = static_cast<unsigned int>(v581.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8045 = static_cast<unsigned int>(v581.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8046 = static_cast<unsigned int>(v581.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8050 = static_cast<unsigned int>(v581.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8051 = static_cast<unsigned int>(v581.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8055 = static_cast<unsigned int>(v581.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8056 = static_cast<unsigned int>(v581.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8060 = static_cast<unsigned int>(v581.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8061 = static_cast<unsigned int>(v581.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8065 = static_cast<unsigned int>(v581.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8066 = static_cast<unsigned int>(v581.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8070 = static_cast<unsigned int>(v581.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8071 = static_cast<unsigned int>(v581.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8075 = static_cast<unsigned int>(v581.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8076 = static_cast<unsigned int>(v581.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8080 = static_cast<unsigned int>(v581.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8081 = static_cast<unsigned int>(v581.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8085 = static_cast<unsigned int>(v581.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8086 = static_cast<unsigned int>(v581.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8090 = static_cast<unsigned int>(v581.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8091 = static_cast<unsigned int>(v581.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8095 = static_cast<unsigned int>(v581.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8096 = static_cast<unsigned int>(v581.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8100 = static_cast<unsigned int>(v581.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8101 = static_cast<unsigned int>(v581.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8105 = static_cast<unsigned int>(v581.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8106 = static_cast<unsigned int>(v581.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8110 = static_cast<unsigned int>(v581.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8111 = static_cast<unsigned int>(v581.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8115 = static_cast<unsigned int>(v581.col(16, iron_linear_thread() & 31u));
+    const unsigned int v8116 = static_cast<unsigned int>(v581.row(16, iron_linear_thread() & 31u));
+    const unsigned int v8120 = static_cast<unsigned int>(v581.col(17, iron_linear_thread() & 31u));
+    const unsigned int v8121 = static_cast<unsigned int>(v581.row(17, iron_linear_thread() & 31u));
+    const unsigned int v8125 = static_cast<unsigned int>(v581.col(18, iron_linear_thread() & 31u));
+    const unsigned int v8126 = static_cast<unsigned int>(v581.row(18, iron_linear_thread() & 31u));
+    const unsigned int v8130 = static_cast<unsigned int>(v581.col(19, iron_linear_thread() & 31u));
+    const unsigned int v8131 = static_cast<unsigned int>(v581.row(19, iron_linear_thread() & 31u));
+    const unsigned int v8135 = static_cast<unsigned int>(v581.col(20, iron_linear_thread() & 31u));
+    const unsigned int v8136 = static_cast<unsigned int>(v581.row(20, iron_linear_thread() & 31u));
+    const unsigned int v8140 = static_cast<unsigned int>(v581.col(21, iron_linear_thread() & 31u));
+    const unsigned int v8141 = static_cast<unsigned int>(v581.row(21, iron_linear_thread() & 31u));
+    const unsigned int v8145 = static_cast<unsigned int>(v581.col(22, iron_linear_thread() & 31u));
+    const unsigned int v8146 = static_cast<unsigned int>(v581.row(22, iron_linear_thread() & 31u));
+    const unsigned int v8150 = static_cast<unsigned int>(v581.col(23, iron_linear_thread() & 31u));
+    const unsigned int v8151 = static_cast<unsigned int>(v581.row(23, iron_linear_thread() & 31u));
+    const unsigned int v8155 = static_cast<unsigned int>(v581.col(24, iron_linear_thread() & 31u));
+    const unsigned int v8156 = static_cast<unsigned int>(v581.row(24, iron_linear_thread() & 31u));
+    const unsigned int v8160 = static_cast<unsigned int>(v581.col(25, iron_linear_thread() & 31u));
+    const unsigned int v8161 = static_cast<unsigned int>(v581.row(25, iron_linear_thread() & 31u));
+    const unsigned int v8165 = static_cast<unsigned int>(v581.col(26, iron_linear_thread() & 31u));
+    const unsigned int v8166 = static_cast<unsigned int>(v581.row(26, iron_linear_thread() & 31u));
+    const unsigned int v8170 = static_cast<unsigned int>(v581.col(27, iron_linear_thread() & 31u));
+    const unsigned int v8171 = static_cast<unsigned int>(v581.row(27, iron_linear_thread() & 31u));
+    const unsigned int v8175 = static_cast<unsigned int>(v581.col(28, iron_linear_thread() & 31u));
+    const unsigned int v8176 = static_cast<unsigned int>(v581.row(28, iron_linear_thread() & 31u));
+    const unsigned int v8180 = static_cast<unsigned int>(v581.col(29, iron_linear_thread() & 31u));
+    const unsigned int v8181 = static_cast<unsigned int>(v581.row(29, iron_linear_thread() & 31u));
+    const unsigned int v8185 = static_cast<unsigned int>(v581.col(30, iron_linear_thread() & 31u));
+    const unsigned int v8186 = static_cast<unsigned int>(v581.row(30, iron_linear_thread() & 31u));
+    const unsigned int v8190 = static_cast<unsigned int>(v581.col(31, iron_linear_thread() & 31u));
+    const unsigned int v8191 = static_cast<unsigned int>(v581.row(31, iron_linear_thread() & 31u));
+    const unsigned int v8195 = static_cast<unsigned int>(v583.col(0, iron_linear_thread() & 31u));
+    const unsigned int v8196 = static_cast<unsigned int>(v583.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8200 = static_cast<unsigned int>(v583.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8201 = static_cast<unsigned int>(v583.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8205 = static_cast<unsigned int>(v583.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8206 = static_cast<unsigned int>(v583.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8210 = static_cast<unsigned int>(v583.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8211 = static_cast<unsigned int>(v583.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8215 = static_cast<unsigned int>(v583.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8216 = static_cast<unsigned int>(v583.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8220 = static_cast<unsigned int>(v583.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8221 = static_cast<unsigned int>(v583.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8225 = static_cast<unsigned int>(v583.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8226 = static_cast<unsigned int>(v583.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8230 = static_cast<unsigned int>(v583.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8231 = static_cast<unsigned int>(v583.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8235 = static_cast<unsigned int>(v583.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8236 = static_cast<unsigned int>(v583.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8240 = static_cast<unsigned int>(v583.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8241 = static_cast<unsigned int>(v583.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8245 = static_cast<unsigned int>(v583.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8246 = static_cast<unsigned int>(v583.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8250 = static_cast<unsigned int>(v583.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8251 = static_cast<unsigned int>(v583.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8255 = static_cast<unsigned int>(v583.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8256 = static_cast<unsigned int>(v583.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8260 = static_cast<unsigned int>(v583.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8261 = static_cast<unsigned int>(v583.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8265 = static_cast<unsigned int>(v583.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8266 = static_cast<unsigned int>(v583.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8270 = static_cast<unsigned int>(v583.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8271 = static_cast<unsigned int>(v583.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8275 = static_cast<unsigned int>(v583.col(16, iron_linear_thread() & 31u));
+    const unsigned int v8276 = static_cast<unsigned int>(v583.row(16, iron_linear_thread() & 31u));
+    const unsigned int v8280 = static_cast<unsigned int>(v583.col(17, iron_linear_thread() & 31u));
+    const unsigned int v8281 = static_cast<unsigned int>(v583.row(17, iron_linear_thread() & 31u));
+    const unsigned int v8285 = static_cast<unsigned int>(v583.col(18, iron_linear_thread() & 31u));
+    const unsigned int v8286 = static_cast<unsigned int>(v583.row(18, iron_linear_thread() & 31u));
+    const unsigned int v8290 = static_cast<unsigned int>(v583.col(19, iron_linear_thread() & 31u));
+    const unsigned int v8291 = static_cast<unsigned int>(v583.row(19, iron_linear_thread() & 31u));
+    const unsigned int v8295 = static_cast<unsigned int>(v583.col(20, iron_linear_thread() & 31u));
+    const unsigned int v8296 = static_cast<unsigned int>(v583.row(20, iron_linear_thread() & 31u));
+    const unsigned int v8300 = static_cast<unsigned int>(v583.col(21, iron_linear_thread() & 31u));
+    const unsigned int v8301 = static_cast<unsigned int>(v583.row(21, iron_linear_thread() & 31u));
+    const unsigned int v8305 = static_cast<unsigned int>(v583.col(22, iron_linear_thread() & 31u));
+    const unsigned int v8306 = static_cast<unsigned int>(v583.row(22, iron_linear_thread() & 31u));
+    const unsigned int v8310 = static_cast<unsigned int>(v583.col(23, iron_linear_thread() & 31u));
+    const unsigned int v8311 = static_cast<unsigned int>(v583.row(23, iron_linear_thread() & 31u));
+    const unsigned int v8315 = static_cast<unsigned int>(v583.col(24, iron_linear_thread() & 31u));
+    const unsigned int v8316 = static_cast<unsigned int>(v583.row(24, iron_linear_thread() & 31u));
+    const unsigned int v8320 = static_cast<unsigned int>(v583.col(25, iron_linear_thread() & 31u));
+    const unsigned int v8321 = static_cast<unsigned int>(v583.row(25, iron_linear_thread() & 31u));
+    const unsigned int v8325 = static_cast<unsigned int>(v583.col(26, iron_linear_thread() & 31u));
+    const unsigned int v8326 = static_cast<unsigned int>(v583.row(26, iron_linear_thread() & 31u));
+    const unsigned int v8330 = static_cast<unsigned int>(v583.col(27, iron_linear_thread() & 31u));
+    const unsigned int v8331 = static_cast<unsigned int>(v583.row(27, iron_linear_thread() & 31u));
+    const unsigned int v8335 = static_cast<unsigned int>(v583.col(28, iron_linear_thread() & 31u));
+    const unsigned int v8336 = static_cast<unsigned int>(v583.row(28, iron_linear_thread() & 31u));
+    const unsigned int v8340 = static_cast<unsigned int>(v583.col(29, iron_linear_thread() & 31u));
+    const unsigned int v8341 = static_cast<unsigned int>(v583.row(29, iron_linear_thread() & 31u));
+    const unsigned int v8345 = static_cast<unsigned int>(v583.col(30, iron_linear_thread() & 31u));
+    const unsigned int v8346 = static_cast<unsigned int>(v583.row(30, iron_linear_thread() & 31u));
+    const unsigned int v8350 = static_cast<unsigned int>(v583.col(31, iron_linear_thread() & 31u));
+    const unsigned int v8351 = static_cast<unsigned int>(v583.row(31, iron_linear_thread() & 31u));
+    const unsigned int v8355 = static_cast<unsigned int>(v585.col(0, iron_linear_thread() & 31u));
+    const unsigned int v8356 = static_cast<unsigned int>(v585.row(0, iron_linear_thread() & 31u));
+    const unsigned int v8360 = static_cast<unsigned int>(v585.col(1, iron_linear_thread() & 31u));
+    const unsigned int v8361 = static_cast<unsigned int>(v585.row(1, iron_linear_thread() & 31u));
+    const unsigned int v8365 = static_cast<unsigned int>(v585.col(2, iron_linear_thread() & 31u));
+    const unsigned int v8366 = static_cast<unsigned int>(v585.row(2, iron_linear_thread() & 31u));
+    const unsigned int v8370 = static_cast<unsigned int>(v585.col(3, iron_linear_thread() & 31u));
+    const unsigned int v8371 = static_cast<unsigned int>(v585.row(3, iron_linear_thread() & 31u));
+    const unsigned int v8375 = static_cast<unsigned int>(v585.col(4, iron_linear_thread() & 31u));
+    const unsigned int v8376 = static_cast<unsigned int>(v585.row(4, iron_linear_thread() & 31u));
+    const unsigned int v8380 = static_cast<unsigned int>(v585.col(5, iron_linear_thread() & 31u));
+    const unsigned int v8381 = static_cast<unsigned int>(v585.row(5, iron_linear_thread() & 31u));
+    const unsigned int v8385 = static_cast<unsigned int>(v585.col(6, iron_linear_thread() & 31u));
+    const unsigned int v8386 = static_cast<unsigned int>(v585.row(6, iron_linear_thread() & 31u));
+    const unsigned int v8390 = static_cast<unsigned int>(v585.col(7, iron_linear_thread() & 31u));
+    const unsigned int v8391 = static_cast<unsigned int>(v585.row(7, iron_linear_thread() & 31u));
+    const unsigned int v8395 = static_cast<unsigned int>(v585.col(8, iron_linear_thread() & 31u));
+    const unsigned int v8396 = static_cast<unsigned int>(v585.row(8, iron_linear_thread() & 31u));
+    const unsigned int v8400 = static_cast<unsigned int>(v585.col(9, iron_linear_thread() & 31u));
+    const unsigned int v8401 = static_cast<unsigned int>(v585.row(9, iron_linear_thread() & 31u));
+    const unsigned int v8405 = static_cast<unsigned int>(v585.col(10, iron_linear_thread() & 31u));
+    const unsigned int v8406 = static_cast<unsigned int>(v585.row(10, iron_linear_thread() & 31u));
+    const unsigned int v8410 = static_cast<unsigned int>(v585.col(11, iron_linear_thread() & 31u));
+    const unsigned int v8411 = static_cast<unsigned int>(v585.row(11, iron_linear_thread() & 31u));
+    const unsigned int v8415 = static_cast<unsigned int>(v585.col(12, iron_linear_thread() & 31u));
+    const unsigned int v8416 = static_cast<unsigned int>(v585.row(12, iron_linear_thread() & 31u));
+    const unsigned int v8420 = static_cast<unsigned int>(v585.col(13, iron_linear_thread() & 31u));
+    const unsigned int v8421 = static_cast<unsigned int>(v585.row(13, iron_linear_thread() & 31u));
+    const unsigned int v8425 = static_cast<unsigned int>(v585.col(14, iron_linear_thread() & 31u));
+    const unsigned int v8426 = static_cast<unsigned int>(v585.row(14, iron_linear_thread() & 31u));
+    const unsigned int v8430 = static_cast<unsigned int>(v585.col(15, iron_linear_thread() & 31u));
+    const unsigned int v8431 = static_cast<unsigned int>(v585.row(15, iron_linear_thread() & 31u));
+    const unsigned int v8435 = static_cast<unsigned int>(v585.col(16, iron_linear_thread() & 31u));
+    const unsigned int v8436 = static_cast<unsigned int>(v585.row(16, iron_linear_thread() & 31u));
+    const unsigned int v8440 = static_cast<unsigned int>(v585.col(17, iron_linear_thread() & 31u));
+    const unsigned int v8441 = static_cast<unsigned int>(v585.row(17, iron_linear_thread() & 31u));
+    const unsigned int v8445 = static_cast<unsigned int>(v585.col(18, iron_linear_thread() & 31u));
+    const unsigned int v8446 = static_cast<unsigned int>(v585.row(18, iron_linear_thread() & 31u));
+    const unsigned int v8450 = static_cast<unsigned int>(v585.col(19, iron_linear_thread() & 31u));
+    const unsigned int v8451 = static_cast<unsigned int>(v585.row(19, iron_linear_thread() & 31u));
+    const unsigned int v8455 = static_cast<unsigned int>(v585.col(20, iron_linear_thread() & 31u));
+    const unsigned int v8456 = static_cast<unsigned int>(v585.row(20, iron_linear_thread() & 31u));
+    const unsigned int v8460 = static_cast<unsigned int>(v585.col(21, iron_linear_thread() & 31u));
+    const unsigned int v8461 = static_cast<unsigned int>(v585.row(21, iron_linear_thread() & 31u));
+    const unsigned int v8465 = static_cast<unsigned int>(v585.col(22, iron_linear_thread() & 31u));
+    const unsigned int v8466 = static_cast<unsigned int>(v585.row(22, iron_linear_thread() & 31u));
+    const unsigned int v8470 = static_cast<unsigned int>(v585.col(23, iron_linear_thread() & 31u));
+    const unsigned int v8471 = static_cast<unsigned int>(v585.row(23, iron_linear_thread() & 31u));
+    const unsigned int v8475 = static_cast<unsigned int>(v585.col(24, iron_linear_thread() & 31u));
+    const unsigned int v8476 = static_cast<unsigned int>(v585.row(24, iron_linear_thread() & 31u));
+    const unsigned int v8480 = static_cast<unsigned int>(v585.col(25, iron_linear_thread() & 31u));
+    const unsigned int v8481 = static_cast<unsigned int>(v585.row(25, iron_linear_thread() & 31u));
+    const unsigned int v8485 = static_cast<unsigned int>(v585.col(26, iron_linear_thread() & 31u));
+    const unsigned int v8486 = static_cast<unsigned int>(v585.row(26, iron_linear_thread() & 31u));
+    const unsigned int v8490 = static_cast<unsigned int>(v585.col(27, iron_linear_thread() & 31u));
+    const unsigned int v8491 = static_cast<unsigned int>(v585.row(27, iron_linear_thread() & 31u));
+    const unsigned int v8495 = static_cast<unsigned int>(v585.col(28, iron_linear_thread() & 31u));
+    const unsigned int v8496 = static_cast<unsigned int>(v585.row(28, iron_linear_thread() & 31u));
+    const unsigned int v8500 = static_cast<unsigned int>(v585.col(29, iron_linear_thread() & 31u));
+    const unsigned int v8501 = static_cast<unsigned int>(v585.row(29, iron_linear_thread() & 31u));
+    const unsigned int v8505 = static_cast<unsigned int>(v585.col(30, iron_linear_thread() & 31u));
+    const unsigned int v8506 = static_cast<unsigned int>(v585.row(30, iron_linear_thread() & 31u));
+    const unsigned int v8510 = static_cast<unsigned int>(v585.col(31, iron_linear_thread() & 31u));
+    const unsigned int v8511 = static_cast<unsigned int>(v585.row(31, iron_linear_thread() & 31u));
+    const unsigned int v8523 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:122
 
-    for (unsigned int v5649 = v571; v5649 < v555; v5649 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:93
-      const unsigned int v5650 = v5649 - v571;
-      const unsigned int v5651 = v5650 >> 6u;
-      const unsigned int v5653 = v5651 & 1u;
+    for (unsigned int v5973 = v571; v5973 < v555; v5973 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v5974 = v5973 - v571;
+      const unsigned int v5975 = v5974 >> 6u;
+      const unsigned int v5977 = v5975 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v5656 = v5649 + 64u;
-      const unsigned int v5658 = v5651 + 1u;
-      const unsigned int v5659 = v5658 & 1u;
-      const bool v5660 = v5656 < v555;
-      if (v5660) {
-        const unsigned int v5662 = v5659 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:98
-        const unsigned int v5672 = v5656 + v52;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5673 = v5672 < v37;
-        const unsigned int v5676 = v5673 ? v5672 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5678 = v31 + v5676;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5679 = v5678 * v2;
-        const unsigned int v5680 = v5679 + v28;
-        const unsigned int v5681 = v5680 << 8u;
-        const unsigned int v5682 = v5681 + v56;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5690 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5691 = v5662 + v5690;
-        const unsigned int v5692 = v5691 + v71;
-        const unsigned int v5693 = v5692 + v69;
-        iron_copy_async<16>(shm1 + (v5693 ^ (((v5693 >> 6u) & 7u) << 3u)), k + v5682, v5673);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5693 ^ (((v5693 >> 6u) & 7u) << 3u)), v + v5682, v5673);
-        const unsigned int v5714 = v5656 + v83;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5715 = v5714 < v37;
-        const unsigned int v5718 = v5715 ? v5714 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5720 = v31 + v5718;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5721 = v5720 * v2;
-        const unsigned int v5722 = v5721 + v28;
-        const unsigned int v5723 = v5722 << 8u;
-        const unsigned int v5724 = v5723 + v87;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5732 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5733 = v5662 + v5732;
-        const unsigned int v5734 = v5733 + v102;
-        const unsigned int v5735 = v5734 + v100;
-        iron_copy_async<16>(shm1 + (v5735 ^ (((v5735 >> 6u) & 7u) << 3u)), k + v5724, v5715);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5735 ^ (((v5735 >> 6u) & 7u) << 3u)), v + v5724, v5715);
-        const unsigned int v5756 = v5656 + v114;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5757 = v5756 < v37;
-        const unsigned int v5760 = v5757 ? v5756 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5762 = v31 + v5760;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5763 = v5762 * v2;
-        const unsigned int v5764 = v5763 + v28;
-        const unsigned int v5765 = v5764 << 8u;
-        const unsigned int v5766 = v5765 + v118;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5774 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5775 = v5662 + v5774;
-        const unsigned int v5776 = v5775 + v133;
-        const unsigned int v5777 = v5776 + v131;
-        iron_copy_async<16>(shm1 + (v5777 ^ (((v5777 >> 6u) & 7u) << 3u)), k + v5766, v5757);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5777 ^ (((v5777 >> 6u) & 7u) << 3u)), v + v5766, v5757);
-        const unsigned int v5798 = v5656 + v145;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5799 = v5798 < v37;
-        const unsigned int v5802 = v5799 ? v5798 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5804 = v31 + v5802;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5805 = v5804 * v2;
-        const unsigned int v5806 = v5805 + v28;
-        const unsigned int v5807 = v5806 << 8u;
-        const unsigned int v5808 = v5807 + v149;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5816 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5817 = v5662 + v5816;
-        const unsigned int v5818 = v5817 + v164;
-        const unsigned int v5819 = v5818 + v162;
-        iron_copy_async<16>(shm1 + (v5819 ^ (((v5819 >> 6u) & 7u) << 3u)), k + v5808, v5799);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5819 ^ (((v5819 >> 6u) & 7u) << 3u)), v + v5808, v5799);
-        const unsigned int v5840 = v5656 + v176;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5841 = v5840 < v37;
-        const unsigned int v5844 = v5841 ? v5840 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5846 = v31 + v5844;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5847 = v5846 * v2;
-        const unsigned int v5848 = v5847 + v28;
-        const unsigned int v5849 = v5848 << 8u;
-        const unsigned int v5850 = v5849 + v180;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5858 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5859 = v5662 + v5858;
-        const unsigned int v5860 = v5859 + v195;
-        const unsigned int v5861 = v5860 + v193;
-        iron_copy_async<16>(shm1 + (v5861 ^ (((v5861 >> 6u) & 7u) << 3u)), k + v5850, v5841);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5861 ^ (((v5861 >> 6u) & 7u) << 3u)), v + v5850, v5841);
-        const unsigned int v5882 = v5656 + v207;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5883 = v5882 < v37;
-        const unsigned int v5886 = v5883 ? v5882 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5888 = v31 + v5886;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5889 = v5888 * v2;
-        const unsigned int v5890 = v5889 + v28;
-        const unsigned int v5891 = v5890 << 8u;
-        const unsigned int v5892 = v5891 + v211;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5900 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5901 = v5662 + v5900;
-        const unsigned int v5902 = v5901 + v226;
-        const unsigned int v5903 = v5902 + v224;
-        iron_copy_async<16>(shm1 + (v5903 ^ (((v5903 >> 6u) & 7u) << 3u)), k + v5892, v5883);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5903 ^ (((v5903 >> 6u) & 7u) << 3u)), v + v5892, v5883);
-        const unsigned int v5924 = v5656 + v238;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5925 = v5924 < v37;
-        const unsigned int v5928 = v5925 ? v5924 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5930 = v31 + v5928;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5931 = v5930 * v2;
-        const unsigned int v5932 = v5931 + v28;
-        const unsigned int v5933 = v5932 << 8u;
-        const unsigned int v5934 = v5933 + v242;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5942 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5943 = v5662 + v5942;
-        const unsigned int v5944 = v5943 + v257;
-        const unsigned int v5945 = v5944 + v255;
-        iron_copy_async<16>(shm1 + (v5945 ^ (((v5945 >> 6u) & 7u) << 3u)), k + v5934, v5925);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5945 ^ (((v5945 >> 6u) & 7u) << 3u)), v + v5934, v5925);
-        const unsigned int v5966 = v5656 + v269;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v5967 = v5966 < v37;
-        const unsigned int v5970 = v5967 ? v5966 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5972 = v31 + v5970;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v5973 = v5972 * v2;
-        const unsigned int v5974 = v5973 + v28;
-        const unsigned int v5975 = v5974 << 8u;
-        const unsigned int v5976 = v5975 + v273;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v5984 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5985 = v5662 + v5984;
-        const unsigned int v5986 = v5985 + v288;
-        const unsigned int v5987 = v5986 + v286;
-        iron_copy_async<16>(shm1 + (v5987 ^ (((v5987 >> 6u) & 7u) << 3u)), k + v5976, v5967);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v5987 ^ (((v5987 >> 6u) & 7u) << 3u)), v + v5976, v5967);
+      const unsigned int v5980 = v5973 + 64u;
+      const unsigned int v5982 = v5975 + 1u;
+      const unsigned int v5983 = v5982 & 1u;
+      const bool v5984 = v5980 < v555;
+      if (v5984) {
+        const unsigned int v5986 = v5983 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+        const unsigned int v5996 = v5980 + v52;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5997 = v5996 < v37;
+        const unsigned int v6000 = v5997 ? v5996 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v6002 = v31 + v6000;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6003 = v6002 * v2;
+        const unsigned int v6004 = v6003 + v28;
+        const unsigned int v6005 = v6004 << 8u;
+        const unsigned int v6006 = v6005 + v56;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v6014 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v6015 = v5986 + v6014;
+        const unsigned int v6016 = v6015 + v71;
+        const unsigned int v6017 = v6016 + v69;
+        iron_copy_async<16>(shm1 + (v6017 ^ (((v6017 >> 6u) & 7u) << 3u)), k + v6006, v5997);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v6027 = v5980 + v83;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v6028 = v6027 < v37;
+        const unsigned int v6031 = v6028 ? v6027 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v6033 = v31 + v6031;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6034 = v6033 * v2;
+        const unsigned int v6035 = v6034 + v28;
+        const unsigned int v6036 = v6035 << 8u;
+        const unsigned int v6037 = v6036 + v87;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v6045 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v6046 = v5986 + v6045;
+        const unsigned int v6047 = v6046 + v102;
+        const unsigned int v6048 = v6047 + v100;
+        iron_copy_async<16>(shm1 + (v6048 ^ (((v6048 >> 6u) & 7u) << 3u)), k + v6037, v6028);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v6058 = v5980 + v114;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v6059 = v6058 < v37;
+        const unsigned int v6062 = v6059 ? v6058 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v6064 = v31 + v6062;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6065 = v6064 * v2;
+        const unsigned int v6066 = v6065 + v28;
+        const unsigned int v6067 = v6066 << 8u;
+        const unsigned int v6068 = v6067 + v118;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v6076 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v6077 = v5986 + v6076;
+        const unsigned int v6078 = v6077 + v133;
+        const unsigned int v6079 = v6078 + v131;
+        iron_copy_async<16>(shm1 + (v6079 ^ (((v6079 >> 6u) & 7u) << 3u)), k + v6068, v6059);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v6089 = v5980 + v145;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v6090 = v6089 < v37;
+        const unsigned int v6093 = v6090 ? v6089 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v6095 = v31 + v6093;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6096 = v6095 * v2;
+        const unsigned int v6097 = v6096 + v28;
+        const unsigned int v6098 = v6097 << 8u;
+        const unsigned int v6099 = v6098 + v149;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v6107 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v6108 = v5986 + v6107;
+        const unsigned int v6109 = v6108 + v164;
+        const unsigned int v6110 = v6109 + v162;
+        iron_copy_async<16>(shm1 + (v6110 ^ (((v6110 >> 6u) & 7u) << 3u)), k + v6099, v6090);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v6120 = v5980 + v176;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v6121 = v6120 < v37;
+        const unsigned int v6124 = v6121 ? v6120 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v6126 = v31 + v6124;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6127 = v6126 * v2;
+        const unsigned int v6128 = v6127 + v28;
+        const unsigned int v6129 = v6128 << 8u;
+        const unsigned int v6130 = v6129 + v180;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v6138 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v6139 = v5986 + v6138;
+        const unsigned int v6140 = v6139 + v195;
+        const unsigned int v6141 = v6140 + v193;
+        iron_copy_async<16>(shm1 + (v6141 ^ (((v6141 >> 6u) & 7u) << 3u)), k + v6130, v6121);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v6151 = v5980 + v207;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v6152 = v6151 < v37;
+        const unsigned int v6155 = v6152 ? v6151 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v6157 = v31 + v6155;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6158 = v6157 * v2;
+        const unsigned int v6159 = v6158 + v28;
+        const unsigned int v6160 = v6159 << 8u;
+        const unsigned int v6161 = v6160 + v211;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v6169 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v6170 = v5986 + v6169;
+        const unsigned int v6171 = v6170 + v226;
+        const unsigned int v6172 = v6171 + v224;
+        iron_copy_async<16>(shm1 + (v6172 ^ (((v6172 >> 6u) & 7u) << 3u)), k + v6161, v6152);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v6182 = v5980 + v238;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v6183 = v6182 < v37;
+        const unsigned int v6186 = v6183 ? v6182 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v6188 = v31 + v6186;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6189 = v6188 * v2;
+        const unsigned int v6190 = v6189 + v28;
+        const unsigned int v6191 = v6190 << 8u;
+        const unsigned int v6192 = v6191 + v242;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v6200 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v6201 = v5986 + v6200;
+        const unsigned int v6202 = v6201 + v257;
+        const unsigned int v6203 = v6202 + v255;
+        iron_copy_async<16>(shm1 + (v6203 ^ (((v6203 >> 6u) & 7u) << 3u)), k + v6192, v6183);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v6213 = v5980 + v269;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v6214 = v6213 < v37;
+        const unsigned int v6217 = v6214 ? v6213 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v6219 = v31 + v6217;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v6220 = v6219 * v2;
+        const unsigned int v6221 = v6220 + v28;
+        const unsigned int v6222 = v6221 << 8u;
+        const unsigned int v6223 = v6222 + v273;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v6231 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v6232 = v5986 + v6231;
+        const unsigned int v6233 = v6232 + v288;
+        const unsigned int v6234 = v6233 + v286;
+        iron_copy_async<16>(shm1 + (v6234 ^ (((v6234 >> 6u) & 7u) << 3u)), k + v6223, v6214);  // kernels/sdpa/flash_tile.hpp:86
+        iron_copy_async<16>(shm2 + (v6017 ^ (((v6017 >> 6u) & 7u) << 3u)), v + v6006, v5997);
+        iron_copy_async<16>(shm2 + (v6048 ^ (((v6048 >> 6u) & 7u) << 3u)), v + v6037, v6028);
+        iron_copy_async<16>(shm2 + (v6079 ^ (((v6079 >> 6u) & 7u) << 3u)), v + v6068, v6059);
+        iron_copy_async<16>(shm2 + (v6110 ^ (((v6110 >> 6u) & 7u) << 3u)), v + v6099, v6090);
+        iron_copy_async<16>(shm2 + (v6141 ^ (((v6141 >> 6u) & 7u) << 3u)), v + v6130, v6121);
+        iron_copy_async<16>(shm2 + (v6172 ^ (((v6172 >> 6u) & 7u) << 3u)), v + v6161, v6152);
+        iron_copy_async<16>(shm2 + (v6203 ^ (((v6203 >> 6u) & 7u) << 3u)), v + v6192, v6183);
+        iron_copy_async<16>(shm2 + (v6234 ^ (((v6234 >> 6u) & 7u) << 3u)), v + v6223, v6214);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:93
-      iron_frag<float, 2, 16, 64> v6000;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v6000, 0.0f);
-      const unsigned int v6004 = v5653 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag<iron_bf16, 0, 16, 16> v8109;  // kernels/sdpa/flash_warpgroup.hpp:107
-      iron_frag_fill(v8109, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8109, shm0, v8102, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8111;
-      iron_frag_fill(v8111, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8111, shm1, v6004, 64u);
-      iron_frag_mma_sync(v6000, v8109, v8111);
-      const unsigned int v8116 = v6004 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v8118;
-      iron_frag_fill(v8118, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8118, shm0, v8113, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8120;
-      iron_frag_fill(v8120, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8120, shm1, v8116, 64u);
-      iron_frag_mma_sync(v6000, v8118, v8120);
-      const unsigned int v8125 = v6004 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v8127;
-      iron_frag_fill(v8127, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8127, shm0, v8122, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8129;
-      iron_frag_fill(v8129, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8129, shm1, v8125, 64u);
-      iron_frag_mma_sync(v6000, v8127, v8129);
-      const unsigned int v8134 = v6004 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v8136;
-      iron_frag_fill(v8136, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8136, shm0, v8131, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8138;
-      iron_frag_fill(v8138, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8138, shm1, v8134, 64u);
-      iron_frag_mma_sync(v6000, v8136, v8138);
-      const unsigned int v6017 = v6004 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag<iron_bf16, 0, 16, 16> v8154;  // kernels/sdpa/flash_warpgroup.hpp:107
-      iron_frag_fill(v8154, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8154, shm0, v8147, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8156;
-      iron_frag_fill(v8156, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8156, shm1, v6017, 64u);
-      iron_frag_mma_sync(v6000, v8154, v8156);
-      const unsigned int v8161 = v6017 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v8163;
-      iron_frag_fill(v8163, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8163, shm0, v8158, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8165;
-      iron_frag_fill(v8165, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8165, shm1, v8161, 64u);
-      iron_frag_mma_sync(v6000, v8163, v8165);
-      const unsigned int v8170 = v6017 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v8172;
-      iron_frag_fill(v8172, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8172, shm0, v8167, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8174;
-      iron_frag_fill(v8174, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8174, shm1, v8170, 64u);
-      iron_frag_mma_sync(v6000, v8172, v8174);
-      const unsigned int v8179 = v6017 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v8181;
-      iron_frag_fill(v8181, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8181, shm0, v8176, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8183;
-      iron_frag_fill(v8183, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8183, shm1, v8179, 64u);
-      iron_frag_mma_sync(v6000, v8181, v8183);
-      const unsigned int v6029 = v6004 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag<iron_bf16, 0, 16, 16> v8199;  // kernels/sdpa/flash_warpgroup.hpp:107
-      iron_frag_fill(v8199, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8199, shm0, v8192, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8201;
-      iron_frag_fill(v8201, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8201, shm1, v6029, 64u);
-      iron_frag_mma_sync(v6000, v8199, v8201);
-      const unsigned int v8206 = v6029 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v8208;
-      iron_frag_fill(v8208, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8208, shm0, v8203, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8210;
-      iron_frag_fill(v8210, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8210, shm1, v8206, 64u);
-      iron_frag_mma_sync(v6000, v8208, v8210);
-      const unsigned int v8215 = v6029 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v8217;
-      iron_frag_fill(v8217, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8217, shm0, v8212, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8219;
-      iron_frag_fill(v8219, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8219, shm1, v8215, 64u);
-      iron_frag_mma_sync(v6000, v8217, v8219);
-      const unsigned int v8224 = v6029 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v8226;
-      iron_frag_fill(v8226, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8226, shm0, v8221, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8228;
-      iron_frag_fill(v8228, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8228, shm1, v8224, 64u);
-      iron_frag_mma_sync(v6000, v8226, v8228);
-      const unsigned int v6041 = v6004 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag<iron_bf16, 0, 16, 16> v8244;  // kernels/sdpa/flash_warpgroup.hpp:107
-      iron_frag_fill(v8244, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8244, shm0, v8237, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8246;
-      iron_frag_fill(v8246, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8246, shm1, v6041, 64u);
-      iron_frag_mma_sync(v6000, v8244, v8246);
-      const unsigned int v8251 = v6041 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v8253;
-      iron_frag_fill(v8253, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8253, shm0, v8248, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8255;
-      iron_frag_fill(v8255, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8255, shm1, v8251, 64u);
-      iron_frag_mma_sync(v6000, v8253, v8255);
-      const unsigned int v8260 = v6041 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v8262;
-      iron_frag_fill(v8262, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8262, shm0, v8257, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8264;
-      iron_frag_fill(v8264, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8264, shm1, v8260, 64u);
-      iron_frag_mma_sync(v6000, v8262, v8264);
-      const unsigned int v8269 = v6041 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v8271;
-      iron_frag_fill(v8271, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8271, shm0, v8266, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8273;
-      iron_frag_fill(v8273, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8273, shm1, v8269, 64u);
-      iron_frag_mma_sync(v6000, v8271, v8273);
-      const bool v6051 = v5656 <= v37;  // kernels/sdpa/flash_tile.hpp:155
-      const unsigned int v6059 = v5656 + v18;
-      const bool v6060 = v6059 <= v558;
-      const bool v6061 = v554 || v6060;
-      const bool v6062 = v6051 && v6061;
-      const unsigned int v6065 = v5649 + v7;  // kernels/sdpa/flash_tile.hpp:156
-      const unsigned int v6066 = v6065 + v18;
-      const bool v6068 = v547 <= v6066;
-      const bool v6069 = v6064 || v6068;
-      const bool v6070 = v6062 && v6069;  // kernels/sdpa/flash_tile.hpp:155
-      if (v6070) {  // kernels/sdpa/flash_tile.hpp:157
-        const float v6073 = v6000.x[0];  // kernels/sdpa/flash_tile.hpp:158
-        const float v6074 = v6073 * v573;
-        v6000.x[0] = v6074;
-        const float v6077 = v6000.x[1];
-        const float v6078 = v6077 * v573;
-        v6000.x[1] = v6078;
-        const float v6081 = v6000.x[2];
-        const float v6082 = v6081 * v573;
-        v6000.x[2] = v6082;
-        const float v6085 = v6000.x[3];
-        const float v6086 = v6085 * v573;
-        v6000.x[3] = v6086;
-        const float v6089 = v6000.x[4];
-        const float v6090 = v6089 * v573;
-        v6000.x[4] = v6090;
-        const float v6093 = v6000.x[5];
-        const float v6094 = v6093 * v573;
-        v6000.x[5] = v6094;
-        const float v6097 = v6000.x[6];
-        const float v6098 = v6097 * v573;
-        v6000.x[6] = v6098;
-        const float v6101 = v6000.x[7];
-        const float v6102 = v6101 * v573;
-        v6000.x[7] = v6102;
-        const float v6105 = v6000.x[8];
-        const float v6106 = v6105 * v573;
-        v6000.x[8] = v6106;
-        const float v6109 = v6000.x[9];
-        const float v6110 = v6109 * v573;
-        v6000.x[9] = v6110;
-        const float v6113 = v6000.x[10];
-        const float v6114 = v6113 * v573;
-        v6000.x[10] = v6114;
-        const float v6117 = v6000.x[11];
-        const float v6118 = v6117 * v573;
-        v6000.x[11] = v6118;
-        const float v6121 = v6000.x[12];
-        const float v6122 = v6121 * v573;
-        v6000.x[12] = v6122;
-        const float v6125 = v6000.x[13];
-        const float v6126 = v6125 * v573;
-        v6000.x[13] = v6126;
-        const float v6129 = v6000.x[14];
-        const float v6130 = v6129 * v573;
-        v6000.x[14] = v6130;
-        const float v6133 = v6000.x[15];
-        const float v6134 = v6133 * v573;
-        v6000.x[15] = v6134;
-        const float v6137 = v6000.x[16];
-        const float v6138 = v6137 * v573;
-        v6000.x[16] = v6138;
-        const float v6141 = v6000.x[17];
-        const float v6142 = v6141 * v573;
-        v6000.x[17] = v6142;
-        const float v6145 = v6000.x[18];
-        const float v6146 = v6145 * v573;
-        v6000.x[18] = v6146;
-        const float v6149 = v6000.x[19];
-        const float v6150 = v6149 * v573;
-        v6000.x[19] = v6150;
-        const float v6153 = v6000.x[20];
-        const float v6154 = v6153 * v573;
-        v6000.x[20] = v6154;
-        const float v6157 = v6000.x[21];
-        const float v6158 = v6157 * v573;
-        v6000.x[21] = v6158;
-        const float v6161 = v6000.x[22];
-        const float v6162 = v6161 * v573;
-        v6000.x[22] = v6162;
-        const float v6165 = v6000.x[23];
-        const float v6166 = v6165 * v573;
-        v6000.x[23] = v6166;
-        const float v6169 = v6000.x[24];
-        const float v6170 = v6169 * v573;
-        v6000.x[24] = v6170;
-        const float v6173 = v6000.x[25];
-        const float v6174 = v6173 * v573;
-        v6000.x[25] = v6174;
-        const float v6177 = v6000.x[26];
-        const float v6178 = v6177 * v573;
-        v6000.x[26] = v6178;
-        const float v6181 = v6000.x[27];
-        const float v6182 = v6181 * v573;
-        v6000.x[27] = v6182;
-        const float v6185 = v6000.x[28];
-        const float v6186 = v6185 * v573;
-        v6000.x[28] = v6186;
-        const float v6189 = v6000.x[29];
-        const float v6190 = v6189 * v573;
-        v6000.x[29] = v6190;
-        const float v6193 = v6000.x[30];
-        const float v6194 = v6193 * v573;
-        v6000.x[30] = v6194;
-        const float v6197 = v6000.x[31];
-        const float v6198 = v6197 * v573;
-        v6000.x[31] = v6198;
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
+      iron_frag<float, 2, 16, 64> v6486;  // kernels/sdpa/flash_warpgroup.hpp:103
+      iron_frag_fill(v6486, 0.0f);
+      const unsigned int v6490 = v5977 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v8595;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v8595, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8595, shm0, v8588, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8597;
+      iron_frag_fill(v8597, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8597, shm1, v6490, 64u);
+      iron_frag_mma_sync(v6486, v8595, v8597);
+      const unsigned int v8602 = v6490 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v8604;
+      iron_frag_fill(v8604, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8604, shm0, v8599, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8606;
+      iron_frag_fill(v8606, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8606, shm1, v8602, 64u);
+      iron_frag_mma_sync(v6486, v8604, v8606);
+      const unsigned int v8611 = v6490 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v8613;
+      iron_frag_fill(v8613, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8613, shm0, v8608, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8615;
+      iron_frag_fill(v8615, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8615, shm1, v8611, 64u);
+      iron_frag_mma_sync(v6486, v8613, v8615);
+      const unsigned int v8620 = v6490 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v8622;
+      iron_frag_fill(v8622, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8622, shm0, v8617, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8624;
+      iron_frag_fill(v8624, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8624, shm1, v8620, 64u);
+      iron_frag_mma_sync(v6486, v8622, v8624);
+      const unsigned int v6503 = v6490 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v8640;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v8640, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8640, shm0, v8633, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8642;
+      iron_frag_fill(v8642, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8642, shm1, v6503, 64u);
+      iron_frag_mma_sync(v6486, v8640, v8642);
+      const unsigned int v8647 = v6503 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v8649;
+      iron_frag_fill(v8649, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8649, shm0, v8644, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8651;
+      iron_frag_fill(v8651, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8651, shm1, v8647, 64u);
+      iron_frag_mma_sync(v6486, v8649, v8651);
+      const unsigned int v8656 = v6503 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v8658;
+      iron_frag_fill(v8658, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8658, shm0, v8653, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8660;
+      iron_frag_fill(v8660, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8660, shm1, v8656, 64u);
+      iron_frag_mma_sync(v6486, v8658, v8660);
+      const unsigned int v8665 = v6503 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v8667;
+      iron_frag_fill(v8667, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8667, shm0, v8662, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8669;
+      iron_frag_fill(v8669, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8669, shm1, v8665, 64u);
+      iron_frag_mma_sync(v6486, v8667, v8669);
+      const unsigned int v6515 = v6490 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v8685;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v8685, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8685, shm0, v8678, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8687;
+      iron_frag_fill(v8687, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8687, shm1, v6515, 64u);
+      iron_frag_mma_sync(v6486, v8685, v8687);
+      const unsigned int v8692 = v6515 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v8694;
+      iron_frag_fill(v8694, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8694, shm0, v8689, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8696;
+      iron_frag_fill(v8696, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8696, shm1, v8692, 64u);
+      iron_frag_mma_sync(v6486, v8694, v8696);
+      const unsigned int v8701 = v6515 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v8703;
+      iron_frag_fill(v8703, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8703, shm0, v8698, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8705;
+      iron_frag_fill(v8705, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8705, shm1, v8701, 64u);
+      iron_frag_mma_sync(v6486, v8703, v8705);
+      const unsigned int v8710 = v6515 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v8712;
+      iron_frag_fill(v8712, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8712, shm0, v8707, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8714;
+      iron_frag_fill(v8714, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8714, shm1, v8710, 64u);
+      iron_frag_mma_sync(v6486, v8712, v8714);
+      const unsigned int v6527 = v6490 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v8730;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v8730, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8730, shm0, v8723, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8732;
+      iron_frag_fill(v8732, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8732, shm1, v6527, 64u);
+      iron_frag_mma_sync(v6486, v8730, v8732);
+      const unsigned int v8737 = v6527 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v8739;
+      iron_frag_fill(v8739, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8739, shm0, v8734, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8741;
+      iron_frag_fill(v8741, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8741, shm1, v8737, 64u);
+      iron_frag_mma_sync(v6486, v8739, v8741);
+      const unsigned int v8746 = v6527 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v8748;
+      iron_frag_fill(v8748, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8748, shm0, v8743, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8750;
+      iron_frag_fill(v8750, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8750, shm1, v8746, 64u);
+      iron_frag_mma_sync(v6486, v8748, v8750);
+      const unsigned int v8755 = v6527 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v8757;
+      iron_frag_fill(v8757, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8757, shm0, v8752, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8759;
+      iron_frag_fill(v8759, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v8759, shm1, v8755, 64u);
+      iron_frag_mma_sync(v6486, v8757, v8759);
+      const bool v6537 = v5980 <= v37;  // kernels/sdpa/flash_tile.hpp:146
+      const unsigned int v6545 = v5980 + v18;
+      const bool v6546 = v6545 <= v558;
+      const bool v6547 = v554 || v6546;
+      const bool v6548 = v6537 && v6547;
+      const unsigned int v6551 = v5973 + v7;  // kernels/sdpa/flash_tile.hpp:147
+      const unsigned int v6552 = v6551 + v18;
+      const bool v6554 = v547 <= v6552;
+      const bool v6555 = v6550 || v6554;
+      const bool v6556 = v6548 && v6555;  // kernels/sdpa/flash_tile.hpp:146
+      if (v6556) {  // kernels/sdpa/flash_tile.hpp:148
+        const float v6559 = v6486.x[0];  // kernels/sdpa/flash_tile.hpp:149
+        const float v6560 = v6559 * v573;
+        v6486.x[0] = v6560;
+        const float v6563 = v6486.x[1];
+        const float v6564 = v6563 * v573;
+        v6486.x[1] = v6564;
+        const float v6567 = v6486.x[2];
+        const float v6568 = v6567 * v573;
+        v6486.x[2] = v6568;
+        const float v6571 = v6486.x[3];
+        const float v6572 = v6571 * v573;
+        v6486.x[3] = v6572;
+        const float v6575 = v6486.x[4];
+        const float v6576 = v6575 * v573;
+        v6486.x[4] = v6576;
+        const float v6579 = v6486.x[5];
+        const float v6580 = v6579 * v573;
+        v6486.x[5] = v6580;
+        const float v6583 = v6486.x[6];
+        const float v6584 = v6583 * v573;
+        v6486.x[6] = v6584;
+        const float v6587 = v6486.x[7];
+        const float v6588 = v6587 * v573;
+        v6486.x[7] = v6588;
+        const float v6591 = v6486.x[8];
+        const float v6592 = v6591 * v573;
+        v6486.x[8] = v6592;
+        const float v6595 = v6486.x[9];
+        const float v6596 = v6595 * v573;
+        v6486.x[9] = v6596;
+        const float v6599 = v6486.x[10];
+        const float v6600 = v6599 * v573;
+        v6486.x[10] = v6600;
+        const float v6603 = v6486.x[11];
+        const float v6604 = v6603 * v573;
+        v6486.x[11] = v6604;
+        const float v6607 = v6486.x[12];
+        const float v6608 = v6607 * v573;
+        v6486.x[12] = v6608;
+        const float v6611 = v6486.x[13];
+        const float v6612 = v6611 * v573;
+        v6486.x[13] = v6612;
+        const float v6615 = v6486.x[14];
+        const float v6616 = v6615 * v573;
+        v6486.x[14] = v6616;
+        const float v6619 = v6486.x[15];
+        const float v6620 = v6619 * v573;
+        v6486.x[15] = v6620;
+        const float v6623 = v6486.x[16];
+        const float v6624 = v6623 * v573;
+        v6486.x[16] = v6624;
+        const float v6627 = v6486.x[17];
+        const float v6628 = v6627 * v573;
+        v6486.x[17] = v6628;
+        const float v6631 = v6486.x[18];
+        const float v6632 = v6631 * v573;
+        v6486.x[18] = v6632;
+        const float v6635 = v6486.x[19];
+        const float v6636 = v6635 * v573;
+        v6486.x[19] = v6636;
+        const float v6639 = v6486.x[20];
+        const float v6640 = v6639 * v573;
+        v6486.x[20] = v6640;
+        const float v6643 = v6486.x[21];
+        const float v6644 = v6643 * v573;
+        v6486.x[21] = v6644;
+        const float v6647 = v6486.x[22];
+        const float v6648 = v6647 * v573;
+        v6486.x[22] = v6648;
+        const float v6651 = v6486.x[23];
+        const float v6652 = v6651 * v573;
+        v6486.x[23] = v6652;
+        const float v6655 = v6486.x[24];
+        const float v6656 = v6655 * v573;
+        v6486.x[24] = v6656;
+        const float v6659 = v6486.x[25];
+        const float v6660 = v6659 * v573;
+        v6486.x[25] = v6660;
+        const float v6663 = v6486.x[26];
+        const float v6664 = v6663 * v573;
+        v6486.x[26] = v6664;
+        const float v6667 = v6486.x[27];
+        const float v6668 = v6667 * v573;
+        v6486.x[27] = v6668;
+        const float v6671 = v6486.x[28];
+        const float v6672 = v6671 * v573;
+        v6486.x[28] = v6672;
+        const float v6675 = v6486.x[29];
+        const float v6676 = v6675 * v573;
+        v6486.x[29] = v6676;
+        const float v6679 = v6486.x[30];
+        const float v6680 = v6679 * v573;
+        v6486.x[30] = v6680;
+        const float v6683 = v6486.x[31];
+        const float v6684 = v6683 * v573;
+        v6486.x[31] = v6684;
       } else {
-        const unsigned int v6199 = static_cast<unsigned int>(v6000.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6200 = static_cast<unsigned int>(v6000.row(0, iron_linear_thread() & 31u));
-        const float v6201 = v6000.x[0];
-        const unsigned int v6202 = v46 + v6200;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6203 = v5649 + v6199;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6204 = v6203 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6207 = v6202 + v37;
-        const unsigned int v6208 = v6203 + v18;
-        const bool v6209 = v6208 <= v6207;
-        const bool v6210 = v554 || v6209;
-        const bool v6211 = v6204 && v6210;
-        const unsigned int v6214 = v6203 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6215 = v6214 + v18;
-        const bool v6217 = v6207 < v6215;
-        const bool v6218 = v6064 || v6217;
-        const bool v6219 = v6211 && v6218;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6221 = v6201 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6222 = v6219 ? v6221 : __uint_as_float(0xff800000u);
-        v6000.x[0] = v6222;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6223 = static_cast<unsigned int>(v6000.col(1, iron_linear_thread() & 31u));
-        const unsigned int v6224 = static_cast<unsigned int>(v6000.row(1, iron_linear_thread() & 31u));
-        const float v6225 = v6000.x[1];
-        const unsigned int v6226 = v46 + v6224;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6227 = v5649 + v6223;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6228 = v6227 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6231 = v6226 + v37;
-        const unsigned int v6232 = v6227 + v18;
-        const bool v6233 = v6232 <= v6231;
-        const bool v6234 = v554 || v6233;
-        const bool v6235 = v6228 && v6234;
-        const unsigned int v6238 = v6227 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6239 = v6238 + v18;
-        const bool v6241 = v6231 < v6239;
-        const bool v6242 = v6064 || v6241;
-        const bool v6243 = v6235 && v6242;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6245 = v6225 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6246 = v6243 ? v6245 : __uint_as_float(0xff800000u);
-        v6000.x[1] = v6246;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6247 = static_cast<unsigned int>(v6000.col(2, iron_linear_thread() & 31u));
-        const unsigned int v6248 = static_cast<unsigned int>(v6000.row(2, iron_linear_thread() & 31u));
-        const float v6249 = v6000.x[2];
-        const unsigned int v6250 = v46 + v6248;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6251 = v5649 + v6247;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6252 = v6251 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6255 = v6250 + v37;
-        const unsigned int v6256 = v6251 + v18;
-        const bool v6257 = v6256 <= v6255;
-        const bool v6258 = v554 || v6257;
-        const bool v6259 = v6252 && v6258;
-        const unsigned int v6262 = v6251 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6263 = v6262 + v18;
-        const bool v6265 = v6255 < v6263;
-        const bool v6266 = v6064 || v6265;
-        const bool v6267 = v6259 && v6266;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6269 = v6249 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6270 = v6267 ? v6269 : __uint_as_float(0xff800000u);
-        v6000.x[2] = v6270;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6271 = static_cast<unsigned int>(v6000.col(3, iron_linear_thread() & 31u));
-        const unsigned int v6272 = static_cast<unsigned int>(v6000.row(3, iron_linear_thread() & 31u));
-        const float v6273 = v6000.x[3];
-        const unsigned int v6274 = v46 + v6272;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6275 = v5649 + v6271;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6276 = v6275 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6279 = v6274 + v37;
-        const unsigned int v6280 = v6275 + v18;
-        const bool v6281 = v6280 <= v6279;
-        const bool v6282 = v554 || v6281;
-        const bool v6283 = v6276 && v6282;
-        const unsigned int v6286 = v6275 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6287 = v6286 + v18;
-        const bool v6289 = v6279 < v6287;
-        const bool v6290 = v6064 || v6289;
-        const bool v6291 = v6283 && v6290;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6293 = v6273 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6294 = v6291 ? v6293 : __uint_as_float(0xff800000u);
-        v6000.x[3] = v6294;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6295 = static_cast<unsigned int>(v6000.col(4, iron_linear_thread() & 31u));
-        const unsigned int v6296 = static_cast<unsigned int>(v6000.row(4, iron_linear_thread() & 31u));
-        const float v6297 = v6000.x[4];
-        const unsigned int v6298 = v46 + v6296;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6299 = v5649 + v6295;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6300 = v6299 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6303 = v6298 + v37;
-        const unsigned int v6304 = v6299 + v18;
-        const bool v6305 = v6304 <= v6303;
-        const bool v6306 = v554 || v6305;
-        const bool v6307 = v6300 && v6306;
-        const unsigned int v6310 = v6299 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6311 = v6310 + v18;
-        const bool v6313 = v6303 < v6311;
-        const bool v6314 = v6064 || v6313;
-        const bool v6315 = v6307 && v6314;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6317 = v6297 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6318 = v6315 ? v6317 : __uint_as_float(0xff800000u);
-        v6000.x[4] = v6318;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6319 = static_cast<unsigned int>(v6000.col(5, iron_linear_thread() & 31u));
-        const unsigned int v6320 = static_cast<unsigned int>(v6000.row(5, iron_linear_thread() & 31u));
-        const float v6321 = v6000.x[5];
-        const unsigned int v6322 = v46 + v6320;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6323 = v5649 + v6319;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6324 = v6323 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6327 = v6322 + v37;
-        const unsigned int v6328 = v6323 + v18;
-        const bool v6329 = v6328 <= v6327;
-        const bool v6330 = v554 || v6329;
-        const bool v6331 = v6324 && v6330;
-        const unsigned int v6334 = v6323 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6335 = v6334 + v18;
-        const bool v6337 = v6327 < v6335;
-        const bool v6338 = v6064 || v6337;
-        const bool v6339 = v6331 && v6338;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6341 = v6321 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6342 = v6339 ? v6341 : __uint_as_float(0xff800000u);
-        v6000.x[5] = v6342;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6343 = static_cast<unsigned int>(v6000.col(6, iron_linear_thread() & 31u));
-        const unsigned int v6344 = static_cast<unsigned int>(v6000.row(6, iron_linear_thread() & 31u));
-        const float v6345 = v6000.x[6];
-        const unsigned int v6346 = v46 + v6344;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6347 = v5649 + v6343;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6348 = v6347 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6351 = v6346 + v37;
-        const unsigned int v6352 = v6347 + v18;
-        const bool v6353 = v6352 <= v6351;
-        const bool v6354 = v554 || v6353;
-        const bool v6355 = v6348 && v6354;
-        const unsigned int v6358 = v6347 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6359 = v6358 + v18;
-        const bool v6361 = v6351 < v6359;
-        const bool v6362 = v6064 || v6361;
-        const bool v6363 = v6355 && v6362;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6365 = v6345 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6366 = v6363 ? v6365 : __uint_as_float(0xff800000u);
-        v6000.x[6] = v6366;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6367 = static_cast<unsigned int>(v6000.col(7, iron_linear_thread() & 31u));
-        const unsigned int v6368 = static_cast<unsigned int>(v6000.row(7, iron_linear_thread() & 31u));
-        const float v6369 = v6000.x[7];
-        const unsigned int v6370 = v46 + v6368;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6371 = v5649 + v6367;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6372 = v6371 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6375 = v6370 + v37;
-        const unsigned int v6376 = v6371 + v18;
-        const bool v6377 = v6376 <= v6375;
-        const bool v6378 = v554 || v6377;
-        const bool v6379 = v6372 && v6378;
-        const unsigned int v6382 = v6371 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6383 = v6382 + v18;
-        const bool v6385 = v6375 < v6383;
-        const bool v6386 = v6064 || v6385;
-        const bool v6387 = v6379 && v6386;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6389 = v6369 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6390 = v6387 ? v6389 : __uint_as_float(0xff800000u);
-        v6000.x[7] = v6390;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6391 = static_cast<unsigned int>(v6000.col(8, iron_linear_thread() & 31u));
-        const unsigned int v6392 = static_cast<unsigned int>(v6000.row(8, iron_linear_thread() & 31u));
-        const float v6393 = v6000.x[8];
-        const unsigned int v6394 = v46 + v6392;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6395 = v5649 + v6391;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6396 = v6395 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6399 = v6394 + v37;
-        const unsigned int v6400 = v6395 + v18;
-        const bool v6401 = v6400 <= v6399;
-        const bool v6402 = v554 || v6401;
-        const bool v6403 = v6396 && v6402;
-        const unsigned int v6406 = v6395 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6407 = v6406 + v18;
-        const bool v6409 = v6399 < v6407;
-        const bool v6410 = v6064 || v6409;
-        const bool v6411 = v6403 && v6410;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6413 = v6393 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6414 = v6411 ? v6413 : __uint_as_float(0xff800000u);
-        v6000.x[8] = v6414;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6415 = static_cast<unsigned int>(v6000.col(9, iron_linear_thread() & 31u));
-        const unsigned int v6416 = static_cast<unsigned int>(v6000.row(9, iron_linear_thread() & 31u));
-        const float v6417 = v6000.x[9];
-        const unsigned int v6418 = v46 + v6416;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6419 = v5649 + v6415;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6420 = v6419 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6423 = v6418 + v37;
-        const unsigned int v6424 = v6419 + v18;
-        const bool v6425 = v6424 <= v6423;
-        const bool v6426 = v554 || v6425;
-        const bool v6427 = v6420 && v6426;
-        const unsigned int v6430 = v6419 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6431 = v6430 + v18;
-        const bool v6433 = v6423 < v6431;
-        const bool v6434 = v6064 || v6433;
-        const bool v6435 = v6427 && v6434;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6437 = v6417 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6438 = v6435 ? v6437 : __uint_as_float(0xff800000u);
-        v6000.x[9] = v6438;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6439 = static_cast<unsigned int>(v6000.col(10, iron_linear_thread() & 31u));
-        const unsigned int v6440 = static_cast<unsigned int>(v6000.row(10, iron_linear_thread() & 31u));
-        const float v6441 = v6000.x[10];
-        const unsigned int v6442 = v46 + v6440;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6443 = v5649 + v6439;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6444 = v6443 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6447 = v6442 + v37;
-        const unsigned int v6448 = v6443 + v18;
-        const bool v6449 = v6448 <= v6447;
-        const bool v6450 = v554 || v6449;
-        const bool v6451 = v6444 && v6450;
-        const unsigned int v6454 = v6443 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6455 = v6454 + v18;
-        const bool v6457 = v6447 < v6455;
-        const bool v6458 = v6064 || v6457;
-        const bool v6459 = v6451 && v6458;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6461 = v6441 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6462 = v6459 ? v6461 : __uint_as_float(0xff800000u);
-        v6000.x[10] = v6462;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6463 = static_cast<unsigned int>(v6000.col(11, iron_linear_thread() & 31u));
-        const unsigned int v6464 = static_cast<unsigned int>(v6000.row(11, iron_linear_thread() & 31u));
-        const float v6465 = v6000.x[11];
-        const unsigned int v6466 = v46 + v6464;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6467 = v5649 + v6463;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6468 = v6467 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6471 = v6466 + v37;
-        const unsigned int v6472 = v6467 + v18;
-        const bool v6473 = v6472 <= v6471;
-        const bool v6474 = v554 || v6473;
-        const bool v6475 = v6468 && v6474;
-        const unsigned int v6478 = v6467 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6479 = v6478 + v18;
-        const bool v6481 = v6471 < v6479;
-        const bool v6482 = v6064 || v6481;
-        const bool v6483 = v6475 && v6482;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6485 = v6465 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6486 = v6483 ? v6485 : __uint_as_float(0xff800000u);
-        v6000.x[11] = v6486;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6487 = static_cast<unsigned int>(v6000.col(12, iron_linear_thread() & 31u));
-        const unsigned int v6488 = static_cast<unsigned int>(v6000.row(12, iron_linear_thread() & 31u));
-        const float v6489 = v6000.x[12];
-        const unsigned int v6490 = v46 + v6488;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6491 = v5649 + v6487;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6492 = v6491 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6495 = v6490 + v37;
-        const unsigned int v6496 = v6491 + v18;
-        const bool v6497 = v6496 <= v6495;
-        const bool v6498 = v554 || v6497;
-        const bool v6499 = v6492 && v6498;
-        const unsigned int v6502 = v6491 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6503 = v6502 + v18;
-        const bool v6505 = v6495 < v6503;
-        const bool v6506 = v6064 || v6505;
-        const bool v6507 = v6499 && v6506;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6509 = v6489 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6510 = v6507 ? v6509 : __uint_as_float(0xff800000u);
-        v6000.x[12] = v6510;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6511 = static_cast<unsigned int>(v6000.col(13, iron_linear_thread() & 31u));
-        const unsigned int v6512 = static_cast<unsigned int>(v6000.row(13, iron_linear_thread() & 31u));
-        const float v6513 = v6000.x[13];
-        const unsigned int v6514 = v46 + v6512;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6515 = v5649 + v6511;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6516 = v6515 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6519 = v6514 + v37;
-        const unsigned int v6520 = v6515 + v18;
-        const bool v6521 = v6520 <= v6519;
-        const bool v6522 = v554 || v6521;
-        const bool v6523 = v6516 && v6522;
-        const unsigned int v6526 = v6515 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6527 = v6526 + v18;
-        const bool v6529 = v6519 < v6527;
-        const bool v6530 = v6064 || v6529;
-        const bool v6531 = v6523 && v6530;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6533 = v6513 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6534 = v6531 ? v6533 : __uint_as_float(0xff800000u);
-        v6000.x[13] = v6534;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6535 = static_cast<unsigned int>(v6000.col(14, iron_linear_thread() & 31u));
-        const unsigned int v6536 = static_cast<unsigned int>(v6000.row(14, iron_linear_thread() & 31u));
-        const float v6537 = v6000.x[14];
-        const unsigned int v6538 = v46 + v6536;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6539 = v5649 + v6535;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6540 = v6539 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6543 = v6538 + v37;
-        const unsigned int v6544 = v6539 + v18;
-        const bool v6545 = v6544 <= v6543;
-        const bool v6546 = v554 || v6545;
-        const bool v6547 = v6540 && v6546;
-        const unsigned int v6550 = v6539 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6551 = v6550 + v18;
-        const bool v6553 = v6543 < v6551;
-        const bool v6554 = v6064 || v6553;
-        const bool v6555 = v6547 && v6554;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6557 = v6537 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6558 = v6555 ? v6557 : __uint_as_float(0xff800000u);
-        v6000.x[14] = v6558;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6559 = static_cast<unsigned int>(v6000.col(15, iron_linear_thread() & 31u));
-        const unsigned int v6560 = static_cast<unsigned int>(v6000.row(15, iron_linear_thread() & 31u));
-        const float v6561 = v6000.x[15];
-        const unsigned int v6562 = v46 + v6560;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6563 = v5649 + v6559;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6564 = v6563 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6567 = v6562 + v37;
-        const unsigned int v6568 = v6563 + v18;
-        const bool v6569 = v6568 <= v6567;
-        const bool v6570 = v554 || v6569;
-        const bool v6571 = v6564 && v6570;
-        const unsigned int v6574 = v6563 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6575 = v6574 + v18;
-        const bool v6577 = v6567 < v6575;
-        const bool v6578 = v6064 || v6577;
-        const bool v6579 = v6571 && v6578;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6581 = v6561 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6582 = v6579 ? v6581 : __uint_as_float(0xff800000u);
-        v6000.x[15] = v6582;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6583 = static_cast<unsigned int>(v6000.col(16, iron_linear_thread() & 31u));
-        const unsigned int v6584 = static_cast<unsigned int>(v6000.row(16, iron_linear_thread() & 31u));
-        const float v6585 = v6000.x[16];
-        const unsigned int v6586 = v46 + v6584;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6587 = v5649 + v6583;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6588 = v6587 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6591 = v6586 + v37;
-        const unsigned int v6592 = v6587 + v18;
-        const bool v6593 = v6592 <= v6591;
-        const bool v6594 = v554 || v6593;
-        const bool v6595 = v6588 && v6594;
-        const unsigned int v6598 = v6587 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6599 = v6598 + v18;
-        const bool v6601 = v6591 < v6599;
-        const bool v6602 = v6064 || v6601;
-        const bool v6603 = v6595 && v6602;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6605 = v6585 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6606 = v6603 ? v6605 : __uint_as_float(0xff800000u);
-        v6000.x[16] = v6606;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6607 = static_cast<unsigned int>(v6000.col(17, iron_linear_thread() & 31u));
-        const unsigned int v6608 = static_cast<unsigned int>(v6000.row(17, iron_linear_thread() & 31u));
-        const float v6609 = v6000.x[17];
-        const unsigned int v6610 = v46 + v6608;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6611 = v5649 + v6607;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6612 = v6611 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6615 = v6610 + v37;
-        const unsigned int v6616 = v6611 + v18;
-        const bool v6617 = v6616 <= v6615;
-        const bool v6618 = v554 || v6617;
-        const bool v6619 = v6612 && v6618;
-        const unsigned int v6622 = v6611 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6623 = v6622 + v18;
-        const bool v6625 = v6615 < v6623;
-        const bool v6626 = v6064 || v6625;
-        const bool v6627 = v6619 && v6626;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6629 = v6609 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6630 = v6627 ? v6629 : __uint_as_float(0xff800000u);
-        v6000.x[17] = v6630;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6631 = static_cast<unsigned int>(v6000.col(18, iron_linear_thread() & 31u));
-        const unsigned int v6632 = static_cast<unsigned int>(v6000.row(18, iron_linear_thread() & 31u));
-        const float v6633 = v6000.x[18];
-        const unsigned int v6634 = v46 + v6632;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6635 = v5649 + v6631;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6636 = v6635 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6639 = v6634 + v37;
-        const unsigned int v6640 = v6635 + v18;
-        const bool v6641 = v6640 <= v6639;
-        const bool v6642 = v554 || v6641;
-        const bool v6643 = v6636 && v6642;
-        const unsigned int v6646 = v6635 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6647 = v6646 + v18;
-        const bool v6649 = v6639 < v6647;
-        const bool v6650 = v6064 || v6649;
-        const bool v6651 = v6643 && v6650;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6653 = v6633 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6654 = v6651 ? v6653 : __uint_as_float(0xff800000u);
-        v6000.x[18] = v6654;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6655 = static_cast<unsigned int>(v6000.col(19, iron_linear_thread() & 31u));
-        const unsigned int v6656 = static_cast<unsigned int>(v6000.row(19, iron_linear_thread() & 31u));
-        const float v6657 = v6000.x[19];
-        const unsigned int v6658 = v46 + v6656;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6659 = v5649 + v6655;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6660 = v6659 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6663 = v6658 + v37;
-        const unsigned int v6664 = v6659 + v18;
-        const bool v6665 = v6664 <= v6663;
-        const bool v6666 = v554 || v6665;
-        const bool v6667 = v6660 && v6666;
-        const unsigned int v6670 = v6659 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6671 = v6670 + v18;
-        const bool v6673 = v6663 < v6671;
-        const bool v6674 = v6064 || v6673;
-        const bool v6675 = v6667 && v6674;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6677 = v6657 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6678 = v6675 ? v6677 : __uint_as_float(0xff800000u);
-        v6000.x[19] = v6678;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6679 = static_cast<unsigned int>(v6000.col(20, iron_linear_thread() & 31u));
-        const unsigned int v6680 = static_cast<unsigned int>(v6000.row(20, iron_linear_thread() & 31u));
-        const float v6681 = v6000.x[20];
-        const unsigned int v6682 = v46 + v6680;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6683 = v5649 + v6679;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6684 = v6683 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6687 = v6682 + v37;
-        const unsigned int v6688 = v6683 + v18;
-        const bool v6689 = v6688 <= v6687;
-        const bool v6690 = v554 || v6689;
-        const bool v6691 = v6684 && v6690;
-        const unsigned int v6694 = v6683 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6695 = v6694 + v18;
-        const bool v6697 = v6687 < v6695;
-        const bool v6698 = v6064 || v6697;
-        const bool v6699 = v6691 && v6698;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6701 = v6681 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6702 = v6699 ? v6701 : __uint_as_float(0xff800000u);
-        v6000.x[20] = v6702;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6703 = static_cast<unsigned int>(v6000.col(21, iron_linear_thread() & 31u));
-        const unsigned int v6704 = static_cast<unsigned int>(v6000.row(21, iron_linear_thread() & 31u));
-        const float v6705 = v6000.x[21];
-        const unsigned int v6706 = v46 + v6704;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6707 = v5649 + v6703;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6708 = v6707 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6711 = v6706 + v37;
-        const unsigned int v6712 = v6707 + v18;
-        const bool v6713 = v6712 <= v6711;
-        const bool v6714 = v554 || v6713;
-        const bool v6715 = v6708 && v6714;
-        const unsigned int v6718 = v6707 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6719 = v6718 + v18;
-        const bool v6721 = v6711 < v6719;
-        const bool v6722 = v6064 || v6721;
-        const bool v6723 = v6715 && v6722;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6725 = v6705 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6726 = v6723 ? v6725 : __uint_as_float(0xff800000u);
-        v6000.x[21] = v6726;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6727 = static_cast<unsigned int>(v6000.col(22, iron_linear_thread() & 31u));
-        const unsigned int v6728 = static_cast<unsigned int>(v6000.row(22, iron_linear_thread() & 31u));
-        const float v6729 = v6000.x[22];
-        const unsigned int v6730 = v46 + v6728;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6731 = v5649 + v6727;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6732 = v6731 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6735 = v6730 + v37;
-        const unsigned int v6736 = v6731 + v18;
-        const bool v6737 = v6736 <= v6735;
-        const bool v6738 = v554 || v6737;
-        const bool v6739 = v6732 && v6738;
-        const unsigned int v6742 = v6731 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6743 = v6742 + v18;
-        const bool v6745 = v6735 < v6743;
-        const bool v6746 = v6064 || v6745;
-        const bool v6747 = v6739 && v6746;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6749 = v6729 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6750 = v6747 ? v6749 : __uint_as_float(0xff800000u);
-        v6000.x[22] = v6750;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6751 = static_cast<unsigned int>(v6000.col(23, iron_linear_thread() & 31u));
-        const unsigned int v6752 = static_cast<unsigned int>(v6000.row(23, iron_linear_thread() & 31u));
-        const float v6753 = v6000.x[23];
-        const unsigned int v6754 = v46 + v6752;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6755 = v5649 + v6751;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6756 = v6755 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6759 = v6754 + v37;
-        const unsigned int v6760 = v6755 + v18;
-        const bool v6761 = v6760 <= v6759;
-        const bool v6762 = v554 || v6761;
-        const bool v6763 = v6756 && v6762;
-        const unsigned int v6766 = v6755 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6767 = v6766 + v18;
-        const bool v6769 = v6759 < v6767;
-        const bool v6770 = v6064 || v6769;
-        const bool v6771 = v6763 && v6770;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6773 = v6753 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6774 = v6771 ? v6773 : __uint_as_float(0xff800000u);
-        v6000.x[23] = v6774;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6775 = static_cast<unsigned int>(v6000.col(24, iron_linear_thread() & 31u));
-        const unsigned int v6776 = static_cast<unsigned int>(v6000.row(24, iron_linear_thread() & 31u));
-        const float v6777 = v6000.x[24];
-        const unsigned int v6778 = v46 + v6776;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6779 = v5649 + v6775;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6780 = v6779 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6783 = v6778 + v37;
-        const unsigned int v6784 = v6779 + v18;
-        const bool v6785 = v6784 <= v6783;
-        const bool v6786 = v554 || v6785;
-        const bool v6787 = v6780 && v6786;
-        const unsigned int v6790 = v6779 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6791 = v6790 + v18;
-        const bool v6793 = v6783 < v6791;
-        const bool v6794 = v6064 || v6793;
-        const bool v6795 = v6787 && v6794;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6797 = v6777 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6798 = v6795 ? v6797 : __uint_as_float(0xff800000u);
-        v6000.x[24] = v6798;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6799 = static_cast<unsigned int>(v6000.col(25, iron_linear_thread() & 31u));
-        const unsigned int v6800 = static_cast<unsigned int>(v6000.row(25, iron_linear_thread() & 31u));
-        const float v6801 = v6000.x[25];
-        const unsigned int v6802 = v46 + v6800;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6803 = v5649 + v6799;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6804 = v6803 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6807 = v6802 + v37;
-        const unsigned int v6808 = v6803 + v18;
-        const bool v6809 = v6808 <= v6807;
-        const bool v6810 = v554 || v6809;
-        const bool v6811 = v6804 && v6810;
-        const unsigned int v6814 = v6803 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6815 = v6814 + v18;
-        const bool v6817 = v6807 < v6815;
-        const bool v6818 = v6064 || v6817;
-        const bool v6819 = v6811 && v6818;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6821 = v6801 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6822 = v6819 ? v6821 : __uint_as_float(0xff800000u);
-        v6000.x[25] = v6822;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6823 = static_cast<unsigned int>(v6000.col(26, iron_linear_thread() & 31u));
-        const unsigned int v6824 = static_cast<unsigned int>(v6000.row(26, iron_linear_thread() & 31u));
-        const float v6825 = v6000.x[26];
-        const unsigned int v6826 = v46 + v6824;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6827 = v5649 + v6823;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6828 = v6827 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6831 = v6826 + v37;
-        const unsigned int v6832 = v6827 + v18;
-        const bool v6833 = v6832 <= v6831;
-        const bool v6834 = v554 || v6833;
-        const bool v6835 = v6828 && v6834;
-        const unsigned int v6838 = v6827 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6839 = v6838 + v18;
-        const bool v6841 = v6831 < v6839;
-        const bool v6842 = v6064 || v6841;
-        const bool v6843 = v6835 && v6842;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6845 = v6825 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6846 = v6843 ? v6845 : __uint_as_float(0xff800000u);
-        v6000.x[26] = v6846;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6847 = static_cast<unsigned int>(v6000.col(27, iron_linear_thread() & 31u));
-        const unsigned int v6848 = static_cast<unsigned int>(v6000.row(27, iron_linear_thread() & 31u));
-        const float v6849 = v6000.x[27];
-        const unsigned int v6850 = v46 + v6848;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6851 = v5649 + v6847;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6852 = v6851 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6855 = v6850 + v37;
-        const unsigned int v6856 = v6851 + v18;
-        const bool v6857 = v6856 <= v6855;
-        const bool v6858 = v554 || v6857;
-        const bool v6859 = v6852 && v6858;
-        const unsigned int v6862 = v6851 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6863 = v6862 + v18;
-        const bool v6865 = v6855 < v6863;
-        const bool v6866 = v6064 || v6865;
-        const bool v6867 = v6859 && v6866;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6869 = v6849 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6870 = v6867 ? v6869 : __uint_as_float(0xff800000u);
-        v6000.x[27] = v6870;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6871 = static_cast<unsigned int>(v6000.col(28, iron_linear_thread() & 31u));
-        const unsigned int v6872 = static_cast<unsigned int>(v6000.row(28, iron_linear_thread() & 31u));
-        const float v6873 = v6000.x[28];
-        const unsigned int v6874 = v46 + v6872;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6875 = v5649 + v6871;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6876 = v6875 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6879 = v6874 + v37;
-        const unsigned int v6880 = v6875 + v18;
-        const bool v6881 = v6880 <= v6879;
-        const bool v6882 = v554 || v6881;
-        const bool v6883 = v6876 && v6882;
-        const unsigned int v6886 = v6875 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6887 = v6886 + v18;
-        const bool v6889 = v6879 < v6887;
-        const bool v6890 = v6064 || v6889;
-        const bool v6891 = v6883 && v6890;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6893 = v6873 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6894 = v6891 ? v6893 : __uint_as_float(0xff800000u);
-        v6000.x[28] = v6894;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6895 = static_cast<unsigned int>(v6000.col(29, iron_linear_thread() & 31u));
-        const unsigned int v6896 = static_cast<unsigned int>(v6000.row(29, iron_linear_thread() & 31u));
-        const float v6897 = v6000.x[29];
-        const unsigned int v6898 = v46 + v6896;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6899 = v5649 + v6895;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6900 = v6899 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6903 = v6898 + v37;
-        const unsigned int v6904 = v6899 + v18;
-        const bool v6905 = v6904 <= v6903;
-        const bool v6906 = v554 || v6905;
-        const bool v6907 = v6900 && v6906;
-        const unsigned int v6910 = v6899 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6911 = v6910 + v18;
-        const bool v6913 = v6903 < v6911;
-        const bool v6914 = v6064 || v6913;
-        const bool v6915 = v6907 && v6914;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6917 = v6897 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6918 = v6915 ? v6917 : __uint_as_float(0xff800000u);
-        v6000.x[29] = v6918;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6919 = static_cast<unsigned int>(v6000.col(30, iron_linear_thread() & 31u));
-        const unsigned int v6920 = static_cast<unsigned int>(v6000.row(30, iron_linear_thread() & 31u));
-        const float v6921 = v6000.x[30];
-        const unsigned int v6922 = v46 + v6920;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6923 = v5649 + v6919;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6924 = v6923 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6927 = v6922 + v37;
-        const unsigned int v6928 = v6923 + v18;
-        const bool v6929 = v6928 <= v6927;
-        const bool v6930 = v554 || v6929;
-        const bool v6931 = v6924 && v6930;
-        const unsigned int v6934 = v6923 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6935 = v6934 + v18;
-        const bool v6937 = v6927 < v6935;
-        const bool v6938 = v6064 || v6937;
-        const bool v6939 = v6931 && v6938;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6941 = v6921 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6942 = v6939 ? v6941 : __uint_as_float(0xff800000u);
-        v6000.x[30] = v6942;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v6943 = static_cast<unsigned int>(v6000.col(31, iron_linear_thread() & 31u));
-        const unsigned int v6944 = static_cast<unsigned int>(v6000.row(31, iron_linear_thread() & 31u));
-        const float v6945 = v6000.x[31];
-        const unsigned int v6946 = v46 + v6944;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v6947 = v5649 + v6943;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v6948 = v6947 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v6951 = v6946 + v37;
-        const unsigned int v6952 = v6947 + v18;
-        const bool v6953 = v6952 <= v6951;
-        const bool v6954 = v554 || v6953;
-        const bool v6955 = v6948 && v6954;
-        const unsigned int v6958 = v6947 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v6959 = v6958 + v18;
-        const bool v6961 = v6951 < v6959;
-        const bool v6962 = v6064 || v6961;
-        const bool v6963 = v6955 && v6962;  // kernels/sdpa/flash_tile.hpp:164
-        const float v6965 = v6945 * v573;  // kernels/sdpa/flash_tile.hpp:166
-        const float v6966 = v6963 ? v6965 : __uint_as_float(0xff800000u);
-        v6000.x[31] = v6966;  // kernels/sdpa/flash_tile.hpp:161
+        const unsigned int v6685 = static_cast<unsigned int>(v6486.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6686 = static_cast<unsigned int>(v6486.row(0, iron_linear_thread() & 31u));
+        const float v6687 = v6486.x[0];
+        const unsigned int v6688 = v46 + v6686;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6689 = v5973 + v6685;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6690 = v6689 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6693 = v6688 + v37;
+        const unsigned int v6694 = v6689 + v18;
+        const bool v6695 = v6694 <= v6693;
+        const bool v6696 = v554 || v6695;
+        const bool v6697 = v6690 && v6696;
+        const unsigned int v6700 = v6689 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6701 = v6700 + v18;
+        const bool v6703 = v6693 < v6701;
+        const bool v6704 = v6550 || v6703;
+        const bool v6705 = v6697 && v6704;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6707 = v6687 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6708 = v6705 ? v6707 : __uint_as_float(0xff800000u);
+        v6486.x[0] = v6708;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6709 = static_cast<unsigned int>(v6486.col(1, iron_linear_thread() & 31u));
+        const unsigned int v6710 = static_cast<unsigned int>(v6486.row(1, iron_linear_thread() & 31u));
+        const float v6711 = v6486.x[1];
+        const unsigned int v6712 = v46 + v6710;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6713 = v5973 + v6709;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6714 = v6713 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6717 = v6712 + v37;
+        const unsigned int v6718 = v6713 + v18;
+        const bool v6719 = v6718 <= v6717;
+        const bool v6720 = v554 || v6719;
+        const bool v6721 = v6714 && v6720;
+        const unsigned int v6724 = v6713 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6725 = v6724 + v18;
+        const bool v6727 = v6717 < v6725;
+        const bool v6728 = v6550 || v6727;
+        const bool v6729 = v6721 && v6728;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6731 = v6711 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6732 = v6729 ? v6731 : __uint_as_float(0xff800000u);
+        v6486.x[1] = v6732;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6733 = static_cast<unsigned int>(v6486.col(2, iron_linear_thread() & 31u));
+        const unsigned int v6734 = static_cast<unsigned int>(v6486.row(2, iron_linear_thread() & 31u));
+        const float v6735 = v6486.x[2];
+        const unsigned int v6736 = v46 + v6734;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6737 = v5973 + v6733;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6738 = v6737 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6741 = v6736 + v37;
+        const unsigned int v6742 = v6737 + v18;
+        const bool v6743 = v6742 <= v6741;
+        const bool v6744 = v554 || v6743;
+        const bool v6745 = v6738 && v6744;
+        const unsigned int v6748 = v6737 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6749 = v6748 + v18;
+        const bool v6751 = v6741 < v6749;
+        const bool v6752 = v6550 || v6751;
+        const bool v6753 = v6745 && v6752;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6755 = v6735 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6756 = v6753 ? v6755 : __uint_as_float(0xff800000u);
+        v6486.x[2] = v6756;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6757 = static_cast<unsigned int>(v6486.col(3, iron_linear_thread() & 31u));
+        const unsigned int v6758 = static_cast<unsigned int>(v6486.row(3, iron_linear_thread() & 31u));
+        const float v6759 = v6486.x[3];
+        const unsigned int v6760 = v46 + v6758;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6761 = v5973 + v6757;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6762 = v6761 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6765 = v6760 + v37;
+        const unsigned int v6766 = v6761 + v18;
+        const bool v6767 = v6766 <= v6765;
+        const bool v6768 = v554 || v6767;
+        const bool v6769 = v6762 && v6768;
+        const unsigned int v6772 = v6761 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6773 = v6772 + v18;
+        const bool v6775 = v6765 < v6773;
+        const bool v6776 = v6550 || v6775;
+        const bool v6777 = v6769 && v6776;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6779 = v6759 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6780 = v6777 ? v6779 : __uint_as_float(0xff800000u);
+        v6486.x[3] = v6780;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6781 = static_cast<unsigned int>(v6486.col(4, iron_linear_thread() & 31u));
+        const unsigned int v6782 = static_cast<unsigned int>(v6486.row(4, iron_linear_thread() & 31u));
+        const float v6783 = v6486.x[4];
+        const unsigned int v6784 = v46 + v6782;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6785 = v5973 + v6781;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6786 = v6785 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6789 = v6784 + v37;
+        const unsigned int v6790 = v6785 + v18;
+        const bool v6791 = v6790 <= v6789;
+        const bool v6792 = v554 || v6791;
+        const bool v6793 = v6786 && v6792;
+        const unsigned int v6796 = v6785 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6797 = v6796 + v18;
+        const bool v6799 = v6789 < v6797;
+        const bool v6800 = v6550 || v6799;
+        const bool v6801 = v6793 && v6800;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6803 = v6783 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6804 = v6801 ? v6803 : __uint_as_float(0xff800000u);
+        v6486.x[4] = v6804;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6805 = static_cast<unsigned int>(v6486.col(5, iron_linear_thread() & 31u));
+        const unsigned int v6806 = static_cast<unsigned int>(v6486.row(5, iron_linear_thread() & 31u));
+        const float v6807 = v6486.x[5];
+        const unsigned int v6808 = v46 + v6806;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6809 = v5973 + v6805;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6810 = v6809 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6813 = v6808 + v37;
+        const unsigned int v6814 = v6809 + v18;
+        const bool v6815 = v6814 <= v6813;
+        const bool v6816 = v554 || v6815;
+        const bool v6817 = v6810 && v6816;
+        const unsigned int v6820 = v6809 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6821 = v6820 + v18;
+        const bool v6823 = v6813 < v6821;
+        const bool v6824 = v6550 || v6823;
+        const bool v6825 = v6817 && v6824;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6827 = v6807 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6828 = v6825 ? v6827 : __uint_as_float(0xff800000u);
+        v6486.x[5] = v6828;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6829 = static_cast<unsigned int>(v6486.col(6, iron_linear_thread() & 31u));
+        const unsigned int v6830 = static_cast<unsigned int>(v6486.row(6, iron_linear_thread() & 31u));
+        const float v6831 = v6486.x[6];
+        const unsigned int v6832 = v46 + v6830;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6833 = v5973 + v6829;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6834 = v6833 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6837 = v6832 + v37;
+        const unsigned int v6838 = v6833 + v18;
+        const bool v6839 = v6838 <= v6837;
+        const bool v6840 = v554 || v6839;
+        const bool v6841 = v6834 && v6840;
+        const unsigned int v6844 = v6833 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6845 = v6844 + v18;
+        const bool v6847 = v6837 < v6845;
+        const bool v6848 = v6550 || v6847;
+        const bool v6849 = v6841 && v6848;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6851 = v6831 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6852 = v6849 ? v6851 : __uint_as_float(0xff800000u);
+        v6486.x[6] = v6852;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6853 = static_cast<unsigned int>(v6486.col(7, iron_linear_thread() & 31u));
+        const unsigned int v6854 = static_cast<unsigned int>(v6486.row(7, iron_linear_thread() & 31u));
+        const float v6855 = v6486.x[7];
+        const unsigned int v6856 = v46 + v6854;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6857 = v5973 + v6853;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6858 = v6857 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6861 = v6856 + v37;
+        const unsigned int v6862 = v6857 + v18;
+        const bool v6863 = v6862 <= v6861;
+        const bool v6864 = v554 || v6863;
+        const bool v6865 = v6858 && v6864;
+        const unsigned int v6868 = v6857 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6869 = v6868 + v18;
+        const bool v6871 = v6861 < v6869;
+        const bool v6872 = v6550 || v6871;
+        const bool v6873 = v6865 && v6872;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6875 = v6855 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6876 = v6873 ? v6875 : __uint_as_float(0xff800000u);
+        v6486.x[7] = v6876;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6877 = static_cast<unsigned int>(v6486.col(8, iron_linear_thread() & 31u));
+        const unsigned int v6878 = static_cast<unsigned int>(v6486.row(8, iron_linear_thread() & 31u));
+        const float v6879 = v6486.x[8];
+        const unsigned int v6880 = v46 + v6878;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6881 = v5973 + v6877;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6882 = v6881 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6885 = v6880 + v37;
+        const unsigned int v6886 = v6881 + v18;
+        const bool v6887 = v6886 <= v6885;
+        const bool v6888 = v554 || v6887;
+        const bool v6889 = v6882 && v6888;
+        const unsigned int v6892 = v6881 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6893 = v6892 + v18;
+        const bool v6895 = v6885 < v6893;
+        const bool v6896 = v6550 || v6895;
+        const bool v6897 = v6889 && v6896;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6899 = v6879 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6900 = v6897 ? v6899 : __uint_as_float(0xff800000u);
+        v6486.x[8] = v6900;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6901 = static_cast<unsigned int>(v6486.col(9, iron_linear_thread() & 31u));
+        const unsigned int v6902 = static_cast<unsigned int>(v6486.row(9, iron_linear_thread() & 31u));
+        const float v6903 = v6486.x[9];
+        const unsigned int v6904 = v46 + v6902;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6905 = v5973 + v6901;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6906 = v6905 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6909 = v6904 + v37;
+        const unsigned int v6910 = v6905 + v18;
+        const bool v6911 = v6910 <= v6909;
+        const bool v6912 = v554 || v6911;
+        const bool v6913 = v6906 && v6912;
+        const unsigned int v6916 = v6905 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6917 = v6916 + v18;
+        const bool v6919 = v6909 < v6917;
+        const bool v6920 = v6550 || v6919;
+        const bool v6921 = v6913 && v6920;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6923 = v6903 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6924 = v6921 ? v6923 : __uint_as_float(0xff800000u);
+        v6486.x[9] = v6924;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6925 = static_cast<unsigned int>(v6486.col(10, iron_linear_thread() & 31u));
+        const unsigned int v6926 = static_cast<unsigned int>(v6486.row(10, iron_linear_thread() & 31u));
+        const float v6927 = v6486.x[10];
+        const unsigned int v6928 = v46 + v6926;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6929 = v5973 + v6925;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6930 = v6929 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6933 = v6928 + v37;
+        const unsigned int v6934 = v6929 + v18;
+        const bool v6935 = v6934 <= v6933;
+        const bool v6936 = v554 || v6935;
+        const bool v6937 = v6930 && v6936;
+        const unsigned int v6940 = v6929 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6941 = v6940 + v18;
+        const bool v6943 = v6933 < v6941;
+        const bool v6944 = v6550 || v6943;
+        const bool v6945 = v6937 && v6944;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6947 = v6927 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6948 = v6945 ? v6947 : __uint_as_float(0xff800000u);
+        v6486.x[10] = v6948;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6949 = static_cast<unsigned int>(v6486.col(11, iron_linear_thread() & 31u));
+        const unsigned int v6950 = static_cast<unsigned int>(v6486.row(11, iron_linear_thread() & 31u));
+        const float v6951 = v6486.x[11];
+        const unsigned int v6952 = v46 + v6950;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6953 = v5973 + v6949;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6954 = v6953 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6957 = v6952 + v37;
+        const unsigned int v6958 = v6953 + v18;
+        const bool v6959 = v6958 <= v6957;
+        const bool v6960 = v554 || v6959;
+        const bool v6961 = v6954 && v6960;
+        const unsigned int v6964 = v6953 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6965 = v6964 + v18;
+        const bool v6967 = v6957 < v6965;
+        const bool v6968 = v6550 || v6967;
+        const bool v6969 = v6961 && v6968;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6971 = v6951 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6972 = v6969 ? v6971 : __uint_as_float(0xff800000u);
+        v6486.x[11] = v6972;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6973 = static_cast<unsigned int>(v6486.col(12, iron_linear_thread() & 31u));
+        const unsigned int v6974 = static_cast<unsigned int>(v6486.row(12, iron_linear_thread() & 31u));
+        const float v6975 = v6486.x[12];
+        const unsigned int v6976 = v46 + v6974;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v6977 = v5973 + v6973;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v6978 = v6977 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v6981 = v6976 + v37;
+        const unsigned int v6982 = v6977 + v18;
+        const bool v6983 = v6982 <= v6981;
+        const bool v6984 = v554 || v6983;
+        const bool v6985 = v6978 && v6984;
+        const unsigned int v6988 = v6977 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v6989 = v6988 + v18;
+        const bool v6991 = v6981 < v6989;
+        const bool v6992 = v6550 || v6991;
+        const bool v6993 = v6985 && v6992;  // kernels/sdpa/flash_tile.hpp:155
+        const float v6995 = v6975 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v6996 = v6993 ? v6995 : __uint_as_float(0xff800000u);
+        v6486.x[12] = v6996;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v6997 = static_cast<unsigned int>(v6486.col(13, iron_linear_thread() & 31u));
+        const unsigned int v6998 = static_cast<unsigned int>(v6486.row(13, iron_linear_thread() & 31u));
+        const float v6999 = v6486.x[13];
+        const unsigned int v7000 = v46 + v6998;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7001 = v5973 + v6997;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7002 = v7001 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7005 = v7000 + v37;
+        const unsigned int v7006 = v7001 + v18;
+        const bool v7007 = v7006 <= v7005;
+        const bool v7008 = v554 || v7007;
+        const bool v7009 = v7002 && v7008;
+        const unsigned int v7012 = v7001 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7013 = v7012 + v18;
+        const bool v7015 = v7005 < v7013;
+        const bool v7016 = v6550 || v7015;
+        const bool v7017 = v7009 && v7016;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7019 = v6999 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7020 = v7017 ? v7019 : __uint_as_float(0xff800000u);
+        v6486.x[13] = v7020;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7021 = static_cast<unsigned int>(v6486.col(14, iron_linear_thread() & 31u));
+        const unsigned int v7022 = static_cast<unsigned int>(v6486.row(14, iron_linear_thread() & 31u));
+        const float v7023 = v6486.x[14];
+        const unsigned int v7024 = v46 + v7022;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7025 = v5973 + v7021;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7026 = v7025 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7029 = v7024 + v37;
+        const unsigned int v7030 = v7025 + v18;
+        const bool v7031 = v7030 <= v7029;
+        const bool v7032 = v554 || v7031;
+        const bool v7033 = v7026 && v7032;
+        const unsigned int v7036 = v7025 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7037 = v7036 + v18;
+        const bool v7039 = v7029 < v7037;
+        const bool v7040 = v6550 || v7039;
+        const bool v7041 = v7033 && v7040;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7043 = v7023 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7044 = v7041 ? v7043 : __uint_as_float(0xff800000u);
+        v6486.x[14] = v7044;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7045 = static_cast<unsigned int>(v6486.col(15, iron_linear_thread() & 31u));
+        const unsigned int v7046 = static_cast<unsigned int>(v6486.row(15, iron_linear_thread() & 31u));
+        const float v7047 = v6486.x[15];
+        const unsigned int v7048 = v46 + v7046;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7049 = v5973 + v7045;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7050 = v7049 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7053 = v7048 + v37;
+        const unsigned int v7054 = v7049 + v18;
+        const bool v7055 = v7054 <= v7053;
+        const bool v7056 = v554 || v7055;
+        const bool v7057 = v7050 && v7056;
+        const unsigned int v7060 = v7049 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7061 = v7060 + v18;
+        const bool v7063 = v7053 < v7061;
+        const bool v7064 = v6550 || v7063;
+        const bool v7065 = v7057 && v7064;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7067 = v7047 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7068 = v7065 ? v7067 : __uint_as_float(0xff800000u);
+        v6486.x[15] = v7068;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7069 = static_cast<unsigned int>(v6486.col(16, iron_linear_thread() & 31u));
+        const unsigned int v7070 = static_cast<unsigned int>(v6486.row(16, iron_linear_thread() & 31u));
+        const float v7071 = v6486.x[16];
+        const unsigned int v7072 = v46 + v7070;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7073 = v5973 + v7069;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7074 = v7073 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7077 = v7072 + v37;
+        const unsigned int v7078 = v7073 + v18;
+        const bool v7079 = v7078 <= v7077;
+        const bool v7080 = v554 || v7079;
+        const bool v7081 = v7074 && v7080;
+        const unsigned int v7084 = v7073 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7085 = v7084 + v18;
+        const bool v7087 = v7077 < v7085;
+        const bool v7088 = v6550 || v7087;
+        const bool v7089 = v7081 && v7088;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7091 = v7071 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7092 = v7089 ? v7091 : __uint_as_float(0xff800000u);
+        v6486.x[16] = v7092;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7093 = static_cast<unsigned int>(v6486.col(17, iron_linear_thread() & 31u));
+        const unsigned int v7094 = static_cast<unsigned int>(v6486.row(17, iron_linear_thread() & 31u));
+        const float v7095 = v6486.x[17];
+        const unsigned int v7096 = v46 + v7094;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7097 = v5973 + v7093;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7098 = v7097 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7101 = v7096 + v37;
+        const unsigned int v7102 = v7097 + v18;
+        const bool v7103 = v7102 <= v7101;
+        const bool v7104 = v554 || v7103;
+        const bool v7105 = v7098 && v7104;
+        const unsigned int v7108 = v7097 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7109 = v7108 + v18;
+        const bool v7111 = v7101 < v7109;
+        const bool v7112 = v6550 || v7111;
+        const bool v7113 = v7105 && v7112;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7115 = v7095 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7116 = v7113 ? v7115 : __uint_as_float(0xff800000u);
+        v6486.x[17] = v7116;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7117 = static_cast<unsigned int>(v6486.col(18, iron_linear_thread() & 31u));
+        const unsigned int v7118 = static_cast<unsigned int>(v6486.row(18, iron_linear_thread() & 31u));
+        const float v7119 = v6486.x[18];
+        const unsigned int v7120 = v46 + v7118;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7121 = v5973 + v7117;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7122 = v7121 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7125 = v7120 + v37;
+        const unsigned int v7126 = v7121 + v18;
+        const bool v7127 = v7126 <= v7125;
+        const bool v7128 = v554 || v7127;
+        const bool v7129 = v7122 && v7128;
+        const unsigned int v7132 = v7121 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7133 = v7132 + v18;
+        const bool v7135 = v7125 < v7133;
+        const bool v7136 = v6550 || v7135;
+        const bool v7137 = v7129 && v7136;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7139 = v7119 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7140 = v7137 ? v7139 : __uint_as_float(0xff800000u);
+        v6486.x[18] = v7140;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7141 = static_cast<unsigned int>(v6486.col(19, iron_linear_thread() & 31u));
+        const unsigned int v7142 = static_cast<unsigned int>(v6486.row(19, iron_linear_thread() & 31u));
+        const float v7143 = v6486.x[19];
+        const unsigned int v7144 = v46 + v7142;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7145 = v5973 + v7141;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7146 = v7145 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7149 = v7144 + v37;
+        const unsigned int v7150 = v7145 + v18;
+        const bool v7151 = v7150 <= v7149;
+        const bool v7152 = v554 || v7151;
+        const bool v7153 = v7146 && v7152;
+        const unsigned int v7156 = v7145 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7157 = v7156 + v18;
+        const bool v7159 = v7149 < v7157;
+        const bool v7160 = v6550 || v7159;
+        const bool v7161 = v7153 && v7160;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7163 = v7143 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7164 = v7161 ? v7163 : __uint_as_float(0xff800000u);
+        v6486.x[19] = v7164;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7165 = static_cast<unsigned int>(v6486.col(20, iron_linear_thread() & 31u));
+        const unsigned int v7166 = static_cast<unsigned int>(v6486.row(20, iron_linear_thread() & 31u));
+        const float v7167 = v6486.x[20];
+        const unsigned int v7168 = v46 + v7166;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7169 = v5973 + v7165;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7170 = v7169 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7173 = v7168 + v37;
+        const unsigned int v7174 = v7169 + v18;
+        const bool v7175 = v7174 <= v7173;
+        const bool v7176 = v554 || v7175;
+        const bool v7177 = v7170 && v7176;
+        const unsigned int v7180 = v7169 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7181 = v7180 + v18;
+        const bool v7183 = v7173 < v7181;
+        const bool v7184 = v6550 || v7183;
+        const bool v7185 = v7177 && v7184;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7187 = v7167 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7188 = v7185 ? v7187 : __uint_as_float(0xff800000u);
+        v6486.x[20] = v7188;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7189 = static_cast<unsigned int>(v6486.col(21, iron_linear_thread() & 31u));
+        const unsigned int v7190 = static_cast<unsigned int>(v6486.row(21, iron_linear_thread() & 31u));
+        const float v7191 = v6486.x[21];
+        const unsigned int v7192 = v46 + v7190;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7193 = v5973 + v7189;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7194 = v7193 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7197 = v7192 + v37;
+        const unsigned int v7198 = v7193 + v18;
+        const bool v7199 = v7198 <= v7197;
+        const bool v7200 = v554 || v7199;
+        const bool v7201 = v7194 && v7200;
+        const unsigned int v7204 = v7193 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7205 = v7204 + v18;
+        const bool v7207 = v7197 < v7205;
+        const bool v7208 = v6550 || v7207;
+        const bool v7209 = v7201 && v7208;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7211 = v7191 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7212 = v7209 ? v7211 : __uint_as_float(0xff800000u);
+        v6486.x[21] = v7212;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7213 = static_cast<unsigned int>(v6486.col(22, iron_linear_thread() & 31u));
+        const unsigned int v7214 = static_cast<unsigned int>(v6486.row(22, iron_linear_thread() & 31u));
+        const float v7215 = v6486.x[22];
+        const unsigned int v7216 = v46 + v7214;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7217 = v5973 + v7213;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7218 = v7217 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7221 = v7216 + v37;
+        const unsigned int v7222 = v7217 + v18;
+        const bool v7223 = v7222 <= v7221;
+        const bool v7224 = v554 || v7223;
+        const bool v7225 = v7218 && v7224;
+        const unsigned int v7228 = v7217 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7229 = v7228 + v18;
+        const bool v7231 = v7221 < v7229;
+        const bool v7232 = v6550 || v7231;
+        const bool v7233 = v7225 && v7232;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7235 = v7215 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7236 = v7233 ? v7235 : __uint_as_float(0xff800000u);
+        v6486.x[22] = v7236;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7237 = static_cast<unsigned int>(v6486.col(23, iron_linear_thread() & 31u));
+        const unsigned int v7238 = static_cast<unsigned int>(v6486.row(23, iron_linear_thread() & 31u));
+        const float v7239 = v6486.x[23];
+        const unsigned int v7240 = v46 + v7238;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7241 = v5973 + v7237;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7242 = v7241 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7245 = v7240 + v37;
+        const unsigned int v7246 = v7241 + v18;
+        const bool v7247 = v7246 <= v7245;
+        const bool v7248 = v554 || v7247;
+        const bool v7249 = v7242 && v7248;
+        const unsigned int v7252 = v7241 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7253 = v7252 + v18;
+        const bool v7255 = v7245 < v7253;
+        const bool v7256 = v6550 || v7255;
+        const bool v7257 = v7249 && v7256;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7259 = v7239 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7260 = v7257 ? v7259 : __uint_as_float(0xff800000u);
+        v6486.x[23] = v7260;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7261 = static_cast<unsigned int>(v6486.col(24, iron_linear_thread() & 31u));
+        const unsigned int v7262 = static_cast<unsigned int>(v6486.row(24, iron_linear_thread() & 31u));
+        const float v7263 = v6486.x[24];
+        const unsigned int v7264 = v46 + v7262;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7265 = v5973 + v7261;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7266 = v7265 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7269 = v7264 + v37;
+        const unsigned int v7270 = v7265 + v18;
+        const bool v7271 = v7270 <= v7269;
+        const bool v7272 = v554 || v7271;
+        const bool v7273 = v7266 && v7272;
+        const unsigned int v7276 = v7265 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7277 = v7276 + v18;
+        const bool v7279 = v7269 < v7277;
+        const bool v7280 = v6550 || v7279;
+        const bool v7281 = v7273 && v7280;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7283 = v7263 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7284 = v7281 ? v7283 : __uint_as_float(0xff800000u);
+        v6486.x[24] = v7284;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7285 = static_cast<unsigned int>(v6486.col(25, iron_linear_thread() & 31u));
+        const unsigned int v7286 = static_cast<unsigned int>(v6486.row(25, iron_linear_thread() & 31u));
+        const float v7287 = v6486.x[25];
+        const unsigned int v7288 = v46 + v7286;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7289 = v5973 + v7285;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7290 = v7289 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7293 = v7288 + v37;
+        const unsigned int v7294 = v7289 + v18;
+        const bool v7295 = v7294 <= v7293;
+        const bool v7296 = v554 || v7295;
+        const bool v7297 = v7290 && v7296;
+        const unsigned int v7300 = v7289 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7301 = v7300 + v18;
+        const bool v7303 = v7293 < v7301;
+        const bool v7304 = v6550 || v7303;
+        const bool v7305 = v7297 && v7304;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7307 = v7287 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7308 = v7305 ? v7307 : __uint_as_float(0xff800000u);
+        v6486.x[25] = v7308;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7309 = static_cast<unsigned int>(v6486.col(26, iron_linear_thread() & 31u));
+        const unsigned int v7310 = static_cast<unsigned int>(v6486.row(26, iron_linear_thread() & 31u));
+        const float v7311 = v6486.x[26];
+        const unsigned int v7312 = v46 + v7310;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7313 = v5973 + v7309;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7314 = v7313 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7317 = v7312 + v37;
+        const unsigned int v7318 = v7313 + v18;
+        const bool v7319 = v7318 <= v7317;
+        const bool v7320 = v554 || v7319;
+        const bool v7321 = v7314 && v7320;
+        const unsigned int v7324 = v7313 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7325 = v7324 + v18;
+        const bool v7327 = v7317 < v7325;
+        const bool v7328 = v6550 || v7327;
+        const bool v7329 = v7321 && v7328;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7331 = v7311 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7332 = v7329 ? v7331 : __uint_as_float(0xff800000u);
+        v6486.x[26] = v7332;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7333 = static_cast<unsigned int>(v6486.col(27, iron_linear_thread() & 31u));
+        const unsigned int v7334 = static_cast<unsigned int>(v6486.row(27, iron_linear_thread() & 31u));
+        const float v7335 = v6486.x[27];
+        const unsigned int v7336 = v46 + v7334;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7337 = v5973 + v7333;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7338 = v7337 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7341 = v7336 + v37;
+        const unsigned int v7342 = v7337 + v18;
+        const bool v7343 = v7342 <= v7341;
+        const bool v7344 = v554 || v7343;
+        const bool v7345 = v7338 && v7344;
+        const unsigned int v7348 = v7337 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7349 = v7348 + v18;
+        const bool v7351 = v7341 < v7349;
+        const bool v7352 = v6550 || v7351;
+        const bool v7353 = v7345 && v7352;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7355 = v7335 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7356 = v7353 ? v7355 : __uint_as_float(0xff800000u);
+        v6486.x[27] = v7356;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7357 = static_cast<unsigned int>(v6486.col(28, iron_linear_thread() & 31u));
+        const unsigned int v7358 = static_cast<unsigned int>(v6486.row(28, iron_linear_thread() & 31u));
+        const float v7359 = v6486.x[28];
+        const unsigned int v7360 = v46 + v7358;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7361 = v5973 + v7357;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7362 = v7361 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7365 = v7360 + v37;
+        const unsigned int v7366 = v7361 + v18;
+        const bool v7367 = v7366 <= v7365;
+        const bool v7368 = v554 || v7367;
+        const bool v7369 = v7362 && v7368;
+        const unsigned int v7372 = v7361 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7373 = v7372 + v18;
+        const bool v7375 = v7365 < v7373;
+        const bool v7376 = v6550 || v7375;
+        const bool v7377 = v7369 && v7376;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7379 = v7359 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7380 = v7377 ? v7379 : __uint_as_float(0xff800000u);
+        v6486.x[28] = v7380;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7381 = static_cast<unsigned int>(v6486.col(29, iron_linear_thread() & 31u));
+        const unsigned int v7382 = static_cast<unsigned int>(v6486.row(29, iron_linear_thread() & 31u));
+        const float v7383 = v6486.x[29];
+        const unsigned int v7384 = v46 + v7382;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7385 = v5973 + v7381;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7386 = v7385 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7389 = v7384 + v37;
+        const unsigned int v7390 = v7385 + v18;
+        const bool v7391 = v7390 <= v7389;
+        const bool v7392 = v554 || v7391;
+        const bool v7393 = v7386 && v7392;
+        const unsigned int v7396 = v7385 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7397 = v7396 + v18;
+        const bool v7399 = v7389 < v7397;
+        const bool v7400 = v6550 || v7399;
+        const bool v7401 = v7393 && v7400;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7403 = v7383 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7404 = v7401 ? v7403 : __uint_as_float(0xff800000u);
+        v6486.x[29] = v7404;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7405 = static_cast<unsigned int>(v6486.col(30, iron_linear_thread() & 31u));
+        const unsigned int v7406 = static_cast<unsigned int>(v6486.row(30, iron_linear_thread() & 31u));
+        const float v7407 = v6486.x[30];
+        const unsigned int v7408 = v46 + v7406;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7409 = v5973 + v7405;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7410 = v7409 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7413 = v7408 + v37;
+        const unsigned int v7414 = v7409 + v18;
+        const bool v7415 = v7414 <= v7413;
+        const bool v7416 = v554 || v7415;
+        const bool v7417 = v7410 && v7416;
+        const unsigned int v7420 = v7409 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7421 = v7420 + v18;
+        const bool v7423 = v7413 < v7421;
+        const bool v7424 = v6550 || v7423;
+        const bool v7425 = v7417 && v7424;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7427 = v7407 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7428 = v7425 ? v7427 : __uint_as_float(0xff800000u);
+        v6486.x[30] = v7428;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v7429 = static_cast<unsigned int>(v6486.col(31, iron_linear_thread() & 31u));
+        const unsigned int v7430 = static_cast<unsigned int>(v6486.row(31, iron_linear_thread() & 31u));
+        const float v7431 = v6486.x[31];
+        const unsigned int v7432 = v46 + v7430;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v7433 = v5973 + v7429;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v7434 = v7433 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v7437 = v7432 + v37;
+        const unsigned int v7438 = v7433 + v18;
+        const bool v7439 = v7438 <= v7437;
+        const bool v7440 = v554 || v7439;
+        const bool v7441 = v7434 && v7440;
+        const unsigned int v7444 = v7433 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v7445 = v7444 + v18;
+        const bool v7447 = v7437 < v7445;
+        const bool v7448 = v6550 || v7447;
+        const bool v7449 = v7441 && v7448;  // kernels/sdpa/flash_tile.hpp:155
+        const float v7451 = v7431 * v573;  // kernels/sdpa/flash_tile.hpp:157
+        const float v7452 = v7449 ? v7451 : __uint_as_float(0xff800000u);
+        v6486.x[31] = v7452;  // kernels/sdpa/flash_tile.hpp:152
       }
-      iron_frag<float, 2, 16, 8> v6968;  // kernels/sdpa/flash_tile.hpp:182
-      iron_frag_fill(v6968, 0.0f);
-      iron_frag<float, 2, 16, 8> v6970;  // kernels/sdpa/flash_tile.hpp:192
-      iron_frag_fill(v6970, 0.0f);
-      iron_frag_row_reduce<false>(v6970, v6000);
-      const float v6974 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:194
-      const float v6975 = v6970.x[0];  // kernels/sdpa/flash_tile.hpp:195
-      const float v6976 = fmaxf(v6974, v6975);
-      const bool v6979 = v6976 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v6980 = v6979 ? 0.0f : v6976;
-      const float v6981 = v6974 - v6980;  // kernels/sdpa/flash_tile.hpp:195
-      const float v6982 = iron_exp2_approx(v6981);
-      v6968.x[0] = v6982;  // kernels/sdpa/flash_tile.hpp:193
-      const float v6986 = v575.x[1];  // kernels/sdpa/flash_tile.hpp:194
-      const float v6987 = v6970.x[1];  // kernels/sdpa/flash_tile.hpp:195
-      const float v6988 = fmaxf(v6986, v6987);
-      const bool v6991 = v6988 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v6992 = v6991 ? 0.0f : v6988;
-      const float v6993 = v6986 - v6992;  // kernels/sdpa/flash_tile.hpp:195
-      const float v6994 = iron_exp2_approx(v6993);
-      v6968.x[1] = v6994;  // kernels/sdpa/flash_tile.hpp:193
-      const float v6998 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:194
-      const float v6999 = v6970.x[2];  // kernels/sdpa/flash_tile.hpp:195
-      const float v7000 = fmaxf(v6998, v6999);
-      const bool v7003 = v7000 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7004 = v7003 ? 0.0f : v7000;
-      const float v7005 = v6998 - v7004;  // kernels/sdpa/flash_tile.hpp:195
-      const float v7006 = iron_exp2_approx(v7005);
-      v6968.x[2] = v7006;  // kernels/sdpa/flash_tile.hpp:193
-      const float v7010 = v575.x[3];  // kernels/sdpa/flash_tile.hpp:194
-      const float v7011 = v6970.x[3];  // kernels/sdpa/flash_tile.hpp:195
-      const float v7012 = fmaxf(v7010, v7011);
-      const bool v7015 = v7012 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7016 = v7015 ? 0.0f : v7012;
-      const float v7017 = v7010 - v7016;  // kernels/sdpa/flash_tile.hpp:195
-      const float v7018 = iron_exp2_approx(v7017);
-      v6968.x[3] = v7018;  // kernels/sdpa/flash_tile.hpp:193
-      const float v7021 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:197
-      const float v7022 = v6970.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v7023 = fmaxf(v7021, v7022);
-      v575.x[0] = v7023;  // kernels/sdpa/flash_tile.hpp:197
-      const float v7026 = v575.x[1];
-      const float v7027 = v6970.x[1];  // kernels/sdpa/flash_tile.hpp:198
-      const float v7028 = fmaxf(v7026, v7027);
-      v575.x[1] = v7028;  // kernels/sdpa/flash_tile.hpp:197
-      const float v7031 = v575.x[2];
-      const float v7032 = v6970.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v7033 = fmaxf(v7031, v7032);
-      v575.x[2] = v7033;  // kernels/sdpa/flash_tile.hpp:197
-      const float v7036 = v575.x[3];
-      const float v7037 = v6970.x[3];  // kernels/sdpa/flash_tile.hpp:198
-      const float v7038 = fmaxf(v7036, v7037);
-      v575.x[3] = v7038;  // kernels/sdpa/flash_tile.hpp:197
-      const float v7041 = v6000.x[0];  // kernels/sdpa/flash_tile.hpp:200
-      const float v7042 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7045 = v7042 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7046 = v7045 ? 0.0f : v7042;
-      const float v7047 = v7041 - v7046;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7048 = iron_exp2_approx(v7047);
-      v6000.x[0] = v7048;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7051 = v6000.x[1];
-      const float v7052 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7055 = v7052 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7056 = v7055 ? 0.0f : v7052;
-      const float v7057 = v7051 - v7056;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7058 = iron_exp2_approx(v7057);
-      v6000.x[1] = v7058;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7061 = v6000.x[2];
-      const float v7062 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7065 = v7062 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7066 = v7065 ? 0.0f : v7062;
-      const float v7067 = v7061 - v7066;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7068 = iron_exp2_approx(v7067);
-      v6000.x[2] = v7068;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7071 = v6000.x[3];
-      const float v7072 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7075 = v7072 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7076 = v7075 ? 0.0f : v7072;
-      const float v7077 = v7071 - v7076;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7078 = iron_exp2_approx(v7077);
-      v6000.x[3] = v7078;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7081 = v6000.x[4];
-      const float v7082 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7085 = v7082 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7086 = v7085 ? 0.0f : v7082;
-      const float v7087 = v7081 - v7086;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7088 = iron_exp2_approx(v7087);
-      v6000.x[4] = v7088;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7091 = v6000.x[5];
-      const float v7092 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7095 = v7092 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7096 = v7095 ? 0.0f : v7092;
-      const float v7097 = v7091 - v7096;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7098 = iron_exp2_approx(v7097);
-      v6000.x[5] = v7098;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7101 = v6000.x[6];
-      const float v7102 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7105 = v7102 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7106 = v7105 ? 0.0f : v7102;
-      const float v7107 = v7101 - v7106;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7108 = iron_exp2_approx(v7107);
-      v6000.x[6] = v7108;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7111 = v6000.x[7];
-      const float v7112 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7115 = v7112 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7116 = v7115 ? 0.0f : v7112;
-      const float v7117 = v7111 - v7116;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7118 = iron_exp2_approx(v7117);
-      v6000.x[7] = v7118;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7121 = v6000.x[8];
-      const float v7122 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7125 = v7122 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7126 = v7125 ? 0.0f : v7122;
-      const float v7127 = v7121 - v7126;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7128 = iron_exp2_approx(v7127);
-      v6000.x[8] = v7128;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7131 = v6000.x[9];
-      const float v7132 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7135 = v7132 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7136 = v7135 ? 0.0f : v7132;
-      const float v7137 = v7131 - v7136;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7138 = iron_exp2_approx(v7137);
-      v6000.x[9] = v7138;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7141 = v6000.x[10];
-      const float v7142 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7145 = v7142 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7146 = v7145 ? 0.0f : v7142;
-      const float v7147 = v7141 - v7146;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7148 = iron_exp2_approx(v7147);
-      v6000.x[10] = v7148;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7151 = v6000.x[11];
-      const float v7152 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7155 = v7152 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7156 = v7155 ? 0.0f : v7152;
-      const float v7157 = v7151 - v7156;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7158 = iron_exp2_approx(v7157);
-      v6000.x[11] = v7158;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7161 = v6000.x[12];
-      const float v7162 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7165 = v7162 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7166 = v7165 ? 0.0f : v7162;
-      const float v7167 = v7161 - v7166;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7168 = iron_exp2_approx(v7167);
-      v6000.x[12] = v7168;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7171 = v6000.x[13];
-      const float v7172 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7175 = v7172 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7176 = v7175 ? 0.0f : v7172;
-      const float v7177 = v7171 - v7176;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7178 = iron_exp2_approx(v7177);
-      v6000.x[13] = v7178;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7181 = v6000.x[14];
-      const float v7182 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7185 = v7182 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7186 = v7185 ? 0.0f : v7182;
-      const float v7187 = v7181 - v7186;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7188 = iron_exp2_approx(v7187);
-      v6000.x[14] = v7188;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7191 = v6000.x[15];
-      const float v7192 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7195 = v7192 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7196 = v7195 ? 0.0f : v7192;
-      const float v7197 = v7191 - v7196;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7198 = iron_exp2_approx(v7197);
-      v6000.x[15] = v7198;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7201 = v6000.x[16];
-      const float v7202 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7205 = v7202 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7206 = v7205 ? 0.0f : v7202;
-      const float v7207 = v7201 - v7206;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7208 = iron_exp2_approx(v7207);
-      v6000.x[16] = v7208;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7211 = v6000.x[17];
-      const float v7212 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7215 = v7212 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7216 = v7215 ? 0.0f : v7212;
-      const float v7217 = v7211 - v7216;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7218 = iron_exp2_approx(v7217);
-      v6000.x[17] = v7218;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7221 = v6000.x[18];
-      const float v7222 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7225 = v7222 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7226 = v7225 ? 0.0f : v7222;
-      const float v7227 = v7221 - v7226;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7228 = iron_exp2_approx(v7227);
-      v6000.x[18] = v7228;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7231 = v6000.x[19];
-      const float v7232 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7235 = v7232 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7236 = v7235 ? 0.0f : v7232;
-      const float v7237 = v7231 - v7236;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7238 = iron_exp2_approx(v7237);
-      v6000.x[19] = v7238;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7241 = v6000.x[20];
-      const float v7242 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7245 = v7242 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7246 = v7245 ? 0.0f : v7242;
-      const float v7247 = v7241 - v7246;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7248 = iron_exp2_approx(v7247);
-      v6000.x[20] = v7248;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7251 = v6000.x[21];
-      const float v7252 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7255 = v7252 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7256 = v7255 ? 0.0f : v7252;
-      const float v7257 = v7251 - v7256;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7258 = iron_exp2_approx(v7257);
-      v6000.x[21] = v7258;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7261 = v6000.x[22];
-      const float v7262 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7265 = v7262 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7266 = v7265 ? 0.0f : v7262;
-      const float v7267 = v7261 - v7266;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7268 = iron_exp2_approx(v7267);
-      v6000.x[22] = v7268;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7271 = v6000.x[23];
-      const float v7272 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7275 = v7272 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7276 = v7275 ? 0.0f : v7272;
-      const float v7277 = v7271 - v7276;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7278 = iron_exp2_approx(v7277);
-      v6000.x[23] = v7278;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7281 = v6000.x[24];
-      const float v7282 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7285 = v7282 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7286 = v7285 ? 0.0f : v7282;
-      const float v7287 = v7281 - v7286;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7288 = iron_exp2_approx(v7287);
-      v6000.x[24] = v7288;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7291 = v6000.x[25];
-      const float v7292 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7295 = v7292 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7296 = v7295 ? 0.0f : v7292;
-      const float v7297 = v7291 - v7296;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7298 = iron_exp2_approx(v7297);
-      v6000.x[25] = v7298;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7301 = v6000.x[26];
-      const float v7302 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7305 = v7302 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7306 = v7305 ? 0.0f : v7302;
-      const float v7307 = v7301 - v7306;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7308 = iron_exp2_approx(v7307);
-      v6000.x[26] = v7308;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7311 = v6000.x[27];
-      const float v7312 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7315 = v7312 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7316 = v7315 ? 0.0f : v7312;
-      const float v7317 = v7311 - v7316;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7318 = iron_exp2_approx(v7317);
-      v6000.x[27] = v7318;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7321 = v6000.x[28];
-      const float v7322 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7325 = v7322 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7326 = v7325 ? 0.0f : v7322;
-      const float v7327 = v7321 - v7326;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7328 = iron_exp2_approx(v7327);
-      v6000.x[28] = v7328;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7331 = v6000.x[29];
-      const float v7332 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7335 = v7332 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7336 = v7335 ? 0.0f : v7332;
-      const float v7337 = v7331 - v7336;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7338 = iron_exp2_approx(v7337);
-      v6000.x[29] = v7338;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7341 = v6000.x[30];
-      const float v7342 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7345 = v7342 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7346 = v7345 ? 0.0f : v7342;
-      const float v7347 = v7341 - v7346;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7348 = iron_exp2_approx(v7347);
-      v6000.x[30] = v7348;  // kernels/sdpa/flash_tile.hpp:200
-      const float v7351 = v6000.x[31];
-      const float v7352 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v7355 = v7352 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v7356 = v7355 ? 0.0f : v7352;
-      const float v7357 = v7351 - v7356;  // kernels/sdpa/flash_tile.hpp:201
-      const float v7358 = iron_exp2_approx(v7357);
-      v6000.x[31] = v7358;  // kernels/sdpa/flash_tile.hpp:200
-      iron_frag<float, 2, 16, 8> v7360;  // kernels/sdpa/flash_tile.hpp:203
-      iron_frag_fill(v7360, 0.0f);
-      iron_frag_row_reduce<true>(v7360, v6000);
-      const float v7363 = v577.x[0];  // kernels/sdpa/flash_tile.hpp:204
-      const float v7364 = v7360.x[0];  // kernels/sdpa/flash_tile.hpp:205
-      const float v7365 = v6968.x[0];
-      const float v7366 = v7363 * v7365;
-      const float v7367 = v7366 + v7364;
-      v577.x[0] = v7367;  // kernels/sdpa/flash_tile.hpp:204
-      const float v7370 = v577.x[1];
-      const float v7371 = v7360.x[1];  // kernels/sdpa/flash_tile.hpp:205
-      const float v7372 = v6968.x[1];
-      const float v7373 = v7370 * v7372;
-      const float v7374 = v7373 + v7371;
-      v577.x[1] = v7374;  // kernels/sdpa/flash_tile.hpp:204
-      const float v7377 = v577.x[2];
-      const float v7378 = v7360.x[2];  // kernels/sdpa/flash_tile.hpp:205
-      const float v7379 = v6968.x[2];
-      const float v7380 = v7377 * v7379;
-      const float v7381 = v7380 + v7378;
-      v577.x[2] = v7381;  // kernels/sdpa/flash_tile.hpp:204
-      const float v7384 = v577.x[3];
-      const float v7385 = v7360.x[3];  // kernels/sdpa/flash_tile.hpp:205
-      const float v7386 = v6968.x[3];
-      const float v7387 = v7384 * v7386;
-      const float v7388 = v7387 + v7385;
-      v577.x[3] = v7388;  // kernels/sdpa/flash_tile.hpp:204
-      const float v7391 = v579.x[0];  // kernels/sdpa/flash_tile.hpp:214
-      const float v7392 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7393 = v7391 * v7392;
-      v579.x[0] = v7393;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7396 = v579.x[1];
-      const float v7397 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7398 = v7396 * v7397;
-      v579.x[1] = v7398;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7401 = v579.x[2];
-      const float v7402 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7403 = v7401 * v7402;
-      v579.x[2] = v7403;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7406 = v579.x[3];
-      const float v7407 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7408 = v7406 * v7407;
-      v579.x[3] = v7408;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7411 = v579.x[4];
-      const float v7412 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7413 = v7411 * v7412;
-      v579.x[4] = v7413;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7416 = v579.x[5];
-      const float v7417 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7418 = v7416 * v7417;
-      v579.x[5] = v7418;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7421 = v579.x[6];
-      const float v7422 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7423 = v7421 * v7422;
-      v579.x[6] = v7423;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7426 = v579.x[7];
-      const float v7427 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7428 = v7426 * v7427;
-      v579.x[7] = v7428;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7431 = v579.x[8];
-      const float v7432 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7433 = v7431 * v7432;
-      v579.x[8] = v7433;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7436 = v579.x[9];
-      const float v7437 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7438 = v7436 * v7437;
-      v579.x[9] = v7438;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7441 = v579.x[10];
-      const float v7442 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7443 = v7441 * v7442;
-      v579.x[10] = v7443;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7446 = v579.x[11];
-      const float v7447 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7448 = v7446 * v7447;
-      v579.x[11] = v7448;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7451 = v579.x[12];
-      const float v7452 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7453 = v7451 * v7452;
-      v579.x[12] = v7453;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7456 = v579.x[13];
-      const float v7457 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7458 = v7456 * v7457;
-      v579.x[13] = v7458;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7461 = v579.x[14];
-      const float v7462 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7463 = v7461 * v7462;
-      v579.x[14] = v7463;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7466 = v579.x[15];
-      const float v7467 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7468 = v7466 * v7467;
-      v579.x[15] = v7468;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7471 = v579.x[16];
-      const float v7472 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7473 = v7471 * v7472;
-      v579.x[16] = v7473;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7476 = v579.x[17];
-      const float v7477 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7478 = v7476 * v7477;
-      v579.x[17] = v7478;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7481 = v579.x[18];
-      const float v7482 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7483 = v7481 * v7482;
-      v579.x[18] = v7483;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7486 = v579.x[19];
-      const float v7487 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7488 = v7486 * v7487;
-      v579.x[19] = v7488;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7491 = v579.x[20];
-      const float v7492 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7493 = v7491 * v7492;
-      v579.x[20] = v7493;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7496 = v579.x[21];
-      const float v7497 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7498 = v7496 * v7497;
-      v579.x[21] = v7498;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7501 = v579.x[22];
-      const float v7502 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7503 = v7501 * v7502;
-      v579.x[22] = v7503;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7506 = v579.x[23];
-      const float v7507 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7508 = v7506 * v7507;
-      v579.x[23] = v7508;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7511 = v579.x[24];
-      const float v7512 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7513 = v7511 * v7512;
-      v579.x[24] = v7513;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7516 = v579.x[25];
-      const float v7517 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7518 = v7516 * v7517;
-      v579.x[25] = v7518;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7521 = v579.x[26];
-      const float v7522 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7523 = v7521 * v7522;
-      v579.x[26] = v7523;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7526 = v579.x[27];
-      const float v7527 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7528 = v7526 * v7527;
-      v579.x[27] = v7528;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7531 = v579.x[28];
-      const float v7532 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7533 = v7531 * v7532;
-      v579.x[28] = v7533;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7536 = v579.x[29];
-      const float v7537 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7538 = v7536 * v7537;
-      v579.x[29] = v7538;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7541 = v579.x[30];
-      const float v7542 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7543 = v7541 * v7542;
-      v579.x[30] = v7543;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7546 = v579.x[31];
-      const float v7547 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7548 = v7546 * v7547;
-      v579.x[31] = v7548;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7551 = v581.x[0];
-      const float v7552 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7553 = v7551 * v7552;
-      v581.x[0] = v7553;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7556 = v581.x[1];
-      const float v7557 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7558 = v7556 * v7557;
-      v581.x[1] = v7558;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7561 = v581.x[2];
-      const float v7562 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7563 = v7561 * v7562;
-      v581.x[2] = v7563;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7566 = v581.x[3];
-      const float v7567 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7568 = v7566 * v7567;
-      v581.x[3] = v7568;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7571 = v581.x[4];
-      const float v7572 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7573 = v7571 * v7572;
-      v581.x[4] = v7573;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7576 = v581.x[5];
-      const float v7577 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7578 = v7576 * v7577;
-      v581.x[5] = v7578;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7581 = v581.x[6];
-      const float v7582 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7583 = v7581 * v7582;
-      v581.x[6] = v7583;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7586 = v581.x[7];
-      const float v7587 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7588 = v7586 * v7587;
-      v581.x[7] = v7588;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7591 = v581.x[8];
-      const float v7592 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7593 = v7591 * v7592;
-      v581.x[8] = v7593;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7596 = v581.x[9];
-      const float v7597 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7598 = v7596 * v7597;
-      v581.x[9] = v7598;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7601 = v581.x[10];
-      const float v7602 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7603 = v7601 * v7602;
-      v581.x[10] = v7603;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7606 = v581.x[11];
-      const float v7607 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7608 = v7606 * v7607;
-      v581.x[11] = v7608;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7611 = v581.x[12];
-      const float v7612 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7613 = v7611 * v7612;
-      v581.x[12] = v7613;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7616 = v581.x[13];
-      const float v7617 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7618 = v7616 * v7617;
-      v581.x[13] = v7618;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7621 = v581.x[14];
-      const float v7622 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7623 = v7621 * v7622;
-      v581.x[14] = v7623;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7626 = v581.x[15];
-      const float v7627 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7628 = v7626 * v7627;
-      v581.x[15] = v7628;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7631 = v581.x[16];
-      const float v7632 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7633 = v7631 * v7632;
-      v581.x[16] = v7633;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7636 = v581.x[17];
-      const float v7637 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7638 = v7636 * v7637;
-      v581.x[17] = v7638;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7641 = v581.x[18];
-      const float v7642 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7643 = v7641 * v7642;
-      v581.x[18] = v7643;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7646 = v581.x[19];
-      const float v7647 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7648 = v7646 * v7647;
-      v581.x[19] = v7648;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7651 = v581.x[20];
-      const float v7652 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7653 = v7651 * v7652;
-      v581.x[20] = v7653;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7656 = v581.x[21];
-      const float v7657 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7658 = v7656 * v7657;
-      v581.x[21] = v7658;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7661 = v581.x[22];
-      const float v7662 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7663 = v7661 * v7662;
-      v581.x[22] = v7663;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7666 = v581.x[23];
-      const float v7667 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7668 = v7666 * v7667;
-      v581.x[23] = v7668;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7671 = v581.x[24];
-      const float v7672 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7673 = v7671 * v7672;
-      v581.x[24] = v7673;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7676 = v581.x[25];
-      const float v7677 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7678 = v7676 * v7677;
-      v581.x[25] = v7678;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7681 = v581.x[26];
-      const float v7682 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7683 = v7681 * v7682;
-      v581.x[26] = v7683;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7686 = v581.x[27];
-      const float v7687 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7688 = v7686 * v7687;
-      v581.x[27] = v7688;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7691 = v581.x[28];
-      const float v7692 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7693 = v7691 * v7692;
-      v581.x[28] = v7693;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7696 = v581.x[29];
-      const float v7697 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7698 = v7696 * v7697;
-      v581.x[29] = v7698;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7701 = v581.x[30];
-      const float v7702 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7703 = v7701 * v7702;
-      v581.x[30] = v7703;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7706 = v581.x[31];
-      const float v7707 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7708 = v7706 * v7707;
-      v581.x[31] = v7708;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7711 = v583.x[0];
-      const float v7712 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7713 = v7711 * v7712;
-      v583.x[0] = v7713;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7716 = v583.x[1];
-      const float v7717 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7718 = v7716 * v7717;
-      v583.x[1] = v7718;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7721 = v583.x[2];
-      const float v7722 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7723 = v7721 * v7722;
-      v583.x[2] = v7723;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7726 = v583.x[3];
-      const float v7727 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7728 = v7726 * v7727;
-      v583.x[3] = v7728;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7731 = v583.x[4];
-      const float v7732 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7733 = v7731 * v7732;
-      v583.x[4] = v7733;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7736 = v583.x[5];
-      const float v7737 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7738 = v7736 * v7737;
-      v583.x[5] = v7738;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7741 = v583.x[6];
-      const float v7742 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7743 = v7741 * v7742;
-      v583.x[6] = v7743;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7746 = v583.x[7];
-      const float v7747 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7748 = v7746 * v7747;
-      v583.x[7] = v7748;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7751 = v583.x[8];
-      const float v7752 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7753 = v7751 * v7752;
-      v583.x[8] = v7753;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7756 = v583.x[9];
-      const float v7757 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7758 = v7756 * v7757;
-      v583.x[9] = v7758;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7761 = v583.x[10];
-      const float v7762 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7763 = v7761 * v7762;
-      v583.x[10] = v7763;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7766 = v583.x[11];
-      const float v7767 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7768 = v7766 * v7767;
-      v583.x[11] = v7768;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7771 = v583.x[12];
-      const float v7772 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7773 = v7771 * v7772;
-      v583.x[12] = v7773;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7776 = v583.x[13];
-      const float v7777 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7778 = v7776 * v7777;
-      v583.x[13] = v7778;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7781 = v583.x[14];
-      const float v7782 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7783 = v7781 * v7782;
-      v583.x[14] = v7783;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7786 = v583.x[15];
-      const float v7787 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7788 = v7786 * v7787;
-      v583.x[15] = v7788;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7791 = v583.x[16];
-      const float v7792 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7793 = v7791 * v7792;
-      v583.x[16] = v7793;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7796 = v583.x[17];
-      const float v7797 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7798 = v7796 * v7797;
-      v583.x[17] = v7798;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7801 = v583.x[18];
-      const float v7802 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7803 = v7801 * v7802;
-      v583.x[18] = v7803;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7806 = v583.x[19];
-      const float v7807 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7808 = v7806 * v7807;
-      v583.x[19] = v7808;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7811 = v583.x[20];
-      const float v7812 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7813 = v7811 * v7812;
-      v583.x[20] = v7813;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7816 = v583.x[21];
-      const float v7817 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7818 = v7816 * v7817;
-      v583.x[21] = v7818;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7821 = v583.x[22];
-      const float v7822 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7823 = v7821 * v7822;
-      v583.x[22] = v7823;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7826 = v583.x[23];
-      const float v7827 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7828 = v7826 * v7827;
-      v583.x[23] = v7828;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7831 = v583.x[24];
-      const float v7832 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7833 = v7831 * v7832;
-      v583.x[24] = v7833;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7836 = v583.x[25];
-      const float v7837 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7838 = v7836 * v7837;
-      v583.x[25] = v7838;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7841 = v583.x[26];
-      const float v7842 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7843 = v7841 * v7842;
-      v583.x[26] = v7843;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7846 = v583.x[27];
-      const float v7847 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7848 = v7846 * v7847;
-      v583.x[27] = v7848;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7851 = v583.x[28];
-      const float v7852 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7853 = v7851 * v7852;
-      v583.x[28] = v7853;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7856 = v583.x[29];
-      const float v7857 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7858 = v7856 * v7857;
-      v583.x[29] = v7858;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7861 = v583.x[30];
-      const float v7862 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7863 = v7861 * v7862;
-      v583.x[30] = v7863;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7866 = v583.x[31];
-      const float v7867 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7868 = v7866 * v7867;
-      v583.x[31] = v7868;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7871 = v585.x[0];
-      const float v7872 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7873 = v7871 * v7872;
-      v585.x[0] = v7873;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7876 = v585.x[1];
-      const float v7877 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7878 = v7876 * v7877;
-      v585.x[1] = v7878;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7881 = v585.x[2];
-      const float v7882 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7883 = v7881 * v7882;
-      v585.x[2] = v7883;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7886 = v585.x[3];
-      const float v7887 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7888 = v7886 * v7887;
-      v585.x[3] = v7888;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7891 = v585.x[4];
-      const float v7892 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7893 = v7891 * v7892;
-      v585.x[4] = v7893;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7896 = v585.x[5];
-      const float v7897 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7898 = v7896 * v7897;
-      v585.x[5] = v7898;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7901 = v585.x[6];
-      const float v7902 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7903 = v7901 * v7902;
-      v585.x[6] = v7903;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7906 = v585.x[7];
-      const float v7907 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7908 = v7906 * v7907;
-      v585.x[7] = v7908;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7911 = v585.x[8];
-      const float v7912 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7913 = v7911 * v7912;
-      v585.x[8] = v7913;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7916 = v585.x[9];
-      const float v7917 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7918 = v7916 * v7917;
-      v585.x[9] = v7918;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7921 = v585.x[10];
-      const float v7922 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7923 = v7921 * v7922;
-      v585.x[10] = v7923;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7926 = v585.x[11];
-      const float v7927 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7928 = v7926 * v7927;
-      v585.x[11] = v7928;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7931 = v585.x[12];
-      const float v7932 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7933 = v7931 * v7932;
-      v585.x[12] = v7933;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7936 = v585.x[13];
-      const float v7937 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7938 = v7936 * v7937;
-      v585.x[13] = v7938;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7941 = v585.x[14];
-      const float v7942 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7943 = v7941 * v7942;
-      v585.x[14] = v7943;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7946 = v585.x[15];
-      const float v7947 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7948 = v7946 * v7947;
-      v585.x[15] = v7948;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7951 = v585.x[16];
-      const float v7952 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7953 = v7951 * v7952;
-      v585.x[16] = v7953;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7956 = v585.x[17];
-      const float v7957 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7958 = v7956 * v7957;
-      v585.x[17] = v7958;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7961 = v585.x[18];
-      const float v7962 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7963 = v7961 * v7962;
-      v585.x[18] = v7963;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7966 = v585.x[19];
-      const float v7967 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7968 = v7966 * v7967;
-      v585.x[19] = v7968;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7971 = v585.x[20];
-      const float v7972 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7973 = v7971 * v7972;
-      v585.x[20] = v7973;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7976 = v585.x[21];
-      const float v7977 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7978 = v7976 * v7977;
-      v585.x[21] = v7978;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7981 = v585.x[22];
-      const float v7982 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7983 = v7981 * v7982;
-      v585.x[22] = v7983;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7986 = v585.x[23];
-      const float v7987 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7988 = v7986 * v7987;
-      v585.x[23] = v7988;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7991 = v585.x[24];
-      const float v7992 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7993 = v7991 * v7992;
-      v585.x[24] = v7993;  // kernels/sdpa/flash_tile.hpp:214
-      const float v7996 = v585.x[25];
-      const float v7997 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v7998 = v7996 * v7997;
-      v585.x[25] = v7998;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8001 = v585.x[26];
-      const float v8002 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8003 = v8001 * v8002;
-      v585.x[26] = v8003;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8006 = v585.x[27];
-      const float v8007 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8008 = v8006 * v8007;
-      v585.x[27] = v8008;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8011 = v585.x[28];
-      const float v8012 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8013 = v8011 * v8012;
-      v585.x[28] = v8013;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8016 = v585.x[29];
-      const float v8017 = v6968.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8018 = v8016 * v8017;
-      v585.x[29] = v8018;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8021 = v585.x[30];
-      const float v8022 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8023 = v8021 * v8022;
-      v585.x[30] = v8023;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8026 = v585.x[31];
-      const float v8027 = v6968.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8028 = v8026 * v8027;
-      v585.x[31] = v8028;  // kernels/sdpa/flash_tile.hpp:214
-      iron_frag<iron_bf16, 0, 16, 64> v8030;  // kernels/sdpa/flash_warpgroup.hpp:117
-      iron_frag_fill(v8030, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v8030, v6000);
-      iron_frag_store<false>(v8030, shm3, v8037, 64u);  // kernels/sdpa/flash_warpgroup.hpp:124
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:126
-      iron_frag<iron_bf16, 0, 16, 16> v8291;  // kernels/sdpa/flash_warpgroup.hpp:129
-      iron_frag_fill(v8291, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8291, shm3, v8102, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8293;
-      iron_frag_fill(v8293, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8293, shm2, v6004, 64u);
-      iron_frag_mma_sync(v579, v8291, v8293);
-      const unsigned int v8300 = v6004 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v8302;
-      iron_frag_fill(v8302, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8302, shm3, v8113, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8304;
-      iron_frag_fill(v8304, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8304, shm2, v8300, 64u);
-      iron_frag_mma_sync(v579, v8302, v8304);
-      const unsigned int v8311 = v6004 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v8313;
-      iron_frag_fill(v8313, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8313, shm3, v8122, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8315;
-      iron_frag_fill(v8315, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8315, shm2, v8311, 64u);
-      iron_frag_mma_sync(v579, v8313, v8315);
-      const unsigned int v8322 = v6004 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v8324;
-      iron_frag_fill(v8324, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8324, shm3, v8131, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8326;
-      iron_frag_fill(v8326, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8326, shm2, v8322, 64u);
-      iron_frag_mma_sync(v579, v8324, v8326);
-      iron_frag<iron_bf16, 0, 16, 16> v8344;
-      iron_frag_fill(v8344, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8344, shm3, v8102, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8346;
-      iron_frag_fill(v8346, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8346, shm2, v6017, 64u);
-      iron_frag_mma_sync(v581, v8344, v8346);
-      const unsigned int v8353 = v6017 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v8355;
-      iron_frag_fill(v8355, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8355, shm3, v8113, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8357;
-      iron_frag_fill(v8357, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8357, shm2, v8353, 64u);
-      iron_frag_mma_sync(v581, v8355, v8357);
-      const unsigned int v8364 = v6017 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v8366;
-      iron_frag_fill(v8366, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8366, shm3, v8122, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8368;
-      iron_frag_fill(v8368, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8368, shm2, v8364, 64u);
-      iron_frag_mma_sync(v581, v8366, v8368);
-      const unsigned int v8375 = v6017 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v8377;
-      iron_frag_fill(v8377, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8377, shm3, v8131, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8379;
-      iron_frag_fill(v8379, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8379, shm2, v8375, 64u);
-      iron_frag_mma_sync(v581, v8377, v8379);
-      iron_frag<iron_bf16, 0, 16, 16> v8397;
-      iron_frag_fill(v8397, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8397, shm3, v8102, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8399;
-      iron_frag_fill(v8399, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8399, shm2, v6029, 64u);
-      iron_frag_mma_sync(v583, v8397, v8399);
-      const unsigned int v8406 = v6029 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v8408;
-      iron_frag_fill(v8408, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8408, shm3, v8113, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8410;
-      iron_frag_fill(v8410, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8410, shm2, v8406, 64u);
-      iron_frag_mma_sync(v583, v8408, v8410);
-      const unsigned int v8417 = v6029 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v8419;
-      iron_frag_fill(v8419, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8419, shm3, v8122, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8421;
-      iron_frag_fill(v8421, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8421, shm2, v8417, 64u);
-      iron_frag_mma_sync(v583, v8419, v8421);
-      const unsigned int v8428 = v6029 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v8430;
-      iron_frag_fill(v8430, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8430, shm3, v8131, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8432;
-      iron_frag_fill(v8432, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8432, shm2, v8428, 64u);
-      iron_frag_mma_sync(v583, v8430, v8432);
-      iron_frag<iron_bf16, 0, 16, 16> v8450;
-      iron_frag_fill(v8450, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8450, shm3, v8102, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8452;
-      iron_frag_fill(v8452, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8452, shm2, v6041, 64u);
-      iron_frag_mma_sync(v585, v8450, v8452);
-      const unsigned int v8459 = v6041 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v8461;
-      iron_frag_fill(v8461, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8461, shm3, v8113, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8463;
-      iron_frag_fill(v8463, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8463, shm2, v8459, 64u);
-      iron_frag_mma_sync(v585, v8461, v8463);
-      const unsigned int v8470 = v6041 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v8472;
-      iron_frag_fill(v8472, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8472, shm3, v8122, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8474;
-      iron_frag_fill(v8474, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8474, shm2, v8470, 64u);
-      iron_frag_mma_sync(v585, v8472, v8474);
-      const unsigned int v8481 = v6041 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v8483;
-      iron_frag_fill(v8483, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8483, shm3, v8131, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8485;
-      iron_frag_fill(v8485, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8485, shm2, v8481, 64u);
-      iron_frag_mma_sync(v585, v8483, v8485);
-    }
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:93
-    const float v3045 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:228
-    iron_frag<float, 2, 16, 8> v3047;  // kernels/sdpa/flash_tile.hpp:229
-    iron_frag_fill(v3047, 0.0f);
-    const float v3051 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3052 = fmaxf(v3051, v3045);
-    const bool v3055 = v3052 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v3056 = v3055 ? 0.0f : v3052;
-    v3047.x[0] = v3056;  // kernels/sdpa/flash_tile.hpp:230
-    const float v3060 = v575.x[1];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3061 = fmaxf(v3060, v3045);
-    const bool v3064 = v3061 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v3065 = v3064 ? 0.0f : v3061;
-    v3047.x[1] = v3065;  // kernels/sdpa/flash_tile.hpp:230
-    const float v3069 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3070 = fmaxf(v3069, v3045);
-    const bool v3073 = v3070 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v3074 = v3073 ? 0.0f : v3070;
-    v3047.x[2] = v3074;  // kernels/sdpa/flash_tile.hpp:230
-    const float v3078 = v575.x[3];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3079 = fmaxf(v3078, v3045);
-    const bool v3082 = v3079 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v3083 = v3082 ? 0.0f : v3079;
-    v3047.x[3] = v3083;  // kernels/sdpa/flash_tile.hpp:230
-    iron_frag<float, 2, 16, 8> v3085;  // kernels/sdpa/flash_tile.hpp:233
-    iron_frag_fill(v3085, 0.0f);
-    const unsigned int v3086 = static_cast<unsigned int>(v3085.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:234
-    const unsigned int v3087 = static_cast<unsigned int>(v3085.row(0, iron_linear_thread() & 31u));
-    const float v3089 = v3047.x[0];  // kernels/sdpa/flash_tile.hpp:235
-    const float v3090 = v3045 - v3089;
-    const float v3091 = exp2f(v3090);
-    const float v3093 = v575.x[0];
-    const float v3094 = v3093 - v3089;
-    const float v3095 = exp2f(v3094);
-    const float v3096 = v577.x[0];
-    const float v3097 = v3096 * v3095;
-    const float v3098 = v3097 + v3091;
-    v3085.x[0] = v3098;  // kernels/sdpa/flash_tile.hpp:234
-    const unsigned int v3099 = static_cast<unsigned int>(v3085.col(1, iron_linear_thread() & 31u));
-    const unsigned int v3100 = static_cast<unsigned int>(v3085.row(1, iron_linear_thread() & 31u));
-    const float v3102 = v3047.x[1];  // kernels/sdpa/flash_tile.hpp:235
-    const float v3103 = v3045 - v3102;
-    const float v3104 = exp2f(v3103);
-    const float v3106 = v575.x[1];
-    const float v3107 = v3106 - v3102;
-    const float v3108 = exp2f(v3107);
-    const float v3109 = v577.x[1];
-    const float v3110 = v3109 * v3108;
-    const float v3111 = v3110 + v3104;
-    v3085.x[1] = v3111;  // kernels/sdpa/flash_tile.hpp:234
-    const unsigned int v3112 = static_cast<unsigned int>(v3085.col(2, iron_linear_thread() & 31u));
-    const unsigned int v3113 = static_cast<unsigned int>(v3085.row(2, iron_linear_thread() & 31u));
-    const float v3115 = v3047.x[2];  // kernels/sdpa/flash_tile.hpp:235
-    const float v3116 = v3045 - v3115;
-    const float v3117 = exp2f(v3116);
-    const float v3119 = v575.x[2];
-    const float v3120 = v3119 - v3115;
-    const float v3121 = exp2f(v3120);
-    const float v3122 = v577.x[2];
-    const float v3123 = v3122 * v3121;
-    const float v3124 = v3123 + v3117;
-    v3085.x[2] = v3124;  // kernels/sdpa/flash_tile.hpp:234
-    const unsigned int v3125 = static_cast<unsigned int>(v3085.col(3, iron_linear_thread() & 31u));
-    const unsigned int v3126 = static_cast<unsigned int>(v3085.row(3, iron_linear_thread() & 31u));
-    const float v3128 = v3047.x[3];  // kernels/sdpa/flash_tile.hpp:235
-    const float v3129 = v3045 - v3128;
-    const float v3130 = exp2f(v3129);
-    const float v3132 = v575.x[3];
-    const float v3133 = v3132 - v3128;
-    const float v3134 = exp2f(v3133);
-    const float v3135 = v577.x[3];
-    const float v3136 = v3135 * v3134;
-    const float v3137 = v3136 + v3130;
-    v3085.x[3] = v3137;  // kernels/sdpa/flash_tile.hpp:234
-    iron_frag<float, 2, 16, 8> v3139;  // kernels/sdpa/flash_tile.hpp:237
-    iron_frag_fill(v3139, 0.0f);
-    const float v3143 = v3085.x[0];  // kernels/sdpa/flash_tile.hpp:239
-    const float v3145 = v3047.x[0];  // kernels/sdpa/flash_tile.hpp:240
-    const float v3146 = v575.x[0];
-    const float v3147 = v3146 - v3145;
-    const float v3148 = exp2f(v3147);
-    const float v3149 = v3148 / v3143;
-    const bool v3151 = v3143 > 0.0f;
-    const float v3152 = v3151 ? v3149 : 0.0f;
-    v3139.x[0] = v3152;  // kernels/sdpa/flash_tile.hpp:238
-    const float v3156 = v3085.x[1];  // kernels/sdpa/flash_tile.hpp:239
-    const float v3158 = v3047.x[1];  // kernels/sdpa/flash_tile.hpp:240
-    const float v3159 = v575.x[1];
-    const float v3160 = v3159 - v3158;
-    const float v3161 = exp2f(v3160);
-    const float v3162 = v3161 / v3156;
-    const bool v3164 = v3156 > 0.0f;
-    const float v3165 = v3164 ? v3162 : 0.0f;
-    v3139.x[1] = v3165;  // kernels/sdpa/flash_tile.hpp:238
-    const float v3169 = v3085.x[2];  // kernels/sdpa/flash_tile.hpp:239
-    const float v3171 = v3047.x[2];  // kernels/sdpa/flash_tile.hpp:240
-    const float v3172 = v575.x[2];
-    const float v3173 = v3172 - v3171;
-    const float v3174 = exp2f(v3173);
-    const float v3175 = v3174 / v3169;
-    const bool v3177 = v3169 > 0.0f;
-    const float v3178 = v3177 ? v3175 : 0.0f;
-    v3139.x[2] = v3178;  // kernels/sdpa/flash_tile.hpp:238
-    const float v3182 = v3085.x[3];  // kernels/sdpa/flash_tile.hpp:239
-    const float v3184 = v3047.x[3];  // kernels/sdpa/flash_tile.hpp:240
-    const float v3185 = v575.x[3];
-    const float v3186 = v3185 - v3184;
-    const float v3187 = exp2f(v3186);
-    const float v3188 = v3187 / v3182;
-    const bool v3190 = v3182 > 0.0f;
-    const float v3191 = v3190 ? v3188 : 0.0f;
-    v3139.x[3] = v3191;  // kernels/sdpa/flash_tile.hpp:238
-    const unsigned int v3193 = v46 + v7390;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3194 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3195 = v579.x[0];
-    const float v3196 = v3195 * v3194;
-    const bool v3197 = v3193 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3197) {
-      const iron_bf16 v3201 = iron_f32_to_bf16(v3196);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3203 = v11 + v3193;
-      const unsigned int v3204 = v3203 * v1;
-      const unsigned int v3205 = v3204 + v26;
-      const unsigned int v3206 = v3205 << 8u;
-      const unsigned int v3207 = v3206 + v7389;
-      out[v3207] = v3201;
-    }
-    const unsigned int v3209 = v46 + v7395;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3210 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3211 = v579.x[1];
-    const float v3212 = v3211 * v3210;
-    const bool v3213 = v3209 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3213) {
-      const iron_bf16 v3217 = iron_f32_to_bf16(v3212);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3219 = v11 + v3209;
-      const unsigned int v3220 = v3219 * v1;
-      const unsigned int v3221 = v3220 + v26;
-      const unsigned int v3222 = v3221 << 8u;
-      const unsigned int v3223 = v3222 + v7394;
-      out[v3223] = v3217;
-    }
-    const unsigned int v3225 = v46 + v7400;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3226 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3227 = v579.x[2];
-    const float v3228 = v3227 * v3226;
-    const bool v3229 = v3225 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3229) {
-      const iron_bf16 v3233 = iron_f32_to_bf16(v3228);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3235 = v11 + v3225;
-      const unsigned int v3236 = v3235 * v1;
-      const unsigned int v3237 = v3236 + v26;
-      const unsigned int v3238 = v3237 << 8u;
-      const unsigned int v3239 = v3238 + v7399;
-      out[v3239] = v3233;
-    }
-    const unsigned int v3241 = v46 + v7405;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3242 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3243 = v579.x[3];
-    const float v3244 = v3243 * v3242;
-    const bool v3245 = v3241 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3245) {
-      const iron_bf16 v3249 = iron_f32_to_bf16(v3244);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3251 = v11 + v3241;
-      const unsigned int v3252 = v3251 * v1;
-      const unsigned int v3253 = v3252 + v26;
-      const unsigned int v3254 = v3253 << 8u;
-      const unsigned int v3255 = v3254 + v7404;
-      out[v3255] = v3249;
-    }
-    const unsigned int v3257 = v46 + v7410;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3258 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3259 = v579.x[4];
-    const float v3260 = v3259 * v3258;
-    const bool v3261 = v3257 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3261) {
-      const iron_bf16 v3265 = iron_f32_to_bf16(v3260);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3267 = v11 + v3257;
-      const unsigned int v3268 = v3267 * v1;
-      const unsigned int v3269 = v3268 + v26;
-      const unsigned int v3270 = v3269 << 8u;
-      const unsigned int v3271 = v3270 + v7409;
-      out[v3271] = v3265;
-    }
-    const unsigned int v3273 = v46 + v7415;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3274 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3275 = v579.x[5];
-    const float v3276 = v3275 * v3274;
-    const bool v3277 = v3273 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3277) {
-      const iron_bf16 v3281 = iron_f32_to_bf16(v3276);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3283 = v11 + v3273;
-      const unsigned int v3284 = v3283 * v1;
-      const unsigned int v3285 = v3284 + v26;
-      const unsigned int v3286 = v3285 << 8u;
-      const unsigned int v3287 = v3286 + v7414;
-      out[v3287] = v3281;
-    }
-    const unsigned int v3289 = v46 + v7420;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3290 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3291 = v579.x[6];
-    const float v3292 = v3291 * v3290;
-    const bool v3293 = v3289 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3293) {
-      const iron_bf16 v3297 = iron_f32_to_bf16(v3292);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3299 = v11 + v3289;
-      const unsigned int v3300 = v3299 * v1;
-      const unsigned int v3301 = v3300 + v26;
-      const unsigned int v3302 = v3301 << 8u;
-      const unsigned int v3303 = v3302 + v7419;
-      out[v3303] = v3297;
-    }
-    const unsigned int v3305 = v46 + v7425;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3306 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3307 = v579.x[7];
-    const float v3308 = v3307 * v3306;
-    const bool v3309 = v3305 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3309) {
-      const iron_bf16 v3313 = iron_f32_to_bf16(v3308);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3315 = v11 + v3305;
-      const unsigned int v3316 = v3315 * v1;
-      const unsigned int v3317 = v3316 + v26;
-      const unsigned int v3318 = v3317 << 8u;
-      const unsigned int v3319 = v3318 + v7424;
-      out[v3319] = v3313;
-    }
-    const unsigned int v3321 = v46 + v7430;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3322 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3323 = v579.x[8];
-    const float v3324 = v3323 * v3322;
-    const bool v3325 = v3321 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3325) {
-      const iron_bf16 v3329 = iron_f32_to_bf16(v3324);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3331 = v11 + v3321;
-      const unsigned int v3332 = v3331 * v1;
-      const unsigned int v3333 = v3332 + v26;
-      const unsigned int v3334 = v3333 << 8u;
-      const unsigned int v3335 = v3334 + v7429;
-      out[v3335] = v3329;
-    }
-    const unsigned int v3337 = v46 + v7435;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3338 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3339 = v579.x[9];
-    const float v3340 = v3339 * v3338;
-    const bool v3341 = v3337 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3341) {
-      const iron_bf16 v3345 = iron_f32_to_bf16(v3340);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3347 = v11 + v3337;
-      const unsigned int v3348 = v3347 * v1;
-      const unsigned int v3349 = v3348 + v26;
-      const unsigned int v3350 = v3349 << 8u;
-      const unsigned int v3351 = v3350 + v7434;
-      out[v3351] = v3345;
-    }
-    const unsigned int v3353 = v46 + v7440;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3354 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3355 = v579.x[10];
-    const float v3356 = v3355 * v3354;
-    const bool v3357 = v3353 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3357) {
-      const iron_bf16 v3361 = iron_f32_to_bf16(v3356);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3363 = v11 + v3353;
-      const unsigned int v3364 = v3363 * v1;
-      const unsigned int v3365 = v3364 + v26;
-      const unsigned int v3366 = v3365 << 8u;
-      const unsigned int v3367 = v3366 + v7439;
-      out[v3367] = v3361;
-    }
-    const unsigned int v3369 = v46 + v7445;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3370 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3371 = v579.x[11];
-    const float v3372 = v3371 * v3370;
-    const bool v3373 = v3369 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3373) {
-      const iron_bf16 v3377 = iron_f32_to_bf16(v3372);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3379 = v11 + v3369;
-      const unsigned int v3380 = v3379 * v1;
-      const unsigned int v3381 = v3380 + v26;
-      const unsigned int v3382 = v3381 << 8u;
-      const unsigned int v3383 = v3382 + v7444;
-      out[v3383] = v3377;
-    }
-    const unsigned int v3385 = v46 + v7450;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3386 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3387 = v579.x[12];
-    const float v3388 = v3387 * v3386;
-    const bool v3389 = v3385 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3389) {
-      const iron_bf16 v3393 = iron_f32_to_bf16(v3388);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3395 = v11 + v3385;
-      const unsigned int v3396 = v3395 * v1;
-      const unsigned int v3397 = v3396 + v26;
-      const unsigned int v3398 = v3397 << 8u;
-      const unsigned int v3399 = v3398 + v7449;
-      out[v3399] = v3393;
-    }
-    const unsigned int v3401 = v46 + v7455;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3402 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3403 = v579.x[13];
-    const float v3404 = v3403 * v3402;
-    const bool v3405 = v3401 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3405) {
-      const iron_bf16 v3409 = iron_f32_to_bf16(v3404);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3411 = v11 + v3401;
-      const unsigned int v3412 = v3411 * v1;
-      const unsigned int v3413 = v3412 + v26;
-      const unsigned int v3414 = v3413 << 8u;
-      const unsigned int v3415 = v3414 + v7454;
-      out[v3415] = v3409;
-    }
-    const unsigned int v3417 = v46 + v7460;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3418 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3419 = v579.x[14];
-    const float v3420 = v3419 * v3418;
-    const bool v3421 = v3417 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3421) {
-      const iron_bf16 v3425 = iron_f32_to_bf16(v3420);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3427 = v11 + v3417;
-      const unsigned int v3428 = v3427 * v1;
-      const unsigned int v3429 = v3428 + v26;
-      const unsigned int v3430 = v3429 << 8u;
-      const unsigned int v3431 = v3430 + v7459;
-      out[v3431] = v3425;
-    }
-    const unsigned int v3433 = v46 + v7465;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3434 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3435 = v579.x[15];
-    const float v3436 = v3435 * v3434;
-    const bool v3437 = v3433 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3437) {
-      const iron_bf16 v3441 = iron_f32_to_bf16(v3436);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3443 = v11 + v3433;
-      const unsigned int v3444 = v3443 * v1;
-      const unsigned int v3445 = v3444 + v26;
-      const unsigned int v3446 = v3445 << 8u;
-      const unsigned int v3447 = v3446 + v7464;
-      out[v3447] = v3441;
-    }
-    const unsigned int v3449 = v46 + v7470;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3450 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3451 = v579.x[16];
-    const float v3452 = v3451 * v3450;
-    const bool v3453 = v3449 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3453) {
-      const iron_bf16 v3457 = iron_f32_to_bf16(v3452);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3459 = v11 + v3449;
-      const unsigned int v3460 = v3459 * v1;
-      const unsigned int v3461 = v3460 + v26;
-      const unsigned int v3462 = v3461 << 8u;
-      const unsigned int v3463 = v3462 + v7469;
-      out[v3463] = v3457;
-    }
-    const unsigned int v3465 = v46 + v7475;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3466 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3467 = v579.x[17];
-    const float v3468 = v3467 * v3466;
-    const bool v3469 = v3465 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3469) {
-      const iron_bf16 v3473 = iron_f32_to_bf16(v3468);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3475 = v11 + v3465;
-      const unsigned int v3476 = v3475 * v1;
-      const unsigned int v3477 = v3476 + v26;
-      const unsigned int v3478 = v3477 << 8u;
-      const unsigned int v3479 = v3478 + v7474;
-      out[v3479] = v3473;
-    }
-    const unsigned int v3481 = v46 + v7480;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3482 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3483 = v579.x[18];
-    const float v3484 = v3483 * v3482;
-    const bool v3485 = v3481 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3485) {
-      const iron_bf16 v3489 = iron_f32_to_bf16(v3484);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3491 = v11 + v3481;
-      const unsigned int v3492 = v3491 * v1;
-      const unsigned int v3493 = v3492 + v26;
-      const unsigned int v3494 = v3493 << 8u;
-      const unsigned int v3495 = v3494 + v7479;
-      out[v3495] = v3489;
-    }
-    const unsigned int v3497 = v46 + v7485;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3498 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3499 = v579.x[19];
-    const float v3500 = v3499 * v3498;
-    const bool v3501 = v3497 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3501) {
-      const iron_bf16 v3505 = iron_f32_to_bf16(v3500);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3507 = v11 + v3497;
-      const unsigned int v3508 = v3507 * v1;
-      const unsigned int v3509 = v3508 + v26;
-      const unsigned int v3510 = v3509 << 8u;
-      const unsigned int v3511 = v3510 + v7484;
-      out[v3511] = v3505;
-    }
-    const unsigned int v3513 = v46 + v7490;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3514 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3515 = v579.x[20];
-    const float v3516 = v3515 * v3514;
-    const bool v3517 = v3513 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3517) {
-      const iron_bf16 v3521 = iron_f32_to_bf16(v3516);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3523 = v11 + v3513;
-      const unsigned int v3524 = v3523 * v1;
-      const unsigned int v3525 = v3524 + v26;
-      const unsigned int v3526 = v3525 << 8u;
-      const unsigned int v3527 = v3526 + v7489;
-      out[v3527] = v3521;
-    }
-    const unsigned int v3529 = v46 + v7495;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3530 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3531 = v579.x[21];
-    const float v3532 = v3531 * v3530;
-    const bool v3533 = v3529 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3533) {
-      const iron_bf16 v3537 = iron_f32_to_bf16(v3532);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3539 = v11 + v3529;
-      const unsigned int v3540 = v3539 * v1;
-      const unsigned int v3541 = v3540 + v26;
-      const unsigned int v3542 = v3541 << 8u;
-      const unsigned int v3543 = v3542 + v7494;
-      out[v3543] = v3537;
-    }
-    const unsigned int v3545 = v46 + v7500;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3546 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3547 = v579.x[22];
-    const float v3548 = v3547 * v3546;
-    const bool v3549 = v3545 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3549) {
-      const iron_bf16 v3553 = iron_f32_to_bf16(v3548);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3555 = v11 + v3545;
-      const unsigned int v3556 = v3555 * v1;
-      const unsigned int v3557 = v3556 + v26;
-      const unsigned int v3558 = v3557 << 8u;
-      const unsigned int v3559 = v3558 + v7499;
-      out[v3559] = v3553;
-    }
-    const unsigned int v3561 = v46 + v7505;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3562 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3563 = v579.x[23];
-    const float v3564 = v3563 * v3562;
-    const bool v3565 = v3561 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3565) {
-      const iron_bf16 v3569 = iron_f32_to_bf16(v3564);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3571 = v11 + v3561;
-      const unsigned int v3572 = v3571 * v1;
-      const unsigned int v3573 = v3572 + v26;
-      const unsigned int v3574 = v3573 << 8u;
-      const unsigned int v3575 = v3574 + v7504;
-      out[v3575] = v3569;
-    }
-    const unsigned int v3577 = v46 + v7510;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3578 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3579 = v579.x[24];
-    const float v3580 = v3579 * v3578;
-    const bool v3581 = v3577 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3581) {
-      const iron_bf16 v3585 = iron_f32_to_bf16(v3580);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3587 = v11 + v3577;
-      const unsigned int v3588 = v3587 * v1;
-      const unsigned int v3589 = v3588 + v26;
-      const unsigned int v3590 = v3589 << 8u;
-      const unsigned int v3591 = v3590 + v7509;
-      out[v3591] = v3585;
-    }
-    const unsigned int v3593 = v46 + v7515;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3594 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3595 = v579.x[25];
-    const float v3596 = v3595 * v3594;
-    const bool v3597 = v3593 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3597) {
-      const iron_bf16 v3601 = iron_f32_to_bf16(v3596);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3603 = v11 + v3593;
-      const unsigned int v3604 = v3603 * v1;
-      const unsigned int v3605 = v3604 + v26;
-      const unsigned int v3606 = v3605 << 8u;
-      const unsigned int v3607 = v3606 + v7514;
-      out[v3607] = v3601;
-    }
-    const unsigned int v3609 = v46 + v7520;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3610 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3611 = v579.x[26];
-    const float v3612 = v3611 * v3610;
-    const bool v3613 = v3609 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3613) {
-      const iron_bf16 v3617 = iron_f32_to_bf16(v3612);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3619 = v11 + v3609;
-      const unsigned int v3620 = v3619 * v1;
-      const unsigned int v3621 = v3620 + v26;
-      const unsigned int v3622 = v3621 << 8u;
-      const unsigned int v3623 = v3622 + v7519;
-      out[v3623] = v3617;
-    }
-    const unsigned int v3625 = v46 + v7525;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3626 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3627 = v579.x[27];
-    const float v3628 = v3627 * v3626;
-    const bool v3629 = v3625 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3629) {
-      const iron_bf16 v3633 = iron_f32_to_bf16(v3628);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3635 = v11 + v3625;
-      const unsigned int v3636 = v3635 * v1;
-      const unsigned int v3637 = v3636 + v26;
-      const unsigned int v3638 = v3637 << 8u;
-      const unsigned int v3639 = v3638 + v7524;
-      out[v3639] = v3633;
-    }
-    const unsigned int v3641 = v46 + v7530;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3642 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3643 = v579.x[28];
-    const float v3644 = v3643 * v3642;
-    const bool v3645 = v3641 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3645) {
-      const iron_bf16 v3649 = iron_f32_to_bf16(v3644);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3651 = v11 + v3641;
-      const unsigned int v3652 = v3651 * v1;
-      const unsigned int v3653 = v3652 + v26;
-      const unsigned int v3654 = v3653 << 8u;
-      const unsigned int v3655 = v3654 + v7529;
-      out[v3655] = v3649;
-    }
-    const unsigned int v3657 = v46 + v7535;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3658 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3659 = v579.x[29];
-    const float v3660 = v3659 * v3658;
-    const bool v3661 = v3657 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3661) {
-      const iron_bf16 v3665 = iron_f32_to_bf16(v3660);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3667 = v11 + v3657;
-      const unsigned int v3668 = v3667 * v1;
-      const unsigned int v3669 = v3668 + v26;
-      const unsigned int v3670 = v3669 << 8u;
-      const unsigned int v3671 = v3670 + v7534;
-      out[v3671] = v3665;
-    }
-    const unsigned int v3673 = v46 + v7540;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3674 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3675 = v579.x[30];
-    const float v3676 = v3675 * v3674;
-    const bool v3677 = v3673 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3677) {
-      const iron_bf16 v3681 = iron_f32_to_bf16(v3676);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3683 = v11 + v3673;
-      const unsigned int v3684 = v3683 * v1;
-      const unsigned int v3685 = v3684 + v26;
-      const unsigned int v3686 = v3685 << 8u;
-      const unsigned int v3687 = v3686 + v7539;
-      out[v3687] = v3681;
-    }
-    const unsigned int v3689 = v46 + v7545;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3690 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3691 = v579.x[31];
-    const float v3692 = v3691 * v3690;
-    const bool v3693 = v3689 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3693) {
-      const iron_bf16 v3697 = iron_f32_to_bf16(v3692);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3699 = v11 + v3689;
-      const unsigned int v3700 = v3699 * v1;
-      const unsigned int v3701 = v3700 + v26;
-      const unsigned int v3702 = v3701 << 8u;
-      const unsigned int v3703 = v3702 + v7544;
-      out[v3703] = v3697;
-    }
-    const unsigned int v3705 = v46 + v7550;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3706 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3707 = v581.x[0];
-    const float v3708 = v3707 * v3706;
-    const bool v3709 = v3705 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3709) {
-      const unsigned int v3712 = 64u + v7549;
-      const iron_bf16 v3713 = iron_f32_to_bf16(v3708);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3715 = v11 + v3705;
-      const unsigned int v3716 = v3715 * v1;
-      const unsigned int v3717 = v3716 + v26;
-      const unsigned int v3718 = v3717 << 8u;
-      const unsigned int v3719 = v3718 + v3712;
-      out[v3719] = v3713;
-    }
-    const unsigned int v3721 = v46 + v7555;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3722 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3723 = v581.x[1];
-    const float v3724 = v3723 * v3722;
-    const bool v3725 = v3721 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3725) {
-      const unsigned int v3728 = 64u + v7554;
-      const iron_bf16 v3729 = iron_f32_to_bf16(v3724);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3731 = v11 + v3721;
-      const unsigned int v3732 = v3731 * v1;
-      const unsigned int v3733 = v3732 + v26;
-      const unsigned int v3734 = v3733 << 8u;
-      const unsigned int v3735 = v3734 + v3728;
-      out[v3735] = v3729;
-    }
-    const unsigned int v3737 = v46 + v7560;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3738 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3739 = v581.x[2];
-    const float v3740 = v3739 * v3738;
-    const bool v3741 = v3737 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3741) {
-      const unsigned int v3744 = 64u + v7559;
-      const iron_bf16 v3745 = iron_f32_to_bf16(v3740);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3747 = v11 + v3737;
-      const unsigned int v3748 = v3747 * v1;
-      const unsigned int v3749 = v3748 + v26;
-      const unsigned int v3750 = v3749 << 8u;
-      const unsigned int v3751 = v3750 + v3744;
-      out[v3751] = v3745;
-    }
-    const unsigned int v3753 = v46 + v7565;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3754 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3755 = v581.x[3];
-    const float v3756 = v3755 * v3754;
-    const bool v3757 = v3753 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3757) {
-      const unsigned int v3760 = 64u + v7564;
-      const iron_bf16 v3761 = iron_f32_to_bf16(v3756);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3763 = v11 + v3753;
-      const unsigned int v3764 = v3763 * v1;
-      const unsigned int v3765 = v3764 + v26;
-      const unsigned int v3766 = v3765 << 8u;
-      const unsigned int v3767 = v3766 + v3760;
-      out[v3767] = v3761;
-    }
-    const unsigned int v3769 = v46 + v7570;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3770 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3771 = v581.x[4];
-    const float v3772 = v3771 * v3770;
-    const bool v3773 = v3769 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3773) {
-      const unsigned int v3776 = 64u + v7569;
-      const iron_bf16 v3777 = iron_f32_to_bf16(v3772);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3779 = v11 + v3769;
-      const unsigned int v3780 = v3779 * v1;
-      const unsigned int v3781 = v3780 + v26;
-      const unsigned int v3782 = v3781 << 8u;
-      const unsigned int v3783 = v3782 + v3776;
-      out[v3783] = v3777;
-    }
-    const unsigned int v3785 = v46 + v7575;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3786 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3787 = v581.x[5];
-    const float v3788 = v3787 * v3786;
-    const bool v3789 = v3785 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3789) {
-      const unsigned int v3792 = 64u + v7574;
-      const iron_bf16 v3793 = iron_f32_to_bf16(v3788);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3795 = v11 + v3785;
-      const unsigned int v3796 = v3795 * v1;
-      const unsigned int v3797 = v3796 + v26;
-      const unsigned int v3798 = v3797 << 8u;
-      const unsigned int v3799 = v3798 + v3792;
-      out[v3799] = v3793;
-    }
-    const unsigned int v3801 = v46 + v7580;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3802 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3803 = v581.x[6];
-    const float v3804 = v3803 * v3802;
-    const bool v3805 = v3801 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3805) {
-      const unsigned int v3808 = 64u + v7579;
-      const iron_bf16 v3809 = iron_f32_to_bf16(v3804);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3811 = v11 + v3801;
-      const unsigned int v3812 = v3811 * v1;
-      const unsigned int v3813 = v3812 + v26;
-      const unsigned int v3814 = v3813 << 8u;
-      const unsigned int v3815 = v3814 + v3808;
-      out[v3815] = v3809;
-    }
-    const unsigned int v3817 = v46 + v7585;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3818 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3819 = v581.x[7];
-    const float v3820 = v3819 * v3818;
-    const bool v3821 = v3817 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3821) {
-      const unsigned int v3824 = 64u + v7584;
-      const iron_bf16 v3825 = iron_f32_to_bf16(v3820);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3827 = v11 + v3817;
-      const unsigned int v3828 = v3827 * v1;
-      const unsigned int v3829 = v3828 + v26;
-      const unsigned int v3830 = v3829 << 8u;
-      const unsigned int v3831 = v3830 + v3824;
-      out[v3831] = v3825;
-    }
-    const unsigned int v3833 = v46 + v7590;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3834 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3835 = v581.x[8];
-    const float v3836 = v3835 * v3834;
-    const bool v3837 = v3833 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3837) {
-      const unsigned int v3840 = 64u + v7589;
-      const iron_bf16 v3841 = iron_f32_to_bf16(v3836);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3843 = v11 + v3833;
-      const unsigned int v3844 = v3843 * v1;
-      const unsigned int v3845 = v3844 + v26;
-      const unsigned int v3846 = v3845 << 8u;
-      const unsigned int v3847 = v3846 + v3840;
-      out[v3847] = v3841;
-    }
-    const unsigned int v3849 = v46 + v7595;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3850 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3851 = v581.x[9];
-    const float v3852 = v3851 * v3850;
-    const bool v3853 = v3849 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3853) {
-      const unsigned int v3856 = 64u + v7594;
-      const iron_bf16 v3857 = iron_f32_to_bf16(v3852);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3859 = v11 + v3849;
-      const unsigned int v3860 = v3859 * v1;
-      const unsigned int v3861 = v3860 + v26;
-      const unsigned int v3862 = v3861 << 8u;
-      const unsigned int v3863 = v3862 + v3856;
-      out[v3863] = v3857;
-    }
-    const unsigned int v3865 = v46 + v7600;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3866 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3867 = v581.x[10];
-    const float v3868 = v3867 * v3866;
-    const bool v3869 = v3865 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3869) {
-      const unsigned int v3872 = 64u + v7599;
-      const iron_bf16 v3873 = iron_f32_to_bf16(v3868);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3875 = v11 + v3865;
-      const unsigned int v3876 = v3875 * v1;
-      const unsigned int v3877 = v3876 + v26;
-      const unsigned int v3878 = v3877 << 8u;
-      const unsigned int v3879 = v3878 + v3872;
-      out[v3879] = v3873;
-    }
-    const unsigned int v3881 = v46 + v7605;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3882 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3883 = v581.x[11];
-    const float v3884 = v3883 * v3882;
-    const bool v3885 = v3881 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3885) {
-      const unsigned int v3888 = 64u + v7604;
-      const iron_bf16 v3889 = iron_f32_to_bf16(v3884);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3891 = v11 + v3881;
-      const unsigned int v3892 = v3891 * v1;
-      const unsigned int v3893 = v3892 + v26;
-      const unsigned int v3894 = v3893 << 8u;
-      const unsigned int v3895 = v3894 + v3888;
-      out[v3895] = v3889;
-    }
-    const unsigned int v3897 = v46 + v7610;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3898 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3899 = v581.x[12];
-    const float v3900 = v3899 * v3898;
-    const bool v3901 = v3897 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3901) {
-      const unsigned int v3904 = 64u + v7609;
-      const iron_bf16 v3905 = iron_f32_to_bf16(v3900);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3907 = v11 + v3897;
-      const unsigned int v3908 = v3907 * v1;
-      const unsigned int v3909 = v3908 + v26;
-      const unsigned int v3910 = v3909 << 8u;
-      const unsigned int v3911 = v3910 + v3904;
-      out[v3911] = v3905;
-    }
-    const unsigned int v3913 = v46 + v7615;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3914 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3915 = v581.x[13];
-    const float v3916 = v3915 * v3914;
-    const bool v3917 = v3913 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3917) {
-      const unsigned int v3920 = 64u + v7614;
-      const iron_bf16 v3921 = iron_f32_to_bf16(v3916);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3923 = v11 + v3913;
-      const unsigned int v3924 = v3923 * v1;
-      const unsigned int v3925 = v3924 + v26;
-      const unsigned int v3926 = v3925 << 8u;
-      const unsigned int v3927 = v3926 + v3920;
-      out[v3927] = v3921;
-    }
-    const unsigned int v3929 = v46 + v7620;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3930 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3931 = v581.x[14];
-    const float v3932 = v3931 * v3930;
-    const bool v3933 = v3929 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3933) {
-      const unsigned int v3936 = 64u + v7619;
-      const iron_bf16 v3937 = iron_f32_to_bf16(v3932);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3939 = v11 + v3929;
-      const unsigned int v3940 = v3939 * v1;
-      const unsigned int v3941 = v3940 + v26;
-      const unsigned int v3942 = v3941 << 8u;
-      const unsigned int v3943 = v3942 + v3936;
-      out[v3943] = v3937;
-    }
-    const unsigned int v3945 = v46 + v7625;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3946 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3947 = v581.x[15];
-    const float v3948 = v3947 * v3946;
-    const bool v3949 = v3945 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3949) {
-      const unsigned int v3952 = 64u + v7624;
-      const iron_bf16 v3953 = iron_f32_to_bf16(v3948);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3955 = v11 + v3945;
-      const unsigned int v3956 = v3955 * v1;
-      const unsigned int v3957 = v3956 + v26;
-      const unsigned int v3958 = v3957 << 8u;
-      const unsigned int v3959 = v3958 + v3952;
-      out[v3959] = v3953;
-    }
-    const unsigned int v3961 = v46 + v7630;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3962 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3963 = v581.x[16];
-    const float v3964 = v3963 * v3962;
-    const bool v3965 = v3961 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3965) {
-      const unsigned int v3968 = 64u + v7629;
-      const iron_bf16 v3969 = iron_f32_to_bf16(v3964);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3971 = v11 + v3961;
-      const unsigned int v3972 = v3971 * v1;
-      const unsigned int v3973 = v3972 + v26;
-      const unsigned int v3974 = v3973 << 8u;
-      const unsigned int v3975 = v3974 + v3968;
-      out[v3975] = v3969;
-    }
-    const unsigned int v3977 = v46 + v7635;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3978 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3979 = v581.x[17];
-    const float v3980 = v3979 * v3978;
-    const bool v3981 = v3977 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3981) {
-      const unsigned int v3984 = 64u + v7634;
-      const iron_bf16 v3985 = iron_f32_to_bf16(v3980);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3987 = v11 + v3977;
-      const unsigned int v3988 = v3987 * v1;
-      const unsigned int v3989 = v3988 + v26;
-      const unsigned int v3990 = v3989 << 8u;
-      const unsigned int v3991 = v3990 + v3984;
-      out[v3991] = v3985;
-    }
-    const unsigned int v3993 = v46 + v7640;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3994 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3995 = v581.x[18];
-    const float v3996 = v3995 * v3994;
-    const bool v3997 = v3993 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3997) {
-      const unsigned int v4000 = 64u + v7639;
-      const iron_bf16 v4001 = iron_f32_to_bf16(v3996);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4003 = v11 + v3993;
-      const unsigned int v4004 = v4003 * v1;
-      const unsigned int v4005 = v4004 + v26;
-      const unsigned int v4006 = v4005 << 8u;
-      const unsigned int v4007 = v4006 + v4000;
-      out[v4007] = v4001;
-    }
-    const unsigned int v4009 = v46 + v7645;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4010 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4011 = v581.x[19];
-    const float v4012 = v4011 * v4010;
-    const bool v4013 = v4009 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4013) {
-      const unsigned int v4016 = 64u + v7644;
-      const iron_bf16 v4017 = iron_f32_to_bf16(v4012);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4019 = v11 + v4009;
-      const unsigned int v4020 = v4019 * v1;
-      const unsigned int v4021 = v4020 + v26;
-      const unsigned int v4022 = v4021 << 8u;
-      const unsigned int v4023 = v4022 + v4016;
-      out[v4023] = v4017;
-    }
-    const unsigned int v4025 = v46 + v7650;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4026 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4027 = v581.x[20];
-    const float v4028 = v4027 * v4026;
-    const bool v4029 = v4025 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4029) {
-      const unsigned int v4032 = 64u + v7649;
-      const iron_bf16 v4033 = iron_f32_to_bf16(v4028);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4035 = v11 + v4025;
-      const unsigned int v4036 = v4035 * v1;
-      const unsigned int v4037 = v4036 + v26;
-      const unsigned int v4038 = v4037 << 8u;
-      const unsigned int v4039 = v4038 + v4032;
-      out[v4039] = v4033;
-    }
-    const unsigned int v4041 = v46 + v7655;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4042 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4043 = v581.x[21];
-    const float v4044 = v4043 * v4042;
-    const bool v4045 = v4041 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4045) {
-      const unsigned int v4048 = 64u + v7654;
-      const iron_bf16 v4049 = iron_f32_to_bf16(v4044);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4051 = v11 + v4041;
-      const unsigned int v4052 = v4051 * v1;
-      const unsigned int v4053 = v4052 + v26;
-      const unsigned int v4054 = v4053 << 8u;
-      const unsigned int v4055 = v4054 + v4048;
-      out[v4055] = v4049;
-    }
-    const unsigned int v4057 = v46 + v7660;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4058 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4059 = v581.x[22];
-    const float v4060 = v4059 * v4058;
-    const bool v4061 = v4057 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4061) {
-      const unsigned int v4064 = 64u + v7659;
-      const iron_bf16 v4065 = iron_f32_to_bf16(v4060);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4067 = v11 + v4057;
-      const unsigned int v4068 = v4067 * v1;
-      const unsigned int v4069 = v4068 + v26;
-      const unsigned int v4070 = v4069 << 8u;
-      const unsigned int v4071 = v4070 + v4064;
-      out[v4071] = v4065;
-    }
-    const unsigned int v4073 = v46 + v7665;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4074 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4075 = v581.x[23];
-    const float v4076 = v4075 * v4074;
-    const bool v4077 = v4073 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4077) {
-      const unsigned int v4080 = 64u + v7664;
-      const iron_bf16 v4081 = iron_f32_to_bf16(v4076);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4083 = v11 + v4073;
-      const unsigned int v4084 = v4083 * v1;
-      const unsigned int v4085 = v4084 + v26;
-      const unsigned int v4086 = v4085 << 8u;
-      const unsigned int v4087 = v4086 + v4080;
-      out[v4087] = v4081;
-    }
-    const unsigned int v4089 = v46 + v7670;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4090 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4091 = v581.x[24];
-    const float v4092 = v4091 * v4090;
-    const bool v4093 = v4089 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4093) {
-      const unsigned int v4096 = 64u + v7669;
-      const iron_bf16 v4097 = iron_f32_to_bf16(v4092);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4099 = v11 + v4089;
-      const unsigned int v4100 = v4099 * v1;
-      const unsigned int v4101 = v4100 + v26;
-      const unsigned int v4102 = v4101 << 8u;
-      const unsigned int v4103 = v4102 + v4096;
-      out[v4103] = v4097;
-    }
-    const unsigned int v4105 = v46 + v7675;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4106 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4107 = v581.x[25];
-    const float v4108 = v4107 * v4106;
-    const bool v4109 = v4105 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4109) {
-      const unsigned int v4112 = 64u + v7674;
-      const iron_bf16 v4113 = iron_f32_to_bf16(v4108);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4115 = v11 + v4105;
-      const unsigned int v4116 = v4115 * v1;
-      const unsigned int v4117 = v4116 + v26;
-      const unsigned int v4118 = v4117 << 8u;
-      const unsigned int v4119 = v4118 + v4112;
-      out[v4119] = v4113;
-    }
-    const unsigned int v4121 = v46 + v7680;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4122 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4123 = v581.x[26];
-    const float v4124 = v4123 * v4122;
-    const bool v4125 = v4121 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4125) {
-      const unsigned int v4128 = 64u + v7679;
-      const iron_bf16 v4129 = iron_f32_to_bf16(v4124);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4131 = v11 + v4121;
-      const unsigned int v4132 = v4131 * v1;
-      const unsigned int v4133 = v4132 + v26;
-      const unsigned int v4134 = v4133 << 8u;
-      const unsigned int v4135 = v4134 + v4128;
-      out[v4135] = v4129;
-    }
-    const unsigned int v4137 = v46 + v7685;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4138 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4139 = v581.x[27];
-    const float v4140 = v4139 * v4138;
-    const bool v4141 = v4137 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4141) {
-      const unsigned int v4144 = 64u + v7684;
-      const iron_bf16 v4145 = iron_f32_to_bf16(v4140);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4147 = v11 + v4137;
-      const unsigned int v4148 = v4147 * v1;
-      const unsigned int v4149 = v4148 + v26;
-      const unsigned int v4150 = v4149 << 8u;
-      const unsigned int v4151 = v4150 + v4144;
-      out[v4151] = v4145;
-    }
-    const unsigned int v4153 = v46 + v7690;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4154 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4155 = v581.x[28];
-    const float v4156 = v4155 * v4154;
-    const bool v4157 = v4153 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4157) {
-      const unsigned int v4160 = 64u + v7689;
-      const iron_bf16 v4161 = iron_f32_to_bf16(v4156);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4163 = v11 + v4153;
-      const unsigned int v4164 = v4163 * v1;
-      const unsigned int v4165 = v4164 + v26;
-      const unsigned int v4166 = v4165 << 8u;
-      const unsigned int v4167 = v4166 + v4160;
-      out[v4167] = v4161;
-    }
-    const unsigned int v4169 = v46 + v7695;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4170 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4171 = v581.x[29];
-    const float v4172 = v4171 * v4170;
-    const bool v4173 = v4169 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4173) {
-      const unsigned int v4176 = 64u + v7694;
-      const iron_bf16 v4177 = iron_f32_to_bf16(v4172);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4179 = v11 + v4169;
-      const unsigned int v4180 = v4179 * v1;
-      const unsigned int v4181 = v4180 + v26;
-      const unsigned int v4182 = v4181 << 8u;
-      const unsigned int v4183 = v4182 + v4176;
-      out[v4183] = v4177;
-    }
-    const unsigned int v4185 = v46 + v7700;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4186 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4187 = v581.x[30];
-    const float v4188 = v4187 * v4186;
-    const bool v4189 = v4185 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4189) {
-      const unsigned int v4192 = 64u + v7699;
-      const iron_bf16 v4193 = iron_f32_to_bf16(v4188);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4195 = v11 + v4185;
-      const unsigned int v4196 = v4195 * v1;
-      const unsigned int v4197 = v4196 + v26;
-      const unsigned int v4198 = v4197 << 8u;
-      const unsigned int v4199 = v4198 + v4192;
-      out[v4199] = v4193;
-    }
-    const unsigned int v4201 = v46 + v7705;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4202 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4203 = v581.x[31];
-    const float v4204 = v4203 * v4202;
-    const bool v4205 = v4201 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4205) {
-      const unsigned int v4208 = 64u + v7704;
-      const iron_bf16 v4209 = iron_f32_to_bf16(v4204);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4211 = v11 + v4201;
-      const unsigned int v4212 = v4211 * v1;
-      const unsigned int v4213 = v4212 + v26;
-      const unsigned int v4214 = v4213 << 8u;
-      const unsigned int v4215 = v4214 + v4208;
-      out[v4215] = v4209;
-    }
-    const unsigned int v4217 = v46 + v7710;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4218 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4219 = v583.x[0];
-    const float v4220 = v4219 * v4218;
-    const bool v4221 = v4217 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4221) {
-      const unsigned int v4224 = 128u + v7709;
-      const iron_bf16 v4225 = iron_f32_to_bf16(v4220);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4227 = v11 + v4217;
-      const unsigned int v4228 = v4227 * v1;
-      const unsigned int v4229 = v4228 + v26;
-      const unsigned int v4230 = v4229 << 8u;
-      const unsigned int v4231 = v4230 + v4224;
-      out[v4231] = v4225;
-    }
-    const unsigned int v4233 = v46 + v7715;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4234 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4235 = v583.x[1];
-    const float v4236 = v4235 * v4234;
-    const bool v4237 = v4233 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4237) {
-      const unsigned int v4240 = 128u + v7714;
-      const iron_bf16 v4241 = iron_f32_to_bf16(v4236);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4243 = v11 + v4233;
-      const unsigned int v4244 = v4243 * v1;
-      const unsigned int v4245 = v4244 + v26;
-      const unsigned int v4246 = v4245 << 8u;
-      const unsigned int v4247 = v4246 + v4240;
-      out[v4247] = v4241;
-    }
-    const unsigned int v4249 = v46 + v7720;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4250 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4251 = v583.x[2];
-    const float v4252 = v4251 * v4250;
-    const bool v4253 = v4249 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4253) {
-      const unsigned int v4256 = 128u + v7719;
-      const iron_bf16 v4257 = iron_f32_to_bf16(v4252);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4259 = v11 + v4249;
-      const unsigned int v4260 = v4259 * v1;
-      const unsigned int v4261 = v4260 + v26;
-      const unsigned int v4262 = v4261 << 8u;
-      const unsigned int v4263 = v4262 + v4256;
-      out[v4263] = v4257;
-    }
-    const unsigned int v4265 = v46 + v7725;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4266 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4267 = v583.x[3];
-    const float v4268 = v4267 * v4266;
-    const bool v4269 = v4265 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4269) {
-      const unsigned int v4272 = 128u + v7724;
-      const iron_bf16 v4273 = iron_f32_to_bf16(v4268);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4275 = v11 + v4265;
-      const unsigned int v4276 = v4275 * v1;
-      const unsigned int v4277 = v4276 + v26;
-      const unsigned int v4278 = v4277 << 8u;
-      const unsigned int v4279 = v4278 + v4272;
-      out[v4279] = v4273;
-    }
-    const unsigned int v4281 = v46 + v7730;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4282 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4283 = v583.x[4];
-    const float v4284 = v4283 * v4282;
-    const bool v4285 = v4281 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4285) {
-      const unsigned int v4288 = 128u + v7729;
-      const iron_bf16 v4289 = iron_f32_to_bf16(v4284);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4291 = v11 + v4281;
-      const unsigned int v4292 = v4291 * v1;
-      const unsigned int v4293 = v4292 + v26;
-      const unsigned int v4294 = v4293 << 8u;
-      const unsigned int v4295 = v4294 + v4288;
-      out[v4295] = v4289;
-    }
-    const unsigned int v4297 = v46 + v7735;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4298 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4299 = v583.x[5];
-    const float v4300 = v4299 * v4298;
-    const bool v4301 = v4297 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4301) {
-      const unsigned int v4304 = 128u + v7734;
-      const iron_bf16 v4305 = iron_f32_to_bf16(v4300);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4307 = v11 + v4297;
-      const unsigned int v4308 = v4307 * v1;
-      const unsigned int v4309 = v4308 + v26;
-      const unsigned int v4310 = v4309 << 8u;
-      const unsigned int v4311 = v4310 + v4304;
-      out[v4311] = v4305;
-    }
-    const unsigned int v4313 = v46 + v7740;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4314 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4315 = v583.x[6];
-    const float v4316 = v4315 * v4314;
-    const bool v4317 = v4313 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4317) {
-      const unsigned int v4320 = 128u + v7739;
-      const iron_bf16 v4321 = iron_f32_to_bf16(v4316);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4323 = v11 + v4313;
-      const unsigned int v4324 = v4323 * v1;
-      const unsigned int v4325 = v4324 + v26;
-      const unsigned int v4326 = v4325 << 8u;
-      const unsigned int v4327 = v4326 + v4320;
-      out[v4327] = v4321;
-    }
-    const unsigned int v4329 = v46 + v7745;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4330 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4331 = v583.x[7];
-    const float v4332 = v4331 * v4330;
-    const bool v4333 = v4329 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4333) {
-      const unsigned int v4336 = 128u + v7744;
-      const iron_bf16 v4337 = iron_f32_to_bf16(v4332);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4339 = v11 + v4329;
-      const unsigned int v4340 = v4339 * v1;
-      const unsigned int v4341 = v4340 + v26;
-      const unsigned int v4342 = v4341 << 8u;
-      const unsigned int v4343 = v4342 + v4336;
-      out[v4343] = v4337;
-    }
-    const unsigned int v4345 = v46 + v7750;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4346 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4347 = v583.x[8];
-    const float v4348 = v4347 * v4346;
-    const bool v4349 = v4345 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4349) {
-      const unsigned int v4352 = 128u + v7749;
-      const iron_bf16 v4353 = iron_f32_to_bf16(v4348);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4355 = v11 + v4345;
-      const unsigned int v4356 = v4355 * v1;
-      const unsigned int v4357 = v4356 + v26;
-      const unsigned int v4358 = v4357 << 8u;
-      const unsigned int v4359 = v4358 + v4352;
-      out[v4359] = v4353;
-    }
-    const unsigned int v4361 = v46 + v7755;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4362 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4363 = v583.x[9];
-    const float v4364 = v4363 * v4362;
-    const bool v4365 = v4361 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4365) {
-      const unsigned int v4368 = 128u + v7754;
-      const iron_bf16 v4369 = iron_f32_to_bf16(v4364);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4371 = v11 + v4361;
-      const unsigned int v4372 = v4371 * v1;
-      const unsigned int v4373 = v4372 + v26;
-      const unsigned int v4374 = v4373 << 8u;
-      const unsigned int v4375 = v4374 + v4368;
-      out[v4375] = v4369;
-    }
-    const unsigned int v4377 = v46 + v7760;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4378 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4379 = v583.x[10];
-    const float v4380 = v4379 * v4378;
-    const bool v4381 = v4377 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4381) {
-      const unsigned int v4384 = 128u + v7759;
-      const iron_bf16 v4385 = iron_f32_to_bf16(v4380);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4387 = v11 + v4377;
-      const unsigned int v4388 = v4387 * v1;
-      const unsigned int v4389 = v4388 + v26;
-      const unsigned int v4390 = v4389 << 8u;
-      const unsigned int v4391 = v4390 + v4384;
-      out[v4391] = v4385;
-    }
-    const unsigned int v4393 = v46 + v7765;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4394 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4395 = v583.x[11];
-    const float v4396 = v4395 * v4394;
-    const bool v4397 = v4393 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4397) {
-      const unsigned int v4400 = 128u + v7764;
-      const iron_bf16 v4401 = iron_f32_to_bf16(v4396);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4403 = v11 + v4393;
-      const unsigned int v4404 = v4403 * v1;
-      const unsigned int v4405 = v4404 + v26;
-      const unsigned int v4406 = v4405 << 8u;
-      const unsigned int v4407 = v4406 + v4400;
-      out[v4407] = v4401;
-    }
-    const unsigned int v4409 = v46 + v7770;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4410 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4411 = v583.x[12];
-    const float v4412 = v4411 * v4410;
-    const bool v4413 = v4409 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4413) {
-      const unsigned int v4416 = 128u + v7769;
-      const iron_bf16 v4417 = iron_f32_to_bf16(v4412);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4419 = v11 + v4409;
-      const unsigned int v4420 = v4419 * v1;
-      const unsigned int v4421 = v4420 + v26;
-      const unsigned int v4422 = v4421 << 8u;
-      const unsigned int v4423 = v4422 + v4416;
-      out[v4423] = v4417;
-    }
-    const unsigned int v4425 = v46 + v7775;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4426 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4427 = v583.x[13];
-    const float v4428 = v4427 * v4426;
-    const bool v4429 = v4425 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4429) {
-      const unsigned int v4432 = 128u + v7774;
-      const iron_bf16 v4433 = iron_f32_to_bf16(v4428);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4435 = v11 + v4425;
-      const unsigned int v4436 = v4435 * v1;
-      const unsigned int v4437 = v4436 + v26;
-      const unsigned int v4438 = v4437 << 8u;
-      const unsigned int v4439 = v4438 + v4432;
-      out[v4439] = v4433;
-    }
-    const unsigned int v4441 = v46 + v7780;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4442 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4443 = v583.x[14];
-    const float v4444 = v4443 * v4442;
-    const bool v4445 = v4441 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4445) {
-      const unsigned int v4448 = 128u + v7779;
-      const iron_bf16 v4449 = iron_f32_to_bf16(v4444);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4451 = v11 + v4441;
-      const unsigned int v4452 = v4451 * v1;
-      const unsigned int v4453 = v4452 + v26;
-      const unsigned int v4454 = v4453 << 8u;
-      const unsigned int v4455 = v4454 + v4448;
-      out[v4455] = v4449;
-    }
-    const unsigned int v4457 = v46 + v7785;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4458 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4459 = v583.x[15];
-    const float v4460 = v4459 * v4458;
-    const bool v4461 = v4457 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4461) {
-      const unsigned int v4464 = 128u + v7784;
-      const iron_bf16 v4465 = iron_f32_to_bf16(v4460);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4467 = v11 + v4457;
-      const unsigned int v4468 = v4467 * v1;
-      const unsigned int v4469 = v4468 + v26;
-      const unsigned int v4470 = v4469 << 8u;
-      const unsigned int v4471 = v4470 + v4464;
-      out[v4471] = v4465;
-    }
-    const unsigned int v4473 = v46 + v7790;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4474 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4475 = v583.x[16];
-    const float v4476 = v4475 * v4474;
-    const bool v4477 = v4473 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4477) {
-      const unsigned int v4480 = 128u + v7789;
-      const iron_bf16 v4481 = iron_f32_to_bf16(v4476);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4483 = v11 + v4473;
-      const unsigned int v4484 = v4483 * v1;
-      const unsigned int v4485 = v4484 + v26;
-      const unsigned int v4486 = v4485 << 8u;
-      const unsigned int v4487 = v4486 + v4480;
-      out[v4487] = v4481;
-    }
-    const unsigned int v4489 = v46 + v7795;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4490 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4491 = v583.x[17];
-    const float v4492 = v4491 * v4490;
-    const bool v4493 = v4489 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4493) {
-      const unsigned int v4496 = 128u + v7794;
-      const iron_bf16 v4497 = iron_f32_to_bf16(v4492);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4499 = v11 + v4489;
-      const unsigned int v4500 = v4499 * v1;
-      const unsigned int v4501 = v4500 + v26;
-      const unsigned int v4502 = v4501 << 8u;
-      const unsigned int v4503 = v4502 + v4496;
-      out[v4503] = v4497;
-    }
-    const unsigned int v4505 = v46 + v7800;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4506 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4507 = v583.x[18];
-    const float v4508 = v4507 * v4506;
-    const bool v4509 = v4505 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4509) {
-      const unsigned int v4512 = 128u + v7799;
-      const iron_bf16 v4513 = iron_f32_to_bf16(v4508);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4515 = v11 + v4505;
-      const unsigned int v4516 = v4515 * v1;
-      const unsigned int v4517 = v4516 + v26;
-      const unsigned int v4518 = v4517 << 8u;
-      const unsigned int v4519 = v4518 + v4512;
-      out[v4519] = v4513;
-    }
-    const unsigned int v4521 = v46 + v7805;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4522 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4523 = v583.x[19];
-    const float v4524 = v4523 * v4522;
-    const bool v4525 = v4521 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4525) {
-      const unsigned int v4528 = 128u + v7804;
-      const iron_bf16 v4529 = iron_f32_to_bf16(v4524);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4531 = v11 + v4521;
-      const unsigned int v4532 = v4531 * v1;
-      const unsigned int v4533 = v4532 + v26;
-      const unsigned int v4534 = v4533 << 8u;
-      const unsigned int v4535 = v4534 + v4528;
-      out[v4535] = v4529;
-    }
-    const unsigned int v4537 = v46 + v7810;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4538 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4539 = v583.x[20];
-    const float v4540 = v4539 * v4538;
-    const bool v4541 = v4537 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4541) {
-      const unsigned int v4544 = 128u + v7809;
-      const iron_bf16 v4545 = iron_f32_to_bf16(v4540);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4547 = v11 + v4537;
-      const unsigned int v4548 = v4547 * v1;
-      const unsigned int v4549 = v4548 + v26;
-      const unsigned int v4550 = v4549 << 8u;
-      const unsigned int v4551 = v4550 + v4544;
-      out[v4551] = v4545;
-    }
-    const unsigned int v4553 = v46 + v7815;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4554 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4555 = v583.x[21];
-    const float v4556 = v4555 * v4554;
-    const bool v4557 = v4553 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4557) {
-      const unsigned int v4560 = 128u + v7814;
-      const iron_bf16 v4561 = iron_f32_to_bf16(v4556);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4563 = v11 + v4553;
-      const unsigned int v4564 = v4563 * v1;
-      const unsigned int v4565 = v4564 + v26;
-      const unsigned int v4566 = v4565 << 8u;
-      const unsigned int v4567 = v4566 + v4560;
-      out[v4567] = v4561;
-    }
-    const unsigned int v4569 = v46 + v7820;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4570 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4571 = v583.x[22];
-    const float v4572 = v4571 * v4570;
-    const bool v4573 = v4569 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4573) {
-      const unsigned int v4576 = 128u + v7819;
-      const iron_bf16 v4577 = iron_f32_to_bf16(v4572);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4579 = v11 + v4569;
-      const unsigned int v4580 = v4579 * v1;
-      const unsigned int v4581 = v4580 + v26;
-      const unsigned int v4582 = v4581 << 8u;
-      const unsigned int v4583 = v4582 + v4576;
-      out[v4583] = v4577;
-    }
-    const unsigned int v4585 = v46 + v7825;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4586 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4587 = v583.x[23];
-    const float v4588 = v4587 * v4586;
-    const bool v4589 = v4585 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4589) {
-      const unsigned int v4592 = 128u + v7824;
-      const iron_bf16 v4593 = iron_f32_to_bf16(v4588);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4595 = v11 + v4585;
-      const unsigned int v4596 = v4595 * v1;
-      const unsigned int v4597 = v4596 + v26;
-      const unsigned int v4598 = v4597 << 8u;
-      const unsigned int v4599 = v4598 + v4592;
-      out[v4599] = v4593;
-    }
-    const unsigned int v4601 = v46 + v7830;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4602 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4603 = v583.x[24];
-    const float v4604 = v4603 * v4602;
-    const bool v4605 = v4601 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4605) {
-      const unsigned int v4608 = 128u + v7829;
-      const iron_bf16 v4609 = iron_f32_to_bf16(v4604);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4611 = v11 + v4601;
-      const unsigned int v4612 = v4611 * v1;
-      const unsigned int v4613 = v4612 + v26;
-      const unsigned int v4614 = v4613 << 8u;
-      const unsigned int v4615 = v4614 + v4608;
-      out[v4615] = v4609;
-    }
-    const unsigned int v4617 = v46 + v7835;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4618 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4619 = v583.x[25];
-    const float v4620 = v4619 * v4618;
-    const bool v4621 = v4617 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4621) {
-      const unsigned int v4624 = 128u + v7834;
-      const iron_bf16 v4625 = iron_f32_to_bf16(v4620);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4627 = v11 + v4617;
-      const unsigned int v4628 = v4627 * v1;
-      const unsigned int v4629 = v4628 + v26;
-      const unsigned int v4630 = v4629 << 8u;
-      const unsigned int v4631 = v4630 + v4624;
-      out[v4631] = v4625;
-    }
-    const unsigned int v4633 = v46 + v7840;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4634 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4635 = v583.x[26];
-    const float v4636 = v4635 * v4634;
-    const bool v4637 = v4633 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4637) {
-      const unsigned int v4640 = 128u + v7839;
-      const iron_bf16 v4641 = iron_f32_to_bf16(v4636);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4643 = v11 + v4633;
-      const unsigned int v4644 = v4643 * v1;
-      const unsigned int v4645 = v4644 + v26;
-      const unsigned int v4646 = v4645 << 8u;
-      const unsigned int v4647 = v4646 + v4640;
-      out[v4647] = v4641;
-    }
-    const unsigned int v4649 = v46 + v7845;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4650 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4651 = v583.x[27];
-    const float v4652 = v4651 * v4650;
-    const bool v4653 = v4649 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4653) {
-      const unsigned int v4656 = 128u + v7844;
-      const iron_bf16 v4657 = iron_f32_to_bf16(v4652);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4659 = v11 + v4649;
-      const unsigned int v4660 = v4659 * v1;
-      const unsigned int v4661 = v4660 + v26;
-      const unsigned int v4662 = v4661 << 8u;
-      const unsigned int v4663 = v4662 + v4656;
-      out[v4663] = v4657;
-    }
-    const unsigned int v4665 = v46 + v7850;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4666 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4667 = v583.x[28];
-    const float v4668 = v4667 * v4666;
-    const bool v4669 = v4665 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4669) {
-      const unsigned int v4672 = 128u + v7849;
-      const iron_bf16 v4673 = iron_f32_to_bf16(v4668);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4675 = v11 + v4665;
-      const unsigned int v4676 = v4675 * v1;
-      const unsigned int v4677 = v4676 + v26;
-      const unsigned int v4678 = v4677 << 8u;
-      const unsigned int v4679 = v4678 + v4672;
-      out[v4679] = v4673;
-    }
-    const unsigned int v4681 = v46 + v7855;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4682 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4683 = v583.x[29];
-    const float v4684 = v4683 * v4682;
-    const bool v4685 = v4681 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4685) {
-      const unsigned int v4688 = 128u + v7854;
-      const iron_bf16 v4689 = iron_f32_to_bf16(v4684);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4691 = v11 + v4681;
-      const unsigned int v4692 = v4691 * v1;
-      const unsigned int v4693 = v4692 + v26;
-      const unsigned int v4694 = v4693 << 8u;
-      const unsigned int v4695 = v4694 + v4688;
-      out[v4695] = v4689;
-    }
-    const unsigned int v4697 = v46 + v7860;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4698 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4699 = v583.x[30];
-    const float v4700 = v4699 * v4698;
-    const bool v4701 = v4697 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4701) {
-      const unsigned int v4704 = 128u + v7859;
-      const iron_bf16 v4705 = iron_f32_to_bf16(v4700);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4707 = v11 + v4697;
-      const unsigned int v4708 = v4707 * v1;
-      const unsigned int v4709 = v4708 + v26;
-      const unsigned int v4710 = v4709 << 8u;
-      const unsigned int v4711 = v4710 + v4704;
-      out[v4711] = v4705;
-    }
-    const unsigned int v4713 = v46 + v7865;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4714 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4715 = v583.x[31];
-    const float v4716 = v4715 * v4714;
-    const bool v4717 = v4713 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4717) {
-      const unsigned int v4720 = 128u + v7864;
-      const iron_bf16 v4721 = iron_f32_to_bf16(v4716);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4723 = v11 + v4713;
-      const unsigned int v4724 = v4723 * v1;
-      const unsigned int v4725 = v4724 + v26;
-      const unsigned int v4726 = v4725 << 8u;
-      const unsigned int v4727 = v4726 + v4720;
-      out[v4727] = v4721;
-    }
-    const unsigned int v4729 = v46 + v7870;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4730 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4731 = v585.x[0];
-    const float v4732 = v4731 * v4730;
-    const bool v4733 = v4729 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4733) {
-      const unsigned int v4736 = 192u + v7869;
-      const iron_bf16 v4737 = iron_f32_to_bf16(v4732);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4739 = v11 + v4729;
-      const unsigned int v4740 = v4739 * v1;
-      const unsigned int v4741 = v4740 + v26;
-      const unsigned int v4742 = v4741 << 8u;
-      const unsigned int v4743 = v4742 + v4736;
-      out[v4743] = v4737;
-    }
-    const unsigned int v4745 = v46 + v7875;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4746 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4747 = v585.x[1];
-    const float v4748 = v4747 * v4746;
-    const bool v4749 = v4745 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4749) {
-      const unsigned int v4752 = 192u + v7874;
-      const iron_bf16 v4753 = iron_f32_to_bf16(v4748);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4755 = v11 + v4745;
-      const unsigned int v4756 = v4755 * v1;
-      const unsigned int v4757 = v4756 + v26;
-      const unsigned int v4758 = v4757 << 8u;
-      const unsigned int v4759 = v4758 + v4752;
-      out[v4759] = v4753;
-    }
-    const unsigned int v4761 = v46 + v7880;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4762 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4763 = v585.x[2];
-    const float v4764 = v4763 * v4762;
-    const bool v4765 = v4761 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4765) {
-      const unsigned int v4768 = 192u + v7879;
-      const iron_bf16 v4769 = iron_f32_to_bf16(v4764);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4771 = v11 + v4761;
-      const unsigned int v4772 = v4771 * v1;
-      const unsigned int v4773 = v4772 + v26;
-      const unsigned int v4774 = v4773 << 8u;
-      const unsigned int v4775 = v4774 + v4768;
-      out[v4775] = v4769;
-    }
-    const unsigned int v4777 = v46 + v7885;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4778 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4779 = v585.x[3];
-    const float v4780 = v4779 * v4778;
-    const bool v4781 = v4777 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4781) {
-      const unsigned int v4784 = 192u + v7884;
-      const iron_bf16 v4785 = iron_f32_to_bf16(v4780);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4787 = v11 + v4777;
-      const unsigned int v4788 = v4787 * v1;
-      const unsigned int v4789 = v4788 + v26;
-      const unsigned int v4790 = v4789 << 8u;
-      const unsigned int v4791 = v4790 + v4784;
-      out[v4791] = v4785;
-    }
-    const unsigned int v4793 = v46 + v7890;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4794 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4795 = v585.x[4];
-    const float v4796 = v4795 * v4794;
-    const bool v4797 = v4793 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4797) {
-      const unsigned int v4800 = 192u + v7889;
-      const iron_bf16 v4801 = iron_f32_to_bf16(v4796);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4803 = v11 + v4793;
-      const unsigned int v4804 = v4803 * v1;
-      const unsigned int v4805 = v4804 + v26;
-      const unsigned int v4806 = v4805 << 8u;
-      const unsigned int v4807 = v4806 + v4800;
-      out[v4807] = v4801;
-    }
-    const unsigned int v4809 = v46 + v7895;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4810 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4811 = v585.x[5];
-    const float v4812 = v4811 * v4810;
-    const bool v4813 = v4809 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4813) {
-      const unsigned int v4816 = 192u + v7894;
-      const iron_bf16 v4817 = iron_f32_to_bf16(v4812);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4819 = v11 + v4809;
-      const unsigned int v4820 = v4819 * v1;
-      const unsigned int v4821 = v4820 + v26;
-      const unsigned int v4822 = v4821 << 8u;
-      const unsigned int v4823 = v4822 + v4816;
-      out[v4823] = v4817;
-    }
-    const unsigned int v4825 = v46 + v7900;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4826 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4827 = v585.x[6];
-    const float v4828 = v4827 * v4826;
-    const bool v4829 = v4825 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4829) {
-      const unsigned int v4832 = 192u + v7899;
-      const iron_bf16 v4833 = iron_f32_to_bf16(v4828);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4835 = v11 + v4825;
-      const unsigned int v4836 = v4835 * v1;
-      const unsigned int v4837 = v4836 + v26;
-      const unsigned int v4838 = v4837 << 8u;
-      const unsigned int v4839 = v4838 + v4832;
-      out[v4839] = v4833;
-    }
-    const unsigned int v4841 = v46 + v7905;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4842 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4843 = v585.x[7];
-    const float v4844 = v4843 * v4842;
-    const bool v4845 = v4841 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4845) {
-      const unsigned int v4848 = 192u + v7904;
-      const iron_bf16 v4849 = iron_f32_to_bf16(v4844);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4851 = v11 + v4841;
-      const unsigned int v4852 = v4851 * v1;
-      const unsigned int v4853 = v4852 + v26;
-      const unsigned int v4854 = v4853 << 8u;
-      const unsigned int v4855 = v4854 + v4848;
-      out[v4855] = v4849;
-    }
-    const unsigned int v4857 = v46 + v7910;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4858 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4859 = v585.x[8];
-    const float v4860 = v4859 * v4858;
-    const bool v4861 = v4857 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4861) {
-      const unsigned int v4864 = 192u + v7909;
-      const iron_bf16 v4865 = iron_f32_to_bf16(v4860);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4867 = v11 + v4857;
-      const unsigned int v4868 = v4867 * v1;
-      const unsigned int v4869 = v4868 + v26;
-      const unsigned int v4870 = v4869 << 8u;
-      const unsigned int v4871 = v4870 + v4864;
-      out[v4871] = v4865;
-    }
-    const unsigned int v4873 = v46 + v7915;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4874 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4875 = v585.x[9];
-    const float v4876 = v4875 * v4874;
-    const bool v4877 = v4873 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4877) {
-      const unsigned int v4880 = 192u + v7914;
-      const iron_bf16 v4881 = iron_f32_to_bf16(v4876);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4883 = v11 + v4873;
-      const unsigned int v4884 = v4883 * v1;
-      const unsigned int v4885 = v4884 + v26;
-      const unsigned int v4886 = v4885 << 8u;
-      const unsigned int v4887 = v4886 + v4880;
-      out[v4887] = v4881;
-    }
-    const unsigned int v4889 = v46 + v7920;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4890 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4891 = v585.x[10];
-    const float v4892 = v4891 * v4890;
-    const bool v4893 = v4889 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4893) {
-      const unsigned int v4896 = 192u + v7919;
-      const iron_bf16 v4897 = iron_f32_to_bf16(v4892);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4899 = v11 + v4889;
-      const unsigned int v4900 = v4899 * v1;
-      const unsigned int v4901 = v4900 + v26;
-      const unsigned int v4902 = v4901 << 8u;
-      const unsigned int v4903 = v4902 + v4896;
-      out[v4903] = v4897;
-    }
-    const unsigned int v4905 = v46 + v7925;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4906 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4907 = v585.x[11];
-    const float v4908 = v4907 * v4906;
-    const bool v4909 = v4905 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4909) {
-      const unsigned int v4912 = 192u + v7924;
-      const iron_bf16 v4913 = iron_f32_to_bf16(v4908);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4915 = v11 + v4905;
-      const unsigned int v4916 = v4915 * v1;
-      const unsigned int v4917 = v4916 + v26;
-      const unsigned int v4918 = v4917 << 8u;
-      const unsigned int v4919 = v4918 + v4912;
-      out[v4919] = v4913;
-    }
-    const unsigned int v4921 = v46 + v7930;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4922 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4923 = v585.x[12];
-    const float v4924 = v4923 * v4922;
-    const bool v4925 = v4921 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4925) {
-      const unsigned int v4928 = 192u + v7929;
-      const iron_bf16 v4929 = iron_f32_to_bf16(v4924);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4931 = v11 + v4921;
-      const unsigned int v4932 = v4931 * v1;
-      const unsigned int v4933 = v4932 + v26;
-      const unsigned int v4934 = v4933 << 8u;
-      const unsigned int v4935 = v4934 + v4928;
-      out[v4935] = v4929;
-    }
-    const unsigned int v4937 = v46 + v7935;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4938 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4939 = v585.x[13];
-    const float v4940 = v4939 * v4938;
-    const bool v4941 = v4937 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4941) {
-      const unsigned int v4944 = 192u + v7934;
-      const iron_bf16 v4945 = iron_f32_to_bf16(v4940);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4947 = v11 + v4937;
-      const unsigned int v4948 = v4947 * v1;
-      const unsigned int v4949 = v4948 + v26;
-      const unsigned int v4950 = v4949 << 8u;
-      const unsigned int v4951 = v4950 + v4944;
-      out[v4951] = v4945;
-    }
-    const unsigned int v4953 = v46 + v7940;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4954 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4955 = v585.x[14];
-    const float v4956 = v4955 * v4954;
-    const bool v4957 = v4953 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4957) {
-      const unsigned int v4960 = 192u + v7939;
-      const iron_bf16 v4961 = iron_f32_to_bf16(v4956);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4963 = v11 + v4953;
-      const unsigned int v4964 = v4963 * v1;
-      const unsigned int v4965 = v4964 + v26;
-      const unsigned int v4966 = v4965 << 8u;
-      const unsigned int v4967 = v4966 + v4960;
-      out[v4967] = v4961;
-    }
-    const unsigned int v4969 = v46 + v7945;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4970 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4971 = v585.x[15];
-    const float v4972 = v4971 * v4970;
-    const bool v4973 = v4969 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4973) {
-      const unsigned int v4976 = 192u + v7944;
-      const iron_bf16 v4977 = iron_f32_to_bf16(v4972);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4979 = v11 + v4969;
-      const unsigned int v4980 = v4979 * v1;
-      const unsigned int v4981 = v4980 + v26;
-      const unsigned int v4982 = v4981 << 8u;
-      const unsigned int v4983 = v4982 + v4976;
-      out[v4983] = v4977;
-    }
-    const unsigned int v4985 = v46 + v7950;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4986 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4987 = v585.x[16];
-    const float v4988 = v4987 * v4986;
-    const bool v4989 = v4985 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4989) {
-      const unsigned int v4992 = 192u + v7949;
-      const iron_bf16 v4993 = iron_f32_to_bf16(v4988);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4995 = v11 + v4985;
-      const unsigned int v4996 = v4995 * v1;
-      const unsigned int v4997 = v4996 + v26;
-      const unsigned int v4998 = v4997 << 8u;
-      const unsigned int v4999 = v4998 + v4992;
-      out[v4999] = v4993;
-    }
-    const unsigned int v5001 = v46 + v7955;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5002 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5003 = v585.x[17];
-    const float v5004 = v5003 * v5002;
-    const bool v5005 = v5001 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5005) {
-      const unsigned int v5008 = 192u + v7954;
-      const iron_bf16 v5009 = iron_f32_to_bf16(v5004);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5011 = v11 + v5001;
-      const unsigned int v5012 = v5011 * v1;
-      const unsigned int v5013 = v5012 + v26;
-      const unsigned int v5014 = v5013 << 8u;
-      const unsigned int v5015 = v5014 + v5008;
-      out[v5015] = v5009;
-    }
-    const unsigned int v5017 = v46 + v7960;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5018 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5019 = v585.x[18];
-    const float v5020 = v5019 * v5018;
-    const bool v5021 = v5017 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5021) {
-      const unsigned int v5024 = 192u + v7959;
-      const iron_bf16 v5025 = iron_f32_to_bf16(v5020);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5027 = v11 + v5017;
-      const unsigned int v5028 = v5027 * v1;
-      const unsigned int v5029 = v5028 + v26;
-      const unsigned int v5030 = v5029 << 8u;
-      const unsigned int v5031 = v5030 + v5024;
-      out[v5031] = v5025;
-    }
-    const unsigned int v5033 = v46 + v7965;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5034 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5035 = v585.x[19];
-    const float v5036 = v5035 * v5034;
-    const bool v5037 = v5033 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5037) {
-      const unsigned int v5040 = 192u + v7964;
-      const iron_bf16 v5041 = iron_f32_to_bf16(v5036);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5043 = v11 + v5033;
-      const unsigned int v5044 = v5043 * v1;
-      const unsigned int v5045 = v5044 + v26;
-      const unsigned int v5046 = v5045 << 8u;
-      const unsigned int v5047 = v5046 + v5040;
-      out[v5047] = v5041;
-    }
-    const unsigned int v5049 = v46 + v7970;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5050 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5051 = v585.x[20];
-    const float v5052 = v5051 * v5050;
-    const bool v5053 = v5049 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5053) {
-      const unsigned int v5056 = 192u + v7969;
-      const iron_bf16 v5057 = iron_f32_to_bf16(v5052);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5059 = v11 + v5049;
-      const unsigned int v5060 = v5059 * v1;
-      const unsigned int v5061 = v5060 + v26;
-      const unsigned int v5062 = v5061 << 8u;
-      const unsigned int v5063 = v5062 + v5056;
-      out[v5063] = v5057;
-    }
-    const unsigned int v5065 = v46 + v7975;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5066 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5067 = v585.x[21];
-    const float v5068 = v5067 * v5066;
-    const bool v5069 = v5065 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5069) {
-      const unsigned int v5072 = 192u + v7974;
-      const iron_bf16 v5073 = iron_f32_to_bf16(v5068);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5075 = v11 + v5065;
-      const unsigned int v5076 = v5075 * v1;
-      const unsigned int v5077 = v5076 + v26;
-      const unsigned int v5078 = v5077 << 8u;
-      const unsigned int v5079 = v5078 + v5072;
-      out[v5079] = v5073;
-    }
-    const unsigned int v5081 = v46 + v7980;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5082 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5083 = v585.x[22];
-    const float v5084 = v5083 * v5082;
-    const bool v5085 = v5081 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5085) {
-      const unsigned int v5088 = 192u + v7979;
-      const iron_bf16 v5089 = iron_f32_to_bf16(v5084);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5091 = v11 + v5081;
-      const unsigned int v5092 = v5091 * v1;
-      const unsigned int v5093 = v5092 + v26;
-      const unsigned int v5094 = v5093 << 8u;
-      const unsigned int v5095 = v5094 + v5088;
-      out[v5095] = v5089;
-    }
-    const unsigned int v5097 = v46 + v7985;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5098 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5099 = v585.x[23];
-    const float v5100 = v5099 * v5098;
-    const bool v5101 = v5097 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5101) {
-      const unsigned int v5104 = 192u + v7984;
-      const iron_bf16 v5105 = iron_f32_to_bf16(v5100);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5107 = v11 + v5097;
-      const unsigned int v5108 = v5107 * v1;
-      const unsigned int v5109 = v5108 + v26;
-      const unsigned int v5110 = v5109 << 8u;
-      const unsigned int v5111 = v5110 + v5104;
-      out[v5111] = v5105;
-    }
-    const unsigned int v5113 = v46 + v7990;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5114 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5115 = v585.x[24];
-    const float v5116 = v5115 * v5114;
-    const bool v5117 = v5113 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5117) {
-      const unsigned int v5120 = 192u + v7989;
-      const iron_bf16 v5121 = iron_f32_to_bf16(v5116);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5123 = v11 + v5113;
-      const unsigned int v5124 = v5123 * v1;
-      const unsigned int v5125 = v5124 + v26;
-      const unsigned int v5126 = v5125 << 8u;
-      const unsigned int v5127 = v5126 + v5120;
-      out[v5127] = v5121;
-    }
-    const unsigned int v5129 = v46 + v7995;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5130 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5131 = v585.x[25];
-    const float v5132 = v5131 * v5130;
-    const bool v5133 = v5129 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5133) {
-      const unsigned int v5136 = 192u + v7994;
-      const iron_bf16 v5137 = iron_f32_to_bf16(v5132);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5139 = v11 + v5129;
-      const unsigned int v5140 = v5139 * v1;
-      const unsigned int v5141 = v5140 + v26;
-      const unsigned int v5142 = v5141 << 8u;
-      const unsigned int v5143 = v5142 + v5136;
-      out[v5143] = v5137;
-    }
-    const unsigned int v5145 = v46 + v8000;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5146 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5147 = v585.x[26];
-    const float v5148 = v5147 * v5146;
-    const bool v5149 = v5145 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5149) {
-      const unsigned int v5152 = 192u + v7999;
-      const iron_bf16 v5153 = iron_f32_to_bf16(v5148);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5155 = v11 + v5145;
-      const unsigned int v5156 = v5155 * v1;
-      const unsigned int v5157 = v5156 + v26;
-      const unsigned int v5158 = v5157 << 8u;
-      const unsigned int v5159 = v5158 + v5152;
-      out[v5159] = v5153;
-    }
-    const unsigned int v5161 = v46 + v8005;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5162 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5163 = v585.x[27];
-    const float v5164 = v5163 * v5162;
-    const bool v5165 = v5161 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5165) {
-      const unsigned int v5168 = 192u + v8004;
-      const iron_bf16 v5169 = iron_f32_to_bf16(v5164);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5171 = v11 + v5161;
-      const unsigned int v5172 = v5171 * v1;
-      const unsigned int v5173 = v5172 + v26;
-      const unsigned int v5174 = v5173 << 8u;
-      const unsigned int v5175 = v5174 + v5168;
-      out[v5175] = v5169;
-    }
-    const unsigned int v5177 = v46 + v8010;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5178 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5179 = v585.x[28];
-    const float v5180 = v5179 * v5178;
-    const bool v5181 = v5177 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5181) {
-      const unsigned int v5184 = 192u + v8009;
-      const iron_bf16 v5185 = iron_f32_to_bf16(v5180);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5187 = v11 + v5177;
-      const unsigned int v5188 = v5187 * v1;
-      const unsigned int v5189 = v5188 + v26;
-      const unsigned int v5190 = v5189 << 8u;
-      const unsigned int v5191 = v5190 + v5184;
-      out[v5191] = v5185;
-    }
-    const unsigned int v5193 = v46 + v8015;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5194 = v3139.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5195 = v585.x[29];
-    const float v5196 = v5195 * v5194;
-    const bool v5197 = v5193 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5197) {
-      const unsigned int v5200 = 192u + v8014;
-      const iron_bf16 v5201 = iron_f32_to_bf16(v5196);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5203 = v11 + v5193;
-      const unsigned int v5204 = v5203 * v1;
-      const unsigned int v5205 = v5204 + v26;
-      const unsigned int v5206 = v5205 << 8u;
-      const unsigned int v5207 = v5206 + v5200;
-      out[v5207] = v5201;
-    }
-    const unsigned int v5209 = v46 + v8020;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5210 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5211 = v585.x[30];
-    const float v5212 = v5211 * v5210;
-    const bool v5213 = v5209 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5213) {
-      const unsigned int v5216 = 192u + v8019;
-      const iron_bf16 v5217 = iron_f32_to_bf16(v5212);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5219 = v11 + v5209;
-      const unsigned int v5220 = v5219 * v1;
-      const unsigned int v5221 = v5220 + v26;
-      const unsigned int v5222 = v5221 << 8u;
-      const unsigned int v5223 = v5222 + v5216;
-      out[v5223] = v5217;
-    }
-    const unsigned int v5225 = v46 + v8025;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5226 = v3139.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5227 = v585.x[31];
-    const float v5228 = v5227 * v5226;
-    const bool v5229 = v5225 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5229) {
-      const unsigned int v5232 = 192u + v8024;
-      const iron_bf16 v5233 = iron_f32_to_bf16(v5228);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5235 = v11 + v5225;
-      const unsigned int v5236 = v5235 * v1;
-      const unsigned int v5237 = v5236 + v26;
-      const unsigned int v5238 = v5237 << 8u;
-      const unsigned int v5239 = v5238 + v5232;
-      out[v5239] = v5233;
-    }
-    const unsigned int v5241 = v46 + v3087;  // kernels/sdpa/flash_tile.hpp:251
-    const float v5243 = v3047.x[0];  // kernels/sdpa/flash_tile.hpp:252
-    const float v5244 = v3085.x[0];
-    const float v5245 = log2f(v5244);
-    const float v5246 = v5245 + v5243;
-    const float v5247 = v5246 * 0.6931472f;
-    const bool v5250 = v3086 == v47;  // kernels/sdpa/flash_tile.hpp:253
-    const bool v5251 = v5241 < v18;
-    const bool v5252 = v5250 && v5251;
-    if (v5252) {
-      const unsigned int v5253 = v26 * v3;  // kernels/sdpa/prefill.cpp:177
-      const unsigned int v5254 = v5253 + v11;
-      const unsigned int v5255 = v5254 + v5241;
-      lse[v5255] = v5247;
-    }
-    const unsigned int v5257 = v46 + v3100;  // kernels/sdpa/flash_tile.hpp:251
-    const float v5259 = v3047.x[1];  // kernels/sdpa/flash_tile.hpp:252
-    const float v5260 = v3085.x[1];
-    const float v5261 = log2f(v5260);
-    const float v5262 = v5261 + v5259;
-    const float v5263 = v5262 * 0.6931472f;
-    const bool v5266 = v3099 == v47;  // kernels/sdpa/flash_tile.hpp:253
-    const bool v5267 = v5257 < v18;
-    const bool v5268 = v5266 && v5267;
-    if (v5268) {
-      const unsigned int v5269 = v26 * v3;  // kernels/sdpa/prefill.cpp:177
-      const unsigned int v5270 = v5269 + v11;
-      const unsigned int v5271 = v5270 + v5257;
-      lse[v5271] = v5263;
-    }
-    const unsigned int v5273 = v46 + v3113;  // kernels/sdpa/flash_tile.hpp:251
-    const float v5275 = v3047.x[2];  // kernels/sdpa/flash_tile.hpp:252
-    const float v5276 = v3085.x[2];
-    const float v5277 = log2f(v5276);
-    const float v5278 = v5277 + v5275;
-    const float v5279 = v5278 * 0.6931472f;
-    const bool v5282 = v3112 == v47;  // kernels/sdpa/flash_tile.hpp:253
-    const bool v5283 = v5273 < v18;
-    const bool v5284 = v5282 && v5283;
-    if (v5284) {
-      const unsigned int v5285 = v26 * v3;  // kernels/sdpa/prefill.cpp:177
-      const unsigned int v5286 = v5285 + v11;
-      const unsigned int v5287 = v5286 + v5273;
-      lse[v5287] = v5279;
-    }
-    const unsigned int v5289 = v46 + v3126;  // kernels/sdpa/flash_tile.hpp:251
-    const float v5291 = v3047.x[3];  // kernels/sdpa/flash_tile.hpp:252
-    const float v5292 = v3085.x[3];
-    const float v5293 = log2f(v5292);
-    const float v5294 = v5293 + v5291;
-    const float v5295 = v5294 * 0.6931472f;
-    const bool v5298 = v3125 == v47;  // kernels/sdpa/flash_tile.hpp:253
-    const bool v5299 = v5289 < v18;
-    const bool v5300 = v5298 && v5299;
-    if (v5300) {
-      const unsigned int v5301 = v26 * v3;  // kernels/sdpa/prefill.cpp:177
-      const unsigned int v5302 = v5301 + v11;
-      const unsigned int v5303 = v5302 + v5289;
-      lse[v5303] = v5295;
+      iron_frag<float, 2, 16, 8> v7454;  // kernels/sdpa/flash_tile.hpp:173
+      iron_frag_fill(v7454, 0.0f);
+      iron_frag<float, 2, 16, 8> v7456;  // kernels/sdpa/flash_tile.hpp:183
+      iron_frag_fill(v7456, 0.0f);
+      iron_frag_row_reduce<false>(v7456, v6486);
+      const float v7460 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:185
+      const float v7461 = v7456.x[0];  // kernels/sdpa/flash_tile.hpp:186
+      const float v7462 = fmaxf(v7460, v7461);
+      const bool v7465 = v7462 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7466 = v7465 ? 0.0f : v7462;
+      const float v7467 = v7460 - v7466;  // kernels/sdpa/flash_tile.hpp:186
+      const float v7468 = iron_exp2_approx(v7467);
+      v7454.x[0] = v7468;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7472 = v575.x[1];  // kernels/sdpa/flash_tile.hpp:185
+      const float v7473 = v7456.x[1];  // kernels/sdpa/flash_tile.hpp:186
+      const float v7474 = fmaxf(v7472, v7473);
+      const bool v7477 = v7474 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7478 = v7477 ? 0.0f : v7474;
+      const float v7479 = v7472 - v7478;  // kernels/sdpa/flash_tile.hpp:186
+      const float v7480 = iron_exp2_approx(v7479);
+      v7454.x[1] = v7480;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7484 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:185
+      const float v7485 = v7456.x[2];  // kernels/sdpa/flash_tile.hpp:186
+      const float v7486 = fmaxf(v7484, v7485);
+      const bool v7489 = v7486 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7490 = v7489 ? 0.0f : v7486;
+      const float v7491 = v7484 - v7490;  // kernels/sdpa/flash_tile.hpp:186
+      const float v7492 = iron_exp2_approx(v7491);
+      v7454.x[2] = v7492;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7496 = v575.x[3];  // kernels/sdpa/flash_tile.hpp:185
+      const float v7497 = v7456.x[3];  // kernels/sdpa/flash_tile.hpp:186
+      const float v7498 = fmaxf(v7496, v7497);
+      const bool v7501 = v7498 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7502 = v7501 ? 0.0f : v7498;
+      const float v7503 = v7496 - v7502;  // kernels/sdpa/flash_tile.hpp:186
+      const float v7504 = iron_exp2_approx(v7503);
+      v7454.x[3] = v7504;  // kernels/sdpa/flash_tile.hpp:184
+      const float v7507 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:188
+      const float v7508 = v7456.x[0];  // kernels/sdpa/flash_tile.hpp:189
+      const float v7509 = fmaxf(v7507, v7508);
+      v575.x[0] = v7509;  // kernels/sdpa/flash_tile.hpp:188
+      const float v7512 = v575.x[1];
+      const float v7513 = v7456.x[1];  // kernels/sdpa/flash_tile.hpp:189
+      const float v7514 = fmaxf(v7512, v7513);
+      v575.x[1] = v7514;  // kernels/sdpa/flash_tile.hpp:188
+      const float v7517 = v575.x[2];
+      const float v7518 = v7456.x[2];  // kernels/sdpa/flash_tile.hpp:189
+      const float v7519 = fmaxf(v7517, v7518);
+      v575.x[2] = v7519;  // kernels/sdpa/flash_tile.hpp:188
+      const float v7522 = v575.x[3];
+      const float v7523 = v7456.x[3];  // kernels/sdpa/flash_tile.hpp:189
+      const float v7524 = fmaxf(v7522, v7523);
+      v575.x[3] = v7524;  // kernels/sdpa/flash_tile.hpp:188
+      const float v7527 = v6486.x[0];  // kernels/sdpa/flash_tile.hpp:191
+      const float v7528 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7531 = v7528 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7532 = v7531 ? 0.0f : v7528;
+      const float v7533 = v7527 - v7532;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7534 = iron_exp2_approx(v7533);
+      v6486.x[0] = v7534;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7537 = v6486.x[1];
+      const float v7538 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7541 = v7538 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7542 = v7541 ? 0.0f : v7538;
+      const float v7543 = v7537 - v7542;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7544 = iron_exp2_approx(v7543);
+      v6486.x[1] = v7544;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7547 = v6486.x[2];
+      const float v7548 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7551 = v7548 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7552 = v7551 ? 0.0f : v7548;
+      const float v7553 = v7547 - v7552;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7554 = iron_exp2_approx(v7553);
+      v6486.x[2] = v7554;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7557 = v6486.x[3];
+      const float v7558 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7561 = v7558 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7562 = v7561 ? 0.0f : v7558;
+      const float v7563 = v7557 - v7562;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7564 = iron_exp2_approx(v7563);
+      v6486.x[3] = v7564;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7567 = v6486.x[4];
+      const float v7568 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7571 = v7568 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7572 = v7571 ? 0.0f : v7568;
+      const float v7573 = v7567 - v7572;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7574 = iron_exp2_approx(v7573);
+      v6486.x[4] = v7574;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7577 = v6486.x[5];
+      const float v7578 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7581 = v7578 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7582 = v7581 ? 0.0f : v7578;
+      const float v7583 = v7577 - v7582;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7584 = iron_exp2_approx(v7583);
+      v6486.x[5] = v7584;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7587 = v6486.x[6];
+      const float v7588 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7591 = v7588 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7592 = v7591 ? 0.0f : v7588;
+      const float v7593 = v7587 - v7592;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7594 = iron_exp2_approx(v7593);
+      v6486.x[6] = v7594;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7597 = v6486.x[7];
+      const float v7598 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7601 = v7598 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7602 = v7601 ? 0.0f : v7598;
+      const float v7603 = v7597 - v7602;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7604 = iron_exp2_approx(v7603);
+      v6486.x[7] = v7604;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7607 = v6486.x[8];
+      const float v7608 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7611 = v7608 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7612 = v7611 ? 0.0f : v7608;
+      const float v7613 = v7607 - v7612;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7614 = iron_exp2_approx(v7613);
+      v6486.x[8] = v7614;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7617 = v6486.x[9];
+      const float v7618 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7621 = v7618 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7622 = v7621 ? 0.0f : v7618;
+      const float v7623 = v7617 - v7622;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7624 = iron_exp2_approx(v7623);
+      v6486.x[9] = v7624;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7627 = v6486.x[10];
+      const float v7628 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7631 = v7628 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7632 = v7631 ? 0.0f : v7628;
+      const float v7633 = v7627 - v7632;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7634 = iron_exp2_approx(v7633);
+      v6486.x[10] = v7634;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7637 = v6486.x[11];
+      const float v7638 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7641 = v7638 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7642 = v7641 ? 0.0f : v7638;
+      const float v7643 = v7637 - v7642;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7644 = iron_exp2_approx(v7643);
+      v6486.x[11] = v7644;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7647 = v6486.x[12];
+      const float v7648 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7651 = v7648 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7652 = v7651 ? 0.0f : v7648;
+      const float v7653 = v7647 - v7652;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7654 = iron_exp2_approx(v7653);
+      v6486.x[12] = v7654;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7657 = v6486.x[13];
+      const float v7658 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7661 = v7658 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7662 = v7661 ? 0.0f : v7658;
+      const float v7663 = v7657 - v7662;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7664 = iron_exp2_approx(v7663);
+      v6486.x[13] = v7664;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7667 = v6486.x[14];
+      const float v7668 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7671 = v7668 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7672 = v7671 ? 0.0f : v7668;
+      const float v7673 = v7667 - v7672;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7674 = iron_exp2_approx(v7673);
+      v6486.x[14] = v7674;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7677 = v6486.x[15];
+      const float v7678 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7681 = v7678 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7682 = v7681 ? 0.0f : v7678;
+      const float v7683 = v7677 - v7682;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7684 = iron_exp2_approx(v7683);
+      v6486.x[15] = v7684;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7687 = v6486.x[16];
+      const float v7688 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7691 = v7688 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7692 = v7691 ? 0.0f : v7688;
+      const float v7693 = v7687 - v7692;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7694 = iron_exp2_approx(v7693);
+      v6486.x[16] = v7694;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7697 = v6486.x[17];
+      const float v7698 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7701 = v7698 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7702 = v7701 ? 0.0f : v7698;
+      const float v7703 = v7697 - v7702;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7704 = iron_exp2_approx(v7703);
+      v6486.x[17] = v7704;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7707 = v6486.x[18];
+      const float v7708 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7711 = v7708 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7712 = v7711 ? 0.0f : v7708;
+      const float v7713 = v7707 - v7712;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7714 = iron_exp2_approx(v7713);
+      v6486.x[18] = v7714;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7717 = v6486.x[19];
+      const float v7718 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7721 = v7718 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7722 = v7721 ? 0.0f : v7718;
+      const float v7723 = v7717 - v7722;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7724 = iron_exp2_approx(v7723);
+      v6486.x[19] = v7724;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7727 = v6486.x[20];
+      const float v7728 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7731 = v7728 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7732 = v7731 ? 0.0f : v7728;
+      const float v7733 = v7727 - v7732;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7734 = iron_exp2_approx(v7733);
+      v6486.x[20] = v7734;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7737 = v6486.x[21];
+      const float v7738 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7741 = v7738 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7742 = v7741 ? 0.0f : v7738;
+      const float v7743 = v7737 - v7742;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7744 = iron_exp2_approx(v7743);
+      v6486.x[21] = v7744;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7747 = v6486.x[22];
+      const float v7748 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7751 = v7748 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7752 = v7751 ? 0.0f : v7748;
+      const float v7753 = v7747 - v7752;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7754 = iron_exp2_approx(v7753);
+      v6486.x[22] = v7754;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7757 = v6486.x[23];
+      const float v7758 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7761 = v7758 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7762 = v7761 ? 0.0f : v7758;
+      const float v7763 = v7757 - v7762;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7764 = iron_exp2_approx(v7763);
+      v6486.x[23] = v7764;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7767 = v6486.x[24];
+      const float v7768 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7771 = v7768 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7772 = v7771 ? 0.0f : v7768;
+      const float v7773 = v7767 - v7772;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7774 = iron_exp2_approx(v7773);
+      v6486.x[24] = v7774;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7777 = v6486.x[25];
+      const float v7778 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7781 = v7778 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7782 = v7781 ? 0.0f : v7778;
+      const float v7783 = v7777 - v7782;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7784 = iron_exp2_approx(v7783);
+      v6486.x[25] = v7784;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7787 = v6486.x[26];
+      const float v7788 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7791 = v7788 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7792 = v7791 ? 0.0f : v7788;
+      const float v7793 = v7787 - v7792;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7794 = iron_exp2_approx(v7793);
+      v6486.x[26] = v7794;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7797 = v6486.x[27];
+      const float v7798 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7801 = v7798 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7802 = v7801 ? 0.0f : v7798;
+      const float v7803 = v7797 - v7802;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7804 = iron_exp2_approx(v7803);
+      v6486.x[27] = v7804;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7807 = v6486.x[28];
+      const float v7808 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7811 = v7808 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7812 = v7811 ? 0.0f : v7808;
+      const float v7813 = v7807 - v7812;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7814 = iron_exp2_approx(v7813);
+      v6486.x[28] = v7814;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7817 = v6486.x[29];
+      const float v7818 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7821 = v7818 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7822 = v7821 ? 0.0f : v7818;
+      const float v7823 = v7817 - v7822;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7824 = iron_exp2_approx(v7823);
+      v6486.x[29] = v7824;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7827 = v6486.x[30];
+      const float v7828 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7831 = v7828 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7832 = v7831 ? 0.0f : v7828;
+      const float v7833 = v7827 - v7832;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7834 = iron_exp2_approx(v7833);
+      v6486.x[30] = v7834;  // kernels/sdpa/flash_tile.hpp:191
+      const float v7837 = v6486.x[31];
+      const float v7838 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v7841 = v7838 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v7842 = v7841 ? 0.0f : v7838;
+      const float v7843 = v7837 - v7842;  // kernels/sdpa/flash_tile.hpp:192
+      const float v7844 = iron_exp2_approx(v7843);
+      v6486.x[31] = v7844;  // kernels/sdpa/flash_tile.hpp:191
+      iron_frag<float, 2, 16, 8> v7846;  // kernels/sdpa/flash_tile.hpp:194
+      iron_frag_fill(v7846, 0.0f);
+      iron_frag_row_reduce<true>(v7846, v6486);
+      const float v7849 = v577.x[0];  // kernels/sdpa/flash_tile.hpp:195
+      const float v7850 = v7846.x[0];  // kernels/sdpa/flash_tile.hpp:196
+      const float v7851 = v7454.x[0];
+      const float v7852 = v7849 * v7851;
+      const float v7853 = v7852 + v7850;
+      v577.x[0] = v7853;  // kernels/sdpa/flash_tile.hpp:195
+      const float v7856 = v577.x[1];
+      const float v7857 = v7846.x[1];  // kernels/sdpa/flash_tile.hpp:196
+      const float v7858 = v7454.x[1];
+      const float v7859 = v7856 * v7858;
+      const float v7860 = v7859 + v7857;
+      v577.x[1] = v7860;  // kernels/sdpa/flash_tile.hpp:195
+      const float v7863 = v577.x[2];
+      const float v7864 = v7846.x[2];  // kernels/sdpa/flash_tile.hpp:196
+      const float v7865 = v7454.x[2];
+      const float v7866 = v7863 * v7865;
+      const float v7867 = v7866 + v7864;
+      v577.x[2] = v7867;  // kernels/sdpa/flash_tile.hpp:195
+      const float v7870 = v577.x[3];
+      const float v7871 = v7846.x[3];  // kernels/sdpa/flash_tile.hpp:196
+      const float v7872 = v7454.x[3];
+      const float v7873 = v7870 * v7872;
+      const float v7874 = v7873 + v7871;
+      v577.x[3] = v7874;  // kernels/sdpa/flash_tile.hpp:195
+      const float v7877 = v579.x[0];  // kernels/sdpa/flash_tile.hpp:205
+      const float v7878 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7879 = v7877 * v7878;
+      v579.x[0] = v7879;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7882 = v579.x[1];
+      const float v7883 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7884 = v7882 * v7883;
+      v579.x[1] = v7884;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7887 = v579.x[2];
+      const float v7888 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7889 = v7887 * v7888;
+      v579.x[2] = v7889;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7892 = v579.x[3];
+      const float v7893 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7894 = v7892 * v7893;
+      v579.x[3] = v7894;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7897 = v579.x[4];
+      const float v7898 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7899 = v7897 * v7898;
+      v579.x[4] = v7899;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7902 = v579.x[5];
+      const float v7903 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7904 = v7902 * v7903;
+      v579.x[5] = v7904;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7907 = v579.x[6];
+      const float v7908 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7909 = v7907 * v7908;
+      v579.x[6] = v7909;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7912 = v579.x[7];
+      const float v7913 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7914 = v7912 * v7913;
+      v579.x[7] = v7914;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7917 = v579.x[8];
+      const float v7918 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7919 = v7917 * v7918;
+      v579.x[8] = v7919;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7922 = v579.x[9];
+      const float v7923 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7924 = v7922 * v7923;
+      v579.x[9] = v7924;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7927 = v579.x[10];
+      const float v7928 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7929 = v7927 * v7928;
+      v579.x[10] = v7929;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7932 = v579.x[11];
+      const float v7933 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7934 = v7932 * v7933;
+      v579.x[11] = v7934;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7937 = v579.x[12];
+      const float v7938 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7939 = v7937 * v7938;
+      v579.x[12] = v7939;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7942 = v579.x[13];
+      const float v7943 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7944 = v7942 * v7943;
+      v579.x[13] = v7944;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7947 = v579.x[14];
+      const float v7948 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7949 = v7947 * v7948;
+      v579.x[14] = v7949;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7952 = v579.x[15];
+      const float v7953 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7954 = v7952 * v7953;
+      v579.x[15] = v7954;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7957 = v579.x[16];
+      const float v7958 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7959 = v7957 * v7958;
+      v579.x[16] = v7959;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7962 = v579.x[17];
+      const float v7963 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7964 = v7962 * v7963;
+      v579.x[17] = v7964;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7967 = v579.x[18];
+      const float v7968 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7969 = v7967 * v7968;
+      v579.x[18] = v7969;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7972 = v579.x[19];
+      const float v7973 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7974 = v7972 * v7973;
+      v579.x[19] = v7974;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7977 = v579.x[20];
+      const float v7978 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7979 = v7977 * v7978;
+      v579.x[20] = v7979;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7982 = v579.x[21];
+      const float v7983 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7984 = v7982 * v7983;
+      v579.x[21] = v7984;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7987 = v579.x[22];
+      const float v7988 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7989 = v7987 * v7988;
+      v579.x[22] = v7989;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7992 = v579.x[23];
+      const float v7993 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7994 = v7992 * v7993;
+      v579.x[23] = v7994;  // kernels/sdpa/flash_tile.hpp:205
+      const float v7997 = v579.x[24];
+      const float v7998 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v7999 = v7997 * v7998;
+      v579.x[24] = v7999;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8002 = v579.x[25];
+      const float v8003 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8004 = v8002 * v8003;
+      v579.x[25] = v8004;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8007 = v579.x[26];
+      const float v8008 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8009 = v8007 * v8008;
+      v579.x[26] = v8009;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8012 = v579.x[27];
+      const float v8013 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8014 = v8012 * v8013;
+      v579.x[27] = v8014;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8017 = v579.x[28];
+      const float v8018 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8019 = v8017 * v8018;
+      v579.x[28] = v8019;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8022 = v579.x[29];
+      const float v8023 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8024 = v8022 * v8023;
+      v579.x[29] = v8024;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8027 = v579.x[30];
+      const float v8028 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8029 = v8027 * v8028;
+      v579.x[30] = v8029;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8032 = v579.x[31];
+      const float v8033 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8034 = v8032 * v8033;
+      v579.x[31] = v8034;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8037 = v581.x[0];
+      const float v8038 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8039 = v8037 * v8038;
+      v581.x[0] = v8039;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8042 = v581.x[1];
+      const float v8043 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8044 = v8042 * v8043;
+      v581.x[1] = v8044;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8047 = v581.x[2];
+      const float v8048 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8049 = v8047 * v8048;
+      v581.x[2] = v8049;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8052 = v581.x[3];
+      const float v8053 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8054 = v8052 * v8053;
+      v581.x[3] = v8054;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8057 = v581.x[4];
+      const float v8058 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8059 = v8057 * v8058;
+      v581.x[4] = v8059;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8062 = v581.x[5];
+      const float v8063 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8064 = v8062 * v8063;
+      v581.x[5] = v8064;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8067 = v581.x[6];
+      const float v8068 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8069 = v8067 * v8068;
+      v581.x[6] = v8069;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8072 = v581.x[7];
+      const float v8073 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8074 = v8072 * v8073;
+      v581.x[7] = v8074;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8077 = v581.x[8];
+      const float v8078 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8079 = v8077 * v8078;
+      v581.x[8] = v8079;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8082 = v581.x[9];
+      const float v8083 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8084 = v8082 * v8083;
+      v581.x[9] = v8084;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8087 = v581.x[10];
+      const float v8088 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8089 = v8087 * v8088;
+      v581.x[10] = v8089;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8092 = v581.x[11];
+      const float v8093 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8094 = v8092 * v8093;
+      v581.x[11] = v8094;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8097 = v581.x[12];
+      const float v8098 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8099 = v8097 * v8098;
+      v581.x[12] = v8099;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8102 = v581.x[13];
+      const float v8103 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8104 = v8102 * v8103;
+      v581.x[13] = v8104;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8107 = v581.x[14];
+      const float v8108 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8109 = v8107 * v8108;
+      v581.x[14] = v8109;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8112 = v581.x[15];
+      const float v8113 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8114 = v8112 * v8113;
+      v581.x[15] = v8114;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8117 = v581.x[16];
+      const float v8118 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8119 = v8117 * v8118;
+      v581.x[16] = v8119;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8122 = v581.x[17];
+      const float v8123 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8124 = v8122 * v8123;
+      v581.x[17] = v8124;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8127 = v581.x[18];
+      const float v8128 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8129 = v8127 * v8128;
+      v581.x[18] = v8129;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8132 = v581.x[19];
+      const float v8133 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8134 = v8132 * v8133;
+      v581.x[19] = v8134;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8137 = v581.x[20];
+      const float v8138 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8139 = v8137 * v8138;
+      v581.x[20] = v8139;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8142 = v581.x[21];
+      const float v8143 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8144 = v8142 * v8143;
+      v581.x[21] = v8144;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8147 = v581.x[22];
+      const float v8148 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8149 = v8147 * v8148;
+      v581.x[22] = v8149;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8152 = v581.x[23];
+      const float v8153 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8154 = v8152 * v8153;
+      v581.x[23] = v8154;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8157 = v581.x[24];
+      const float v8158 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8159 = v8157 * v8158;
+      v581.x[24] = v8159;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8162 = v581.x[25];
+      const float v8163 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8164 = v8162 * v8163;
+      v581.x[25] = v8164;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8167 = v581.x[26];
+      const float v8168 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8169 = v8167 * v8168;
+      v581.x[26] = v8169;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8172 = v581.x[27];
+      const float v8173 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8174 = v8172 * v8173;
+      v581.x[27] = v8174;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8177 = v581.x[28];
+      const float v8178 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8179 = v8177 * v8178;
+      v581.x[28] = v8179;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8182 = v581.x[29];
+      const float v8183 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8184 = v8182 * v8183;
+      v581.x[29] = v8184;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8187 = v581.x[30];
+      const float v8188 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8189 = v8187 * v8188;
+      v581.x[30] = v8189;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8192 = v581.x[31];
+      const float v8193 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8194 = v8192 * v8193;
+      v581.x[31] = v8194;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8197 = v583.x[0];
+      const float v8198 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8199 = v8197 * v8198;
+      v583.x[0] = v8199;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8202 = v583.x[1];
+      const float v8203 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8204 = v8202 * v8203;
+      v583.x[1] = v8204;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8207 = v583.x[2];
+      const float v8208 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8209 = v8207 * v8208;
+      v583.x[2] = v8209;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8212 = v583.x[3];
+      const float v8213 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8214 = v8212 * v8213;
+      v583.x[3] = v8214;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8217 = v583.x[4];
+      const float v8218 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8219 = v8217 * v8218;
+      v583.x[4] = v8219;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8222 = v583.x[5];
+      const float v8223 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8224 = v8222 * v8223;
+      v583.x[5] = v8224;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8227 = v583.x[6];
+      const float v8228 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8229 = v8227 * v8228;
+      v583.x[6] = v8229;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8232 = v583.x[7];
+      const float v8233 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8234 = v8232 * v8233;
+      v583.x[7] = v8234;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8237 = v583.x[8];
+      const float v8238 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8239 = v8237 * v8238;
+      v583.x[8] = v8239;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8242 = v583.x[9];
+      const float v8243 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8244 = v8242 * v8243;
+      v583.x[9] = v8244;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8247 = v583.x[10];
+      const float v8248 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8249 = v8247 * v8248;
+      v583.x[10] = v8249;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8252 = v583.x[11];
+      const float v8253 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8254 = v8252 * v8253;
+      v583.x[11] = v8254;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8257 = v583.x[12];
+      const float v8258 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8259 = v8257 * v8258;
+      v583.x[12] = v8259;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8262 = v583.x[13];
+      const float v8263 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8264 = v8262 * v8263;
+      v583.x[13] = v8264;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8267 = v583.x[14];
+      const float v8268 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8269 = v8267 * v8268;
+      v583.x[14] = v8269;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8272 = v583.x[15];
+      const float v8273 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8274 = v8272 * v8273;
+      v583.x[15] = v8274;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8277 = v583.x[16];
+      const float v8278 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8279 = v8277 * v8278;
+      v583.x[16] = v8279;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8282 = v583.x[17];
+      const float v8283 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8284 = v8282 * v8283;
+      v583.x[17] = v8284;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8287 = v583.x[18];
+      const float v8288 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8289 = v8287 * v8288;
+      v583.x[18] = v8289;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8292 = v583.x[19];
+      const float v8293 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8294 = v8292 * v8293;
+      v583.x[19] = v8294;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8297 = v583.x[20];
+      const float v8298 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8299 = v8297 * v8298;
+      v583.x[20] = v8299;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8302 = v583.x[21];
+      const float v8303 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8304 = v8302 * v8303;
+      v583.x[21] = v8304;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8307 = v583.x[22];
+      const float v8308 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8309 = v8307 * v8308;
+      v583.x[22] = v8309;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8312 = v583.x[23];
+      const float v8313 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8314 = v8312 * v8313;
+      v583.x[23] = v8314;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8317 = v583.x[24];
+      const float v8318 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8319 = v8317 * v8318;
+      v583.x[24] = v8319;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8322 = v583.x[25];
+      const float v8323 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8324 = v8322 * v8323;
+      v583.x[25] = v8324;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8327 = v583.x[26];
+      const float v8328 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8329 = v8327 * v8328;
+      v583.x[26] = v8329;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8332 = v583.x[27];
+      const float v8333 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8334 = v8332 * v8333;
+      v583.x[27] = v8334;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8337 = v583.x[28];
+      const float v8338 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8339 = v8337 * v8338;
+      v583.x[28] = v8339;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8342 = v583.x[29];
+      const float v8343 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8344 = v8342 * v8343;
+      v583.x[29] = v8344;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8347 = v583.x[30];
+      const float v8348 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8349 = v8347 * v8348;
+      v583.x[30] = v8349;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8352 = v583.x[31];
+      const float v8353 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8354 = v8352 * v8353;
+      v583.x[31] = v8354;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8357 = v585.x[0];
+      const float v8358 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8359 = v8357 * v8358;
+      v585.x[0] = v8359;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8362 = v585.x[1];
+      const float v8363 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8364 = v8362 * v8363;
+      v585.x[1] = v8364;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8367 = v585.x[2];
+      const float v8368 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8369 = v8367 * v8368;
+      v585.x[2] = v8369;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8372 = v585.x[3];
+      const float v8373 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8374 = v8372 * v8373;
+      v585.x[3] = v8374;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8377 = v585.x[4];
+      const float v8378 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8379 = v8377 * v8378;
+      v585.x[4] = v8379;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8382 = v585.x[5];
+      const float v8383 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8384 = v8382 * v8383;
+      v585.x[5] = v8384;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8387 = v585.x[6];
+      const float v8388 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8389 = v8387 * v8388;
+      v585.x[6] = v8389;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8392 = v585.x[7];
+      const float v8393 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8394 = v8392 * v8393;
+      v585.x[7] = v8394;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8397 = v585.x[8];
+      const float v8398 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8399 = v8397 * v8398;
+      v585.x[8] = v8399;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8402 = v585.x[9];
+      const float v8403 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8404 = v8402 * v8403;
+      v585.x[9] = v8404;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8407 = v585.x[10];
+      const float v8408 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8409 = v8407 * v8408;
+      v585.x[10] = v8409;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8412 = v585.x[11];
+      const float v8413 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8414 = v8412 * v8413;
+      v585.x[11] = v8414;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8417 = v585.x[12];
+      const float v8418 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8419 = v8417 * v8418;
+      v585.x[12] = v8419;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8422 = v585.x[13];
+      const float v8423 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8424 = v8422 * v8423;
+      v585.x[13] = v8424;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8427 = v585.x[14];
+      const float v8428 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8429 = v8427 * v8428;
+      v585.x[14] = v8429;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8432 = v585.x[15];
+      const float v8433 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8434 = v8432 * v8433;
+      v585.x[15] = v8434;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8437 = v585.x[16];
+      const float v8438 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8439 = v8437 * v8438;
+      v585.x[16] = v8439;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8442 = v585.x[17];
+      const float v8443 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8444 = v8442 * v8443;
+      v585.x[17] = v8444;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8447 = v585.x[18];
+      const float v8448 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8449 = v8447 * v8448;
+      v585.x[18] = v8449;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8452 = v585.x[19];
+      const float v8453 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8454 = v8452 * v8453;
+      v585.x[19] = v8454;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8457 = v585.x[20];
+      const float v8458 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8459 = v8457 * v8458;
+      v585.x[20] = v8459;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8462 = v585.x[21];
+      const float v8463 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8464 = v8462 * v8463;
+      v585.x[21] = v8464;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8467 = v585.x[22];
+      const float v8468 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8469 = v8467 * v8468;
+      v585.x[22] = v8469;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8472 = v585.x[23];
+      const float v8473 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8474 = v8472 * v8473;
+      v585.x[23] = v8474;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8477 = v585.x[24];
+      const float v8478 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8479 = v8477 * v8478;
+      v585.x[24] = v8479;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8482 = v585.x[25];
+      const float v8483 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8484 = v8482 * v8483;
+      v585.x[25] = v8484;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8487 = v585.x[26];
+      const float v8488 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8489 = v8487 * v8488;
+      v585.x[26] = v8489;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8492 = v585.x[27];
+      const float v8493 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8494 = v8492 * v8493;
+      v585.x[27] = v8494;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8497 = v585.x[28];
+      const float v8498 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8499 = v8497 * v8498;
+      v585.x[28] = v8499;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8502 = v585.x[29];
+      const float v8503 = v7454.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8504 = v8502 * v8503;
+      v585.x[29] = v8504;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8507 = v585.x[30];
+      const float v8508 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8509 = v8507 * v8508;
+      v585.x[30] = v8509;  // kernels/sdpa/flash_tile.hpp:205
+      const float v8512 = v585.x[31];
+      const float v8513 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v8514 = v8512 * v8513;
+      v585.x[31] = v8514;  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag<iron_bf16, 0, 16, 64> v8516;  // kernels/sdpa/flash_warpgroup.hpp:115
+      iron_frag_fill(v8516, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v8516, v6486);
+      iron_frag_store<false>(v8516, shm3, v8523, 64u);  // kernels/sdpa/flash_warpgroup.hpp:122
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:124
+      iron_frag<iron_bf16, 0, 16, 16> v8777;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v8777, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8777, shm3, v8588, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8779;
+      iron_frag_fill(v8779, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8779, shm2, v6490, 64u);
+      iron_frag_mma_sync(v579, v8777, v8779);
+      const unsigned int v8786 = v6490 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v8788;
+      iron_frag_fill(v8788, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8788, shm3, v8599, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8790;
+      iron_frag_fill(v8790, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8790, shm2, v8786, 64u);
+      iron_frag_mma_sync(v579, v8788, v8790);
+      const unsigned int v8797 = v6490 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v8799;
+      iron_frag_fill(v8799, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8799, shm3, v8608, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8801;
+      iron_frag_fill(v8801, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8801, shm2, v8797, 64u);
+      iron_frag_mma_sync(v579, v8799, v8801);
+      const unsigned int v8808 = v6490 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v8810;
+      iron_frag_fill(v8810, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8810, shm3, v8617, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8812;
+      iron_frag_fill(v8812, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8812, shm2, v8808, 64u);
+      iron_frag_mma_sync(v579, v8810, v8812);
+      iron_frag<iron_bf16, 0, 16, 16> v8830;
+      iron_frag_fill(v8830, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8830, shm3, v8588, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8832;
+      iron_frag_fill(v8832, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8832, shm2, v6503, 64u);
+      iron_frag_mma_sync(v581, v8830, v8832);
+      const unsigned int v8839 = v6503 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v8841;
+      iron_frag_fill(v8841, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8841, shm3, v8599, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8843;
+      iron_frag_fill(v8843, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8843, shm2, v8839, 64u);
+      iron_frag_mma_sync(v581, v8841, v8843);
+      const unsigned int v8850 = v6503 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v8852;
+      iron_frag_fill(v8852, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8852, shm3, v8608, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8854;
+      iron_frag_fill(v8854, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8854, shm2, v8850, 64u);
+      iron_frag_mma_sync(v581, v8852, v8854);
+      const unsigned int v8861 = v6503 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v8863;
+      iron_frag_fill(v8863, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8863, shm3, v8617, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8865;
+      iron_frag_fill(v8865, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8865, shm2, v8861, 64u);
+      iron_frag_mma_sync(v581, v8863, v8865);
+      iron_frag<iron_bf16, 0, 16, 16> v8883;
+      iron_frag_fill(v8883, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8883, shm3, v8588, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8885;
+      iron_frag_fill(v8885, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8885, shm2, v6515, 64u);
+      iron_frag_mma_sync(v583, v8883, v8885);
+      const unsigned int v8892 = v6515 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v8894;
+      iron_frag_fill(v8894, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8894, shm3, v8599, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8896;
+      iron_frag_fill(v8896, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8896, shm2, v8892, 64u);
+      iron_frag_mma_sync(v583, v8894, v8896);
+      const unsigned int v8903 = v6515 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v8905;
+      iron_frag_fill(v8905, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8905, shm3, v8608, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8907;
+      iron_frag_fill(v8907, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8907, shm2, v8903, 64u);
+      iron_frag_mma_sync(v583, v8905, v8907);
+      const unsigned int v8914 = v6515 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v8916;
+      iron_frag_fill(v8916, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8916, shm3, v8617, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8918;
+      iron_frag_fill(v8918, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8918, shm2, v8914, 64u);
+      iron_frag_mma_sync(v583, v8916, v8918);
+      iron_frag<iron_bf16, 0, 16, 16> v8936;
+      iron_frag_fill(v8936, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8936, shm3, v8588, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8938;
+      iron_frag_fill(v8938, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8938, shm2, v6527, 64u);
+      iron_frag_mma_sync(v585, v8936, v8938);
+      const unsigned int v8945 = v6527 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v8947;
+      iron_frag_fill(v8947, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8947, shm3, v8599, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8949;
+      iron_frag_fill(v8949, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8949, shm2, v8945, 64u);
+      iron_frag_mma_sync(v585, v8947, v8949);
+      const unsigned int v8956 = v6527 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v8958;
+      iron_frag_fill(v8958, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8958, shm3, v8608, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8960;
+      iron_frag_fill(v8960, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8960, shm2, v8956, 64u);
+      iron_frag_mma_sync(v585, v8958, v8960);
+      const unsigned int v8967 = v6527 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v8969;
+      iron_frag_fill(v8969, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v8969, shm3, v8617, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v8971;
+      iron_frag_fill(v8971, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v8971, shm2, v8967, 64u);
+      iron_frag_mma_sync(v585, v8969, v8971);
+    }
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:92
+    const float v3207 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:219
+    iron_frag<float, 2, 16, 8> v3209;  // kernels/sdpa/flash_tile.hpp:220
+    iron_frag_fill(v3209, 0.0f);
+    const float v3213 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3214 = fmaxf(v3213, v3207);
+    const bool v3217 = v3214 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3218 = v3217 ? 0.0f : v3214;
+    v3209.x[0] = v3218;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3222 = v575.x[1];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3223 = fmaxf(v3222, v3207);
+    const bool v3226 = v3223 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3227 = v3226 ? 0.0f : v3223;
+    v3209.x[1] = v3227;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3231 = v575.x[2];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3232 = fmaxf(v3231, v3207);
+    const bool v3235 = v3232 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3236 = v3235 ? 0.0f : v3232;
+    v3209.x[2] = v3236;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3240 = v575.x[3];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3241 = fmaxf(v3240, v3207);
+    const bool v3244 = v3241 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3245 = v3244 ? 0.0f : v3241;
+    v3209.x[3] = v3245;  // kernels/sdpa/flash_tile.hpp:221
+    iron_frag<float, 2, 16, 8> v3247;  // kernels/sdpa/flash_tile.hpp:224
+    iron_frag_fill(v3247, 0.0f);
+    const unsigned int v3248 = static_cast<unsigned int>(v3247.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:225
+    const unsigned int v3249 = static_cast<unsigned int>(v3247.row(0, iron_linear_thread() & 31u));
+    const float v3251 = v3209.x[0];  // kernels/sdpa/flash_tile.hpp:226
+    const float v3252 = v3207 - v3251;
+    const float v3253 = exp2f(v3252);
+    const float v3255 = v575.x[0];
+    const float v3256 = v3255 - v3251;
+    const float v3257 = exp2f(v3256);
+    const float v3258 = v577.x[0];
+    const float v3259 = v3258 * v3257;
+    const float v3260 = v3259 + v3253;
+    v3247.x[0] = v3260;  // kernels/sdpa/flash_tile.hpp:225
+    const unsigned int v3261 = static_cast<unsigned int>(v3247.col(1, iron_linear_thread() & 31u));
+    const unsigned int v3262 = static_cast<unsigned int>(v3247.row(1, iron_linear_thread() & 31u));
+    const float v3264 = v3209.x[1];  // kernels/sdpa/flash_tile.hpp:226
+    const float v3265 = v3207 - v3264;
+    const float v3266 = exp2f(v3265);
+    const float v3268 = v575.x[1];
+    const float v3269 = v3268 - v3264;
+    const float v3270 = exp2f(v3269);
+    const float v3271 = v577.x[1];
+    const float v3272 = v3271 * v3270;
+    const float v3273 = v3272 + v3266;
+    v3247.x[1] = v3273;  // kernels/sdpa/flash_tile.hpp:225
+    const unsigned int v3274 = static_cast<unsigned int>(v3247.col(2, iron_linear_thread() & 31u));
+    const unsigned int v3275 = static_cast<unsigned int>(v3247.row(2, iron_linear_thread() & 31u));
+    const float v3277 = v3209.x[2];  // kernels/sdpa/flash_tile.hpp:226
+    const float v3278 = v3207 - v3277;
+    const float v3279 = exp2f(v3278);
+    const float v3281 = v575.x[2];
+    const float v3282 = v3281 - v3277;
+    const float v3283 = exp2f(v3282);
+    const float v3284 = v577.x[2];
+    const float v3285 = v3284 * v3283;
+    const float v3286 = v3285 + v3279;
+    v3247.x[2] = v3286;  // kernels/sdpa/flash_tile.hpp:225
+    const unsigned int v3287 = static_cast<unsigned int>(v3247.col(3, iron_linear_thread() & 31u));
+    const unsigned int v3288 = static_cast<unsigned int>(v3247.row(3, iron_linear_thread() & 31u));
+    const float v3290 = v3209.x[3];  // kernels/sdpa/flash_tile.hpp:226
+    const float v3291 = v3207 - v3290;
+    const float v3292 = exp2f(v3291);
+    const float v3294 = v575.x[3];
+    const float v3295 = v3294 - v3290;
+    const float v3296 = exp2f(v3295);
+    const float v3297 = v577.x[3];
+    const float v3298 = v3297 * v3296;
+    const float v3299 = v3298 + v3292;
+    v3247.x[3] = v3299;  // kernels/sdpa/flash_tile.hpp:225
+    iron_frag<float, 2, 16, 8> v3301;  // kernels/sdpa/flash_tile.hpp:228
+    iron_frag_fill(v3301, 0.0f);
+    const float v3305 = v3247.x[0];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3307 = v3209.x[0];  // kernels/sdpa/flash_tile.hpp:231
+    const float v3308 = v575.x[0];
+    const float v3309 = v3308 - v3307;
+    const float v3310 = exp2f(v3309);
+    const float v3311 = v3310 / v3305;
+    const bool v3313 = v3305 > 0.0f;
+    const float v3314 = v3313 ? v3311 : 0.0f;
+    v3301.x[0] = v3314;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3318 = v3247.x[1];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3320 = v3209.x[1];  // kernels/sdpa/flash_tile.hpp:231
+    const float v3321 = v575.x[1];
+    const float v3322 = v3321 - v3320;
+    const float v3323 = exp2f(v3322);
+    const float v3324 = v3323 / v3318;
+    const bool v3326 = v3318 > 0.0f;
+    const float v3327 = v3326 ? v3324 : 0.0f;
+    v3301.x[1] = v3327;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3331 = v3247.x[2];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3333 = v3209.x[2];  // kernels/sdpa/flash_tile.hpp:231
+    const float v3334 = v575.x[2];
+    const float v3335 = v3334 - v3333;
+    const float v3336 = exp2f(v3335);
+    const float v3337 = v3336 / v3331;
+    const bool v3339 = v3331 > 0.0f;
+    const float v3340 = v3339 ? v3337 : 0.0f;
+    v3301.x[2] = v3340;  // kernels/sdpa/flash_tile.hpp:229
+    const float v3344 = v3247.x[3];  // kernels/sdpa/flash_tile.hpp:230
+    const float v3346 = v3209.x[3];  // kernels/sdpa/flash_tile.hpp:231
+    const float v3347 = v575.x[3];
+    const float v3348 = v3347 - v3346;
+    const float v3349 = exp2f(v3348);
+    const float v3350 = v3349 / v3344;
+    const bool v3352 = v3344 > 0.0f;
+    const float v3353 = v3352 ? v3350 : 0.0f;
+    v3301.x[3] = v3353;  // kernels/sdpa/flash_tile.hpp:229
+    const unsigned int v3355 = v46 + v7876;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3356 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3357 = v579.x[0];
+    const float v3358 = v3357 * v3356;
+    const bool v3359 = v3355 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3359) {
+      const iron_bf16 v3363 = iron_f32_to_bf16(v3358);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3365 = v11 + v3355;
+      const unsigned int v3366 = v3365 * v1;
+      const unsigned int v3367 = v3366 + v26;
+      const unsigned int v3368 = v3367 << 8u;
+      const unsigned int v3369 = v3368 + v7875;
+      out[v3369] = v3363;
+    }
+    const unsigned int v3371 = v46 + v7881;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3372 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3373 = v579.x[1];
+    const float v3374 = v3373 * v3372;
+    const bool v3375 = v3371 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3375) {
+      const iron_bf16 v3379 = iron_f32_to_bf16(v3374);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3381 = v11 + v3371;
+      const unsigned int v3382 = v3381 * v1;
+      const unsigned int v3383 = v3382 + v26;
+      const unsigned int v3384 = v3383 << 8u;
+      const unsigned int v3385 = v3384 + v7880;
+      out[v3385] = v3379;
+    }
+    const unsigned int v3387 = v46 + v7886;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3388 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3389 = v579.x[2];
+    const float v3390 = v3389 * v3388;
+    const bool v3391 = v3387 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3391) {
+      const iron_bf16 v3395 = iron_f32_to_bf16(v3390);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3397 = v11 + v3387;
+      const unsigned int v3398 = v3397 * v1;
+      const unsigned int v3399 = v3398 + v26;
+      const unsigned int v3400 = v3399 << 8u;
+      const unsigned int v3401 = v3400 + v7885;
+      out[v3401] = v3395;
+    }
+    const unsigned int v3403 = v46 + v7891;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3404 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3405 = v579.x[3];
+    const float v3406 = v3405 * v3404;
+    const bool v3407 = v3403 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3407) {
+      const iron_bf16 v3411 = iron_f32_to_bf16(v3406);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3413 = v11 + v3403;
+      const unsigned int v3414 = v3413 * v1;
+      const unsigned int v3415 = v3414 + v26;
+      const unsigned int v3416 = v3415 << 8u;
+      const unsigned int v3417 = v3416 + v7890;
+      out[v3417] = v3411;
+    }
+    const unsigned int v3419 = v46 + v7896;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3420 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3421 = v579.x[4];
+    const float v3422 = v3421 * v3420;
+    const bool v3423 = v3419 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3423) {
+      const iron_bf16 v3427 = iron_f32_to_bf16(v3422);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3429 = v11 + v3419;
+      const unsigned int v3430 = v3429 * v1;
+      const unsigned int v3431 = v3430 + v26;
+      const unsigned int v3432 = v3431 << 8u;
+      const unsigned int v3433 = v3432 + v7895;
+      out[v3433] = v3427;
+    }
+    const unsigned int v3435 = v46 + v7901;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3436 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3437 = v579.x[5];
+    const float v3438 = v3437 * v3436;
+    const bool v3439 = v3435 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3439) {
+      const iron_bf16 v3443 = iron_f32_to_bf16(v3438);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3445 = v11 + v3435;
+      const unsigned int v3446 = v3445 * v1;
+      const unsigned int v3447 = v3446 + v26;
+      const unsigned int v3448 = v3447 << 8u;
+      const unsigned int v3449 = v3448 + v7900;
+      out[v3449] = v3443;
+    }
+    const unsigned int v3451 = v46 + v7906;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3452 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3453 = v579.x[6];
+    const float v3454 = v3453 * v3452;
+    const bool v3455 = v3451 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3455) {
+      const iron_bf16 v3459 = iron_f32_to_bf16(v3454);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3461 = v11 + v3451;
+      const unsigned int v3462 = v3461 * v1;
+      const unsigned int v3463 = v3462 + v26;
+      const unsigned int v3464 = v3463 << 8u;
+      const unsigned int v3465 = v3464 + v7905;
+      out[v3465] = v3459;
+    }
+    const unsigned int v3467 = v46 + v7911;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3468 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3469 = v579.x[7];
+    const float v3470 = v3469 * v3468;
+    const bool v3471 = v3467 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3471) {
+      const iron_bf16 v3475 = iron_f32_to_bf16(v3470);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3477 = v11 + v3467;
+      const unsigned int v3478 = v3477 * v1;
+      const unsigned int v3479 = v3478 + v26;
+      const unsigned int v3480 = v3479 << 8u;
+      const unsigned int v3481 = v3480 + v7910;
+      out[v3481] = v3475;
+    }
+    const unsigned int v3483 = v46 + v7916;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3484 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3485 = v579.x[8];
+    const float v3486 = v3485 * v3484;
+    const bool v3487 = v3483 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3487) {
+      const iron_bf16 v3491 = iron_f32_to_bf16(v3486);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3493 = v11 + v3483;
+      const unsigned int v3494 = v3493 * v1;
+      const unsigned int v3495 = v3494 + v26;
+      const unsigned int v3496 = v3495 << 8u;
+      const unsigned int v3497 = v3496 + v7915;
+      out[v3497] = v3491;
+    }
+    const unsigned int v3499 = v46 + v7921;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3500 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3501 = v579.x[9];
+    const float v3502 = v3501 * v3500;
+    const bool v3503 = v3499 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3503) {
+      const iron_bf16 v3507 = iron_f32_to_bf16(v3502);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3509 = v11 + v3499;
+      const unsigned int v3510 = v3509 * v1;
+      const unsigned int v3511 = v3510 + v26;
+      const unsigned int v3512 = v3511 << 8u;
+      const unsigned int v3513 = v3512 + v7920;
+      out[v3513] = v3507;
+    }
+    const unsigned int v3515 = v46 + v7926;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3516 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3517 = v579.x[10];
+    const float v3518 = v3517 * v3516;
+    const bool v3519 = v3515 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3519) {
+      const iron_bf16 v3523 = iron_f32_to_bf16(v3518);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3525 = v11 + v3515;
+      const unsigned int v3526 = v3525 * v1;
+      const unsigned int v3527 = v3526 + v26;
+      const unsigned int v3528 = v3527 << 8u;
+      const unsigned int v3529 = v3528 + v7925;
+      out[v3529] = v3523;
+    }
+    const unsigned int v3531 = v46 + v7931;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3532 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3533 = v579.x[11];
+    const float v3534 = v3533 * v3532;
+    const bool v3535 = v3531 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3535) {
+      const iron_bf16 v3539 = iron_f32_to_bf16(v3534);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3541 = v11 + v3531;
+      const unsigned int v3542 = v3541 * v1;
+      const unsigned int v3543 = v3542 + v26;
+      const unsigned int v3544 = v3543 << 8u;
+      const unsigned int v3545 = v3544 + v7930;
+      out[v3545] = v3539;
+    }
+    const unsigned int v3547 = v46 + v7936;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3548 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3549 = v579.x[12];
+    const float v3550 = v3549 * v3548;
+    const bool v3551 = v3547 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3551) {
+      const iron_bf16 v3555 = iron_f32_to_bf16(v3550);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3557 = v11 + v3547;
+      const unsigned int v3558 = v3557 * v1;
+      const unsigned int v3559 = v3558 + v26;
+      const unsigned int v3560 = v3559 << 8u;
+      const unsigned int v3561 = v3560 + v7935;
+      out[v3561] = v3555;
+    }
+    const unsigned int v3563 = v46 + v7941;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3564 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3565 = v579.x[13];
+    const float v3566 = v3565 * v3564;
+    const bool v3567 = v3563 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3567) {
+      const iron_bf16 v3571 = iron_f32_to_bf16(v3566);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3573 = v11 + v3563;
+      const unsigned int v3574 = v3573 * v1;
+      const unsigned int v3575 = v3574 + v26;
+      const unsigned int v3576 = v3575 << 8u;
+      const unsigned int v3577 = v3576 + v7940;
+      out[v3577] = v3571;
+    }
+    const unsigned int v3579 = v46 + v7946;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3580 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3581 = v579.x[14];
+    const float v3582 = v3581 * v3580;
+    const bool v3583 = v3579 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3583) {
+      const iron_bf16 v3587 = iron_f32_to_bf16(v3582);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3589 = v11 + v3579;
+      const unsigned int v3590 = v3589 * v1;
+      const unsigned int v3591 = v3590 + v26;
+      const unsigned int v3592 = v3591 << 8u;
+      const unsigned int v3593 = v3592 + v7945;
+      out[v3593] = v3587;
+    }
+    const unsigned int v3595 = v46 + v7951;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3596 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3597 = v579.x[15];
+    const float v3598 = v3597 * v3596;
+    const bool v3599 = v3595 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3599) {
+      const iron_bf16 v3603 = iron_f32_to_bf16(v3598);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3605 = v11 + v3595;
+      const unsigned int v3606 = v3605 * v1;
+      const unsigned int v3607 = v3606 + v26;
+      const unsigned int v3608 = v3607 << 8u;
+      const unsigned int v3609 = v3608 + v7950;
+      out[v3609] = v3603;
+    }
+    const unsigned int v3611 = v46 + v7956;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3612 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3613 = v579.x[16];
+    const float v3614 = v3613 * v3612;
+    const bool v3615 = v3611 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3615) {
+      const iron_bf16 v3619 = iron_f32_to_bf16(v3614);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3621 = v11 + v3611;
+      const unsigned int v3622 = v3621 * v1;
+      const unsigned int v3623 = v3622 + v26;
+      const unsigned int v3624 = v3623 << 8u;
+      const unsigned int v3625 = v3624 + v7955;
+      out[v3625] = v3619;
+    }
+    const unsigned int v3627 = v46 + v7961;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3628 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3629 = v579.x[17];
+    const float v3630 = v3629 * v3628;
+    const bool v3631 = v3627 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3631) {
+      const iron_bf16 v3635 = iron_f32_to_bf16(v3630);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3637 = v11 + v3627;
+      const unsigned int v3638 = v3637 * v1;
+      const unsigned int v3639 = v3638 + v26;
+      const unsigned int v3640 = v3639 << 8u;
+      const unsigned int v3641 = v3640 + v7960;
+      out[v3641] = v3635;
+    }
+    const unsigned int v3643 = v46 + v7966;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3644 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3645 = v579.x[18];
+    const float v3646 = v3645 * v3644;
+    const bool v3647 = v3643 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3647) {
+      const iron_bf16 v3651 = iron_f32_to_bf16(v3646);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3653 = v11 + v3643;
+      const unsigned int v3654 = v3653 * v1;
+      const unsigned int v3655 = v3654 + v26;
+      const unsigned int v3656 = v3655 << 8u;
+      const unsigned int v3657 = v3656 + v7965;
+      out[v3657] = v3651;
+    }
+    const unsigned int v3659 = v46 + v7971;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3660 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3661 = v579.x[19];
+    const float v3662 = v3661 * v3660;
+    const bool v3663 = v3659 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3663) {
+      const iron_bf16 v3667 = iron_f32_to_bf16(v3662);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3669 = v11 + v3659;
+      const unsigned int v3670 = v3669 * v1;
+      const unsigned int v3671 = v3670 + v26;
+      const unsigned int v3672 = v3671 << 8u;
+      const unsigned int v3673 = v3672 + v7970;
+      out[v3673] = v3667;
+    }
+    const unsigned int v3675 = v46 + v7976;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3676 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3677 = v579.x[20];
+    const float v3678 = v3677 * v3676;
+    const bool v3679 = v3675 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3679) {
+      const iron_bf16 v3683 = iron_f32_to_bf16(v3678);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3685 = v11 + v3675;
+      const unsigned int v3686 = v3685 * v1;
+      const unsigned int v3687 = v3686 + v26;
+      const unsigned int v3688 = v3687 << 8u;
+      const unsigned int v3689 = v3688 + v7975;
+      out[v3689] = v3683;
+    }
+    const unsigned int v3691 = v46 + v7981;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3692 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3693 = v579.x[21];
+    const float v3694 = v3693 * v3692;
+    const bool v3695 = v3691 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3695) {
+      const iron_bf16 v3699 = iron_f32_to_bf16(v3694);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3701 = v11 + v3691;
+      const unsigned int v3702 = v3701 * v1;
+      const unsigned int v3703 = v3702 + v26;
+      const unsigned int v3704 = v3703 << 8u;
+      const unsigned int v3705 = v3704 + v7980;
+      out[v3705] = v3699;
+    }
+    const unsigned int v3707 = v46 + v7986;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3708 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3709 = v579.x[22];
+    const float v3710 = v3709 * v3708;
+    const bool v3711 = v3707 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3711) {
+      const iron_bf16 v3715 = iron_f32_to_bf16(v3710);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3717 = v11 + v3707;
+      const unsigned int v3718 = v3717 * v1;
+      const unsigned int v3719 = v3718 + v26;
+      const unsigned int v3720 = v3719 << 8u;
+      const unsigned int v3721 = v3720 + v7985;
+      out[v3721] = v3715;
+    }
+    const unsigned int v3723 = v46 + v7991;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3724 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3725 = v579.x[23];
+    const float v3726 = v3725 * v3724;
+    const bool v3727 = v3723 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3727) {
+      const iron_bf16 v3731 = iron_f32_to_bf16(v3726);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3733 = v11 + v3723;
+      const unsigned int v3734 = v3733 * v1;
+      const unsigned int v3735 = v3734 + v26;
+      const unsigned int v3736 = v3735 << 8u;
+      const unsigned int v3737 = v3736 + v7990;
+      out[v3737] = v3731;
+    }
+    const unsigned int v3739 = v46 + v7996;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3740 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3741 = v579.x[24];
+    const float v3742 = v3741 * v3740;
+    const bool v3743 = v3739 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3743) {
+      const iron_bf16 v3747 = iron_f32_to_bf16(v3742);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3749 = v11 + v3739;
+      const unsigned int v3750 = v3749 * v1;
+      const unsigned int v3751 = v3750 + v26;
+      const unsigned int v3752 = v3751 << 8u;
+      const unsigned int v3753 = v3752 + v7995;
+      out[v3753] = v3747;
+    }
+    const unsigned int v3755 = v46 + v8001;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3756 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3757 = v579.x[25];
+    const float v3758 = v3757 * v3756;
+    const bool v3759 = v3755 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3759) {
+      const iron_bf16 v3763 = iron_f32_to_bf16(v3758);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3765 = v11 + v3755;
+      const unsigned int v3766 = v3765 * v1;
+      const unsigned int v3767 = v3766 + v26;
+      const unsigned int v3768 = v3767 << 8u;
+      const unsigned int v3769 = v3768 + v8000;
+      out[v3769] = v3763;
+    }
+    const unsigned int v3771 = v46 + v8006;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3772 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3773 = v579.x[26];
+    const float v3774 = v3773 * v3772;
+    const bool v3775 = v3771 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3775) {
+      const iron_bf16 v3779 = iron_f32_to_bf16(v3774);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3781 = v11 + v3771;
+      const unsigned int v3782 = v3781 * v1;
+      const unsigned int v3783 = v3782 + v26;
+      const unsigned int v3784 = v3783 << 8u;
+      const unsigned int v3785 = v3784 + v8005;
+      out[v3785] = v3779;
+    }
+    const unsigned int v3787 = v46 + v8011;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3788 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3789 = v579.x[27];
+    const float v3790 = v3789 * v3788;
+    const bool v3791 = v3787 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3791) {
+      const iron_bf16 v3795 = iron_f32_to_bf16(v3790);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3797 = v11 + v3787;
+      const unsigned int v3798 = v3797 * v1;
+      const unsigned int v3799 = v3798 + v26;
+      const unsigned int v3800 = v3799 << 8u;
+      const unsigned int v3801 = v3800 + v8010;
+      out[v3801] = v3795;
+    }
+    const unsigned int v3803 = v46 + v8016;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3804 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3805 = v579.x[28];
+    const float v3806 = v3805 * v3804;
+    const bool v3807 = v3803 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3807) {
+      const iron_bf16 v3811 = iron_f32_to_bf16(v3806);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3813 = v11 + v3803;
+      const unsigned int v3814 = v3813 * v1;
+      const unsigned int v3815 = v3814 + v26;
+      const unsigned int v3816 = v3815 << 8u;
+      const unsigned int v3817 = v3816 + v8015;
+      out[v3817] = v3811;
+    }
+    const unsigned int v3819 = v46 + v8021;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3820 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3821 = v579.x[29];
+    const float v3822 = v3821 * v3820;
+    const bool v3823 = v3819 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3823) {
+      const iron_bf16 v3827 = iron_f32_to_bf16(v3822);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3829 = v11 + v3819;
+      const unsigned int v3830 = v3829 * v1;
+      const unsigned int v3831 = v3830 + v26;
+      const unsigned int v3832 = v3831 << 8u;
+      const unsigned int v3833 = v3832 + v8020;
+      out[v3833] = v3827;
+    }
+    const unsigned int v3835 = v46 + v8026;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3836 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3837 = v579.x[30];
+    const float v3838 = v3837 * v3836;
+    const bool v3839 = v3835 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3839) {
+      const iron_bf16 v3843 = iron_f32_to_bf16(v3838);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3845 = v11 + v3835;
+      const unsigned int v3846 = v3845 * v1;
+      const unsigned int v3847 = v3846 + v26;
+      const unsigned int v3848 = v3847 << 8u;
+      const unsigned int v3849 = v3848 + v8025;
+      out[v3849] = v3843;
+    }
+    const unsigned int v3851 = v46 + v8031;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3852 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3853 = v579.x[31];
+    const float v3854 = v3853 * v3852;
+    const bool v3855 = v3851 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3855) {
+      const iron_bf16 v3859 = iron_f32_to_bf16(v3854);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3861 = v11 + v3851;
+      const unsigned int v3862 = v3861 * v1;
+      const unsigned int v3863 = v3862 + v26;
+      const unsigned int v3864 = v3863 << 8u;
+      const unsigned int v3865 = v3864 + v8030;
+      out[v3865] = v3859;
+    }
+    const unsigned int v3867 = v46 + v8036;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3868 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3869 = v581.x[0];
+    const float v3870 = v3869 * v3868;
+    const bool v3871 = v3867 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3871) {
+      const unsigned int v3874 = 64u + v8035;
+      const iron_bf16 v3875 = iron_f32_to_bf16(v3870);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3877 = v11 + v3867;
+      const unsigned int v3878 = v3877 * v1;
+      const unsigned int v3879 = v3878 + v26;
+      const unsigned int v3880 = v3879 << 8u;
+      const unsigned int v3881 = v3880 + v3874;
+      out[v3881] = v3875;
+    }
+    const unsigned int v3883 = v46 + v8041;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3884 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3885 = v581.x[1];
+    const float v3886 = v3885 * v3884;
+    const bool v3887 = v3883 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3887) {
+      const unsigned int v3890 = 64u + v8040;
+      const iron_bf16 v3891 = iron_f32_to_bf16(v3886);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3893 = v11 + v3883;
+      const unsigned int v3894 = v3893 * v1;
+      const unsigned int v3895 = v3894 + v26;
+      const unsigned int v3896 = v3895 << 8u;
+      const unsigned int v3897 = v3896 + v3890;
+      out[v3897] = v3891;
+    }
+    const unsigned int v3899 = v46 + v8046;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3900 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3901 = v581.x[2];
+    const float v3902 = v3901 * v3900;
+    const bool v3903 = v3899 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3903) {
+      const unsigned int v3906 = 64u + v8045;
+      const iron_bf16 v3907 = iron_f32_to_bf16(v3902);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3909 = v11 + v3899;
+      const unsigned int v3910 = v3909 * v1;
+      const unsigned int v3911 = v3910 + v26;
+      const unsigned int v3912 = v3911 << 8u;
+      const unsigned int v3913 = v3912 + v3906;
+      out[v3913] = v3907;
+    }
+    const unsigned int v3915 = v46 + v8051;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3916 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3917 = v581.x[3];
+    const float v3918 = v3917 * v3916;
+    const bool v3919 = v3915 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3919) {
+      const unsigned int v3922 = 64u + v8050;
+      const iron_bf16 v3923 = iron_f32_to_bf16(v3918);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3925 = v11 + v3915;
+      const unsigned int v3926 = v3925 * v1;
+      const unsigned int v3927 = v3926 + v26;
+      const unsigned int v3928 = v3927 << 8u;
+      const unsigned int v3929 = v3928 + v3922;
+      out[v3929] = v3923;
+    }
+    const unsigned int v3931 = v46 + v8056;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3932 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3933 = v581.x[4];
+    const float v3934 = v3933 * v3932;
+    const bool v3935 = v3931 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3935) {
+      const unsigned int v3938 = 64u + v8055;
+      const iron_bf16 v3939 = iron_f32_to_bf16(v3934);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3941 = v11 + v3931;
+      const unsigned int v3942 = v3941 * v1;
+      const unsigned int v3943 = v3942 + v26;
+      const unsigned int v3944 = v3943 << 8u;
+      const unsigned int v3945 = v3944 + v3938;
+      out[v3945] = v3939;
+    }
+    const unsigned int v3947 = v46 + v8061;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3948 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3949 = v581.x[5];
+    const float v3950 = v3949 * v3948;
+    const bool v3951 = v3947 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3951) {
+      const unsigned int v3954 = 64u + v8060;
+      const iron_bf16 v3955 = iron_f32_to_bf16(v3950);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3957 = v11 + v3947;
+      const unsigned int v3958 = v3957 * v1;
+      const unsigned int v3959 = v3958 + v26;
+      const unsigned int v3960 = v3959 << 8u;
+      const unsigned int v3961 = v3960 + v3954;
+      out[v3961] = v3955;
+    }
+    const unsigned int v3963 = v46 + v8066;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3964 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3965 = v581.x[6];
+    const float v3966 = v3965 * v3964;
+    const bool v3967 = v3963 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3967) {
+      const unsigned int v3970 = 64u + v8065;
+      const iron_bf16 v3971 = iron_f32_to_bf16(v3966);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3973 = v11 + v3963;
+      const unsigned int v3974 = v3973 * v1;
+      const unsigned int v3975 = v3974 + v26;
+      const unsigned int v3976 = v3975 << 8u;
+      const unsigned int v3977 = v3976 + v3970;
+      out[v3977] = v3971;
+    }
+    const unsigned int v3979 = v46 + v8071;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3980 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3981 = v581.x[7];
+    const float v3982 = v3981 * v3980;
+    const bool v3983 = v3979 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3983) {
+      const unsigned int v3986 = 64u + v8070;
+      const iron_bf16 v3987 = iron_f32_to_bf16(v3982);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v3989 = v11 + v3979;
+      const unsigned int v3990 = v3989 * v1;
+      const unsigned int v3991 = v3990 + v26;
+      const unsigned int v3992 = v3991 << 8u;
+      const unsigned int v3993 = v3992 + v3986;
+      out[v3993] = v3987;
+    }
+    const unsigned int v3995 = v46 + v8076;  // kernels/sdpa/flash_tile.hpp:235
+    const float v3996 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v3997 = v581.x[8];
+    const float v3998 = v3997 * v3996;
+    const bool v3999 = v3995 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v3999) {
+      const unsigned int v4002 = 64u + v8075;
+      const iron_bf16 v4003 = iron_f32_to_bf16(v3998);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4005 = v11 + v3995;
+      const unsigned int v4006 = v4005 * v1;
+      const unsigned int v4007 = v4006 + v26;
+      const unsigned int v4008 = v4007 << 8u;
+      const unsigned int v4009 = v4008 + v4002;
+      out[v4009] = v4003;
+    }
+    const unsigned int v4011 = v46 + v8081;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4012 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4013 = v581.x[9];
+    const float v4014 = v4013 * v4012;
+    const bool v4015 = v4011 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4015) {
+      const unsigned int v4018 = 64u + v8080;
+      const iron_bf16 v4019 = iron_f32_to_bf16(v4014);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4021 = v11 + v4011;
+      const unsigned int v4022 = v4021 * v1;
+      const unsigned int v4023 = v4022 + v26;
+      const unsigned int v4024 = v4023 << 8u;
+      const unsigned int v4025 = v4024 + v4018;
+      out[v4025] = v4019;
+    }
+    const unsigned int v4027 = v46 + v8086;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4028 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4029 = v581.x[10];
+    const float v4030 = v4029 * v4028;
+    const bool v4031 = v4027 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4031) {
+      const unsigned int v4034 = 64u + v8085;
+      const iron_bf16 v4035 = iron_f32_to_bf16(v4030);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4037 = v11 + v4027;
+      const unsigned int v4038 = v4037 * v1;
+      const unsigned int v4039 = v4038 + v26;
+      const unsigned int v4040 = v4039 << 8u;
+      const unsigned int v4041 = v4040 + v4034;
+      out[v4041] = v4035;
+    }
+    const unsigned int v4043 = v46 + v8091;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4044 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4045 = v581.x[11];
+    const float v4046 = v4045 * v4044;
+    const bool v4047 = v4043 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4047) {
+      const unsigned int v4050 = 64u + v8090;
+      const iron_bf16 v4051 = iron_f32_to_bf16(v4046);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4053 = v11 + v4043;
+      const unsigned int v4054 = v4053 * v1;
+      const unsigned int v4055 = v4054 + v26;
+      const unsigned int v4056 = v4055 << 8u;
+      const unsigned int v4057 = v4056 + v4050;
+      out[v4057] = v4051;
+    }
+    const unsigned int v4059 = v46 + v8096;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4060 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4061 = v581.x[12];
+    const float v4062 = v4061 * v4060;
+    const bool v4063 = v4059 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4063) {
+      const unsigned int v4066 = 64u + v8095;
+      const iron_bf16 v4067 = iron_f32_to_bf16(v4062);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4069 = v11 + v4059;
+      const unsigned int v4070 = v4069 * v1;
+      const unsigned int v4071 = v4070 + v26;
+      const unsigned int v4072 = v4071 << 8u;
+      const unsigned int v4073 = v4072 + v4066;
+      out[v4073] = v4067;
+    }
+    const unsigned int v4075 = v46 + v8101;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4076 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4077 = v581.x[13];
+    const float v4078 = v4077 * v4076;
+    const bool v4079 = v4075 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4079) {
+      const unsigned int v4082 = 64u + v8100;
+      const iron_bf16 v4083 = iron_f32_to_bf16(v4078);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4085 = v11 + v4075;
+      const unsigned int v4086 = v4085 * v1;
+      const unsigned int v4087 = v4086 + v26;
+      const unsigned int v4088 = v4087 << 8u;
+      const unsigned int v4089 = v4088 + v4082;
+      out[v4089] = v4083;
+    }
+    const unsigned int v4091 = v46 + v8106;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4092 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4093 = v581.x[14];
+    const float v4094 = v4093 * v4092;
+    const bool v4095 = v4091 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4095) {
+      const unsigned int v4098 = 64u + v8105;
+      const iron_bf16 v4099 = iron_f32_to_bf16(v4094);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4101 = v11 + v4091;
+      const unsigned int v4102 = v4101 * v1;
+      const unsigned int v4103 = v4102 + v26;
+      const unsigned int v4104 = v4103 << 8u;
+      const unsigned int v4105 = v4104 + v4098;
+      out[v4105] = v4099;
+    }
+    const unsigned int v4107 = v46 + v8111;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4108 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4109 = v581.x[15];
+    const float v4110 = v4109 * v4108;
+    const bool v4111 = v4107 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4111) {
+      const unsigned int v4114 = 64u + v8110;
+      const iron_bf16 v4115 = iron_f32_to_bf16(v4110);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4117 = v11 + v4107;
+      const unsigned int v4118 = v4117 * v1;
+      const unsigned int v4119 = v4118 + v26;
+      const unsigned int v4120 = v4119 << 8u;
+      const unsigned int v4121 = v4120 + v4114;
+      out[v4121] = v4115;
+    }
+    const unsigned int v4123 = v46 + v8116;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4124 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4125 = v581.x[16];
+    const float v4126 = v4125 * v4124;
+    const bool v4127 = v4123 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4127) {
+      const unsigned int v4130 = 64u + v8115;
+      const iron_bf16 v4131 = iron_f32_to_bf16(v4126);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4133 = v11 + v4123;
+      const unsigned int v4134 = v4133 * v1;
+      const unsigned int v4135 = v4134 + v26;
+      const unsigned int v4136 = v4135 << 8u;
+      const unsigned int v4137 = v4136 + v4130;
+      out[v4137] = v4131;
+    }
+    const unsigned int v4139 = v46 + v8121;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4140 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4141 = v581.x[17];
+    const float v4142 = v4141 * v4140;
+    const bool v4143 = v4139 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4143) {
+      const unsigned int v4146 = 64u + v8120;
+      const iron_bf16 v4147 = iron_f32_to_bf16(v4142);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4149 = v11 + v4139;
+      const unsigned int v4150 = v4149 * v1;
+      const unsigned int v4151 = v4150 + v26;
+      const unsigned int v4152 = v4151 << 8u;
+      const unsigned int v4153 = v4152 + v4146;
+      out[v4153] = v4147;
+    }
+    const unsigned int v4155 = v46 + v8126;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4156 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4157 = v581.x[18];
+    const float v4158 = v4157 * v4156;
+    const bool v4159 = v4155 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4159) {
+      const unsigned int v4162 = 64u + v8125;
+      const iron_bf16 v4163 = iron_f32_to_bf16(v4158);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4165 = v11 + v4155;
+      const unsigned int v4166 = v4165 * v1;
+      const unsigned int v4167 = v4166 + v26;
+      const unsigned int v4168 = v4167 << 8u;
+      const unsigned int v4169 = v4168 + v4162;
+      out[v4169] = v4163;
+    }
+    const unsigned int v4171 = v46 + v8131;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4172 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4173 = v581.x[19];
+    const float v4174 = v4173 * v4172;
+    const bool v4175 = v4171 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4175) {
+      const unsigned int v4178 = 64u + v8130;
+      const iron_bf16 v4179 = iron_f32_to_bf16(v4174);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4181 = v11 + v4171;
+      const unsigned int v4182 = v4181 * v1;
+      const unsigned int v4183 = v4182 + v26;
+      const unsigned int v4184 = v4183 << 8u;
+      const unsigned int v4185 = v4184 + v4178;
+      out[v4185] = v4179;
+    }
+    const unsigned int v4187 = v46 + v8136;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4188 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4189 = v581.x[20];
+    const float v4190 = v4189 * v4188;
+    const bool v4191 = v4187 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4191) {
+      const unsigned int v4194 = 64u + v8135;
+      const iron_bf16 v4195 = iron_f32_to_bf16(v4190);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4197 = v11 + v4187;
+      const unsigned int v4198 = v4197 * v1;
+      const unsigned int v4199 = v4198 + v26;
+      const unsigned int v4200 = v4199 << 8u;
+      const unsigned int v4201 = v4200 + v4194;
+      out[v4201] = v4195;
+    }
+    const unsigned int v4203 = v46 + v8141;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4204 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4205 = v581.x[21];
+    const float v4206 = v4205 * v4204;
+    const bool v4207 = v4203 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4207) {
+      const unsigned int v4210 = 64u + v8140;
+      const iron_bf16 v4211 = iron_f32_to_bf16(v4206);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4213 = v11 + v4203;
+      const unsigned int v4214 = v4213 * v1;
+      const unsigned int v4215 = v4214 + v26;
+      const unsigned int v4216 = v4215 << 8u;
+      const unsigned int v4217 = v4216 + v4210;
+      out[v4217] = v4211;
+    }
+    const unsigned int v4219 = v46 + v8146;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4220 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4221 = v581.x[22];
+    const float v4222 = v4221 * v4220;
+    const bool v4223 = v4219 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4223) {
+      const unsigned int v4226 = 64u + v8145;
+      const iron_bf16 v4227 = iron_f32_to_bf16(v4222);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4229 = v11 + v4219;
+      const unsigned int v4230 = v4229 * v1;
+      const unsigned int v4231 = v4230 + v26;
+      const unsigned int v4232 = v4231 << 8u;
+      const unsigned int v4233 = v4232 + v4226;
+      out[v4233] = v4227;
+    }
+    const unsigned int v4235 = v46 + v8151;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4236 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4237 = v581.x[23];
+    const float v4238 = v4237 * v4236;
+    const bool v4239 = v4235 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4239) {
+      const unsigned int v4242 = 64u + v8150;
+      const iron_bf16 v4243 = iron_f32_to_bf16(v4238);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4245 = v11 + v4235;
+      const unsigned int v4246 = v4245 * v1;
+      const unsigned int v4247 = v4246 + v26;
+      const unsigned int v4248 = v4247 << 8u;
+      const unsigned int v4249 = v4248 + v4242;
+      out[v4249] = v4243;
+    }
+    const unsigned int v4251 = v46 + v8156;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4252 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4253 = v581.x[24];
+    const float v4254 = v4253 * v4252;
+    const bool v4255 = v4251 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4255) {
+      const unsigned int v4258 = 64u + v8155;
+      const iron_bf16 v4259 = iron_f32_to_bf16(v4254);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4261 = v11 + v4251;
+      const unsigned int v4262 = v4261 * v1;
+      const unsigned int v4263 = v4262 + v26;
+      const unsigned int v4264 = v4263 << 8u;
+      const unsigned int v4265 = v4264 + v4258;
+      out[v4265] = v4259;
+    }
+    const unsigned int v4267 = v46 + v8161;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4268 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4269 = v581.x[25];
+    const float v4270 = v4269 * v4268;
+    const bool v4271 = v4267 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4271) {
+      const unsigned int v4274 = 64u + v8160;
+      const iron_bf16 v4275 = iron_f32_to_bf16(v4270);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4277 = v11 + v4267;
+      const unsigned int v4278 = v4277 * v1;
+      const unsigned int v4279 = v4278 + v26;
+      const unsigned int v4280 = v4279 << 8u;
+      const unsigned int v4281 = v4280 + v4274;
+      out[v4281] = v4275;
+    }
+    const unsigned int v4283 = v46 + v8166;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4284 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4285 = v581.x[26];
+    const float v4286 = v4285 * v4284;
+    const bool v4287 = v4283 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4287) {
+      const unsigned int v4290 = 64u + v8165;
+      const iron_bf16 v4291 = iron_f32_to_bf16(v4286);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4293 = v11 + v4283;
+      const unsigned int v4294 = v4293 * v1;
+      const unsigned int v4295 = v4294 + v26;
+      const unsigned int v4296 = v4295 << 8u;
+      const unsigned int v4297 = v4296 + v4290;
+      out[v4297] = v4291;
+    }
+    const unsigned int v4299 = v46 + v8171;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4300 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4301 = v581.x[27];
+    const float v4302 = v4301 * v4300;
+    const bool v4303 = v4299 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4303) {
+      const unsigned int v4306 = 64u + v8170;
+      const iron_bf16 v4307 = iron_f32_to_bf16(v4302);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4309 = v11 + v4299;
+      const unsigned int v4310 = v4309 * v1;
+      const unsigned int v4311 = v4310 + v26;
+      const unsigned int v4312 = v4311 << 8u;
+      const unsigned int v4313 = v4312 + v4306;
+      out[v4313] = v4307;
+    }
+    const unsigned int v4315 = v46 + v8176;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4316 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4317 = v581.x[28];
+    const float v4318 = v4317 * v4316;
+    const bool v4319 = v4315 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4319) {
+      const unsigned int v4322 = 64u + v8175;
+      const iron_bf16 v4323 = iron_f32_to_bf16(v4318);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4325 = v11 + v4315;
+      const unsigned int v4326 = v4325 * v1;
+      const unsigned int v4327 = v4326 + v26;
+      const unsigned int v4328 = v4327 << 8u;
+      const unsigned int v4329 = v4328 + v4322;
+      out[v4329] = v4323;
+    }
+    const unsigned int v4331 = v46 + v8181;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4332 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4333 = v581.x[29];
+    const float v4334 = v4333 * v4332;
+    const bool v4335 = v4331 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4335) {
+      const unsigned int v4338 = 64u + v8180;
+      const iron_bf16 v4339 = iron_f32_to_bf16(v4334);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4341 = v11 + v4331;
+      const unsigned int v4342 = v4341 * v1;
+      const unsigned int v4343 = v4342 + v26;
+      const unsigned int v4344 = v4343 << 8u;
+      const unsigned int v4345 = v4344 + v4338;
+      out[v4345] = v4339;
+    }
+    const unsigned int v4347 = v46 + v8186;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4348 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4349 = v581.x[30];
+    const float v4350 = v4349 * v4348;
+    const bool v4351 = v4347 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4351) {
+      const unsigned int v4354 = 64u + v8185;
+      const iron_bf16 v4355 = iron_f32_to_bf16(v4350);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4357 = v11 + v4347;
+      const unsigned int v4358 = v4357 * v1;
+      const unsigned int v4359 = v4358 + v26;
+      const unsigned int v4360 = v4359 << 8u;
+      const unsigned int v4361 = v4360 + v4354;
+      out[v4361] = v4355;
+    }
+    const unsigned int v4363 = v46 + v8191;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4364 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4365 = v581.x[31];
+    const float v4366 = v4365 * v4364;
+    const bool v4367 = v4363 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4367) {
+      const unsigned int v4370 = 64u + v8190;
+      const iron_bf16 v4371 = iron_f32_to_bf16(v4366);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4373 = v11 + v4363;
+      const unsigned int v4374 = v4373 * v1;
+      const unsigned int v4375 = v4374 + v26;
+      const unsigned int v4376 = v4375 << 8u;
+      const unsigned int v4377 = v4376 + v4370;
+      out[v4377] = v4371;
+    }
+    const unsigned int v4379 = v46 + v8196;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4380 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4381 = v583.x[0];
+    const float v4382 = v4381 * v4380;
+    const bool v4383 = v4379 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4383) {
+      const unsigned int v4386 = 128u + v8195;
+      const iron_bf16 v4387 = iron_f32_to_bf16(v4382);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4389 = v11 + v4379;
+      const unsigned int v4390 = v4389 * v1;
+      const unsigned int v4391 = v4390 + v26;
+      const unsigned int v4392 = v4391 << 8u;
+      const unsigned int v4393 = v4392 + v4386;
+      out[v4393] = v4387;
+    }
+    const unsigned int v4395 = v46 + v8201;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4396 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4397 = v583.x[1];
+    const float v4398 = v4397 * v4396;
+    const bool v4399 = v4395 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4399) {
+      const unsigned int v4402 = 128u + v8200;
+      const iron_bf16 v4403 = iron_f32_to_bf16(v4398);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4405 = v11 + v4395;
+      const unsigned int v4406 = v4405 * v1;
+      const unsigned int v4407 = v4406 + v26;
+      const unsigned int v4408 = v4407 << 8u;
+      const unsigned int v4409 = v4408 + v4402;
+      out[v4409] = v4403;
+    }
+    const unsigned int v4411 = v46 + v8206;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4412 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4413 = v583.x[2];
+    const float v4414 = v4413 * v4412;
+    const bool v4415 = v4411 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4415) {
+      const unsigned int v4418 = 128u + v8205;
+      const iron_bf16 v4419 = iron_f32_to_bf16(v4414);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4421 = v11 + v4411;
+      const unsigned int v4422 = v4421 * v1;
+      const unsigned int v4423 = v4422 + v26;
+      const unsigned int v4424 = v4423 << 8u;
+      const unsigned int v4425 = v4424 + v4418;
+      out[v4425] = v4419;
+    }
+    const unsigned int v4427 = v46 + v8211;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4428 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4429 = v583.x[3];
+    const float v4430 = v4429 * v4428;
+    const bool v4431 = v4427 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4431) {
+      const unsigned int v4434 = 128u + v8210;
+      const iron_bf16 v4435 = iron_f32_to_bf16(v4430);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4437 = v11 + v4427;
+      const unsigned int v4438 = v4437 * v1;
+      const unsigned int v4439 = v4438 + v26;
+      const unsigned int v4440 = v4439 << 8u;
+      const unsigned int v4441 = v4440 + v4434;
+      out[v4441] = v4435;
+    }
+    const unsigned int v4443 = v46 + v8216;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4444 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4445 = v583.x[4];
+    const float v4446 = v4445 * v4444;
+    const bool v4447 = v4443 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4447) {
+      const unsigned int v4450 = 128u + v8215;
+      const iron_bf16 v4451 = iron_f32_to_bf16(v4446);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4453 = v11 + v4443;
+      const unsigned int v4454 = v4453 * v1;
+      const unsigned int v4455 = v4454 + v26;
+      const unsigned int v4456 = v4455 << 8u;
+      const unsigned int v4457 = v4456 + v4450;
+      out[v4457] = v4451;
+    }
+    const unsigned int v4459 = v46 + v8221;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4460 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4461 = v583.x[5];
+    const float v4462 = v4461 * v4460;
+    const bool v4463 = v4459 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4463) {
+      const unsigned int v4466 = 128u + v8220;
+      const iron_bf16 v4467 = iron_f32_to_bf16(v4462);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4469 = v11 + v4459;
+      const unsigned int v4470 = v4469 * v1;
+      const unsigned int v4471 = v4470 + v26;
+      const unsigned int v4472 = v4471 << 8u;
+      const unsigned int v4473 = v4472 + v4466;
+      out[v4473] = v4467;
+    }
+    const unsigned int v4475 = v46 + v8226;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4476 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4477 = v583.x[6];
+    const float v4478 = v4477 * v4476;
+    const bool v4479 = v4475 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4479) {
+      const unsigned int v4482 = 128u + v8225;
+      const iron_bf16 v4483 = iron_f32_to_bf16(v4478);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4485 = v11 + v4475;
+      const unsigned int v4486 = v4485 * v1;
+      const unsigned int v4487 = v4486 + v26;
+      const unsigned int v4488 = v4487 << 8u;
+      const unsigned int v4489 = v4488 + v4482;
+      out[v4489] = v4483;
+    }
+    const unsigned int v4491 = v46 + v8231;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4492 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4493 = v583.x[7];
+    const float v4494 = v4493 * v4492;
+    const bool v4495 = v4491 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4495) {
+      const unsigned int v4498 = 128u + v8230;
+      const iron_bf16 v4499 = iron_f32_to_bf16(v4494);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4501 = v11 + v4491;
+      const unsigned int v4502 = v4501 * v1;
+      const unsigned int v4503 = v4502 + v26;
+      const unsigned int v4504 = v4503 << 8u;
+      const unsigned int v4505 = v4504 + v4498;
+      out[v4505] = v4499;
+    }
+    const unsigned int v4507 = v46 + v8236;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4508 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4509 = v583.x[8];
+    const float v4510 = v4509 * v4508;
+    const bool v4511 = v4507 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4511) {
+      const unsigned int v4514 = 128u + v8235;
+      const iron_bf16 v4515 = iron_f32_to_bf16(v4510);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4517 = v11 + v4507;
+      const unsigned int v4518 = v4517 * v1;
+      const unsigned int v4519 = v4518 + v26;
+      const unsigned int v4520 = v4519 << 8u;
+      const unsigned int v4521 = v4520 + v4514;
+      out[v4521] = v4515;
+    }
+    const unsigned int v4523 = v46 + v8241;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4524 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4525 = v583.x[9];
+    const float v4526 = v4525 * v4524;
+    const bool v4527 = v4523 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4527) {
+      const unsigned int v4530 = 128u + v8240;
+      const iron_bf16 v4531 = iron_f32_to_bf16(v4526);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4533 = v11 + v4523;
+      const unsigned int v4534 = v4533 * v1;
+      const unsigned int v4535 = v4534 + v26;
+      const unsigned int v4536 = v4535 << 8u;
+      const unsigned int v4537 = v4536 + v4530;
+      out[v4537] = v4531;
+    }
+    const unsigned int v4539 = v46 + v8246;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4540 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4541 = v583.x[10];
+    const float v4542 = v4541 * v4540;
+    const bool v4543 = v4539 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4543) {
+      const unsigned int v4546 = 128u + v8245;
+      const iron_bf16 v4547 = iron_f32_to_bf16(v4542);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4549 = v11 + v4539;
+      const unsigned int v4550 = v4549 * v1;
+      const unsigned int v4551 = v4550 + v26;
+      const unsigned int v4552 = v4551 << 8u;
+      const unsigned int v4553 = v4552 + v4546;
+      out[v4553] = v4547;
+    }
+    const unsigned int v4555 = v46 + v8251;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4556 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4557 = v583.x[11];
+    const float v4558 = v4557 * v4556;
+    const bool v4559 = v4555 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4559) {
+      const unsigned int v4562 = 128u + v8250;
+      const iron_bf16 v4563 = iron_f32_to_bf16(v4558);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4565 = v11 + v4555;
+      const unsigned int v4566 = v4565 * v1;
+      const unsigned int v4567 = v4566 + v26;
+      const unsigned int v4568 = v4567 << 8u;
+      const unsigned int v4569 = v4568 + v4562;
+      out[v4569] = v4563;
+    }
+    const unsigned int v4571 = v46 + v8256;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4572 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4573 = v583.x[12];
+    const float v4574 = v4573 * v4572;
+    const bool v4575 = v4571 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4575) {
+      const unsigned int v4578 = 128u + v8255;
+      const iron_bf16 v4579 = iron_f32_to_bf16(v4574);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4581 = v11 + v4571;
+      const unsigned int v4582 = v4581 * v1;
+      const unsigned int v4583 = v4582 + v26;
+      const unsigned int v4584 = v4583 << 8u;
+      const unsigned int v4585 = v4584 + v4578;
+      out[v4585] = v4579;
+    }
+    const unsigned int v4587 = v46 + v8261;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4588 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4589 = v583.x[13];
+    const float v4590 = v4589 * v4588;
+    const bool v4591 = v4587 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4591) {
+      const unsigned int v4594 = 128u + v8260;
+      const iron_bf16 v4595 = iron_f32_to_bf16(v4590);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4597 = v11 + v4587;
+      const unsigned int v4598 = v4597 * v1;
+      const unsigned int v4599 = v4598 + v26;
+      const unsigned int v4600 = v4599 << 8u;
+      const unsigned int v4601 = v4600 + v4594;
+      out[v4601] = v4595;
+    }
+    const unsigned int v4603 = v46 + v8266;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4604 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4605 = v583.x[14];
+    const float v4606 = v4605 * v4604;
+    const bool v4607 = v4603 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4607) {
+      const unsigned int v4610 = 128u + v8265;
+      const iron_bf16 v4611 = iron_f32_to_bf16(v4606);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4613 = v11 + v4603;
+      const unsigned int v4614 = v4613 * v1;
+      const unsigned int v4615 = v4614 + v26;
+      const unsigned int v4616 = v4615 << 8u;
+      const unsigned int v4617 = v4616 + v4610;
+      out[v4617] = v4611;
+    }
+    const unsigned int v4619 = v46 + v8271;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4620 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4621 = v583.x[15];
+    const float v4622 = v4621 * v4620;
+    const bool v4623 = v4619 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4623) {
+      const unsigned int v4626 = 128u + v8270;
+      const iron_bf16 v4627 = iron_f32_to_bf16(v4622);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4629 = v11 + v4619;
+      const unsigned int v4630 = v4629 * v1;
+      const unsigned int v4631 = v4630 + v26;
+      const unsigned int v4632 = v4631 << 8u;
+      const unsigned int v4633 = v4632 + v4626;
+      out[v4633] = v4627;
+    }
+    const unsigned int v4635 = v46 + v8276;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4636 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4637 = v583.x[16];
+    const float v4638 = v4637 * v4636;
+    const bool v4639 = v4635 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4639) {
+      const unsigned int v4642 = 128u + v8275;
+      const iron_bf16 v4643 = iron_f32_to_bf16(v4638);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4645 = v11 + v4635;
+      const unsigned int v4646 = v4645 * v1;
+      const unsigned int v4647 = v4646 + v26;
+      const unsigned int v4648 = v4647 << 8u;
+      const unsigned int v4649 = v4648 + v4642;
+      out[v4649] = v4643;
+    }
+    const unsigned int v4651 = v46 + v8281;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4652 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4653 = v583.x[17];
+    const float v4654 = v4653 * v4652;
+    const bool v4655 = v4651 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4655) {
+      const unsigned int v4658 = 128u + v8280;
+      const iron_bf16 v4659 = iron_f32_to_bf16(v4654);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4661 = v11 + v4651;
+      const unsigned int v4662 = v4661 * v1;
+      const unsigned int v4663 = v4662 + v26;
+      const unsigned int v4664 = v4663 << 8u;
+      const unsigned int v4665 = v4664 + v4658;
+      out[v4665] = v4659;
+    }
+    const unsigned int v4667 = v46 + v8286;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4668 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4669 = v583.x[18];
+    const float v4670 = v4669 * v4668;
+    const bool v4671 = v4667 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4671) {
+      const unsigned int v4674 = 128u + v8285;
+      const iron_bf16 v4675 = iron_f32_to_bf16(v4670);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4677 = v11 + v4667;
+      const unsigned int v4678 = v4677 * v1;
+      const unsigned int v4679 = v4678 + v26;
+      const unsigned int v4680 = v4679 << 8u;
+      const unsigned int v4681 = v4680 + v4674;
+      out[v4681] = v4675;
+    }
+    const unsigned int v4683 = v46 + v8291;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4684 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4685 = v583.x[19];
+    const float v4686 = v4685 * v4684;
+    const bool v4687 = v4683 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4687) {
+      const unsigned int v4690 = 128u + v8290;
+      const iron_bf16 v4691 = iron_f32_to_bf16(v4686);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4693 = v11 + v4683;
+      const unsigned int v4694 = v4693 * v1;
+      const unsigned int v4695 = v4694 + v26;
+      const unsigned int v4696 = v4695 << 8u;
+      const unsigned int v4697 = v4696 + v4690;
+      out[v4697] = v4691;
+    }
+    const unsigned int v4699 = v46 + v8296;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4700 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4701 = v583.x[20];
+    const float v4702 = v4701 * v4700;
+    const bool v4703 = v4699 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4703) {
+      const unsigned int v4706 = 128u + v8295;
+      const iron_bf16 v4707 = iron_f32_to_bf16(v4702);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4709 = v11 + v4699;
+      const unsigned int v4710 = v4709 * v1;
+      const unsigned int v4711 = v4710 + v26;
+      const unsigned int v4712 = v4711 << 8u;
+      const unsigned int v4713 = v4712 + v4706;
+      out[v4713] = v4707;
+    }
+    const unsigned int v4715 = v46 + v8301;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4716 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4717 = v583.x[21];
+    const float v4718 = v4717 * v4716;
+    const bool v4719 = v4715 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4719) {
+      const unsigned int v4722 = 128u + v8300;
+      const iron_bf16 v4723 = iron_f32_to_bf16(v4718);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4725 = v11 + v4715;
+      const unsigned int v4726 = v4725 * v1;
+      const unsigned int v4727 = v4726 + v26;
+      const unsigned int v4728 = v4727 << 8u;
+      const unsigned int v4729 = v4728 + v4722;
+      out[v4729] = v4723;
+    }
+    const unsigned int v4731 = v46 + v8306;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4732 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4733 = v583.x[22];
+    const float v4734 = v4733 * v4732;
+    const bool v4735 = v4731 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4735) {
+      const unsigned int v4738 = 128u + v8305;
+      const iron_bf16 v4739 = iron_f32_to_bf16(v4734);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4741 = v11 + v4731;
+      const unsigned int v4742 = v4741 * v1;
+      const unsigned int v4743 = v4742 + v26;
+      const unsigned int v4744 = v4743 << 8u;
+      const unsigned int v4745 = v4744 + v4738;
+      out[v4745] = v4739;
+    }
+    const unsigned int v4747 = v46 + v8311;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4748 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4749 = v583.x[23];
+    const float v4750 = v4749 * v4748;
+    const bool v4751 = v4747 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4751) {
+      const unsigned int v4754 = 128u + v8310;
+      const iron_bf16 v4755 = iron_f32_to_bf16(v4750);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4757 = v11 + v4747;
+      const unsigned int v4758 = v4757 * v1;
+      const unsigned int v4759 = v4758 + v26;
+      const unsigned int v4760 = v4759 << 8u;
+      const unsigned int v4761 = v4760 + v4754;
+      out[v4761] = v4755;
+    }
+    const unsigned int v4763 = v46 + v8316;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4764 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4765 = v583.x[24];
+    const float v4766 = v4765 * v4764;
+    const bool v4767 = v4763 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4767) {
+      const unsigned int v4770 = 128u + v8315;
+      const iron_bf16 v4771 = iron_f32_to_bf16(v4766);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4773 = v11 + v4763;
+      const unsigned int v4774 = v4773 * v1;
+      const unsigned int v4775 = v4774 + v26;
+      const unsigned int v4776 = v4775 << 8u;
+      const unsigned int v4777 = v4776 + v4770;
+      out[v4777] = v4771;
+    }
+    const unsigned int v4779 = v46 + v8321;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4780 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4781 = v583.x[25];
+    const float v4782 = v4781 * v4780;
+    const bool v4783 = v4779 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4783) {
+      const unsigned int v4786 = 128u + v8320;
+      const iron_bf16 v4787 = iron_f32_to_bf16(v4782);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4789 = v11 + v4779;
+      const unsigned int v4790 = v4789 * v1;
+      const unsigned int v4791 = v4790 + v26;
+      const unsigned int v4792 = v4791 << 8u;
+      const unsigned int v4793 = v4792 + v4786;
+      out[v4793] = v4787;
+    }
+    const unsigned int v4795 = v46 + v8326;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4796 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4797 = v583.x[26];
+    const float v4798 = v4797 * v4796;
+    const bool v4799 = v4795 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4799) {
+      const unsigned int v4802 = 128u + v8325;
+      const iron_bf16 v4803 = iron_f32_to_bf16(v4798);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4805 = v11 + v4795;
+      const unsigned int v4806 = v4805 * v1;
+      const unsigned int v4807 = v4806 + v26;
+      const unsigned int v4808 = v4807 << 8u;
+      const unsigned int v4809 = v4808 + v4802;
+      out[v4809] = v4803;
+    }
+    const unsigned int v4811 = v46 + v8331;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4812 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4813 = v583.x[27];
+    const float v4814 = v4813 * v4812;
+    const bool v4815 = v4811 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4815) {
+      const unsigned int v4818 = 128u + v8330;
+      const iron_bf16 v4819 = iron_f32_to_bf16(v4814);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4821 = v11 + v4811;
+      const unsigned int v4822 = v4821 * v1;
+      const unsigned int v4823 = v4822 + v26;
+      const unsigned int v4824 = v4823 << 8u;
+      const unsigned int v4825 = v4824 + v4818;
+      out[v4825] = v4819;
+    }
+    const unsigned int v4827 = v46 + v8336;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4828 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4829 = v583.x[28];
+    const float v4830 = v4829 * v4828;
+    const bool v4831 = v4827 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4831) {
+      const unsigned int v4834 = 128u + v8335;
+      const iron_bf16 v4835 = iron_f32_to_bf16(v4830);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4837 = v11 + v4827;
+      const unsigned int v4838 = v4837 * v1;
+      const unsigned int v4839 = v4838 + v26;
+      const unsigned int v4840 = v4839 << 8u;
+      const unsigned int v4841 = v4840 + v4834;
+      out[v4841] = v4835;
+    }
+    const unsigned int v4843 = v46 + v8341;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4844 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4845 = v583.x[29];
+    const float v4846 = v4845 * v4844;
+    const bool v4847 = v4843 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4847) {
+      const unsigned int v4850 = 128u + v8340;
+      const iron_bf16 v4851 = iron_f32_to_bf16(v4846);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4853 = v11 + v4843;
+      const unsigned int v4854 = v4853 * v1;
+      const unsigned int v4855 = v4854 + v26;
+      const unsigned int v4856 = v4855 << 8u;
+      const unsigned int v4857 = v4856 + v4850;
+      out[v4857] = v4851;
+    }
+    const unsigned int v4859 = v46 + v8346;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4860 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4861 = v583.x[30];
+    const float v4862 = v4861 * v4860;
+    const bool v4863 = v4859 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4863) {
+      const unsigned int v4866 = 128u + v8345;
+      const iron_bf16 v4867 = iron_f32_to_bf16(v4862);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4869 = v11 + v4859;
+      const unsigned int v4870 = v4869 * v1;
+      const unsigned int v4871 = v4870 + v26;
+      const unsigned int v4872 = v4871 << 8u;
+      const unsigned int v4873 = v4872 + v4866;
+      out[v4873] = v4867;
+    }
+    const unsigned int v4875 = v46 + v8351;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4876 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4877 = v583.x[31];
+    const float v4878 = v4877 * v4876;
+    const bool v4879 = v4875 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4879) {
+      const unsigned int v4882 = 128u + v8350;
+      const iron_bf16 v4883 = iron_f32_to_bf16(v4878);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4885 = v11 + v4875;
+      const unsigned int v4886 = v4885 * v1;
+      const unsigned int v4887 = v4886 + v26;
+      const unsigned int v4888 = v4887 << 8u;
+      const unsigned int v4889 = v4888 + v4882;
+      out[v4889] = v4883;
+    }
+    const unsigned int v4891 = v46 + v8356;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4892 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4893 = v585.x[0];
+    const float v4894 = v4893 * v4892;
+    const bool v4895 = v4891 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4895) {
+      const unsigned int v4898 = 192u + v8355;
+      const iron_bf16 v4899 = iron_f32_to_bf16(v4894);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4901 = v11 + v4891;
+      const unsigned int v4902 = v4901 * v1;
+      const unsigned int v4903 = v4902 + v26;
+      const unsigned int v4904 = v4903 << 8u;
+      const unsigned int v4905 = v4904 + v4898;
+      out[v4905] = v4899;
+    }
+    const unsigned int v4907 = v46 + v8361;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4908 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4909 = v585.x[1];
+    const float v4910 = v4909 * v4908;
+    const bool v4911 = v4907 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4911) {
+      const unsigned int v4914 = 192u + v8360;
+      const iron_bf16 v4915 = iron_f32_to_bf16(v4910);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4917 = v11 + v4907;
+      const unsigned int v4918 = v4917 * v1;
+      const unsigned int v4919 = v4918 + v26;
+      const unsigned int v4920 = v4919 << 8u;
+      const unsigned int v4921 = v4920 + v4914;
+      out[v4921] = v4915;
+    }
+    const unsigned int v4923 = v46 + v8366;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4924 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4925 = v585.x[2];
+    const float v4926 = v4925 * v4924;
+    const bool v4927 = v4923 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4927) {
+      const unsigned int v4930 = 192u + v8365;
+      const iron_bf16 v4931 = iron_f32_to_bf16(v4926);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4933 = v11 + v4923;
+      const unsigned int v4934 = v4933 * v1;
+      const unsigned int v4935 = v4934 + v26;
+      const unsigned int v4936 = v4935 << 8u;
+      const unsigned int v4937 = v4936 + v4930;
+      out[v4937] = v4931;
+    }
+    const unsigned int v4939 = v46 + v8371;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4940 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4941 = v585.x[3];
+    const float v4942 = v4941 * v4940;
+    const bool v4943 = v4939 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4943) {
+      const unsigned int v4946 = 192u + v8370;
+      const iron_bf16 v4947 = iron_f32_to_bf16(v4942);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4949 = v11 + v4939;
+      const unsigned int v4950 = v4949 * v1;
+      const unsigned int v4951 = v4950 + v26;
+      const unsigned int v4952 = v4951 << 8u;
+      const unsigned int v4953 = v4952 + v4946;
+      out[v4953] = v4947;
+    }
+    const unsigned int v4955 = v46 + v8376;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4956 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4957 = v585.x[4];
+    const float v4958 = v4957 * v4956;
+    const bool v4959 = v4955 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4959) {
+      const unsigned int v4962 = 192u + v8375;
+      const iron_bf16 v4963 = iron_f32_to_bf16(v4958);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4965 = v11 + v4955;
+      const unsigned int v4966 = v4965 * v1;
+      const unsigned int v4967 = v4966 + v26;
+      const unsigned int v4968 = v4967 << 8u;
+      const unsigned int v4969 = v4968 + v4962;
+      out[v4969] = v4963;
+    }
+    const unsigned int v4971 = v46 + v8381;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4972 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4973 = v585.x[5];
+    const float v4974 = v4973 * v4972;
+    const bool v4975 = v4971 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4975) {
+      const unsigned int v4978 = 192u + v8380;
+      const iron_bf16 v4979 = iron_f32_to_bf16(v4974);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4981 = v11 + v4971;
+      const unsigned int v4982 = v4981 * v1;
+      const unsigned int v4983 = v4982 + v26;
+      const unsigned int v4984 = v4983 << 8u;
+      const unsigned int v4985 = v4984 + v4978;
+      out[v4985] = v4979;
+    }
+    const unsigned int v4987 = v46 + v8386;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4988 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4989 = v585.x[6];
+    const float v4990 = v4989 * v4988;
+    const bool v4991 = v4987 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4991) {
+      const unsigned int v4994 = 192u + v8385;
+      const iron_bf16 v4995 = iron_f32_to_bf16(v4990);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4997 = v11 + v4987;
+      const unsigned int v4998 = v4997 * v1;
+      const unsigned int v4999 = v4998 + v26;
+      const unsigned int v5000 = v4999 << 8u;
+      const unsigned int v5001 = v5000 + v4994;
+      out[v5001] = v4995;
+    }
+    const unsigned int v5003 = v46 + v8391;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5004 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5005 = v585.x[7];
+    const float v5006 = v5005 * v5004;
+    const bool v5007 = v5003 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5007) {
+      const unsigned int v5010 = 192u + v8390;
+      const iron_bf16 v5011 = iron_f32_to_bf16(v5006);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5013 = v11 + v5003;
+      const unsigned int v5014 = v5013 * v1;
+      const unsigned int v5015 = v5014 + v26;
+      const unsigned int v5016 = v5015 << 8u;
+      const unsigned int v5017 = v5016 + v5010;
+      out[v5017] = v5011;
+    }
+    const unsigned int v5019 = v46 + v8396;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5020 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5021 = v585.x[8];
+    const float v5022 = v5021 * v5020;
+    const bool v5023 = v5019 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5023) {
+      const unsigned int v5026 = 192u + v8395;
+      const iron_bf16 v5027 = iron_f32_to_bf16(v5022);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5029 = v11 + v5019;
+      const unsigned int v5030 = v5029 * v1;
+      const unsigned int v5031 = v5030 + v26;
+      const unsigned int v5032 = v5031 << 8u;
+      const unsigned int v5033 = v5032 + v5026;
+      out[v5033] = v5027;
+    }
+    const unsigned int v5035 = v46 + v8401;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5036 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5037 = v585.x[9];
+    const float v5038 = v5037 * v5036;
+    const bool v5039 = v5035 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5039) {
+      const unsigned int v5042 = 192u + v8400;
+      const iron_bf16 v5043 = iron_f32_to_bf16(v5038);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5045 = v11 + v5035;
+      const unsigned int v5046 = v5045 * v1;
+      const unsigned int v5047 = v5046 + v26;
+      const unsigned int v5048 = v5047 << 8u;
+      const unsigned int v5049 = v5048 + v5042;
+      out[v5049] = v5043;
+    }
+    const unsigned int v5051 = v46 + v8406;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5052 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5053 = v585.x[10];
+    const float v5054 = v5053 * v5052;
+    const bool v5055 = v5051 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5055) {
+      const unsigned int v5058 = 192u + v8405;
+      const iron_bf16 v5059 = iron_f32_to_bf16(v5054);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5061 = v11 + v5051;
+      const unsigned int v5062 = v5061 * v1;
+      const unsigned int v5063 = v5062 + v26;
+      const unsigned int v5064 = v5063 << 8u;
+      const unsigned int v5065 = v5064 + v5058;
+      out[v5065] = v5059;
+    }
+    const unsigned int v5067 = v46 + v8411;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5068 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5069 = v585.x[11];
+    const float v5070 = v5069 * v5068;
+    const bool v5071 = v5067 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5071) {
+      const unsigned int v5074 = 192u + v8410;
+      const iron_bf16 v5075 = iron_f32_to_bf16(v5070);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5077 = v11 + v5067;
+      const unsigned int v5078 = v5077 * v1;
+      const unsigned int v5079 = v5078 + v26;
+      const unsigned int v5080 = v5079 << 8u;
+      const unsigned int v5081 = v5080 + v5074;
+      out[v5081] = v5075;
+    }
+    const unsigned int v5083 = v46 + v8416;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5084 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5085 = v585.x[12];
+    const float v5086 = v5085 * v5084;
+    const bool v5087 = v5083 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5087) {
+      const unsigned int v5090 = 192u + v8415;
+      const iron_bf16 v5091 = iron_f32_to_bf16(v5086);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5093 = v11 + v5083;
+      const unsigned int v5094 = v5093 * v1;
+      const unsigned int v5095 = v5094 + v26;
+      const unsigned int v5096 = v5095 << 8u;
+      const unsigned int v5097 = v5096 + v5090;
+      out[v5097] = v5091;
+    }
+    const unsigned int v5099 = v46 + v8421;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5100 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5101 = v585.x[13];
+    const float v5102 = v5101 * v5100;
+    const bool v5103 = v5099 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5103) {
+      const unsigned int v5106 = 192u + v8420;
+      const iron_bf16 v5107 = iron_f32_to_bf16(v5102);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5109 = v11 + v5099;
+      const unsigned int v5110 = v5109 * v1;
+      const unsigned int v5111 = v5110 + v26;
+      const unsigned int v5112 = v5111 << 8u;
+      const unsigned int v5113 = v5112 + v5106;
+      out[v5113] = v5107;
+    }
+    const unsigned int v5115 = v46 + v8426;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5116 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5117 = v585.x[14];
+    const float v5118 = v5117 * v5116;
+    const bool v5119 = v5115 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5119) {
+      const unsigned int v5122 = 192u + v8425;
+      const iron_bf16 v5123 = iron_f32_to_bf16(v5118);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5125 = v11 + v5115;
+      const unsigned int v5126 = v5125 * v1;
+      const unsigned int v5127 = v5126 + v26;
+      const unsigned int v5128 = v5127 << 8u;
+      const unsigned int v5129 = v5128 + v5122;
+      out[v5129] = v5123;
+    }
+    const unsigned int v5131 = v46 + v8431;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5132 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5133 = v585.x[15];
+    const float v5134 = v5133 * v5132;
+    const bool v5135 = v5131 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5135) {
+      const unsigned int v5138 = 192u + v8430;
+      const iron_bf16 v5139 = iron_f32_to_bf16(v5134);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5141 = v11 + v5131;
+      const unsigned int v5142 = v5141 * v1;
+      const unsigned int v5143 = v5142 + v26;
+      const unsigned int v5144 = v5143 << 8u;
+      const unsigned int v5145 = v5144 + v5138;
+      out[v5145] = v5139;
+    }
+    const unsigned int v5147 = v46 + v8436;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5148 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5149 = v585.x[16];
+    const float v5150 = v5149 * v5148;
+    const bool v5151 = v5147 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5151) {
+      const unsigned int v5154 = 192u + v8435;
+      const iron_bf16 v5155 = iron_f32_to_bf16(v5150);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5157 = v11 + v5147;
+      const unsigned int v5158 = v5157 * v1;
+      const unsigned int v5159 = v5158 + v26;
+      const unsigned int v5160 = v5159 << 8u;
+      const unsigned int v5161 = v5160 + v5154;
+      out[v5161] = v5155;
+    }
+    const unsigned int v5163 = v46 + v8441;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5164 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5165 = v585.x[17];
+    const float v5166 = v5165 * v5164;
+    const bool v5167 = v5163 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5167) {
+      const unsigned int v5170 = 192u + v8440;
+      const iron_bf16 v5171 = iron_f32_to_bf16(v5166);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5173 = v11 + v5163;
+      const unsigned int v5174 = v5173 * v1;
+      const unsigned int v5175 = v5174 + v26;
+      const unsigned int v5176 = v5175 << 8u;
+      const unsigned int v5177 = v5176 + v5170;
+      out[v5177] = v5171;
+    }
+    const unsigned int v5179 = v46 + v8446;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5180 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5181 = v585.x[18];
+    const float v5182 = v5181 * v5180;
+    const bool v5183 = v5179 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5183) {
+      const unsigned int v5186 = 192u + v8445;
+      const iron_bf16 v5187 = iron_f32_to_bf16(v5182);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5189 = v11 + v5179;
+      const unsigned int v5190 = v5189 * v1;
+      const unsigned int v5191 = v5190 + v26;
+      const unsigned int v5192 = v5191 << 8u;
+      const unsigned int v5193 = v5192 + v5186;
+      out[v5193] = v5187;
+    }
+    const unsigned int v5195 = v46 + v8451;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5196 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5197 = v585.x[19];
+    const float v5198 = v5197 * v5196;
+    const bool v5199 = v5195 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5199) {
+      const unsigned int v5202 = 192u + v8450;
+      const iron_bf16 v5203 = iron_f32_to_bf16(v5198);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5205 = v11 + v5195;
+      const unsigned int v5206 = v5205 * v1;
+      const unsigned int v5207 = v5206 + v26;
+      const unsigned int v5208 = v5207 << 8u;
+      const unsigned int v5209 = v5208 + v5202;
+      out[v5209] = v5203;
+    }
+    const unsigned int v5211 = v46 + v8456;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5212 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5213 = v585.x[20];
+    const float v5214 = v5213 * v5212;
+    const bool v5215 = v5211 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5215) {
+      const unsigned int v5218 = 192u + v8455;
+      const iron_bf16 v5219 = iron_f32_to_bf16(v5214);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5221 = v11 + v5211;
+      const unsigned int v5222 = v5221 * v1;
+      const unsigned int v5223 = v5222 + v26;
+      const unsigned int v5224 = v5223 << 8u;
+      const unsigned int v5225 = v5224 + v5218;
+      out[v5225] = v5219;
+    }
+    const unsigned int v5227 = v46 + v8461;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5228 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5229 = v585.x[21];
+    const float v5230 = v5229 * v5228;
+    const bool v5231 = v5227 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5231) {
+      const unsigned int v5234 = 192u + v8460;
+      const iron_bf16 v5235 = iron_f32_to_bf16(v5230);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5237 = v11 + v5227;
+      const unsigned int v5238 = v5237 * v1;
+      const unsigned int v5239 = v5238 + v26;
+      const unsigned int v5240 = v5239 << 8u;
+      const unsigned int v5241 = v5240 + v5234;
+      out[v5241] = v5235;
+    }
+    const unsigned int v5243 = v46 + v8466;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5244 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5245 = v585.x[22];
+    const float v5246 = v5245 * v5244;
+    const bool v5247 = v5243 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5247) {
+      const unsigned int v5250 = 192u + v8465;
+      const iron_bf16 v5251 = iron_f32_to_bf16(v5246);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5253 = v11 + v5243;
+      const unsigned int v5254 = v5253 * v1;
+      const unsigned int v5255 = v5254 + v26;
+      const unsigned int v5256 = v5255 << 8u;
+      const unsigned int v5257 = v5256 + v5250;
+      out[v5257] = v5251;
+    }
+    const unsigned int v5259 = v46 + v8471;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5260 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5261 = v585.x[23];
+    const float v5262 = v5261 * v5260;
+    const bool v5263 = v5259 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5263) {
+      const unsigned int v5266 = 192u + v8470;
+      const iron_bf16 v5267 = iron_f32_to_bf16(v5262);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5269 = v11 + v5259;
+      const unsigned int v5270 = v5269 * v1;
+      const unsigned int v5271 = v5270 + v26;
+      const unsigned int v5272 = v5271 << 8u;
+      const unsigned int v5273 = v5272 + v5266;
+      out[v5273] = v5267;
+    }
+    const unsigned int v5275 = v46 + v8476;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5276 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5277 = v585.x[24];
+    const float v5278 = v5277 * v5276;
+    const bool v5279 = v5275 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5279) {
+      const unsigned int v5282 = 192u + v8475;
+      const iron_bf16 v5283 = iron_f32_to_bf16(v5278);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5285 = v11 + v5275;
+      const unsigned int v5286 = v5285 * v1;
+      const unsigned int v5287 = v5286 + v26;
+      const unsigned int v5288 = v5287 << 8u;
+      const unsigned int v5289 = v5288 + v5282;
+      out[v5289] = v5283;
+    }
+    const unsigned int v5291 = v46 + v8481;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5292 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5293 = v585.x[25];
+    const float v5294 = v5293 * v5292;
+    const bool v5295 = v5291 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5295) {
+      const unsigned int v5298 = 192u + v8480;
+      const iron_bf16 v5299 = iron_f32_to_bf16(v5294);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5301 = v11 + v5291;
+      const unsigned int v5302 = v5301 * v1;
+      const unsigned int v5303 = v5302 + v26;
+      const unsigned int v5304 = v5303 << 8u;
+      const unsigned int v5305 = v5304 + v5298;
+      out[v5305] = v5299;
+    }
+    const unsigned int v5307 = v46 + v8486;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5308 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5309 = v585.x[26];
+    const float v5310 = v5309 * v5308;
+    const bool v5311 = v5307 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5311) {
+      const unsigned int v5314 = 192u + v8485;
+      const iron_bf16 v5315 = iron_f32_to_bf16(v5310);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5317 = v11 + v5307;
+      const unsigned int v5318 = v5317 * v1;
+      const unsigned int v5319 = v5318 + v26;
+      const unsigned int v5320 = v5319 << 8u;
+      const unsigned int v5321 = v5320 + v5314;
+      out[v5321] = v5315;
+    }
+    const unsigned int v5323 = v46 + v8491;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5324 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5325 = v585.x[27];
+    const float v5326 = v5325 * v5324;
+    const bool v5327 = v5323 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5327) {
+      const unsigned int v5330 = 192u + v8490;
+      const iron_bf16 v5331 = iron_f32_to_bf16(v5326);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5333 = v11 + v5323;
+      const unsigned int v5334 = v5333 * v1;
+      const unsigned int v5335 = v5334 + v26;
+      const unsigned int v5336 = v5335 << 8u;
+      const unsigned int v5337 = v5336 + v5330;
+      out[v5337] = v5331;
+    }
+    const unsigned int v5339 = v46 + v8496;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5340 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5341 = v585.x[28];
+    const float v5342 = v5341 * v5340;
+    const bool v5343 = v5339 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5343) {
+      const unsigned int v5346 = 192u + v8495;
+      const iron_bf16 v5347 = iron_f32_to_bf16(v5342);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5349 = v11 + v5339;
+      const unsigned int v5350 = v5349 * v1;
+      const unsigned int v5351 = v5350 + v26;
+      const unsigned int v5352 = v5351 << 8u;
+      const unsigned int v5353 = v5352 + v5346;
+      out[v5353] = v5347;
+    }
+    const unsigned int v5355 = v46 + v8501;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5356 = v3301.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5357 = v585.x[29];
+    const float v5358 = v5357 * v5356;
+    const bool v5359 = v5355 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5359) {
+      const unsigned int v5362 = 192u + v8500;
+      const iron_bf16 v5363 = iron_f32_to_bf16(v5358);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5365 = v11 + v5355;
+      const unsigned int v5366 = v5365 * v1;
+      const unsigned int v5367 = v5366 + v26;
+      const unsigned int v5368 = v5367 << 8u;
+      const unsigned int v5369 = v5368 + v5362;
+      out[v5369] = v5363;
+    }
+    const unsigned int v5371 = v46 + v8506;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5372 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5373 = v585.x[30];
+    const float v5374 = v5373 * v5372;
+    const bool v5375 = v5371 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5375) {
+      const unsigned int v5378 = 192u + v8505;
+      const iron_bf16 v5379 = iron_f32_to_bf16(v5374);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5381 = v11 + v5371;
+      const unsigned int v5382 = v5381 * v1;
+      const unsigned int v5383 = v5382 + v26;
+      const unsigned int v5384 = v5383 << 8u;
+      const unsigned int v5385 = v5384 + v5378;
+      out[v5385] = v5379;
+    }
+    const unsigned int v5387 = v46 + v8511;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5388 = v3301.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5389 = v585.x[31];
+    const float v5390 = v5389 * v5388;
+    const bool v5391 = v5387 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5391) {
+      const unsigned int v5394 = 192u + v8510;
+      const iron_bf16 v5395 = iron_f32_to_bf16(v5390);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5397 = v11 + v5387;
+      const unsigned int v5398 = v5397 * v1;
+      const unsigned int v5399 = v5398 + v26;
+      const unsigned int v5400 = v5399 << 8u;
+      const unsigned int v5401 = v5400 + v5394;
+      out[v5401] = v5395;
+    }
+    const unsigned int v5403 = v46 + v3249;  // kernels/sdpa/flash_tile.hpp:242
+    const float v5405 = v3209.x[0];  // kernels/sdpa/flash_tile.hpp:243
+    const float v5406 = v3247.x[0];
+    const float v5407 = log2f(v5406);
+    const float v5408 = v5407 + v5405;
+    const float v5409 = v5408 * 0.6931472f;
+    const bool v5412 = v3248 == v47;  // kernels/sdpa/flash_tile.hpp:244
+    const bool v5413 = v5403 < v18;
+    const bool v5414 = v5412 && v5413;
+    if (v5414) {
+      const unsigned int v5415 = v26 * v3;  // kernels/sdpa/prefill.cpp:177
+      const unsigned int v5416 = v5415 + v11;
+      const unsigned int v5417 = v5416 + v5403;
+      lse[v5417] = v5409;
+    }
+    const unsigned int v5419 = v46 + v3262;  // kernels/sdpa/flash_tile.hpp:242
+    const float v5421 = v3209.x[1];  // kernels/sdpa/flash_tile.hpp:243
+    const float v5422 = v3247.x[1];
+    const float v5423 = log2f(v5422);
+    const float v5424 = v5423 + v5421;
+    const float v5425 = v5424 * 0.6931472f;
+    const bool v5428 = v3261 == v47;  // kernels/sdpa/flash_tile.hpp:244
+    const bool v5429 = v5419 < v18;
+    const bool v5430 = v5428 && v5429;
+    if (v5430) {
+      const unsigned int v5431 = v26 * v3;  // kernels/sdpa/prefill.cpp:177
+      const unsigned int v5432 = v5431 + v11;
+      const unsigned int v5433 = v5432 + v5419;
+      lse[v5433] = v5425;
+    }
+    const unsigned int v5435 = v46 + v3275;  // kernels/sdpa/flash_tile.hpp:242
+    const float v5437 = v3209.x[2];  // kernels/sdpa/flash_tile.hpp:243
+    const float v5438 = v3247.x[2];
+    const float v5439 = log2f(v5438);
+    const float v5440 = v5439 + v5437;
+    const float v5441 = v5440 * 0.6931472f;
+    const bool v5444 = v3274 == v47;  // kernels/sdpa/flash_tile.hpp:244
+    const bool v5445 = v5435 < v18;
+    const bool v5446 = v5444 && v5445;
+    if (v5446) {
+      const unsigned int v5447 = v26 * v3;  // kernels/sdpa/prefill.cpp:177
+      const unsigned int v5448 = v5447 + v11;
+      const unsigned int v5449 = v5448 + v5435;
+      lse[v5449] = v5441;
+    }
+    const unsigned int v5451 = v46 + v3288;  // kernels/sdpa/flash_tile.hpp:242
+    const float v5453 = v3209.x[3];  // kernels/sdpa/flash_tile.hpp:243
+    const float v5454 = v3247.x[3];
+    const float v5455 = log2f(v5454);
+    const float v5456 = v5455 + v5453;
+    const float v5457 = v5456 * 0.6931472f;
+    const bool v5460 = v3287 == v47;  // kernels/sdpa/flash_tile.hpp:244
+    const bool v5461 = v5451 < v18;
+    const bool v5462 = v5460 && v5461;
+    if (v5462) {
+      const unsigned int v5463 = v26 * v3;  // kernels/sdpa/prefill.cpp:177
+      const unsigned int v5464 = v5463 + v11;
+      const unsigned int v5465 = v5464 + v5451;
+      lse[v5465] = v5457;
     }
   }
 }

@@ -362,2099 +362,2099 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d64_bf16
     const unsigned int v45 = v41 << 4u;  // kernels/sdpa/flash_warpgroup.hpp:73
     const unsigned int v46 = v25 + v45;
     unsigned int v47 = 0u;  // kernels/sdpa/flash_warpgroup.hpp:77
-    const unsigned int v49 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v52 = v49 >> 3u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v55 = v49 & 7u;  // kernels/sdpa/flash_tile.hpp:90
+    const unsigned int v49 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v52 = v49 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v55 = v49 & 7u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v56 = v55 << 3u;
-    const unsigned int v57 = v25 + v52;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v57 = v25 + v52;  // kernels/sdpa/flash_tile.hpp:84
     const bool v58 = v57 < v18;
-    const unsigned int v61 = v58 ? v57 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v61 = v58 ? v57 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v63 = v11 + v61;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v64 = v63 * v1;
     const unsigned int v65 = v64 + v26;
     const unsigned int v66 = v65 << 6u;
-    const unsigned int v67 = v66 + v56;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v67 = v66 + v56;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v69 = v56 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v71 = v52 << 6u;
     const unsigned int v74 = v56 >> 6u;
     const unsigned int v75 = v74 << 13u;
     const unsigned int v77 = v75 + v71;
     const unsigned int v78 = v77 + v69;
-    iron_copy_async<16>(shm0 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), q + v67, v58);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v81 = v49 + 256u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v83 = v81 >> 3u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v86 = v81 & 7u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v78 ^ (((v78 >> 6u) & 7u) << 3u)), q + v67, v58);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v81 = v49 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v83 = v81 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v86 = v81 & 7u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v87 = v86 << 3u;
-    const unsigned int v88 = v25 + v83;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v88 = v25 + v83;  // kernels/sdpa/flash_tile.hpp:84
     const bool v89 = v88 < v18;
-    const unsigned int v92 = v89 ? v88 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v92 = v89 ? v88 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v94 = v11 + v92;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v95 = v94 * v1;
     const unsigned int v96 = v95 + v26;
     const unsigned int v97 = v96 << 6u;
-    const unsigned int v98 = v97 + v87;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v98 = v97 + v87;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v100 = v87 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v102 = v83 << 6u;
     const unsigned int v105 = v87 >> 6u;
     const unsigned int v106 = v105 << 13u;
     const unsigned int v108 = v106 + v102;
     const unsigned int v109 = v108 + v100;
-    iron_copy_async<16>(shm0 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), q + v98, v89);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v112 = v49 + 512u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v114 = v112 >> 3u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v117 = v112 & 7u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v109 ^ (((v109 >> 6u) & 7u) << 3u)), q + v98, v89);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v112 = v49 + 512u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v114 = v112 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v117 = v112 & 7u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v118 = v117 << 3u;
-    const unsigned int v119 = v25 + v114;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v119 = v25 + v114;  // kernels/sdpa/flash_tile.hpp:84
     const bool v120 = v119 < v18;
-    const unsigned int v123 = v120 ? v119 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v123 = v120 ? v119 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v125 = v11 + v123;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v126 = v125 * v1;
     const unsigned int v127 = v126 + v26;
     const unsigned int v128 = v127 << 6u;
-    const unsigned int v129 = v128 + v118;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v129 = v128 + v118;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v131 = v118 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v133 = v114 << 6u;
     const unsigned int v136 = v118 >> 6u;
     const unsigned int v137 = v136 << 13u;
     const unsigned int v139 = v137 + v133;
     const unsigned int v140 = v139 + v131;
-    iron_copy_async<16>(shm0 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), q + v129, v120);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v143 = v49 + 768u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v145 = v143 >> 3u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v148 = v143 & 7u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v140 ^ (((v140 >> 6u) & 7u) << 3u)), q + v129, v120);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v143 = v49 + 768u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v145 = v143 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v148 = v143 & 7u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v149 = v148 << 3u;
-    const unsigned int v150 = v25 + v145;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v150 = v25 + v145;  // kernels/sdpa/flash_tile.hpp:84
     const bool v151 = v150 < v18;
-    const unsigned int v154 = v151 ? v150 : v47;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v154 = v151 ? v150 : v47;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v156 = v11 + v154;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v157 = v156 * v1;
     const unsigned int v158 = v157 + v26;
     const unsigned int v159 = v158 << 6u;
-    const unsigned int v160 = v159 + v149;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v160 = v159 + v149;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v162 = v149 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v164 = v145 << 6u;
     const unsigned int v167 = v149 >> 6u;
     const unsigned int v168 = v167 << 13u;
     const unsigned int v170 = v168 + v164;
     const unsigned int v171 = v170 + v162;
-    iron_copy_async<16>(shm0 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), q + v160, v151);  // kernels/sdpa/flash_tile.hpp:94
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:79
-    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:80
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:82
-    const unsigned int v173 = v25 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:84
+    iron_copy_async<16>(shm0 + (v171 ^ (((v171 >> 6u) & 7u) << 3u)), q + v160, v151);  // kernels/sdpa/flash_tile.hpp:86
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:78
+    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:79
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:81
+    const unsigned int v173 = v25 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:83
     const unsigned int v174 = min(v173, v18);
-    const unsigned int v175 = v174 + v37;  // kernels/sdpa/flash_tile.hpp:136
-    const unsigned int v177 = v175 - v18;  // kernels/sdpa/flash_tile.hpp:138
+    const unsigned int v175 = v174 + v37;  // kernels/sdpa/flash_tile.hpp:127
+    const unsigned int v177 = v175 - v18;  // kernels/sdpa/flash_tile.hpp:129
     const unsigned int v178 = min(v37, v177);
     const bool v179 = v175 > v18;
     const unsigned int v180 = v179 ? v178 : v47;
-    const bool v182 = v6 == v47;  // kernels/sdpa/flash_tile.hpp:137
+    const bool v182 = v6 == v47;  // kernels/sdpa/flash_tile.hpp:128
     const unsigned int v183 = v182 ? v37 : v180;
-    const unsigned int v185 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:139
+    const unsigned int v185 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:130
     const unsigned int v186 = v185 + 1u;
-    const unsigned int v190 = v186 - v18;  // kernels/sdpa/flash_tile.hpp:141
+    const unsigned int v190 = v186 - v18;  // kernels/sdpa/flash_tile.hpp:132
     const unsigned int v191 = v190 - v7;
     const unsigned int v192 = v191 >> 6u;
     const unsigned int v193 = v192 << 6u;
-    const bool v195 = v7 > v47;  // kernels/sdpa/flash_tile.hpp:140
+    const bool v195 = v7 > v47;  // kernels/sdpa/flash_tile.hpp:131
     const unsigned int v196 = v18 + v7;
     const bool v197 = v186 > v196;
     const bool v198 = v195 && v197;
     const unsigned int v199 = v198 ? v193 : v47;
-    const float v201 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:86
-    iron_frag<float, 2, 16, 8> v203;  // kernels/sdpa/flash_tile.hpp:174
+    const float v201 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:85
+    iron_frag<float, 2, 16, 8> v203;  // kernels/sdpa/flash_tile.hpp:165
     iron_frag_fill(v203, __uint_as_float(0xff800000u));
     iron_frag<float, 2, 16, 8> v205;
     iron_frag_fill(v205, 0.0f);
     iron_frag<float, 2, 16, 64> v207;  // /usr/include/c++/12/array:99
     iron_frag_fill(v207, 0.0f);
-    const bool v4531 = v199 < v183;  // kernels/sdpa/flash_warpgroup.hpp:93
-    if (v4531) {
-      const unsigned int v4535 = v199 + v52;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v4536 = v4535 < v37;
-      const unsigned int v4537 = v4536 ? v4535 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v4538 = v31 + v4537;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v4539 = v4538 * v2;
-      const unsigned int v4540 = v4539 + v28;
-      const unsigned int v4541 = v4540 << 6u;
-      const unsigned int v4542 = v4541 + v56;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v4543 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v4545 = v4543 + v71;
-      const unsigned int v4546 = v4545 + v69;
-      iron_copy_async<16>(shm1 + (v4546 ^ (((v4546 >> 6u) & 7u) << 3u)), k + v4542, v4536);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v4546 ^ (((v4546 >> 6u) & 7u) << 3u)), v + v4542, v4536);
-      const unsigned int v4547 = v199 + v83;  // kernels/sdpa/flash_tile.hpp:91
-      const bool v4548 = v4547 < v37;
-      const unsigned int v4549 = v4548 ? v4547 : v47;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v4550 = v31 + v4549;  // kernels/sdpa/kv_sources.hpp:34
-      const unsigned int v4551 = v4550 * v2;
-      const unsigned int v4552 = v4551 + v28;
-      const unsigned int v4553 = v4552 << 6u;
-      const unsigned int v4554 = v4553 + v87;  // kernels/sdpa/flash_tile.hpp:92
-      const unsigned int v4555 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v4557 = v4555 + v102;
-      const unsigned int v4558 = v4557 + v100;
-      iron_copy_async<16>(shm1 + (v4558 ^ (((v4558 >> 6u) & 7u) << 3u)), k + v4554, v4548);  // kernels/sdpa/flash_tile.hpp:94
-      iron_copy_async<16>(shm2 + (v4558 ^ (((v4558 >> 6u) & 7u) << 3u)), v + v4554, v4548);
+    const bool v4675 = v199 < v183;  // kernels/sdpa/flash_warpgroup.hpp:92
+    if (v4675) {
+      const unsigned int v4679 = v199 + v52;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v4680 = v4679 < v37;
+      const unsigned int v4681 = v4680 ? v4679 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v4682 = v31 + v4681;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v4683 = v4682 * v2;
+      const unsigned int v4684 = v4683 + v28;
+      const unsigned int v4685 = v4684 << 6u;
+      const unsigned int v4686 = v4685 + v56;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v4687 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v4689 = v4687 + v71;
+      const unsigned int v4690 = v4689 + v69;
+      iron_copy_async<16>(shm1 + (v4690 ^ (((v4690 >> 6u) & 7u) << 3u)), k + v4686, v4680);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v4691 = v199 + v83;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v4692 = v4691 < v37;
+      const unsigned int v4693 = v4692 ? v4691 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v4694 = v31 + v4693;  // kernels/sdpa/kv_sources.hpp:34
+      const unsigned int v4695 = v4694 * v2;
+      const unsigned int v4696 = v4695 + v28;
+      const unsigned int v4697 = v4696 << 6u;
+      const unsigned int v4698 = v4697 + v87;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v4699 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+      const unsigned int v4701 = v4699 + v102;
+      const unsigned int v4702 = v4701 + v100;
+      iron_copy_async<16>(shm1 + (v4702 ^ (((v4702 >> 6u) & 7u) << 3u)), k + v4698, v4692);  // kernels/sdpa/flash_tile.hpp:86
+      iron_copy_async<16>(shm2 + (v4690 ^ (((v4690 >> 6u) & 7u) << 3u)), v + v4686, v4680);
+      iron_copy_async<16>(shm2 + (v4702 ^ (((v4702 >> 6u) & 7u) << 3u)), v + v4698, v4692);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:93
-    const unsigned int v2766 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:107
-    const unsigned int v2767 = v2766 << 6u;
-    const unsigned int v4295 = v41 & 3u;
-    const unsigned int v4297 = v4295 << 4u;
-    const unsigned int v4299 = v4297 << 6u;
-    const unsigned int v4301 = v2767 + v4299;
-    const unsigned int v4312 = v4301 + 16u;
-    const unsigned int v4321 = v4301 + 32u;
-    const unsigned int v4330 = v4301 + 48u;
-    const bool v2785 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:156
-    const unsigned int v4110 = static_cast<unsigned int>(v207.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:214
-    const unsigned int v4111 = static_cast<unsigned int>(v207.row(0, iron_linear_thread() & 31u));
-    const unsigned int v4115 = static_cast<unsigned int>(v207.col(1, iron_linear_thread() & 31u));
-    const unsigned int v4116 = static_cast<unsigned int>(v207.row(1, iron_linear_thread() & 31u));
-    const unsigned int v4120 = static_cast<unsigned int>(v207.col(2, iron_linear_thread() & 31u));
-    const unsigned int v4121 = static_cast<unsigned int>(v207.row(2, iron_linear_thread() & 31u));
-    const unsigned int v4125 = static_cast<unsigned int>(v207.col(3, iron_linear_thread() & 31u));
-    const unsigned int v4126 = static_cast<unsigned int>(v207.row(3, iron_linear_thread() & 31u));
-    const unsigned int v4130 = static_cast<unsigned int>(v207.col(4, iron_linear_thread() & 31u));
-    const unsigned int v4131 = static_cast<unsigned int>(v207.row(4, iron_linear_thread() & 31u));
-    const unsigned int v4135 = static_cast<unsigned int>(v207.col(5, iron_linear_thread() & 31u));
-    const unsigned int v4136 = static_cast<unsigned int>(v207.row(5, iron_linear_thread() & 31u));
-    const unsigned int v4140 = static_cast<unsigned int>(v207.col(6, iron_linear_thread() & 31u));
-    const unsigned int v4141 = static_cast<unsigned int>(v207.row(6, iron_linear_thread() & 31u));
-    const unsigned int v4145 = static_cast<unsigned int>(v207.col(7, iron_linear_thread() & 31u));
-    const unsigned int v4146 = static_cast<unsigned int>(v207.row(7, iron_linear_thread() & 31u));
-    const unsigned int v4150 = static_cast<unsigned int>(v207.col(8, iron_linear_thread() & 31u));
-    const unsigned int v4151 = static_cast<unsigned int>(v207.row(8, iron_linear_thread() & 31u));
-    const unsigned int v4155 = static_cast<unsigned int>(v207.col(9, iron_linear_thread() & 31u));
-    const unsigned int v4156 = static_cast<unsigned int>(v207.row(9, iron_linear_thread() & 31u));
-    const unsigned int v4160 = static_cast<unsigned int>(v207.col(10, iron_linear_thread() & 31u));
-    const unsigned int v4161 = static_cast<unsigned int>(v207.row(10, iron_linear_thread() & 31u));
-    const unsigned int v4165 = static_cast<unsigned int>(v207.col(11, iron_linear_thread() & 31u));
-    const unsigned int v4166 = static_cast<unsigned int>(v207.row(11, iron_linear_thread() & 31u));
-    const unsigned int v4170 = static_cast<unsigned int>(v207.col(12, iron_linear_thread() & 31u));
-    const unsigned int v4171 = static_cast<unsigned int>(v207.row(12, iron_linear_thread() & 31u));
-    const unsigned int v4175 = static_cast<unsigned int>(v207.col(13, iron_linear_thread() & 31u));
-    const unsigned int v4176 = static_cast<unsigned int>(v207.row(13, iron_linear_thread() & 31u));
-    const unsigned int v4180 = static_cast<unsigned int>(v207.col(14, iron_linear_thread() & 31u));
-    const unsigned int v4181 = static_cast<unsigned int>(v207.row(14, iron_linear_thread() & 31u));
-    const unsigned int v4185 = static_cast<unsigned int>(v207.col(15, iron_linear_thread() & 31u));
-    const unsigned int v4186 = static_cast<unsigned int>(v207.row(15, iron_linear_thread() & 31u));
-    const unsigned int v4190 = static_cast<unsigned int>(v207.col(16, iron_linear_thread() & 31u));
-    const unsigned int v4191 = static_cast<unsigned int>(v207.row(16, iron_linear_thread() & 31u));
-    const unsigned int v4195 = static_cast<unsigned int>(v207.col(17, iron_linear_thread() & 31u));
-    const unsigned int v4196 = static_cast<unsigned int>(v207.row(17, iron_linear_thread() & 31u));
-    const unsigned int v4200 = static_cast<unsigned int>(v207.col(18, iron_linear_thread() & 31u));
-    const unsigned int v4201 = static_cast<unsigned int>(v207.row(18, iron_linear_thread() & 31u));
-    const unsigned int v4205 = static_cast<unsigned int>(v207.col(19, iron_linear_thread() & 31u));
-    const unsigned int v4206 = static_cast<unsigned int>(v207.row(19, iron_linear_thread() & 31u));
-    const unsigned int v4210 = static_cast<unsigned int>(v207.col(20, iron_linear_thread() & 31u));
-    const unsigned int v4211 = static_cast<unsigned int>(v207.row(20, iron_linear_thread() & 31u));
-    const unsigned int v4215 = static_cast<unsigned int>(v207.col(21, iron_linear_thread() & 31u));
-    const unsigned int v4216 = static_cast<unsigned int>(v207.row(21, iron_linear_thread() & 31u));
-    const unsigned int v4220 = static_cast<unsigned int>(v207.col(22, iron_linear_thread() & 31u));
-    const unsigned int v4221 = static_cast<unsigned int>(v207.row(22, iron_linear_thread() & 31u));
-    const unsigned int v4225 = static_cast<unsigned int>(v207.col(23, iron_linear_thread() & 31u));
-    const unsigned int v4226 = static_cast<unsigned int>(v207.row(23, iron_linear_thread() & 31u));
-    const unsigned int v4230 = static_cast<unsigned int>(v207.col(24, iron_linear_thread() & 31u));
-    const unsigned int v4231 = static_cast<unsigned int>(v207.row(24, iron_linear_thread() & 31u));
-    const unsigned int v4235 = static_cast<unsigned int>(v207.col(25, iron_linear_thread() & 31u));
-    const unsigned int v4236 = static_cast<unsigned int>(v207.row(25, iron_linear_thread() & 31u));
-    const unsigned int v4240 = static_cast<unsigned int>(v207.col(26, iron_linear_thread() & 31u));
-    const unsigned int v4241 = static_cast<unsigned int>(v207.row(26, iron_linear_thread() & 31u));
-    const unsigned int v4245 = static_cast<unsigned int>(v207.col(27, iron_linear_thread() & 31u));
-    const unsigned int v4246 = static_cast<unsigned int>(v207.row(27, iron_linear_thread() & 31u));
-    const unsigned int v4250 = static_cast<unsigned int>(v207.col(28, iron_linear_thread() & 31u));
-    const unsigned int v4251 = static_cast<unsigned int>(v207.row(28, iron_linear_thread() & 31u));
-    const unsigned int v4255 = static_cast<unsigned int>(v207.col(29, iron_linear_thread() & 31u));
-    const unsigned int v4256 = static_cast<unsigned int>(v207.row(29, iron_linear_thread() & 31u));
-    const unsigned int v4260 = static_cast<unsigned int>(v207.col(30, iron_linear_thread() & 31u));
-    const unsigned int v4261 = static_cast<unsigned int>(v207.row(30, iron_linear_thread() & 31u));
-    const unsigned int v4265 = static_cast<unsigned int>(v207.col(31, iron_linear_thread() & 31u));
-    const unsigned int v4266 = static_cast<unsigned int>(v207.row(31, iron_linear_thread() & 31u));
-    const unsigned int v4278 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:124
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
+    const unsigned int v2892 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
+    const unsigned int v2893 = v2892 << 6u;
+    const unsigned int v4421 = v41 & 3u;
+    const unsigned int v4423 = v4421 << 4u;
+    const unsigned int v4425 = v4423 << 6u;
+    const unsigned int v4427 = v2893 + v4425;
+    const unsigned int v4438 = v4427 + 16u;
+    const unsigned int v4447 = v4427 + 32u;
+    const unsigned int v4456 = v4427 + 48u;
+    const bool v2911 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:147
+    const unsigned int v4236 = static_cast<unsigned int>(v207.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:205
+    const unsigned int v4237 = static_cast<unsigned int>(v207.row(0, iron_linear_thread() & 31u));
+    const unsigned int v4241 = static_cast<unsigned int>(v207.col(1, iron_linear_thread() & 31u));
+    const unsigned int v4242 = static_cast<unsigned int>(v207.row(1, iron_linear_thread() & 31u));
+    const unsigned int v4246 = static_cast<unsigned int>(v207.col(2, iron_linear_thread() & 31u));
+    const unsigned int v4247 = static_cast<unsigned int>(v207.row(2, iron_linear_thread() & 31u));
+    const unsigned int v4251 = static_cast<unsigned int>(v207.col(3, iron_linear_thread() & 31u));
+    const unsigned int v4252 = static_cast<unsigned int>(v207.row(3, iron_linear_thread() & 31u));
+    const unsigned int v4256 = static_cast<unsigned int>(v207.col(4, iron_linear_thread() & 31u));
+    const unsigned int v4257 = static_cast<unsigned int>(v207.row(4, iron_linear_thread() & 31u));
+    const unsigned int v4261 = static_cast<unsigned int>(v207.col(5, iron_linear_thread() & 31u));
+    const unsigned int v4262 = static_cast<unsigned int>(v207.row(5, iron_linear_thread() & 31u));
+    const unsigned int v4266 = static_cast<unsigned int>(v207.col(6, iron_linear_thread() & 31u));
+    const unsigned int v4267 = static_cast<unsigned int>(v207.row(6, iron_linear_thread() & 31u));
+    const unsigned int v4271 = static_cast<unsigned int>(v207.col(7, iron_linear_thread() & 31u));
+    const unsigned int v4272 = static_cast<unsigned int>(v207.row(7, iron_linear_thread() & 31u));
+    const unsigned int v4276 = static_cast<unsigned int>(v207.col(8, iron_linear_thread() & 31u));
+    const unsigned int v4277 = static_cast<unsigned int>(v207.row(8, iron_linear_thread() & 31u));
+    const unsigned int v4281 = static_cast<unsigned int>(v207.col(9, iron_linear_thread() & 31u));
+    const unsigned int v4282 = static_cast<unsigned int>(v207.row(9, iron_linear_thread() & 31u));
+    const unsigned int v4286 = static_cast<unsigned int>(v207.col(10, iron_linear_thread() & 31u));
+    const unsigned int v4287 = static_cast<unsigned int>(v207.row(10, iron_linear_thread() & 31u));
+    const unsigned int v4291 = static_cast<unsigned int>(v207.col(11, iron_linear_thread() & 31u));
+    const unsigned int v4292 = static_cast<unsigned int>(v207.row(11, iron_linear_thread() & 31u));
+    const unsigned int v4296 = static_cast<unsigned int>(v207.col(12, iron_linear_thread() & 31u));
+    const unsigned int v4297 = static_cast<unsigned int>(v207.row(12, iron_linear_thread() & 31u));
+    const unsigned int v4301 = static_cast<unsigned int>(v207.col(13, iron_linear_thread() & 31u));
+    const unsigned int v4302 = static_cast<unsigned int>(v207.row(13, iron_linear_thread() & 31u));
+    const unsigned int v4306 = static_cast<unsigned int>(v207.col(14, iron_linear_thread() & 31u));
+    const unsigned int v4307 = static_cast<unsigned int>(v207.row(14, iron_linear_thread() & 31u));
+    const unsigned int v4311 = static_cast<unsigned int>(v207.col(15, iron_linear_thread() & 31u));
+    const unsigned int v4312 = static_cast<unsigned int>(v207.row(15, iron_linear_thread() & 31u));
+    const unsigned int v4316 = static_cast<unsigned int>(v207.col(16, iron_linear_thread() & 31u));
+    const unsigned int v4317 = static_cast<unsigned int>(v207.row(16, iron_linear_thread() & 31u));
+    const unsigned int v4321 = static_cast<unsigned int>(v207.col(17, iron_linear_thread() & 31u));
+    const unsigned int v4322 = static_cast<unsigned int>(v207.row(17, iron_linear_thread() & 31u));
+    const unsigned int v4326 = static_cast<unsigned int>(v207.col(18, iron_linear_thread() & 31u));
+    const unsigned int v4327 = static_cast<unsigned int>(v207.row(18, iron_linear_thread() & 31u));
+    const unsigned int v4331 = static_cast<unsigned int>(v207.col(19, iron_linear_thread() & 31u));
+    const unsigned int v4332 = static_cast<unsigned int>(v207.row(19, iron_linear_thread() & 31u));
+    const unsigned int v4336 = static_cast<unsigned int>(v207.col(20, iron_linear_thread() & 31u));
+    const unsigned int v4337 = static_cast<unsigned int>(v207.row(20, iron_linear_thread() & 31u));
+    const unsigned int v4341 = static_cast<unsigned int>(v207.col(21, iron_linear_thread() & 31u));
+    const unsigned int v4342 = static_cast<unsigned int>(v207.row(21, iron_linear_thread() & 31u));
+    const unsigned int v4346 = static_cast<unsigned int>(v207.col(22, iron_linear_thread() & 31u));
+    const unsigned int v4347 = static_cast<unsigned int>(v207.row(22, iron_linear_thread() & 31u));
+    const unsigned int v4351 = static_cast<unsigned int>(v207.col(23, iron_linear_thread() & 31u));
+    const unsigned int v4352 = static_cast<unsigned int>(v207.row(23, iron_linear_thread() & 31u));
+    const unsigned int v4356 = static_cast<unsigned int>(v207.col(24, iron_linear_thread() & 31u));
+    const unsigned int v4357 = static_cast<unsigned int>(v207.row(24, iron_linear_thread() & 31u));
+    const unsigned int v4361 = static_cast<unsigned int>(v207.col(25, iron_linear_thread() & 31u));
+    const unsigned int v4362 = static_cast<unsigned int>(v207.row(25, iron_linear_thread() & 31u));
+    const unsigned int v4366 = static_cast<unsigned int>(v207.col(26, iron_linear_thread() & 31u));
+    const unsigned int v4367 = static_cast<unsigned int>(v207.row(26, iron_linear_thread() & 31u));
+    const unsigned int v4371 = static_cast<unsigned int>(v207.col(27, iron_linear_thread() & 31u));
+    const unsigned int v4372 = static_cast<unsigned int>(v207.row(27, iron_linear_thread() & 31u));
+    const unsigned int v4376 = static_cast<unsigned int>(v207.col(28, iron_linear_thread() & 31u));
+    const unsigned int v4377 = static_cast<unsigned int>(v207.row(28, iron_linear_thread() & 31u));
+    const unsigned int v4381 = static_cast<unsigned int>(v207.col(29, iron_linear_thread() & 31u));
+    const unsigned int v4382 = static_cast<unsigned int>(v207.row(29, iron_linear_thread() & 31u));
+    const unsigned int v4386 = static_cast<unsigned int>(v207.col(30, iron_linear_thread() & 31u));
+    const unsigned int v4387 = static_cast<unsigned int>(v207.row(30, iron_linear_thread() & 31u));
+    const unsigned int v4391 = static_cast<unsigned int>(v207.col(31, iron_linear_thread() & 31u));
+    const unsigned int v4392 = static_cast<unsigned int>(v207.row(31, iron_linear_thread() & 31u));
+    const unsigned int v4404 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:122
 
-    for (unsigned int v2658 = v199; v2658 < v183; v2658 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:93
-      const unsigned int v2659 = v2658 - v199;
-      const unsigned int v2660 = v2659 >> 6u;
-      const unsigned int v2662 = v2660 & 1u;
+    for (unsigned int v2742 = v199; v2742 < v183; v2742 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v2743 = v2742 - v199;
+      const unsigned int v2744 = v2743 >> 6u;
+      const unsigned int v2746 = v2744 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v2665 = v2658 + 64u;
-      const unsigned int v2667 = v2660 + 1u;
-      const unsigned int v2668 = v2667 & 1u;
-      const bool v2669 = v2665 < v183;
-      if (v2669) {
-        const unsigned int v2671 = v2668 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:98
-        const unsigned int v2681 = v2665 + v52;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v2682 = v2681 < v37;
-        const unsigned int v2685 = v2682 ? v2681 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v2687 = v31 + v2685;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v2688 = v2687 * v2;
-        const unsigned int v2689 = v2688 + v28;
-        const unsigned int v2690 = v2689 << 6u;
-        const unsigned int v2691 = v2690 + v56;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v2699 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v2700 = v2671 + v2699;
-        const unsigned int v2701 = v2700 + v71;
-        const unsigned int v2702 = v2701 + v69;
-        iron_copy_async<16>(shm1 + (v2702 ^ (((v2702 >> 6u) & 7u) << 3u)), k + v2691, v2682);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v2702 ^ (((v2702 >> 6u) & 7u) << 3u)), v + v2691, v2682);
-        const unsigned int v2723 = v2665 + v83;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v2724 = v2723 < v37;
-        const unsigned int v2727 = v2724 ? v2723 : v47;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v2729 = v31 + v2727;  // kernels/sdpa/kv_sources.hpp:34
-        const unsigned int v2730 = v2729 * v2;
-        const unsigned int v2731 = v2730 + v28;
-        const unsigned int v2732 = v2731 << 6u;
-        const unsigned int v2733 = v2732 + v87;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v2741 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v2742 = v2671 + v2741;
-        const unsigned int v2743 = v2742 + v102;
-        const unsigned int v2744 = v2743 + v100;
-        iron_copy_async<16>(shm1 + (v2744 ^ (((v2744 >> 6u) & 7u) << 3u)), k + v2733, v2724);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v2744 ^ (((v2744 >> 6u) & 7u) << 3u)), v + v2733, v2724);
+      const unsigned int v2749 = v2742 + 64u;
+      const unsigned int v2751 = v2744 + 1u;
+      const unsigned int v2752 = v2751 & 1u;
+      const bool v2753 = v2749 < v183;
+      if (v2753) {
+        const unsigned int v2755 = v2752 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:96
+        const unsigned int v2765 = v2749 + v52;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v2766 = v2765 < v37;
+        const unsigned int v2769 = v2766 ? v2765 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v2771 = v31 + v2769;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v2772 = v2771 * v2;
+        const unsigned int v2773 = v2772 + v28;
+        const unsigned int v2774 = v2773 << 6u;
+        const unsigned int v2775 = v2774 + v56;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v2783 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v2784 = v2755 + v2783;
+        const unsigned int v2785 = v2784 + v71;
+        const unsigned int v2786 = v2785 + v69;
+        iron_copy_async<16>(shm1 + (v2786 ^ (((v2786 >> 6u) & 7u) << 3u)), k + v2775, v2766);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v2796 = v2749 + v83;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v2797 = v2796 < v37;
+        const unsigned int v2800 = v2797 ? v2796 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v2802 = v31 + v2800;  // kernels/sdpa/kv_sources.hpp:34
+        const unsigned int v2803 = v2802 * v2;
+        const unsigned int v2804 = v2803 + v28;
+        const unsigned int v2805 = v2804 << 6u;
+        const unsigned int v2806 = v2805 + v87;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v2814 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v2815 = v2755 + v2814;
+        const unsigned int v2816 = v2815 + v102;
+        const unsigned int v2817 = v2816 + v100;
+        iron_copy_async<16>(shm1 + (v2817 ^ (((v2817 >> 6u) & 7u) << 3u)), k + v2806, v2797);  // kernels/sdpa/flash_tile.hpp:86
+        iron_copy_async<16>(shm2 + (v2786 ^ (((v2786 >> 6u) & 7u) << 3u)), v + v2775, v2766);
+        iron_copy_async<16>(shm2 + (v2817 ^ (((v2817 >> 6u) & 7u) << 3u)), v + v2806, v2797);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:93
-      iron_frag<float, 2, 16, 64> v2757;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v2757, 0.0f);
-      const unsigned int v2761 = v2662 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag<iron_bf16, 0, 16, 16> v4308;  // kernels/sdpa/flash_warpgroup.hpp:107
-      iron_frag_fill(v4308, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4308, shm0, v4301, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4310;
-      iron_frag_fill(v4310, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4310, shm1, v2761, 64u);
-      iron_frag_mma_sync(v2757, v4308, v4310);
-      const unsigned int v4315 = v2761 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v4317;
-      iron_frag_fill(v4317, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4317, shm0, v4312, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4319;
-      iron_frag_fill(v4319, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4319, shm1, v4315, 64u);
-      iron_frag_mma_sync(v2757, v4317, v4319);
-      const unsigned int v4324 = v2761 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v4326;
-      iron_frag_fill(v4326, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4326, shm0, v4321, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4328;
-      iron_frag_fill(v4328, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4328, shm1, v4324, 64u);
-      iron_frag_mma_sync(v2757, v4326, v4328);
-      const unsigned int v4333 = v2761 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v4335;
-      iron_frag_fill(v4335, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4335, shm0, v4330, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4337;
-      iron_frag_fill(v4337, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4337, shm1, v4333, 64u);
-      iron_frag_mma_sync(v2757, v4335, v4337);
-      const bool v2772 = v2665 <= v37;  // kernels/sdpa/flash_tile.hpp:155
-      const unsigned int v2780 = v2665 + v18;
-      const bool v2781 = v2780 <= v186;
-      const bool v2782 = v182 || v2781;
-      const bool v2783 = v2772 && v2782;
-      const unsigned int v2786 = v2658 + v7;  // kernels/sdpa/flash_tile.hpp:156
-      const unsigned int v2787 = v2786 + v18;
-      const bool v2789 = v175 <= v2787;
-      const bool v2790 = v2785 || v2789;
-      const bool v2791 = v2783 && v2790;  // kernels/sdpa/flash_tile.hpp:155
-      if (v2791) {  // kernels/sdpa/flash_tile.hpp:157
-        const float v2794 = v2757.x[0];  // kernels/sdpa/flash_tile.hpp:158
-        const float v2795 = v2794 * v201;
-        v2757.x[0] = v2795;
-        const float v2798 = v2757.x[1];
-        const float v2799 = v2798 * v201;
-        v2757.x[1] = v2799;
-        const float v2802 = v2757.x[2];
-        const float v2803 = v2802 * v201;
-        v2757.x[2] = v2803;
-        const float v2806 = v2757.x[3];
-        const float v2807 = v2806 * v201;
-        v2757.x[3] = v2807;
-        const float v2810 = v2757.x[4];
-        const float v2811 = v2810 * v201;
-        v2757.x[4] = v2811;
-        const float v2814 = v2757.x[5];
-        const float v2815 = v2814 * v201;
-        v2757.x[5] = v2815;
-        const float v2818 = v2757.x[6];
-        const float v2819 = v2818 * v201;
-        v2757.x[6] = v2819;
-        const float v2822 = v2757.x[7];
-        const float v2823 = v2822 * v201;
-        v2757.x[7] = v2823;
-        const float v2826 = v2757.x[8];
-        const float v2827 = v2826 * v201;
-        v2757.x[8] = v2827;
-        const float v2830 = v2757.x[9];
-        const float v2831 = v2830 * v201;
-        v2757.x[9] = v2831;
-        const float v2834 = v2757.x[10];
-        const float v2835 = v2834 * v201;
-        v2757.x[10] = v2835;
-        const float v2838 = v2757.x[11];
-        const float v2839 = v2838 * v201;
-        v2757.x[11] = v2839;
-        const float v2842 = v2757.x[12];
-        const float v2843 = v2842 * v201;
-        v2757.x[12] = v2843;
-        const float v2846 = v2757.x[13];
-        const float v2847 = v2846 * v201;
-        v2757.x[13] = v2847;
-        const float v2850 = v2757.x[14];
-        const float v2851 = v2850 * v201;
-        v2757.x[14] = v2851;
-        const float v2854 = v2757.x[15];
-        const float v2855 = v2854 * v201;
-        v2757.x[15] = v2855;
-        const float v2858 = v2757.x[16];
-        const float v2859 = v2858 * v201;
-        v2757.x[16] = v2859;
-        const float v2862 = v2757.x[17];
-        const float v2863 = v2862 * v201;
-        v2757.x[17] = v2863;
-        const float v2866 = v2757.x[18];
-        const float v2867 = v2866 * v201;
-        v2757.x[18] = v2867;
-        const float v2870 = v2757.x[19];
-        const float v2871 = v2870 * v201;
-        v2757.x[19] = v2871;
-        const float v2874 = v2757.x[20];
-        const float v2875 = v2874 * v201;
-        v2757.x[20] = v2875;
-        const float v2878 = v2757.x[21];
-        const float v2879 = v2878 * v201;
-        v2757.x[21] = v2879;
-        const float v2882 = v2757.x[22];
-        const float v2883 = v2882 * v201;
-        v2757.x[22] = v2883;
-        const float v2886 = v2757.x[23];
-        const float v2887 = v2886 * v201;
-        v2757.x[23] = v2887;
-        const float v2890 = v2757.x[24];
-        const float v2891 = v2890 * v201;
-        v2757.x[24] = v2891;
-        const float v2894 = v2757.x[25];
-        const float v2895 = v2894 * v201;
-        v2757.x[25] = v2895;
-        const float v2898 = v2757.x[26];
-        const float v2899 = v2898 * v201;
-        v2757.x[26] = v2899;
-        const float v2902 = v2757.x[27];
-        const float v2903 = v2902 * v201;
-        v2757.x[27] = v2903;
-        const float v2906 = v2757.x[28];
-        const float v2907 = v2906 * v201;
-        v2757.x[28] = v2907;
-        const float v2910 = v2757.x[29];
-        const float v2911 = v2910 * v201;
-        v2757.x[29] = v2911;
-        const float v2914 = v2757.x[30];
-        const float v2915 = v2914 * v201;
-        v2757.x[30] = v2915;
-        const float v2918 = v2757.x[31];
-        const float v2919 = v2918 * v201;
-        v2757.x[31] = v2919;
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
+      iron_frag<float, 2, 16, 64> v2883;  // kernels/sdpa/flash_warpgroup.hpp:103
+      iron_frag_fill(v2883, 0.0f);
+      const unsigned int v2887 = v2746 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v4434;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v4434, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4434, shm0, v4427, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4436;
+      iron_frag_fill(v4436, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4436, shm1, v2887, 64u);
+      iron_frag_mma_sync(v2883, v4434, v4436);
+      const unsigned int v4441 = v2887 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v4443;
+      iron_frag_fill(v4443, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4443, shm0, v4438, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4445;
+      iron_frag_fill(v4445, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4445, shm1, v4441, 64u);
+      iron_frag_mma_sync(v2883, v4443, v4445);
+      const unsigned int v4450 = v2887 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v4452;
+      iron_frag_fill(v4452, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4452, shm0, v4447, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4454;
+      iron_frag_fill(v4454, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4454, shm1, v4450, 64u);
+      iron_frag_mma_sync(v2883, v4452, v4454);
+      const unsigned int v4459 = v2887 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v4461;
+      iron_frag_fill(v4461, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4461, shm0, v4456, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4463;
+      iron_frag_fill(v4463, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4463, shm1, v4459, 64u);
+      iron_frag_mma_sync(v2883, v4461, v4463);
+      const bool v2898 = v2749 <= v37;  // kernels/sdpa/flash_tile.hpp:146
+      const unsigned int v2906 = v2749 + v18;
+      const bool v2907 = v2906 <= v186;
+      const bool v2908 = v182 || v2907;
+      const bool v2909 = v2898 && v2908;
+      const unsigned int v2912 = v2742 + v7;  // kernels/sdpa/flash_tile.hpp:147
+      const unsigned int v2913 = v2912 + v18;
+      const bool v2915 = v175 <= v2913;
+      const bool v2916 = v2911 || v2915;
+      const bool v2917 = v2909 && v2916;  // kernels/sdpa/flash_tile.hpp:146
+      if (v2917) {  // kernels/sdpa/flash_tile.hpp:148
+        const float v2920 = v2883.x[0];  // kernels/sdpa/flash_tile.hpp:149
+        const float v2921 = v2920 * v201;
+        v2883.x[0] = v2921;
+        const float v2924 = v2883.x[1];
+        const float v2925 = v2924 * v201;
+        v2883.x[1] = v2925;
+        const float v2928 = v2883.x[2];
+        const float v2929 = v2928 * v201;
+        v2883.x[2] = v2929;
+        const float v2932 = v2883.x[3];
+        const float v2933 = v2932 * v201;
+        v2883.x[3] = v2933;
+        const float v2936 = v2883.x[4];
+        const float v2937 = v2936 * v201;
+        v2883.x[4] = v2937;
+        const float v2940 = v2883.x[5];
+        const float v2941 = v2940 * v201;
+        v2883.x[5] = v2941;
+        const float v2944 = v2883.x[6];
+        const float v2945 = v2944 * v201;
+        v2883.x[6] = v2945;
+        const float v2948 = v2883.x[7];
+        const float v2949 = v2948 * v201;
+        v2883.x[7] = v2949;
+        const float v2952 = v2883.x[8];
+        const float v2953 = v2952 * v201;
+        v2883.x[8] = v2953;
+        const float v2956 = v2883.x[9];
+        const float v2957 = v2956 * v201;
+        v2883.x[9] = v2957;
+        const float v2960 = v2883.x[10];
+        const float v2961 = v2960 * v201;
+        v2883.x[10] = v2961;
+        const float v2964 = v2883.x[11];
+        const float v2965 = v2964 * v201;
+        v2883.x[11] = v2965;
+        const float v2968 = v2883.x[12];
+        const float v2969 = v2968 * v201;
+        v2883.x[12] = v2969;
+        const float v2972 = v2883.x[13];
+        const float v2973 = v2972 * v201;
+        v2883.x[13] = v2973;
+        const float v2976 = v2883.x[14];
+        const float v2977 = v2976 * v201;
+        v2883.x[14] = v2977;
+        const float v2980 = v2883.x[15];
+        const float v2981 = v2980 * v201;
+        v2883.x[15] = v2981;
+        const float v2984 = v2883.x[16];
+        const float v2985 = v2984 * v201;
+        v2883.x[16] = v2985;
+        const float v2988 = v2883.x[17];
+        const float v2989 = v2988 * v201;
+        v2883.x[17] = v2989;
+        const float v2992 = v2883.x[18];
+        const float v2993 = v2992 * v201;
+        v2883.x[18] = v2993;
+        const float v2996 = v2883.x[19];
+        const float v2997 = v2996 * v201;
+        v2883.x[19] = v2997;
+        const float v3000 = v2883.x[20];
+        const float v3001 = v3000 * v201;
+        v2883.x[20] = v3001;
+        const float v3004 = v2883.x[21];
+        const float v3005 = v3004 * v201;
+        v2883.x[21] = v3005;
+        const float v3008 = v2883.x[22];
+        const float v3009 = v3008 * v201;
+        v2883.x[22] = v3009;
+        const float v3012 = v2883.x[23];
+        const float v3013 = v3012 * v201;
+        v2883.x[23] = v3013;
+        const float v3016 = v2883.x[24];
+        const float v3017 = v3016 * v201;
+        v2883.x[24] = v3017;
+        const float v3020 = v2883.x[25];
+        const float v3021 = v3020 * v201;
+        v2883.x[25] = v3021;
+        const float v3024 = v2883.x[26];
+        const float v3025 = v3024 * v201;
+        v2883.x[26] = v3025;
+        const float v3028 = v2883.x[27];
+        const float v3029 = v3028 * v201;
+        v2883.x[27] = v3029;
+        const float v3032 = v2883.x[28];
+        const float v3033 = v3032 * v201;
+        v2883.x[28] = v3033;
+        const float v3036 = v2883.x[29];
+        const float v3037 = v3036 * v201;
+        v2883.x[29] = v3037;
+        const float v3040 = v2883.x[30];
+        const float v3041 = v3040 * v201;
+        v2883.x[30] = v3041;
+        const float v3044 = v2883.x[31];
+        const float v3045 = v3044 * v201;
+        v2883.x[31] = v3045;
       } else {
-        const unsigned int v2920 = static_cast<unsigned int>(v2757.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v2921 = static_cast<unsigned int>(v2757.row(0, iron_linear_thread() & 31u));
-        const float v2922 = v2757.x[0];
-        const unsigned int v2923 = v46 + v2921;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v2924 = v2658 + v2920;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v2925 = v2924 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v2928 = v2923 + v37;
-        const unsigned int v2929 = v2924 + v18;
-        const bool v2930 = v2929 <= v2928;
-        const bool v2931 = v182 || v2930;
-        const bool v2932 = v2925 && v2931;
-        const unsigned int v2935 = v2924 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v2936 = v2935 + v18;
-        const bool v2938 = v2928 < v2936;
-        const bool v2939 = v2785 || v2938;
-        const bool v2940 = v2932 && v2939;  // kernels/sdpa/flash_tile.hpp:164
-        const float v2942 = v2922 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v2943 = v2940 ? v2942 : __uint_as_float(0xff800000u);
-        v2757.x[0] = v2943;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v2944 = static_cast<unsigned int>(v2757.col(1, iron_linear_thread() & 31u));
-        const unsigned int v2945 = static_cast<unsigned int>(v2757.row(1, iron_linear_thread() & 31u));
-        const float v2946 = v2757.x[1];
-        const unsigned int v2947 = v46 + v2945;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v2948 = v2658 + v2944;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v2949 = v2948 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v2952 = v2947 + v37;
-        const unsigned int v2953 = v2948 + v18;
-        const bool v2954 = v2953 <= v2952;
-        const bool v2955 = v182 || v2954;
-        const bool v2956 = v2949 && v2955;
-        const unsigned int v2959 = v2948 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v2960 = v2959 + v18;
-        const bool v2962 = v2952 < v2960;
-        const bool v2963 = v2785 || v2962;
-        const bool v2964 = v2956 && v2963;  // kernels/sdpa/flash_tile.hpp:164
-        const float v2966 = v2946 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v2967 = v2964 ? v2966 : __uint_as_float(0xff800000u);
-        v2757.x[1] = v2967;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v2968 = static_cast<unsigned int>(v2757.col(2, iron_linear_thread() & 31u));
-        const unsigned int v2969 = static_cast<unsigned int>(v2757.row(2, iron_linear_thread() & 31u));
-        const float v2970 = v2757.x[2];
-        const unsigned int v2971 = v46 + v2969;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v2972 = v2658 + v2968;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v2973 = v2972 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v2976 = v2971 + v37;
-        const unsigned int v2977 = v2972 + v18;
-        const bool v2978 = v2977 <= v2976;
-        const bool v2979 = v182 || v2978;
-        const bool v2980 = v2973 && v2979;
-        const unsigned int v2983 = v2972 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v2984 = v2983 + v18;
-        const bool v2986 = v2976 < v2984;
-        const bool v2987 = v2785 || v2986;
-        const bool v2988 = v2980 && v2987;  // kernels/sdpa/flash_tile.hpp:164
-        const float v2990 = v2970 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v2991 = v2988 ? v2990 : __uint_as_float(0xff800000u);
-        v2757.x[2] = v2991;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v2992 = static_cast<unsigned int>(v2757.col(3, iron_linear_thread() & 31u));
-        const unsigned int v2993 = static_cast<unsigned int>(v2757.row(3, iron_linear_thread() & 31u));
-        const float v2994 = v2757.x[3];
-        const unsigned int v2995 = v46 + v2993;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v2996 = v2658 + v2992;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v2997 = v2996 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3000 = v2995 + v37;
-        const unsigned int v3001 = v2996 + v18;
-        const bool v3002 = v3001 <= v3000;
-        const bool v3003 = v182 || v3002;
-        const bool v3004 = v2997 && v3003;
-        const unsigned int v3007 = v2996 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3008 = v3007 + v18;
-        const bool v3010 = v3000 < v3008;
-        const bool v3011 = v2785 || v3010;
-        const bool v3012 = v3004 && v3011;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3014 = v2994 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3015 = v3012 ? v3014 : __uint_as_float(0xff800000u);
-        v2757.x[3] = v3015;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3016 = static_cast<unsigned int>(v2757.col(4, iron_linear_thread() & 31u));
-        const unsigned int v3017 = static_cast<unsigned int>(v2757.row(4, iron_linear_thread() & 31u));
-        const float v3018 = v2757.x[4];
-        const unsigned int v3019 = v46 + v3017;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3020 = v2658 + v3016;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3021 = v3020 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3024 = v3019 + v37;
-        const unsigned int v3025 = v3020 + v18;
-        const bool v3026 = v3025 <= v3024;
-        const bool v3027 = v182 || v3026;
-        const bool v3028 = v3021 && v3027;
-        const unsigned int v3031 = v3020 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3032 = v3031 + v18;
-        const bool v3034 = v3024 < v3032;
-        const bool v3035 = v2785 || v3034;
-        const bool v3036 = v3028 && v3035;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3038 = v3018 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3039 = v3036 ? v3038 : __uint_as_float(0xff800000u);
-        v2757.x[4] = v3039;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3040 = static_cast<unsigned int>(v2757.col(5, iron_linear_thread() & 31u));
-        const unsigned int v3041 = static_cast<unsigned int>(v2757.row(5, iron_linear_thread() & 31u));
-        const float v3042 = v2757.x[5];
-        const unsigned int v3043 = v46 + v3041;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3044 = v2658 + v3040;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3045 = v3044 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3048 = v3043 + v37;
-        const unsigned int v3049 = v3044 + v18;
-        const bool v3050 = v3049 <= v3048;
-        const bool v3051 = v182 || v3050;
-        const bool v3052 = v3045 && v3051;
-        const unsigned int v3055 = v3044 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3056 = v3055 + v18;
-        const bool v3058 = v3048 < v3056;
-        const bool v3059 = v2785 || v3058;
-        const bool v3060 = v3052 && v3059;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3062 = v3042 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3063 = v3060 ? v3062 : __uint_as_float(0xff800000u);
-        v2757.x[5] = v3063;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3064 = static_cast<unsigned int>(v2757.col(6, iron_linear_thread() & 31u));
-        const unsigned int v3065 = static_cast<unsigned int>(v2757.row(6, iron_linear_thread() & 31u));
-        const float v3066 = v2757.x[6];
-        const unsigned int v3067 = v46 + v3065;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3068 = v2658 + v3064;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3069 = v3068 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3072 = v3067 + v37;
-        const unsigned int v3073 = v3068 + v18;
-        const bool v3074 = v3073 <= v3072;
-        const bool v3075 = v182 || v3074;
-        const bool v3076 = v3069 && v3075;
-        const unsigned int v3079 = v3068 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3080 = v3079 + v18;
-        const bool v3082 = v3072 < v3080;
-        const bool v3083 = v2785 || v3082;
-        const bool v3084 = v3076 && v3083;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3086 = v3066 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3087 = v3084 ? v3086 : __uint_as_float(0xff800000u);
-        v2757.x[6] = v3087;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3088 = static_cast<unsigned int>(v2757.col(7, iron_linear_thread() & 31u));
-        const unsigned int v3089 = static_cast<unsigned int>(v2757.row(7, iron_linear_thread() & 31u));
-        const float v3090 = v2757.x[7];
-        const unsigned int v3091 = v46 + v3089;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3092 = v2658 + v3088;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3093 = v3092 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3096 = v3091 + v37;
-        const unsigned int v3097 = v3092 + v18;
-        const bool v3098 = v3097 <= v3096;
-        const bool v3099 = v182 || v3098;
-        const bool v3100 = v3093 && v3099;
-        const unsigned int v3103 = v3092 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3104 = v3103 + v18;
-        const bool v3106 = v3096 < v3104;
-        const bool v3107 = v2785 || v3106;
-        const bool v3108 = v3100 && v3107;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3110 = v3090 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3111 = v3108 ? v3110 : __uint_as_float(0xff800000u);
-        v2757.x[7] = v3111;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3112 = static_cast<unsigned int>(v2757.col(8, iron_linear_thread() & 31u));
-        const unsigned int v3113 = static_cast<unsigned int>(v2757.row(8, iron_linear_thread() & 31u));
-        const float v3114 = v2757.x[8];
-        const unsigned int v3115 = v46 + v3113;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3116 = v2658 + v3112;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3117 = v3116 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3120 = v3115 + v37;
-        const unsigned int v3121 = v3116 + v18;
-        const bool v3122 = v3121 <= v3120;
-        const bool v3123 = v182 || v3122;
-        const bool v3124 = v3117 && v3123;
-        const unsigned int v3127 = v3116 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3128 = v3127 + v18;
-        const bool v3130 = v3120 < v3128;
-        const bool v3131 = v2785 || v3130;
-        const bool v3132 = v3124 && v3131;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3134 = v3114 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3135 = v3132 ? v3134 : __uint_as_float(0xff800000u);
-        v2757.x[8] = v3135;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3136 = static_cast<unsigned int>(v2757.col(9, iron_linear_thread() & 31u));
-        const unsigned int v3137 = static_cast<unsigned int>(v2757.row(9, iron_linear_thread() & 31u));
-        const float v3138 = v2757.x[9];
-        const unsigned int v3139 = v46 + v3137;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3140 = v2658 + v3136;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3141 = v3140 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3144 = v3139 + v37;
-        const unsigned int v3145 = v3140 + v18;
-        const bool v3146 = v3145 <= v3144;
-        const bool v3147 = v182 || v3146;
-        const bool v3148 = v3141 && v3147;
-        const unsigned int v3151 = v3140 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3152 = v3151 + v18;
-        const bool v3154 = v3144 < v3152;
-        const bool v3155 = v2785 || v3154;
-        const bool v3156 = v3148 && v3155;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3158 = v3138 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3159 = v3156 ? v3158 : __uint_as_float(0xff800000u);
-        v2757.x[9] = v3159;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3160 = static_cast<unsigned int>(v2757.col(10, iron_linear_thread() & 31u));
-        const unsigned int v3161 = static_cast<unsigned int>(v2757.row(10, iron_linear_thread() & 31u));
-        const float v3162 = v2757.x[10];
-        const unsigned int v3163 = v46 + v3161;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3164 = v2658 + v3160;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3165 = v3164 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3168 = v3163 + v37;
-        const unsigned int v3169 = v3164 + v18;
-        const bool v3170 = v3169 <= v3168;
-        const bool v3171 = v182 || v3170;
-        const bool v3172 = v3165 && v3171;
-        const unsigned int v3175 = v3164 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3176 = v3175 + v18;
-        const bool v3178 = v3168 < v3176;
-        const bool v3179 = v2785 || v3178;
-        const bool v3180 = v3172 && v3179;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3182 = v3162 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3183 = v3180 ? v3182 : __uint_as_float(0xff800000u);
-        v2757.x[10] = v3183;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3184 = static_cast<unsigned int>(v2757.col(11, iron_linear_thread() & 31u));
-        const unsigned int v3185 = static_cast<unsigned int>(v2757.row(11, iron_linear_thread() & 31u));
-        const float v3186 = v2757.x[11];
-        const unsigned int v3187 = v46 + v3185;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3188 = v2658 + v3184;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3189 = v3188 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3192 = v3187 + v37;
-        const unsigned int v3193 = v3188 + v18;
-        const bool v3194 = v3193 <= v3192;
-        const bool v3195 = v182 || v3194;
-        const bool v3196 = v3189 && v3195;
-        const unsigned int v3199 = v3188 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3200 = v3199 + v18;
-        const bool v3202 = v3192 < v3200;
-        const bool v3203 = v2785 || v3202;
-        const bool v3204 = v3196 && v3203;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3206 = v3186 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3207 = v3204 ? v3206 : __uint_as_float(0xff800000u);
-        v2757.x[11] = v3207;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3208 = static_cast<unsigned int>(v2757.col(12, iron_linear_thread() & 31u));
-        const unsigned int v3209 = static_cast<unsigned int>(v2757.row(12, iron_linear_thread() & 31u));
-        const float v3210 = v2757.x[12];
-        const unsigned int v3211 = v46 + v3209;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3212 = v2658 + v3208;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3213 = v3212 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3216 = v3211 + v37;
-        const unsigned int v3217 = v3212 + v18;
-        const bool v3218 = v3217 <= v3216;
-        const bool v3219 = v182 || v3218;
-        const bool v3220 = v3213 && v3219;
-        const unsigned int v3223 = v3212 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3224 = v3223 + v18;
-        const bool v3226 = v3216 < v3224;
-        const bool v3227 = v2785 || v3226;
-        const bool v3228 = v3220 && v3227;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3230 = v3210 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3231 = v3228 ? v3230 : __uint_as_float(0xff800000u);
-        v2757.x[12] = v3231;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3232 = static_cast<unsigned int>(v2757.col(13, iron_linear_thread() & 31u));
-        const unsigned int v3233 = static_cast<unsigned int>(v2757.row(13, iron_linear_thread() & 31u));
-        const float v3234 = v2757.x[13];
-        const unsigned int v3235 = v46 + v3233;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3236 = v2658 + v3232;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3237 = v3236 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3240 = v3235 + v37;
-        const unsigned int v3241 = v3236 + v18;
-        const bool v3242 = v3241 <= v3240;
-        const bool v3243 = v182 || v3242;
-        const bool v3244 = v3237 && v3243;
-        const unsigned int v3247 = v3236 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3248 = v3247 + v18;
-        const bool v3250 = v3240 < v3248;
-        const bool v3251 = v2785 || v3250;
-        const bool v3252 = v3244 && v3251;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3254 = v3234 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3255 = v3252 ? v3254 : __uint_as_float(0xff800000u);
-        v2757.x[13] = v3255;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3256 = static_cast<unsigned int>(v2757.col(14, iron_linear_thread() & 31u));
-        const unsigned int v3257 = static_cast<unsigned int>(v2757.row(14, iron_linear_thread() & 31u));
-        const float v3258 = v2757.x[14];
-        const unsigned int v3259 = v46 + v3257;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3260 = v2658 + v3256;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3261 = v3260 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3264 = v3259 + v37;
-        const unsigned int v3265 = v3260 + v18;
-        const bool v3266 = v3265 <= v3264;
-        const bool v3267 = v182 || v3266;
-        const bool v3268 = v3261 && v3267;
-        const unsigned int v3271 = v3260 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3272 = v3271 + v18;
-        const bool v3274 = v3264 < v3272;
-        const bool v3275 = v2785 || v3274;
-        const bool v3276 = v3268 && v3275;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3278 = v3258 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3279 = v3276 ? v3278 : __uint_as_float(0xff800000u);
-        v2757.x[14] = v3279;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3280 = static_cast<unsigned int>(v2757.col(15, iron_linear_thread() & 31u));
-        const unsigned int v3281 = static_cast<unsigned int>(v2757.row(15, iron_linear_thread() & 31u));
-        const float v3282 = v2757.x[15];
-        const unsigned int v3283 = v46 + v3281;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3284 = v2658 + v3280;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3285 = v3284 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3288 = v3283 + v37;
-        const unsigned int v3289 = v3284 + v18;
-        const bool v3290 = v3289 <= v3288;
-        const bool v3291 = v182 || v3290;
-        const bool v3292 = v3285 && v3291;
-        const unsigned int v3295 = v3284 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3296 = v3295 + v18;
-        const bool v3298 = v3288 < v3296;
-        const bool v3299 = v2785 || v3298;
-        const bool v3300 = v3292 && v3299;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3302 = v3282 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3303 = v3300 ? v3302 : __uint_as_float(0xff800000u);
-        v2757.x[15] = v3303;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3304 = static_cast<unsigned int>(v2757.col(16, iron_linear_thread() & 31u));
-        const unsigned int v3305 = static_cast<unsigned int>(v2757.row(16, iron_linear_thread() & 31u));
-        const float v3306 = v2757.x[16];
-        const unsigned int v3307 = v46 + v3305;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3308 = v2658 + v3304;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3309 = v3308 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3312 = v3307 + v37;
-        const unsigned int v3313 = v3308 + v18;
-        const bool v3314 = v3313 <= v3312;
-        const bool v3315 = v182 || v3314;
-        const bool v3316 = v3309 && v3315;
-        const unsigned int v3319 = v3308 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3320 = v3319 + v18;
-        const bool v3322 = v3312 < v3320;
-        const bool v3323 = v2785 || v3322;
-        const bool v3324 = v3316 && v3323;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3326 = v3306 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3327 = v3324 ? v3326 : __uint_as_float(0xff800000u);
-        v2757.x[16] = v3327;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3328 = static_cast<unsigned int>(v2757.col(17, iron_linear_thread() & 31u));
-        const unsigned int v3329 = static_cast<unsigned int>(v2757.row(17, iron_linear_thread() & 31u));
-        const float v3330 = v2757.x[17];
-        const unsigned int v3331 = v46 + v3329;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3332 = v2658 + v3328;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3333 = v3332 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3336 = v3331 + v37;
-        const unsigned int v3337 = v3332 + v18;
-        const bool v3338 = v3337 <= v3336;
-        const bool v3339 = v182 || v3338;
-        const bool v3340 = v3333 && v3339;
-        const unsigned int v3343 = v3332 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3344 = v3343 + v18;
-        const bool v3346 = v3336 < v3344;
-        const bool v3347 = v2785 || v3346;
-        const bool v3348 = v3340 && v3347;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3350 = v3330 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3351 = v3348 ? v3350 : __uint_as_float(0xff800000u);
-        v2757.x[17] = v3351;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3352 = static_cast<unsigned int>(v2757.col(18, iron_linear_thread() & 31u));
-        const unsigned int v3353 = static_cast<unsigned int>(v2757.row(18, iron_linear_thread() & 31u));
-        const float v3354 = v2757.x[18];
-        const unsigned int v3355 = v46 + v3353;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3356 = v2658 + v3352;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3357 = v3356 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3360 = v3355 + v37;
-        const unsigned int v3361 = v3356 + v18;
-        const bool v3362 = v3361 <= v3360;
-        const bool v3363 = v182 || v3362;
-        const bool v3364 = v3357 && v3363;
-        const unsigned int v3367 = v3356 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3368 = v3367 + v18;
-        const bool v3370 = v3360 < v3368;
-        const bool v3371 = v2785 || v3370;
-        const bool v3372 = v3364 && v3371;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3374 = v3354 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3375 = v3372 ? v3374 : __uint_as_float(0xff800000u);
-        v2757.x[18] = v3375;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3376 = static_cast<unsigned int>(v2757.col(19, iron_linear_thread() & 31u));
-        const unsigned int v3377 = static_cast<unsigned int>(v2757.row(19, iron_linear_thread() & 31u));
-        const float v3378 = v2757.x[19];
-        const unsigned int v3379 = v46 + v3377;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3380 = v2658 + v3376;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3381 = v3380 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3384 = v3379 + v37;
-        const unsigned int v3385 = v3380 + v18;
-        const bool v3386 = v3385 <= v3384;
-        const bool v3387 = v182 || v3386;
-        const bool v3388 = v3381 && v3387;
-        const unsigned int v3391 = v3380 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3392 = v3391 + v18;
-        const bool v3394 = v3384 < v3392;
-        const bool v3395 = v2785 || v3394;
-        const bool v3396 = v3388 && v3395;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3398 = v3378 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3399 = v3396 ? v3398 : __uint_as_float(0xff800000u);
-        v2757.x[19] = v3399;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3400 = static_cast<unsigned int>(v2757.col(20, iron_linear_thread() & 31u));
-        const unsigned int v3401 = static_cast<unsigned int>(v2757.row(20, iron_linear_thread() & 31u));
-        const float v3402 = v2757.x[20];
-        const unsigned int v3403 = v46 + v3401;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3404 = v2658 + v3400;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3405 = v3404 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3408 = v3403 + v37;
-        const unsigned int v3409 = v3404 + v18;
-        const bool v3410 = v3409 <= v3408;
-        const bool v3411 = v182 || v3410;
-        const bool v3412 = v3405 && v3411;
-        const unsigned int v3415 = v3404 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3416 = v3415 + v18;
-        const bool v3418 = v3408 < v3416;
-        const bool v3419 = v2785 || v3418;
-        const bool v3420 = v3412 && v3419;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3422 = v3402 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3423 = v3420 ? v3422 : __uint_as_float(0xff800000u);
-        v2757.x[20] = v3423;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3424 = static_cast<unsigned int>(v2757.col(21, iron_linear_thread() & 31u));
-        const unsigned int v3425 = static_cast<unsigned int>(v2757.row(21, iron_linear_thread() & 31u));
-        const float v3426 = v2757.x[21];
-        const unsigned int v3427 = v46 + v3425;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3428 = v2658 + v3424;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3429 = v3428 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3432 = v3427 + v37;
-        const unsigned int v3433 = v3428 + v18;
-        const bool v3434 = v3433 <= v3432;
-        const bool v3435 = v182 || v3434;
-        const bool v3436 = v3429 && v3435;
-        const unsigned int v3439 = v3428 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3440 = v3439 + v18;
-        const bool v3442 = v3432 < v3440;
-        const bool v3443 = v2785 || v3442;
-        const bool v3444 = v3436 && v3443;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3446 = v3426 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3447 = v3444 ? v3446 : __uint_as_float(0xff800000u);
-        v2757.x[21] = v3447;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3448 = static_cast<unsigned int>(v2757.col(22, iron_linear_thread() & 31u));
-        const unsigned int v3449 = static_cast<unsigned int>(v2757.row(22, iron_linear_thread() & 31u));
-        const float v3450 = v2757.x[22];
-        const unsigned int v3451 = v46 + v3449;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3452 = v2658 + v3448;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3453 = v3452 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3456 = v3451 + v37;
-        const unsigned int v3457 = v3452 + v18;
-        const bool v3458 = v3457 <= v3456;
-        const bool v3459 = v182 || v3458;
-        const bool v3460 = v3453 && v3459;
-        const unsigned int v3463 = v3452 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3464 = v3463 + v18;
-        const bool v3466 = v3456 < v3464;
-        const bool v3467 = v2785 || v3466;
-        const bool v3468 = v3460 && v3467;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3470 = v3450 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3471 = v3468 ? v3470 : __uint_as_float(0xff800000u);
-        v2757.x[22] = v3471;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3472 = static_cast<unsigned int>(v2757.col(23, iron_linear_thread() & 31u));
-        const unsigned int v3473 = static_cast<unsigned int>(v2757.row(23, iron_linear_thread() & 31u));
-        const float v3474 = v2757.x[23];
-        const unsigned int v3475 = v46 + v3473;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3476 = v2658 + v3472;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3477 = v3476 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3480 = v3475 + v37;
-        const unsigned int v3481 = v3476 + v18;
-        const bool v3482 = v3481 <= v3480;
-        const bool v3483 = v182 || v3482;
-        const bool v3484 = v3477 && v3483;
-        const unsigned int v3487 = v3476 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3488 = v3487 + v18;
-        const bool v3490 = v3480 < v3488;
-        const bool v3491 = v2785 || v3490;
-        const bool v3492 = v3484 && v3491;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3494 = v3474 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3495 = v3492 ? v3494 : __uint_as_float(0xff800000u);
-        v2757.x[23] = v3495;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3496 = static_cast<unsigned int>(v2757.col(24, iron_linear_thread() & 31u));
-        const unsigned int v3497 = static_cast<unsigned int>(v2757.row(24, iron_linear_thread() & 31u));
-        const float v3498 = v2757.x[24];
-        const unsigned int v3499 = v46 + v3497;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3500 = v2658 + v3496;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3501 = v3500 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3504 = v3499 + v37;
-        const unsigned int v3505 = v3500 + v18;
-        const bool v3506 = v3505 <= v3504;
-        const bool v3507 = v182 || v3506;
-        const bool v3508 = v3501 && v3507;
-        const unsigned int v3511 = v3500 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3512 = v3511 + v18;
-        const bool v3514 = v3504 < v3512;
-        const bool v3515 = v2785 || v3514;
-        const bool v3516 = v3508 && v3515;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3518 = v3498 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3519 = v3516 ? v3518 : __uint_as_float(0xff800000u);
-        v2757.x[24] = v3519;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3520 = static_cast<unsigned int>(v2757.col(25, iron_linear_thread() & 31u));
-        const unsigned int v3521 = static_cast<unsigned int>(v2757.row(25, iron_linear_thread() & 31u));
-        const float v3522 = v2757.x[25];
-        const unsigned int v3523 = v46 + v3521;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3524 = v2658 + v3520;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3525 = v3524 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3528 = v3523 + v37;
-        const unsigned int v3529 = v3524 + v18;
-        const bool v3530 = v3529 <= v3528;
-        const bool v3531 = v182 || v3530;
-        const bool v3532 = v3525 && v3531;
-        const unsigned int v3535 = v3524 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3536 = v3535 + v18;
-        const bool v3538 = v3528 < v3536;
-        const bool v3539 = v2785 || v3538;
-        const bool v3540 = v3532 && v3539;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3542 = v3522 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3543 = v3540 ? v3542 : __uint_as_float(0xff800000u);
-        v2757.x[25] = v3543;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3544 = static_cast<unsigned int>(v2757.col(26, iron_linear_thread() & 31u));
-        const unsigned int v3545 = static_cast<unsigned int>(v2757.row(26, iron_linear_thread() & 31u));
-        const float v3546 = v2757.x[26];
-        const unsigned int v3547 = v46 + v3545;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3548 = v2658 + v3544;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3549 = v3548 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3552 = v3547 + v37;
-        const unsigned int v3553 = v3548 + v18;
-        const bool v3554 = v3553 <= v3552;
-        const bool v3555 = v182 || v3554;
-        const bool v3556 = v3549 && v3555;
-        const unsigned int v3559 = v3548 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3560 = v3559 + v18;
-        const bool v3562 = v3552 < v3560;
-        const bool v3563 = v2785 || v3562;
-        const bool v3564 = v3556 && v3563;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3566 = v3546 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3567 = v3564 ? v3566 : __uint_as_float(0xff800000u);
-        v2757.x[26] = v3567;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3568 = static_cast<unsigned int>(v2757.col(27, iron_linear_thread() & 31u));
-        const unsigned int v3569 = static_cast<unsigned int>(v2757.row(27, iron_linear_thread() & 31u));
-        const float v3570 = v2757.x[27];
-        const unsigned int v3571 = v46 + v3569;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3572 = v2658 + v3568;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3573 = v3572 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3576 = v3571 + v37;
-        const unsigned int v3577 = v3572 + v18;
-        const bool v3578 = v3577 <= v3576;
-        const bool v3579 = v182 || v3578;
-        const bool v3580 = v3573 && v3579;
-        const unsigned int v3583 = v3572 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3584 = v3583 + v18;
-        const bool v3586 = v3576 < v3584;
-        const bool v3587 = v2785 || v3586;
-        const bool v3588 = v3580 && v3587;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3590 = v3570 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3591 = v3588 ? v3590 : __uint_as_float(0xff800000u);
-        v2757.x[27] = v3591;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3592 = static_cast<unsigned int>(v2757.col(28, iron_linear_thread() & 31u));
-        const unsigned int v3593 = static_cast<unsigned int>(v2757.row(28, iron_linear_thread() & 31u));
-        const float v3594 = v2757.x[28];
-        const unsigned int v3595 = v46 + v3593;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3596 = v2658 + v3592;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3597 = v3596 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3600 = v3595 + v37;
-        const unsigned int v3601 = v3596 + v18;
-        const bool v3602 = v3601 <= v3600;
-        const bool v3603 = v182 || v3602;
-        const bool v3604 = v3597 && v3603;
-        const unsigned int v3607 = v3596 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3608 = v3607 + v18;
-        const bool v3610 = v3600 < v3608;
-        const bool v3611 = v2785 || v3610;
-        const bool v3612 = v3604 && v3611;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3614 = v3594 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3615 = v3612 ? v3614 : __uint_as_float(0xff800000u);
-        v2757.x[28] = v3615;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3616 = static_cast<unsigned int>(v2757.col(29, iron_linear_thread() & 31u));
-        const unsigned int v3617 = static_cast<unsigned int>(v2757.row(29, iron_linear_thread() & 31u));
-        const float v3618 = v2757.x[29];
-        const unsigned int v3619 = v46 + v3617;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3620 = v2658 + v3616;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3621 = v3620 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3624 = v3619 + v37;
-        const unsigned int v3625 = v3620 + v18;
-        const bool v3626 = v3625 <= v3624;
-        const bool v3627 = v182 || v3626;
-        const bool v3628 = v3621 && v3627;
-        const unsigned int v3631 = v3620 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3632 = v3631 + v18;
-        const bool v3634 = v3624 < v3632;
-        const bool v3635 = v2785 || v3634;
-        const bool v3636 = v3628 && v3635;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3638 = v3618 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3639 = v3636 ? v3638 : __uint_as_float(0xff800000u);
-        v2757.x[29] = v3639;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3640 = static_cast<unsigned int>(v2757.col(30, iron_linear_thread() & 31u));
-        const unsigned int v3641 = static_cast<unsigned int>(v2757.row(30, iron_linear_thread() & 31u));
-        const float v3642 = v2757.x[30];
-        const unsigned int v3643 = v46 + v3641;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3644 = v2658 + v3640;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3645 = v3644 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3648 = v3643 + v37;
-        const unsigned int v3649 = v3644 + v18;
-        const bool v3650 = v3649 <= v3648;
-        const bool v3651 = v182 || v3650;
-        const bool v3652 = v3645 && v3651;
-        const unsigned int v3655 = v3644 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3656 = v3655 + v18;
-        const bool v3658 = v3648 < v3656;
-        const bool v3659 = v2785 || v3658;
-        const bool v3660 = v3652 && v3659;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3662 = v3642 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3663 = v3660 ? v3662 : __uint_as_float(0xff800000u);
-        v2757.x[30] = v3663;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3664 = static_cast<unsigned int>(v2757.col(31, iron_linear_thread() & 31u));
-        const unsigned int v3665 = static_cast<unsigned int>(v2757.row(31, iron_linear_thread() & 31u));
-        const float v3666 = v2757.x[31];
-        const unsigned int v3667 = v46 + v3665;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3668 = v2658 + v3664;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3669 = v3668 < v37;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3672 = v3667 + v37;
-        const unsigned int v3673 = v3668 + v18;
-        const bool v3674 = v3673 <= v3672;
-        const bool v3675 = v182 || v3674;
-        const bool v3676 = v3669 && v3675;
-        const unsigned int v3679 = v3668 + v7;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3680 = v3679 + v18;
-        const bool v3682 = v3672 < v3680;
-        const bool v3683 = v2785 || v3682;
-        const bool v3684 = v3676 && v3683;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3686 = v3666 * v201;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3687 = v3684 ? v3686 : __uint_as_float(0xff800000u);
-        v2757.x[31] = v3687;  // kernels/sdpa/flash_tile.hpp:161
+        const unsigned int v3046 = static_cast<unsigned int>(v2883.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3047 = static_cast<unsigned int>(v2883.row(0, iron_linear_thread() & 31u));
+        const float v3048 = v2883.x[0];
+        const unsigned int v3049 = v46 + v3047;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3050 = v2742 + v3046;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3051 = v3050 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3054 = v3049 + v37;
+        const unsigned int v3055 = v3050 + v18;
+        const bool v3056 = v3055 <= v3054;
+        const bool v3057 = v182 || v3056;
+        const bool v3058 = v3051 && v3057;
+        const unsigned int v3061 = v3050 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3062 = v3061 + v18;
+        const bool v3064 = v3054 < v3062;
+        const bool v3065 = v2911 || v3064;
+        const bool v3066 = v3058 && v3065;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3068 = v3048 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3069 = v3066 ? v3068 : __uint_as_float(0xff800000u);
+        v2883.x[0] = v3069;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3070 = static_cast<unsigned int>(v2883.col(1, iron_linear_thread() & 31u));
+        const unsigned int v3071 = static_cast<unsigned int>(v2883.row(1, iron_linear_thread() & 31u));
+        const float v3072 = v2883.x[1];
+        const unsigned int v3073 = v46 + v3071;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3074 = v2742 + v3070;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3075 = v3074 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3078 = v3073 + v37;
+        const unsigned int v3079 = v3074 + v18;
+        const bool v3080 = v3079 <= v3078;
+        const bool v3081 = v182 || v3080;
+        const bool v3082 = v3075 && v3081;
+        const unsigned int v3085 = v3074 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3086 = v3085 + v18;
+        const bool v3088 = v3078 < v3086;
+        const bool v3089 = v2911 || v3088;
+        const bool v3090 = v3082 && v3089;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3092 = v3072 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3093 = v3090 ? v3092 : __uint_as_float(0xff800000u);
+        v2883.x[1] = v3093;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3094 = static_cast<unsigned int>(v2883.col(2, iron_linear_thread() & 31u));
+        const unsigned int v3095 = static_cast<unsigned int>(v2883.row(2, iron_linear_thread() & 31u));
+        const float v3096 = v2883.x[2];
+        const unsigned int v3097 = v46 + v3095;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3098 = v2742 + v3094;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3099 = v3098 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3102 = v3097 + v37;
+        const unsigned int v3103 = v3098 + v18;
+        const bool v3104 = v3103 <= v3102;
+        const bool v3105 = v182 || v3104;
+        const bool v3106 = v3099 && v3105;
+        const unsigned int v3109 = v3098 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3110 = v3109 + v18;
+        const bool v3112 = v3102 < v3110;
+        const bool v3113 = v2911 || v3112;
+        const bool v3114 = v3106 && v3113;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3116 = v3096 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3117 = v3114 ? v3116 : __uint_as_float(0xff800000u);
+        v2883.x[2] = v3117;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3118 = static_cast<unsigned int>(v2883.col(3, iron_linear_thread() & 31u));
+        const unsigned int v3119 = static_cast<unsigned int>(v2883.row(3, iron_linear_thread() & 31u));
+        const float v3120 = v2883.x[3];
+        const unsigned int v3121 = v46 + v3119;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3122 = v2742 + v3118;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3123 = v3122 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3126 = v3121 + v37;
+        const unsigned int v3127 = v3122 + v18;
+        const bool v3128 = v3127 <= v3126;
+        const bool v3129 = v182 || v3128;
+        const bool v3130 = v3123 && v3129;
+        const unsigned int v3133 = v3122 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3134 = v3133 + v18;
+        const bool v3136 = v3126 < v3134;
+        const bool v3137 = v2911 || v3136;
+        const bool v3138 = v3130 && v3137;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3140 = v3120 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3141 = v3138 ? v3140 : __uint_as_float(0xff800000u);
+        v2883.x[3] = v3141;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3142 = static_cast<unsigned int>(v2883.col(4, iron_linear_thread() & 31u));
+        const unsigned int v3143 = static_cast<unsigned int>(v2883.row(4, iron_linear_thread() & 31u));
+        const float v3144 = v2883.x[4];
+        const unsigned int v3145 = v46 + v3143;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3146 = v2742 + v3142;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3147 = v3146 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3150 = v3145 + v37;
+        const unsigned int v3151 = v3146 + v18;
+        const bool v3152 = v3151 <= v3150;
+        const bool v3153 = v182 || v3152;
+        const bool v3154 = v3147 && v3153;
+        const unsigned int v3157 = v3146 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3158 = v3157 + v18;
+        const bool v3160 = v3150 < v3158;
+        const bool v3161 = v2911 || v3160;
+        const bool v3162 = v3154 && v3161;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3164 = v3144 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3165 = v3162 ? v3164 : __uint_as_float(0xff800000u);
+        v2883.x[4] = v3165;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3166 = static_cast<unsigned int>(v2883.col(5, iron_linear_thread() & 31u));
+        const unsigned int v3167 = static_cast<unsigned int>(v2883.row(5, iron_linear_thread() & 31u));
+        const float v3168 = v2883.x[5];
+        const unsigned int v3169 = v46 + v3167;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3170 = v2742 + v3166;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3171 = v3170 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3174 = v3169 + v37;
+        const unsigned int v3175 = v3170 + v18;
+        const bool v3176 = v3175 <= v3174;
+        const bool v3177 = v182 || v3176;
+        const bool v3178 = v3171 && v3177;
+        const unsigned int v3181 = v3170 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3182 = v3181 + v18;
+        const bool v3184 = v3174 < v3182;
+        const bool v3185 = v2911 || v3184;
+        const bool v3186 = v3178 && v3185;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3188 = v3168 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3189 = v3186 ? v3188 : __uint_as_float(0xff800000u);
+        v2883.x[5] = v3189;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3190 = static_cast<unsigned int>(v2883.col(6, iron_linear_thread() & 31u));
+        const unsigned int v3191 = static_cast<unsigned int>(v2883.row(6, iron_linear_thread() & 31u));
+        const float v3192 = v2883.x[6];
+        const unsigned int v3193 = v46 + v3191;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3194 = v2742 + v3190;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3195 = v3194 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3198 = v3193 + v37;
+        const unsigned int v3199 = v3194 + v18;
+        const bool v3200 = v3199 <= v3198;
+        const bool v3201 = v182 || v3200;
+        const bool v3202 = v3195 && v3201;
+        const unsigned int v3205 = v3194 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3206 = v3205 + v18;
+        const bool v3208 = v3198 < v3206;
+        const bool v3209 = v2911 || v3208;
+        const bool v3210 = v3202 && v3209;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3212 = v3192 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3213 = v3210 ? v3212 : __uint_as_float(0xff800000u);
+        v2883.x[6] = v3213;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3214 = static_cast<unsigned int>(v2883.col(7, iron_linear_thread() & 31u));
+        const unsigned int v3215 = static_cast<unsigned int>(v2883.row(7, iron_linear_thread() & 31u));
+        const float v3216 = v2883.x[7];
+        const unsigned int v3217 = v46 + v3215;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3218 = v2742 + v3214;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3219 = v3218 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3222 = v3217 + v37;
+        const unsigned int v3223 = v3218 + v18;
+        const bool v3224 = v3223 <= v3222;
+        const bool v3225 = v182 || v3224;
+        const bool v3226 = v3219 && v3225;
+        const unsigned int v3229 = v3218 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3230 = v3229 + v18;
+        const bool v3232 = v3222 < v3230;
+        const bool v3233 = v2911 || v3232;
+        const bool v3234 = v3226 && v3233;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3236 = v3216 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3237 = v3234 ? v3236 : __uint_as_float(0xff800000u);
+        v2883.x[7] = v3237;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3238 = static_cast<unsigned int>(v2883.col(8, iron_linear_thread() & 31u));
+        const unsigned int v3239 = static_cast<unsigned int>(v2883.row(8, iron_linear_thread() & 31u));
+        const float v3240 = v2883.x[8];
+        const unsigned int v3241 = v46 + v3239;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3242 = v2742 + v3238;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3243 = v3242 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3246 = v3241 + v37;
+        const unsigned int v3247 = v3242 + v18;
+        const bool v3248 = v3247 <= v3246;
+        const bool v3249 = v182 || v3248;
+        const bool v3250 = v3243 && v3249;
+        const unsigned int v3253 = v3242 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3254 = v3253 + v18;
+        const bool v3256 = v3246 < v3254;
+        const bool v3257 = v2911 || v3256;
+        const bool v3258 = v3250 && v3257;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3260 = v3240 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3261 = v3258 ? v3260 : __uint_as_float(0xff800000u);
+        v2883.x[8] = v3261;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3262 = static_cast<unsigned int>(v2883.col(9, iron_linear_thread() & 31u));
+        const unsigned int v3263 = static_cast<unsigned int>(v2883.row(9, iron_linear_thread() & 31u));
+        const float v3264 = v2883.x[9];
+        const unsigned int v3265 = v46 + v3263;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3266 = v2742 + v3262;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3267 = v3266 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3270 = v3265 + v37;
+        const unsigned int v3271 = v3266 + v18;
+        const bool v3272 = v3271 <= v3270;
+        const bool v3273 = v182 || v3272;
+        const bool v3274 = v3267 && v3273;
+        const unsigned int v3277 = v3266 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3278 = v3277 + v18;
+        const bool v3280 = v3270 < v3278;
+        const bool v3281 = v2911 || v3280;
+        const bool v3282 = v3274 && v3281;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3284 = v3264 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3285 = v3282 ? v3284 : __uint_as_float(0xff800000u);
+        v2883.x[9] = v3285;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3286 = static_cast<unsigned int>(v2883.col(10, iron_linear_thread() & 31u));
+        const unsigned int v3287 = static_cast<unsigned int>(v2883.row(10, iron_linear_thread() & 31u));
+        const float v3288 = v2883.x[10];
+        const unsigned int v3289 = v46 + v3287;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3290 = v2742 + v3286;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3291 = v3290 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3294 = v3289 + v37;
+        const unsigned int v3295 = v3290 + v18;
+        const bool v3296 = v3295 <= v3294;
+        const bool v3297 = v182 || v3296;
+        const bool v3298 = v3291 && v3297;
+        const unsigned int v3301 = v3290 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3302 = v3301 + v18;
+        const bool v3304 = v3294 < v3302;
+        const bool v3305 = v2911 || v3304;
+        const bool v3306 = v3298 && v3305;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3308 = v3288 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3309 = v3306 ? v3308 : __uint_as_float(0xff800000u);
+        v2883.x[10] = v3309;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3310 = static_cast<unsigned int>(v2883.col(11, iron_linear_thread() & 31u));
+        const unsigned int v3311 = static_cast<unsigned int>(v2883.row(11, iron_linear_thread() & 31u));
+        const float v3312 = v2883.x[11];
+        const unsigned int v3313 = v46 + v3311;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3314 = v2742 + v3310;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3315 = v3314 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3318 = v3313 + v37;
+        const unsigned int v3319 = v3314 + v18;
+        const bool v3320 = v3319 <= v3318;
+        const bool v3321 = v182 || v3320;
+        const bool v3322 = v3315 && v3321;
+        const unsigned int v3325 = v3314 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3326 = v3325 + v18;
+        const bool v3328 = v3318 < v3326;
+        const bool v3329 = v2911 || v3328;
+        const bool v3330 = v3322 && v3329;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3332 = v3312 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3333 = v3330 ? v3332 : __uint_as_float(0xff800000u);
+        v2883.x[11] = v3333;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3334 = static_cast<unsigned int>(v2883.col(12, iron_linear_thread() & 31u));
+        const unsigned int v3335 = static_cast<unsigned int>(v2883.row(12, iron_linear_thread() & 31u));
+        const float v3336 = v2883.x[12];
+        const unsigned int v3337 = v46 + v3335;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3338 = v2742 + v3334;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3339 = v3338 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3342 = v3337 + v37;
+        const unsigned int v3343 = v3338 + v18;
+        const bool v3344 = v3343 <= v3342;
+        const bool v3345 = v182 || v3344;
+        const bool v3346 = v3339 && v3345;
+        const unsigned int v3349 = v3338 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3350 = v3349 + v18;
+        const bool v3352 = v3342 < v3350;
+        const bool v3353 = v2911 || v3352;
+        const bool v3354 = v3346 && v3353;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3356 = v3336 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3357 = v3354 ? v3356 : __uint_as_float(0xff800000u);
+        v2883.x[12] = v3357;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3358 = static_cast<unsigned int>(v2883.col(13, iron_linear_thread() & 31u));
+        const unsigned int v3359 = static_cast<unsigned int>(v2883.row(13, iron_linear_thread() & 31u));
+        const float v3360 = v2883.x[13];
+        const unsigned int v3361 = v46 + v3359;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3362 = v2742 + v3358;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3363 = v3362 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3366 = v3361 + v37;
+        const unsigned int v3367 = v3362 + v18;
+        const bool v3368 = v3367 <= v3366;
+        const bool v3369 = v182 || v3368;
+        const bool v3370 = v3363 && v3369;
+        const unsigned int v3373 = v3362 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3374 = v3373 + v18;
+        const bool v3376 = v3366 < v3374;
+        const bool v3377 = v2911 || v3376;
+        const bool v3378 = v3370 && v3377;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3380 = v3360 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3381 = v3378 ? v3380 : __uint_as_float(0xff800000u);
+        v2883.x[13] = v3381;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3382 = static_cast<unsigned int>(v2883.col(14, iron_linear_thread() & 31u));
+        const unsigned int v3383 = static_cast<unsigned int>(v2883.row(14, iron_linear_thread() & 31u));
+        const float v3384 = v2883.x[14];
+        const unsigned int v3385 = v46 + v3383;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3386 = v2742 + v3382;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3387 = v3386 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3390 = v3385 + v37;
+        const unsigned int v3391 = v3386 + v18;
+        const bool v3392 = v3391 <= v3390;
+        const bool v3393 = v182 || v3392;
+        const bool v3394 = v3387 && v3393;
+        const unsigned int v3397 = v3386 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3398 = v3397 + v18;
+        const bool v3400 = v3390 < v3398;
+        const bool v3401 = v2911 || v3400;
+        const bool v3402 = v3394 && v3401;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3404 = v3384 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3405 = v3402 ? v3404 : __uint_as_float(0xff800000u);
+        v2883.x[14] = v3405;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3406 = static_cast<unsigned int>(v2883.col(15, iron_linear_thread() & 31u));
+        const unsigned int v3407 = static_cast<unsigned int>(v2883.row(15, iron_linear_thread() & 31u));
+        const float v3408 = v2883.x[15];
+        const unsigned int v3409 = v46 + v3407;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3410 = v2742 + v3406;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3411 = v3410 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3414 = v3409 + v37;
+        const unsigned int v3415 = v3410 + v18;
+        const bool v3416 = v3415 <= v3414;
+        const bool v3417 = v182 || v3416;
+        const bool v3418 = v3411 && v3417;
+        const unsigned int v3421 = v3410 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3422 = v3421 + v18;
+        const bool v3424 = v3414 < v3422;
+        const bool v3425 = v2911 || v3424;
+        const bool v3426 = v3418 && v3425;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3428 = v3408 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3429 = v3426 ? v3428 : __uint_as_float(0xff800000u);
+        v2883.x[15] = v3429;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3430 = static_cast<unsigned int>(v2883.col(16, iron_linear_thread() & 31u));
+        const unsigned int v3431 = static_cast<unsigned int>(v2883.row(16, iron_linear_thread() & 31u));
+        const float v3432 = v2883.x[16];
+        const unsigned int v3433 = v46 + v3431;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3434 = v2742 + v3430;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3435 = v3434 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3438 = v3433 + v37;
+        const unsigned int v3439 = v3434 + v18;
+        const bool v3440 = v3439 <= v3438;
+        const bool v3441 = v182 || v3440;
+        const bool v3442 = v3435 && v3441;
+        const unsigned int v3445 = v3434 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3446 = v3445 + v18;
+        const bool v3448 = v3438 < v3446;
+        const bool v3449 = v2911 || v3448;
+        const bool v3450 = v3442 && v3449;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3452 = v3432 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3453 = v3450 ? v3452 : __uint_as_float(0xff800000u);
+        v2883.x[16] = v3453;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3454 = static_cast<unsigned int>(v2883.col(17, iron_linear_thread() & 31u));
+        const unsigned int v3455 = static_cast<unsigned int>(v2883.row(17, iron_linear_thread() & 31u));
+        const float v3456 = v2883.x[17];
+        const unsigned int v3457 = v46 + v3455;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3458 = v2742 + v3454;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3459 = v3458 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3462 = v3457 + v37;
+        const unsigned int v3463 = v3458 + v18;
+        const bool v3464 = v3463 <= v3462;
+        const bool v3465 = v182 || v3464;
+        const bool v3466 = v3459 && v3465;
+        const unsigned int v3469 = v3458 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3470 = v3469 + v18;
+        const bool v3472 = v3462 < v3470;
+        const bool v3473 = v2911 || v3472;
+        const bool v3474 = v3466 && v3473;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3476 = v3456 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3477 = v3474 ? v3476 : __uint_as_float(0xff800000u);
+        v2883.x[17] = v3477;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3478 = static_cast<unsigned int>(v2883.col(18, iron_linear_thread() & 31u));
+        const unsigned int v3479 = static_cast<unsigned int>(v2883.row(18, iron_linear_thread() & 31u));
+        const float v3480 = v2883.x[18];
+        const unsigned int v3481 = v46 + v3479;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3482 = v2742 + v3478;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3483 = v3482 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3486 = v3481 + v37;
+        const unsigned int v3487 = v3482 + v18;
+        const bool v3488 = v3487 <= v3486;
+        const bool v3489 = v182 || v3488;
+        const bool v3490 = v3483 && v3489;
+        const unsigned int v3493 = v3482 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3494 = v3493 + v18;
+        const bool v3496 = v3486 < v3494;
+        const bool v3497 = v2911 || v3496;
+        const bool v3498 = v3490 && v3497;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3500 = v3480 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3501 = v3498 ? v3500 : __uint_as_float(0xff800000u);
+        v2883.x[18] = v3501;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3502 = static_cast<unsigned int>(v2883.col(19, iron_linear_thread() & 31u));
+        const unsigned int v3503 = static_cast<unsigned int>(v2883.row(19, iron_linear_thread() & 31u));
+        const float v3504 = v2883.x[19];
+        const unsigned int v3505 = v46 + v3503;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3506 = v2742 + v3502;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3507 = v3506 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3510 = v3505 + v37;
+        const unsigned int v3511 = v3506 + v18;
+        const bool v3512 = v3511 <= v3510;
+        const bool v3513 = v182 || v3512;
+        const bool v3514 = v3507 && v3513;
+        const unsigned int v3517 = v3506 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3518 = v3517 + v18;
+        const bool v3520 = v3510 < v3518;
+        const bool v3521 = v2911 || v3520;
+        const bool v3522 = v3514 && v3521;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3524 = v3504 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3525 = v3522 ? v3524 : __uint_as_float(0xff800000u);
+        v2883.x[19] = v3525;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3526 = static_cast<unsigned int>(v2883.col(20, iron_linear_thread() & 31u));
+        const unsigned int v3527 = static_cast<unsigned int>(v2883.row(20, iron_linear_thread() & 31u));
+        const float v3528 = v2883.x[20];
+        const unsigned int v3529 = v46 + v3527;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3530 = v2742 + v3526;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3531 = v3530 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3534 = v3529 + v37;
+        const unsigned int v3535 = v3530 + v18;
+        const bool v3536 = v3535 <= v3534;
+        const bool v3537 = v182 || v3536;
+        const bool v3538 = v3531 && v3537;
+        const unsigned int v3541 = v3530 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3542 = v3541 + v18;
+        const bool v3544 = v3534 < v3542;
+        const bool v3545 = v2911 || v3544;
+        const bool v3546 = v3538 && v3545;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3548 = v3528 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3549 = v3546 ? v3548 : __uint_as_float(0xff800000u);
+        v2883.x[20] = v3549;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3550 = static_cast<unsigned int>(v2883.col(21, iron_linear_thread() & 31u));
+        const unsigned int v3551 = static_cast<unsigned int>(v2883.row(21, iron_linear_thread() & 31u));
+        const float v3552 = v2883.x[21];
+        const unsigned int v3553 = v46 + v3551;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3554 = v2742 + v3550;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3555 = v3554 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3558 = v3553 + v37;
+        const unsigned int v3559 = v3554 + v18;
+        const bool v3560 = v3559 <= v3558;
+        const bool v3561 = v182 || v3560;
+        const bool v3562 = v3555 && v3561;
+        const unsigned int v3565 = v3554 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3566 = v3565 + v18;
+        const bool v3568 = v3558 < v3566;
+        const bool v3569 = v2911 || v3568;
+        const bool v3570 = v3562 && v3569;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3572 = v3552 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3573 = v3570 ? v3572 : __uint_as_float(0xff800000u);
+        v2883.x[21] = v3573;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3574 = static_cast<unsigned int>(v2883.col(22, iron_linear_thread() & 31u));
+        const unsigned int v3575 = static_cast<unsigned int>(v2883.row(22, iron_linear_thread() & 31u));
+        const float v3576 = v2883.x[22];
+        const unsigned int v3577 = v46 + v3575;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3578 = v2742 + v3574;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3579 = v3578 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3582 = v3577 + v37;
+        const unsigned int v3583 = v3578 + v18;
+        const bool v3584 = v3583 <= v3582;
+        const bool v3585 = v182 || v3584;
+        const bool v3586 = v3579 && v3585;
+        const unsigned int v3589 = v3578 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3590 = v3589 + v18;
+        const bool v3592 = v3582 < v3590;
+        const bool v3593 = v2911 || v3592;
+        const bool v3594 = v3586 && v3593;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3596 = v3576 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3597 = v3594 ? v3596 : __uint_as_float(0xff800000u);
+        v2883.x[22] = v3597;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3598 = static_cast<unsigned int>(v2883.col(23, iron_linear_thread() & 31u));
+        const unsigned int v3599 = static_cast<unsigned int>(v2883.row(23, iron_linear_thread() & 31u));
+        const float v3600 = v2883.x[23];
+        const unsigned int v3601 = v46 + v3599;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3602 = v2742 + v3598;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3603 = v3602 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3606 = v3601 + v37;
+        const unsigned int v3607 = v3602 + v18;
+        const bool v3608 = v3607 <= v3606;
+        const bool v3609 = v182 || v3608;
+        const bool v3610 = v3603 && v3609;
+        const unsigned int v3613 = v3602 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3614 = v3613 + v18;
+        const bool v3616 = v3606 < v3614;
+        const bool v3617 = v2911 || v3616;
+        const bool v3618 = v3610 && v3617;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3620 = v3600 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3621 = v3618 ? v3620 : __uint_as_float(0xff800000u);
+        v2883.x[23] = v3621;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3622 = static_cast<unsigned int>(v2883.col(24, iron_linear_thread() & 31u));
+        const unsigned int v3623 = static_cast<unsigned int>(v2883.row(24, iron_linear_thread() & 31u));
+        const float v3624 = v2883.x[24];
+        const unsigned int v3625 = v46 + v3623;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3626 = v2742 + v3622;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3627 = v3626 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3630 = v3625 + v37;
+        const unsigned int v3631 = v3626 + v18;
+        const bool v3632 = v3631 <= v3630;
+        const bool v3633 = v182 || v3632;
+        const bool v3634 = v3627 && v3633;
+        const unsigned int v3637 = v3626 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3638 = v3637 + v18;
+        const bool v3640 = v3630 < v3638;
+        const bool v3641 = v2911 || v3640;
+        const bool v3642 = v3634 && v3641;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3644 = v3624 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3645 = v3642 ? v3644 : __uint_as_float(0xff800000u);
+        v2883.x[24] = v3645;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3646 = static_cast<unsigned int>(v2883.col(25, iron_linear_thread() & 31u));
+        const unsigned int v3647 = static_cast<unsigned int>(v2883.row(25, iron_linear_thread() & 31u));
+        const float v3648 = v2883.x[25];
+        const unsigned int v3649 = v46 + v3647;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3650 = v2742 + v3646;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3651 = v3650 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3654 = v3649 + v37;
+        const unsigned int v3655 = v3650 + v18;
+        const bool v3656 = v3655 <= v3654;
+        const bool v3657 = v182 || v3656;
+        const bool v3658 = v3651 && v3657;
+        const unsigned int v3661 = v3650 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3662 = v3661 + v18;
+        const bool v3664 = v3654 < v3662;
+        const bool v3665 = v2911 || v3664;
+        const bool v3666 = v3658 && v3665;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3668 = v3648 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3669 = v3666 ? v3668 : __uint_as_float(0xff800000u);
+        v2883.x[25] = v3669;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3670 = static_cast<unsigned int>(v2883.col(26, iron_linear_thread() & 31u));
+        const unsigned int v3671 = static_cast<unsigned int>(v2883.row(26, iron_linear_thread() & 31u));
+        const float v3672 = v2883.x[26];
+        const unsigned int v3673 = v46 + v3671;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3674 = v2742 + v3670;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3675 = v3674 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3678 = v3673 + v37;
+        const unsigned int v3679 = v3674 + v18;
+        const bool v3680 = v3679 <= v3678;
+        const bool v3681 = v182 || v3680;
+        const bool v3682 = v3675 && v3681;
+        const unsigned int v3685 = v3674 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3686 = v3685 + v18;
+        const bool v3688 = v3678 < v3686;
+        const bool v3689 = v2911 || v3688;
+        const bool v3690 = v3682 && v3689;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3692 = v3672 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3693 = v3690 ? v3692 : __uint_as_float(0xff800000u);
+        v2883.x[26] = v3693;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3694 = static_cast<unsigned int>(v2883.col(27, iron_linear_thread() & 31u));
+        const unsigned int v3695 = static_cast<unsigned int>(v2883.row(27, iron_linear_thread() & 31u));
+        const float v3696 = v2883.x[27];
+        const unsigned int v3697 = v46 + v3695;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3698 = v2742 + v3694;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3699 = v3698 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3702 = v3697 + v37;
+        const unsigned int v3703 = v3698 + v18;
+        const bool v3704 = v3703 <= v3702;
+        const bool v3705 = v182 || v3704;
+        const bool v3706 = v3699 && v3705;
+        const unsigned int v3709 = v3698 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3710 = v3709 + v18;
+        const bool v3712 = v3702 < v3710;
+        const bool v3713 = v2911 || v3712;
+        const bool v3714 = v3706 && v3713;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3716 = v3696 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3717 = v3714 ? v3716 : __uint_as_float(0xff800000u);
+        v2883.x[27] = v3717;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3718 = static_cast<unsigned int>(v2883.col(28, iron_linear_thread() & 31u));
+        const unsigned int v3719 = static_cast<unsigned int>(v2883.row(28, iron_linear_thread() & 31u));
+        const float v3720 = v2883.x[28];
+        const unsigned int v3721 = v46 + v3719;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3722 = v2742 + v3718;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3723 = v3722 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3726 = v3721 + v37;
+        const unsigned int v3727 = v3722 + v18;
+        const bool v3728 = v3727 <= v3726;
+        const bool v3729 = v182 || v3728;
+        const bool v3730 = v3723 && v3729;
+        const unsigned int v3733 = v3722 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3734 = v3733 + v18;
+        const bool v3736 = v3726 < v3734;
+        const bool v3737 = v2911 || v3736;
+        const bool v3738 = v3730 && v3737;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3740 = v3720 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3741 = v3738 ? v3740 : __uint_as_float(0xff800000u);
+        v2883.x[28] = v3741;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3742 = static_cast<unsigned int>(v2883.col(29, iron_linear_thread() & 31u));
+        const unsigned int v3743 = static_cast<unsigned int>(v2883.row(29, iron_linear_thread() & 31u));
+        const float v3744 = v2883.x[29];
+        const unsigned int v3745 = v46 + v3743;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3746 = v2742 + v3742;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3747 = v3746 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3750 = v3745 + v37;
+        const unsigned int v3751 = v3746 + v18;
+        const bool v3752 = v3751 <= v3750;
+        const bool v3753 = v182 || v3752;
+        const bool v3754 = v3747 && v3753;
+        const unsigned int v3757 = v3746 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3758 = v3757 + v18;
+        const bool v3760 = v3750 < v3758;
+        const bool v3761 = v2911 || v3760;
+        const bool v3762 = v3754 && v3761;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3764 = v3744 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3765 = v3762 ? v3764 : __uint_as_float(0xff800000u);
+        v2883.x[29] = v3765;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3766 = static_cast<unsigned int>(v2883.col(30, iron_linear_thread() & 31u));
+        const unsigned int v3767 = static_cast<unsigned int>(v2883.row(30, iron_linear_thread() & 31u));
+        const float v3768 = v2883.x[30];
+        const unsigned int v3769 = v46 + v3767;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3770 = v2742 + v3766;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3771 = v3770 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3774 = v3769 + v37;
+        const unsigned int v3775 = v3770 + v18;
+        const bool v3776 = v3775 <= v3774;
+        const bool v3777 = v182 || v3776;
+        const bool v3778 = v3771 && v3777;
+        const unsigned int v3781 = v3770 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3782 = v3781 + v18;
+        const bool v3784 = v3774 < v3782;
+        const bool v3785 = v2911 || v3784;
+        const bool v3786 = v3778 && v3785;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3788 = v3768 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3789 = v3786 ? v3788 : __uint_as_float(0xff800000u);
+        v2883.x[30] = v3789;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3790 = static_cast<unsigned int>(v2883.col(31, iron_linear_thread() & 31u));
+        const unsigned int v3791 = static_cast<unsigned int>(v2883.row(31, iron_linear_thread() & 31u));
+        const float v3792 = v2883.x[31];
+        const unsigned int v3793 = v46 + v3791;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3794 = v2742 + v3790;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3795 = v3794 < v37;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3798 = v3793 + v37;
+        const unsigned int v3799 = v3794 + v18;
+        const bool v3800 = v3799 <= v3798;
+        const bool v3801 = v182 || v3800;
+        const bool v3802 = v3795 && v3801;
+        const unsigned int v3805 = v3794 + v7;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3806 = v3805 + v18;
+        const bool v3808 = v3798 < v3806;
+        const bool v3809 = v2911 || v3808;
+        const bool v3810 = v3802 && v3809;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3812 = v3792 * v201;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3813 = v3810 ? v3812 : __uint_as_float(0xff800000u);
+        v2883.x[31] = v3813;  // kernels/sdpa/flash_tile.hpp:152
       }
-      iron_frag<float, 2, 16, 8> v3689;  // kernels/sdpa/flash_tile.hpp:182
-      iron_frag_fill(v3689, 0.0f);
-      iron_frag<float, 2, 16, 8> v3691;  // kernels/sdpa/flash_tile.hpp:192
-      iron_frag_fill(v3691, 0.0f);
-      iron_frag_row_reduce<false>(v3691, v2757);
-      const float v3695 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:194
-      const float v3696 = v3691.x[0];  // kernels/sdpa/flash_tile.hpp:195
-      const float v3697 = fmaxf(v3695, v3696);
-      const bool v3700 = v3697 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3701 = v3700 ? 0.0f : v3697;
-      const float v3702 = v3695 - v3701;  // kernels/sdpa/flash_tile.hpp:195
-      const float v3703 = iron_exp2_approx(v3702);
-      v3689.x[0] = v3703;  // kernels/sdpa/flash_tile.hpp:193
-      const float v3707 = v203.x[1];  // kernels/sdpa/flash_tile.hpp:194
-      const float v3708 = v3691.x[1];  // kernels/sdpa/flash_tile.hpp:195
-      const float v3709 = fmaxf(v3707, v3708);
-      const bool v3712 = v3709 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3713 = v3712 ? 0.0f : v3709;
-      const float v3714 = v3707 - v3713;  // kernels/sdpa/flash_tile.hpp:195
-      const float v3715 = iron_exp2_approx(v3714);
-      v3689.x[1] = v3715;  // kernels/sdpa/flash_tile.hpp:193
-      const float v3719 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:194
-      const float v3720 = v3691.x[2];  // kernels/sdpa/flash_tile.hpp:195
-      const float v3721 = fmaxf(v3719, v3720);
-      const bool v3724 = v3721 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3725 = v3724 ? 0.0f : v3721;
-      const float v3726 = v3719 - v3725;  // kernels/sdpa/flash_tile.hpp:195
-      const float v3727 = iron_exp2_approx(v3726);
-      v3689.x[2] = v3727;  // kernels/sdpa/flash_tile.hpp:193
-      const float v3731 = v203.x[3];  // kernels/sdpa/flash_tile.hpp:194
-      const float v3732 = v3691.x[3];  // kernels/sdpa/flash_tile.hpp:195
-      const float v3733 = fmaxf(v3731, v3732);
-      const bool v3736 = v3733 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3737 = v3736 ? 0.0f : v3733;
-      const float v3738 = v3731 - v3737;  // kernels/sdpa/flash_tile.hpp:195
-      const float v3739 = iron_exp2_approx(v3738);
-      v3689.x[3] = v3739;  // kernels/sdpa/flash_tile.hpp:193
-      const float v3742 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:197
-      const float v3743 = v3691.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v3744 = fmaxf(v3742, v3743);
-      v203.x[0] = v3744;  // kernels/sdpa/flash_tile.hpp:197
-      const float v3747 = v203.x[1];
-      const float v3748 = v3691.x[1];  // kernels/sdpa/flash_tile.hpp:198
-      const float v3749 = fmaxf(v3747, v3748);
-      v203.x[1] = v3749;  // kernels/sdpa/flash_tile.hpp:197
-      const float v3752 = v203.x[2];
-      const float v3753 = v3691.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v3754 = fmaxf(v3752, v3753);
-      v203.x[2] = v3754;  // kernels/sdpa/flash_tile.hpp:197
-      const float v3757 = v203.x[3];
-      const float v3758 = v3691.x[3];  // kernels/sdpa/flash_tile.hpp:198
-      const float v3759 = fmaxf(v3757, v3758);
-      v203.x[3] = v3759;  // kernels/sdpa/flash_tile.hpp:197
-      const float v3762 = v2757.x[0];  // kernels/sdpa/flash_tile.hpp:200
-      const float v3763 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3766 = v3763 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3767 = v3766 ? 0.0f : v3763;
-      const float v3768 = v3762 - v3767;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3769 = iron_exp2_approx(v3768);
-      v2757.x[0] = v3769;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3772 = v2757.x[1];
-      const float v3773 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3776 = v3773 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3777 = v3776 ? 0.0f : v3773;
-      const float v3778 = v3772 - v3777;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3779 = iron_exp2_approx(v3778);
-      v2757.x[1] = v3779;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3782 = v2757.x[2];
-      const float v3783 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3786 = v3783 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3787 = v3786 ? 0.0f : v3783;
-      const float v3788 = v3782 - v3787;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3789 = iron_exp2_approx(v3788);
-      v2757.x[2] = v3789;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3792 = v2757.x[3];
-      const float v3793 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3796 = v3793 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3797 = v3796 ? 0.0f : v3793;
-      const float v3798 = v3792 - v3797;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3799 = iron_exp2_approx(v3798);
-      v2757.x[3] = v3799;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3802 = v2757.x[4];
-      const float v3803 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3806 = v3803 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3807 = v3806 ? 0.0f : v3803;
-      const float v3808 = v3802 - v3807;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3809 = iron_exp2_approx(v3808);
-      v2757.x[4] = v3809;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3812 = v2757.x[5];
-      const float v3813 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3816 = v3813 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3817 = v3816 ? 0.0f : v3813;
-      const float v3818 = v3812 - v3817;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3819 = iron_exp2_approx(v3818);
-      v2757.x[5] = v3819;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3822 = v2757.x[6];
-      const float v3823 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3826 = v3823 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
+      iron_frag<float, 2, 16, 8> v3815;  // kernels/sdpa/flash_tile.hpp:173
+      iron_frag_fill(v3815, 0.0f);
+      iron_frag<float, 2, 16, 8> v3817;  // kernels/sdpa/flash_tile.hpp:183
+      iron_frag_fill(v3817, 0.0f);
+      iron_frag_row_reduce<false>(v3817, v2883);
+      const float v3821 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:185
+      const float v3822 = v3817.x[0];  // kernels/sdpa/flash_tile.hpp:186
+      const float v3823 = fmaxf(v3821, v3822);
+      const bool v3826 = v3823 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
       const float v3827 = v3826 ? 0.0f : v3823;
-      const float v3828 = v3822 - v3827;  // kernels/sdpa/flash_tile.hpp:201
+      const float v3828 = v3821 - v3827;  // kernels/sdpa/flash_tile.hpp:186
       const float v3829 = iron_exp2_approx(v3828);
-      v2757.x[6] = v3829;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3832 = v2757.x[7];
-      const float v3833 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3836 = v3833 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3837 = v3836 ? 0.0f : v3833;
-      const float v3838 = v3832 - v3837;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3839 = iron_exp2_approx(v3838);
-      v2757.x[7] = v3839;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3842 = v2757.x[8];
-      const float v3843 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3846 = v3843 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3847 = v3846 ? 0.0f : v3843;
-      const float v3848 = v3842 - v3847;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3849 = iron_exp2_approx(v3848);
-      v2757.x[8] = v3849;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3852 = v2757.x[9];
-      const float v3853 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3856 = v3853 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3857 = v3856 ? 0.0f : v3853;
-      const float v3858 = v3852 - v3857;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3859 = iron_exp2_approx(v3858);
-      v2757.x[9] = v3859;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3862 = v2757.x[10];
-      const float v3863 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3866 = v3863 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3867 = v3866 ? 0.0f : v3863;
-      const float v3868 = v3862 - v3867;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3869 = iron_exp2_approx(v3868);
-      v2757.x[10] = v3869;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3872 = v2757.x[11];
-      const float v3873 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3876 = v3873 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3877 = v3876 ? 0.0f : v3873;
-      const float v3878 = v3872 - v3877;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3879 = iron_exp2_approx(v3878);
-      v2757.x[11] = v3879;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3882 = v2757.x[12];
-      const float v3883 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3886 = v3883 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3887 = v3886 ? 0.0f : v3883;
-      const float v3888 = v3882 - v3887;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3889 = iron_exp2_approx(v3888);
-      v2757.x[12] = v3889;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3892 = v2757.x[13];
-      const float v3893 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3896 = v3893 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3897 = v3896 ? 0.0f : v3893;
-      const float v3898 = v3892 - v3897;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3899 = iron_exp2_approx(v3898);
-      v2757.x[13] = v3899;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3902 = v2757.x[14];
-      const float v3903 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3906 = v3903 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3907 = v3906 ? 0.0f : v3903;
-      const float v3908 = v3902 - v3907;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3909 = iron_exp2_approx(v3908);
-      v2757.x[14] = v3909;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3912 = v2757.x[15];
-      const float v3913 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3916 = v3913 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3917 = v3916 ? 0.0f : v3913;
-      const float v3918 = v3912 - v3917;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3919 = iron_exp2_approx(v3918);
-      v2757.x[15] = v3919;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3922 = v2757.x[16];
-      const float v3923 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3926 = v3923 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3927 = v3926 ? 0.0f : v3923;
-      const float v3928 = v3922 - v3927;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3929 = iron_exp2_approx(v3928);
-      v2757.x[16] = v3929;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3932 = v2757.x[17];
-      const float v3933 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3936 = v3933 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3937 = v3936 ? 0.0f : v3933;
-      const float v3938 = v3932 - v3937;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3939 = iron_exp2_approx(v3938);
-      v2757.x[17] = v3939;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3942 = v2757.x[18];
-      const float v3943 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3946 = v3943 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3947 = v3946 ? 0.0f : v3943;
-      const float v3948 = v3942 - v3947;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3949 = iron_exp2_approx(v3948);
-      v2757.x[18] = v3949;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3952 = v2757.x[19];
-      const float v3953 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3956 = v3953 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3957 = v3956 ? 0.0f : v3953;
-      const float v3958 = v3952 - v3957;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3959 = iron_exp2_approx(v3958);
-      v2757.x[19] = v3959;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3962 = v2757.x[20];
-      const float v3963 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3966 = v3963 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3967 = v3966 ? 0.0f : v3963;
-      const float v3968 = v3962 - v3967;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3969 = iron_exp2_approx(v3968);
-      v2757.x[20] = v3969;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3972 = v2757.x[21];
-      const float v3973 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3976 = v3973 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3977 = v3976 ? 0.0f : v3973;
-      const float v3978 = v3972 - v3977;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3979 = iron_exp2_approx(v3978);
-      v2757.x[21] = v3979;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3982 = v2757.x[22];
-      const float v3983 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3986 = v3983 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3987 = v3986 ? 0.0f : v3983;
-      const float v3988 = v3982 - v3987;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3989 = iron_exp2_approx(v3988);
-      v2757.x[22] = v3989;  // kernels/sdpa/flash_tile.hpp:200
-      const float v3992 = v2757.x[23];
-      const float v3993 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v3996 = v3993 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3997 = v3996 ? 0.0f : v3993;
-      const float v3998 = v3992 - v3997;  // kernels/sdpa/flash_tile.hpp:201
-      const float v3999 = iron_exp2_approx(v3998);
-      v2757.x[23] = v3999;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4002 = v2757.x[24];
-      const float v4003 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4006 = v4003 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4007 = v4006 ? 0.0f : v4003;
-      const float v4008 = v4002 - v4007;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4009 = iron_exp2_approx(v4008);
-      v2757.x[24] = v4009;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4012 = v2757.x[25];
-      const float v4013 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4016 = v4013 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4017 = v4016 ? 0.0f : v4013;
-      const float v4018 = v4012 - v4017;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4019 = iron_exp2_approx(v4018);
-      v2757.x[25] = v4019;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4022 = v2757.x[26];
-      const float v4023 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4026 = v4023 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4027 = v4026 ? 0.0f : v4023;
-      const float v4028 = v4022 - v4027;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4029 = iron_exp2_approx(v4028);
-      v2757.x[26] = v4029;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4032 = v2757.x[27];
-      const float v4033 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4036 = v4033 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4037 = v4036 ? 0.0f : v4033;
-      const float v4038 = v4032 - v4037;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4039 = iron_exp2_approx(v4038);
-      v2757.x[27] = v4039;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4042 = v2757.x[28];
-      const float v4043 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4046 = v4043 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4047 = v4046 ? 0.0f : v4043;
-      const float v4048 = v4042 - v4047;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4049 = iron_exp2_approx(v4048);
-      v2757.x[28] = v4049;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4052 = v2757.x[29];
-      const float v4053 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4056 = v4053 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4057 = v4056 ? 0.0f : v4053;
-      const float v4058 = v4052 - v4057;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4059 = iron_exp2_approx(v4058);
-      v2757.x[29] = v4059;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4062 = v2757.x[30];
-      const float v4063 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4066 = v4063 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4067 = v4066 ? 0.0f : v4063;
-      const float v4068 = v4062 - v4067;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4069 = iron_exp2_approx(v4068);
-      v2757.x[30] = v4069;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4072 = v2757.x[31];
-      const float v4073 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4076 = v4073 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4077 = v4076 ? 0.0f : v4073;
-      const float v4078 = v4072 - v4077;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4079 = iron_exp2_approx(v4078);
-      v2757.x[31] = v4079;  // kernels/sdpa/flash_tile.hpp:200
-      iron_frag<float, 2, 16, 8> v4081;  // kernels/sdpa/flash_tile.hpp:203
-      iron_frag_fill(v4081, 0.0f);
-      iron_frag_row_reduce<true>(v4081, v2757);
-      const float v4084 = v205.x[0];  // kernels/sdpa/flash_tile.hpp:204
-      const float v4085 = v4081.x[0];  // kernels/sdpa/flash_tile.hpp:205
-      const float v4086 = v3689.x[0];
-      const float v4087 = v4084 * v4086;
-      const float v4088 = v4087 + v4085;
-      v205.x[0] = v4088;  // kernels/sdpa/flash_tile.hpp:204
-      const float v4091 = v205.x[1];
-      const float v4092 = v4081.x[1];  // kernels/sdpa/flash_tile.hpp:205
-      const float v4093 = v3689.x[1];
-      const float v4094 = v4091 * v4093;
-      const float v4095 = v4094 + v4092;
-      v205.x[1] = v4095;  // kernels/sdpa/flash_tile.hpp:204
-      const float v4098 = v205.x[2];
-      const float v4099 = v4081.x[2];  // kernels/sdpa/flash_tile.hpp:205
-      const float v4100 = v3689.x[2];
-      const float v4101 = v4098 * v4100;
-      const float v4102 = v4101 + v4099;
-      v205.x[2] = v4102;  // kernels/sdpa/flash_tile.hpp:204
-      const float v4105 = v205.x[3];
-      const float v4106 = v4081.x[3];  // kernels/sdpa/flash_tile.hpp:205
-      const float v4107 = v3689.x[3];
-      const float v4108 = v4105 * v4107;
-      const float v4109 = v4108 + v4106;
-      v205.x[3] = v4109;  // kernels/sdpa/flash_tile.hpp:204
-      const float v4112 = v207.x[0];  // kernels/sdpa/flash_tile.hpp:214
-      const float v4113 = v3689.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4114 = v4112 * v4113;
-      v207.x[0] = v4114;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4117 = v207.x[1];
-      const float v4118 = v3689.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4119 = v4117 * v4118;
-      v207.x[1] = v4119;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4122 = v207.x[2];
-      const float v4123 = v3689.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4124 = v4122 * v4123;
-      v207.x[2] = v4124;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4127 = v207.x[3];
-      const float v4128 = v3689.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4129 = v4127 * v4128;
-      v207.x[3] = v4129;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4132 = v207.x[4];
-      const float v4133 = v3689.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4134 = v4132 * v4133;
-      v207.x[4] = v4134;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4137 = v207.x[5];
-      const float v4138 = v3689.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4139 = v4137 * v4138;
-      v207.x[5] = v4139;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4142 = v207.x[6];
-      const float v4143 = v3689.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4144 = v4142 * v4143;
-      v207.x[6] = v4144;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4147 = v207.x[7];
-      const float v4148 = v3689.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4149 = v4147 * v4148;
-      v207.x[7] = v4149;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4152 = v207.x[8];
-      const float v4153 = v3689.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4154 = v4152 * v4153;
-      v207.x[8] = v4154;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4157 = v207.x[9];
-      const float v4158 = v3689.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4159 = v4157 * v4158;
-      v207.x[9] = v4159;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4162 = v207.x[10];
-      const float v4163 = v3689.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4164 = v4162 * v4163;
-      v207.x[10] = v4164;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4167 = v207.x[11];
-      const float v4168 = v3689.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4169 = v4167 * v4168;
-      v207.x[11] = v4169;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4172 = v207.x[12];
-      const float v4173 = v3689.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4174 = v4172 * v4173;
-      v207.x[12] = v4174;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4177 = v207.x[13];
-      const float v4178 = v3689.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4179 = v4177 * v4178;
-      v207.x[13] = v4179;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4182 = v207.x[14];
-      const float v4183 = v3689.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4184 = v4182 * v4183;
-      v207.x[14] = v4184;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4187 = v207.x[15];
-      const float v4188 = v3689.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4189 = v4187 * v4188;
-      v207.x[15] = v4189;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4192 = v207.x[16];
-      const float v4193 = v3689.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4194 = v4192 * v4193;
-      v207.x[16] = v4194;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4197 = v207.x[17];
-      const float v4198 = v3689.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4199 = v4197 * v4198;
-      v207.x[17] = v4199;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4202 = v207.x[18];
-      const float v4203 = v3689.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4204 = v4202 * v4203;
-      v207.x[18] = v4204;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4207 = v207.x[19];
-      const float v4208 = v3689.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4209 = v4207 * v4208;
-      v207.x[19] = v4209;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4212 = v207.x[20];
-      const float v4213 = v3689.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4214 = v4212 * v4213;
-      v207.x[20] = v4214;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4217 = v207.x[21];
-      const float v4218 = v3689.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4219 = v4217 * v4218;
-      v207.x[21] = v4219;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4222 = v207.x[22];
-      const float v4223 = v3689.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4224 = v4222 * v4223;
-      v207.x[22] = v4224;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4227 = v207.x[23];
-      const float v4228 = v3689.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4229 = v4227 * v4228;
-      v207.x[23] = v4229;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4232 = v207.x[24];
-      const float v4233 = v3689.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4234 = v4232 * v4233;
-      v207.x[24] = v4234;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4237 = v207.x[25];
-      const float v4238 = v3689.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4239 = v4237 * v4238;
-      v207.x[25] = v4239;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4242 = v207.x[26];
-      const float v4243 = v3689.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4244 = v4242 * v4243;
-      v207.x[26] = v4244;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4247 = v207.x[27];
-      const float v4248 = v3689.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4249 = v4247 * v4248;
-      v207.x[27] = v4249;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4252 = v207.x[28];
-      const float v4253 = v3689.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4254 = v4252 * v4253;
-      v207.x[28] = v4254;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4257 = v207.x[29];
-      const float v4258 = v3689.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4259 = v4257 * v4258;
-      v207.x[29] = v4259;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4262 = v207.x[30];
-      const float v4263 = v3689.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4264 = v4262 * v4263;
-      v207.x[30] = v4264;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4267 = v207.x[31];
-      const float v4268 = v3689.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4269 = v4267 * v4268;
-      v207.x[31] = v4269;  // kernels/sdpa/flash_tile.hpp:214
-      iron_frag<iron_bf16, 0, 16, 64> v4271;  // kernels/sdpa/flash_warpgroup.hpp:117
-      iron_frag_fill(v4271, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v4271, v2757);
-      iron_frag_store<false>(v4271, shm3, v4278, 64u);  // kernels/sdpa/flash_warpgroup.hpp:124
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:126
-      iron_frag<iron_bf16, 0, 16, 16> v4355;  // kernels/sdpa/flash_warpgroup.hpp:129
-      iron_frag_fill(v4355, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4355, shm3, v4301, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4357;
-      iron_frag_fill(v4357, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4357, shm2, v2761, 64u);
-      iron_frag_mma_sync(v207, v4355, v4357);
-      const unsigned int v4364 = v2761 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v4366;
-      iron_frag_fill(v4366, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4366, shm3, v4312, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4368;
-      iron_frag_fill(v4368, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4368, shm2, v4364, 64u);
-      iron_frag_mma_sync(v207, v4366, v4368);
-      const unsigned int v4375 = v2761 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v4377;
-      iron_frag_fill(v4377, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4377, shm3, v4321, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4379;
-      iron_frag_fill(v4379, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4379, shm2, v4375, 64u);
-      iron_frag_mma_sync(v207, v4377, v4379);
-      const unsigned int v4386 = v2761 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v4388;
-      iron_frag_fill(v4388, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4388, shm3, v4330, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4390;
-      iron_frag_fill(v4390, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4390, shm2, v4386, 64u);
-      iron_frag_mma_sync(v207, v4388, v4390);
+      v3815.x[0] = v3829;  // kernels/sdpa/flash_tile.hpp:184
+      const float v3833 = v203.x[1];  // kernels/sdpa/flash_tile.hpp:185
+      const float v3834 = v3817.x[1];  // kernels/sdpa/flash_tile.hpp:186
+      const float v3835 = fmaxf(v3833, v3834);
+      const bool v3838 = v3835 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3839 = v3838 ? 0.0f : v3835;
+      const float v3840 = v3833 - v3839;  // kernels/sdpa/flash_tile.hpp:186
+      const float v3841 = iron_exp2_approx(v3840);
+      v3815.x[1] = v3841;  // kernels/sdpa/flash_tile.hpp:184
+      const float v3845 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:185
+      const float v3846 = v3817.x[2];  // kernels/sdpa/flash_tile.hpp:186
+      const float v3847 = fmaxf(v3845, v3846);
+      const bool v3850 = v3847 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3851 = v3850 ? 0.0f : v3847;
+      const float v3852 = v3845 - v3851;  // kernels/sdpa/flash_tile.hpp:186
+      const float v3853 = iron_exp2_approx(v3852);
+      v3815.x[2] = v3853;  // kernels/sdpa/flash_tile.hpp:184
+      const float v3857 = v203.x[3];  // kernels/sdpa/flash_tile.hpp:185
+      const float v3858 = v3817.x[3];  // kernels/sdpa/flash_tile.hpp:186
+      const float v3859 = fmaxf(v3857, v3858);
+      const bool v3862 = v3859 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3863 = v3862 ? 0.0f : v3859;
+      const float v3864 = v3857 - v3863;  // kernels/sdpa/flash_tile.hpp:186
+      const float v3865 = iron_exp2_approx(v3864);
+      v3815.x[3] = v3865;  // kernels/sdpa/flash_tile.hpp:184
+      const float v3868 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:188
+      const float v3869 = v3817.x[0];  // kernels/sdpa/flash_tile.hpp:189
+      const float v3870 = fmaxf(v3868, v3869);
+      v203.x[0] = v3870;  // kernels/sdpa/flash_tile.hpp:188
+      const float v3873 = v203.x[1];
+      const float v3874 = v3817.x[1];  // kernels/sdpa/flash_tile.hpp:189
+      const float v3875 = fmaxf(v3873, v3874);
+      v203.x[1] = v3875;  // kernels/sdpa/flash_tile.hpp:188
+      const float v3878 = v203.x[2];
+      const float v3879 = v3817.x[2];  // kernels/sdpa/flash_tile.hpp:189
+      const float v3880 = fmaxf(v3878, v3879);
+      v203.x[2] = v3880;  // kernels/sdpa/flash_tile.hpp:188
+      const float v3883 = v203.x[3];
+      const float v3884 = v3817.x[3];  // kernels/sdpa/flash_tile.hpp:189
+      const float v3885 = fmaxf(v3883, v3884);
+      v203.x[3] = v3885;  // kernels/sdpa/flash_tile.hpp:188
+      const float v3888 = v2883.x[0];  // kernels/sdpa/flash_tile.hpp:191
+      const float v3889 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v3892 = v3889 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3893 = v3892 ? 0.0f : v3889;
+      const float v3894 = v3888 - v3893;  // kernels/sdpa/flash_tile.hpp:192
+      const float v3895 = iron_exp2_approx(v3894);
+      v2883.x[0] = v3895;  // kernels/sdpa/flash_tile.hpp:191
+      const float v3898 = v2883.x[1];
+      const float v3899 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v3902 = v3899 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3903 = v3902 ? 0.0f : v3899;
+      const float v3904 = v3898 - v3903;  // kernels/sdpa/flash_tile.hpp:192
+      const float v3905 = iron_exp2_approx(v3904);
+      v2883.x[1] = v3905;  // kernels/sdpa/flash_tile.hpp:191
+      const float v3908 = v2883.x[2];
+      const float v3909 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v3912 = v3909 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3913 = v3912 ? 0.0f : v3909;
+      const float v3914 = v3908 - v3913;  // kernels/sdpa/flash_tile.hpp:192
+      const float v3915 = iron_exp2_approx(v3914);
+      v2883.x[2] = v3915;  // kernels/sdpa/flash_tile.hpp:191
+      const float v3918 = v2883.x[3];
+      const float v3919 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v3922 = v3919 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3923 = v3922 ? 0.0f : v3919;
+      const float v3924 = v3918 - v3923;  // kernels/sdpa/flash_tile.hpp:192
+      const float v3925 = iron_exp2_approx(v3924);
+      v2883.x[3] = v3925;  // kernels/sdpa/flash_tile.hpp:191
+      const float v3928 = v2883.x[4];
+      const float v3929 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v3932 = v3929 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3933 = v3932 ? 0.0f : v3929;
+      const float v3934 = v3928 - v3933;  // kernels/sdpa/flash_tile.hpp:192
+      const float v3935 = iron_exp2_approx(v3934);
+      v2883.x[4] = v3935;  // kernels/sdpa/flash_tile.hpp:191
+      const float v3938 = v2883.x[5];
+      const float v3939 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v3942 = v3939 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3943 = v3942 ? 0.0f : v3939;
+      const float v3944 = v3938 - v3943;  // kernels/sdpa/flash_tile.hpp:192
+      const float v3945 = iron_exp2_approx(v3944);
+      v2883.x[5] = v3945;  // kernels/sdpa/flash_tile.hpp:191
+      const float v3948 = v2883.x[6];
+      const float v3949 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v3952 = v3949 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3953 = v3952 ? 0.0f : v3949;
+      const float v3954 = v3948 - v3953;  // kernels/sdpa/flash_tile.hpp:192
+      const float v3955 = iron_exp2_approx(v3954);
+      v2883.x[6] = v3955;  // kernels/sdpa/flash_tile.hpp:191
+      const float v3958 = v2883.x[7];
+      const float v3959 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v3962 = v3959 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3963 = v3962 ? 0.0f : v3959;
+      const float v3964 = v3958 - v3963;  // kernels/sdpa/flash_tile.hpp:192
+      const float v3965 = iron_exp2_approx(v3964);
+      v2883.x[7] = v3965;  // kernels/sdpa/flash_tile.hpp:191
+      const float v3968 = v2883.x[8];
+      const float v3969 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v3972 = v3969 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3973 = v3972 ? 0.0f : v3969;
+      const float v3974 = v3968 - v3973;  // kernels/sdpa/flash_tile.hpp:192
+      const float v3975 = iron_exp2_approx(v3974);
+      v2883.x[8] = v3975;  // kernels/sdpa/flash_tile.hpp:191
+      const float v3978 = v2883.x[9];
+      const float v3979 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v3982 = v3979 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3983 = v3982 ? 0.0f : v3979;
+      const float v3984 = v3978 - v3983;  // kernels/sdpa/flash_tile.hpp:192
+      const float v3985 = iron_exp2_approx(v3984);
+      v2883.x[9] = v3985;  // kernels/sdpa/flash_tile.hpp:191
+      const float v3988 = v2883.x[10];
+      const float v3989 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v3992 = v3989 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3993 = v3992 ? 0.0f : v3989;
+      const float v3994 = v3988 - v3993;  // kernels/sdpa/flash_tile.hpp:192
+      const float v3995 = iron_exp2_approx(v3994);
+      v2883.x[10] = v3995;  // kernels/sdpa/flash_tile.hpp:191
+      const float v3998 = v2883.x[11];
+      const float v3999 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4002 = v3999 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4003 = v4002 ? 0.0f : v3999;
+      const float v4004 = v3998 - v4003;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4005 = iron_exp2_approx(v4004);
+      v2883.x[11] = v4005;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4008 = v2883.x[12];
+      const float v4009 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4012 = v4009 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4013 = v4012 ? 0.0f : v4009;
+      const float v4014 = v4008 - v4013;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4015 = iron_exp2_approx(v4014);
+      v2883.x[12] = v4015;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4018 = v2883.x[13];
+      const float v4019 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4022 = v4019 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4023 = v4022 ? 0.0f : v4019;
+      const float v4024 = v4018 - v4023;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4025 = iron_exp2_approx(v4024);
+      v2883.x[13] = v4025;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4028 = v2883.x[14];
+      const float v4029 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4032 = v4029 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4033 = v4032 ? 0.0f : v4029;
+      const float v4034 = v4028 - v4033;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4035 = iron_exp2_approx(v4034);
+      v2883.x[14] = v4035;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4038 = v2883.x[15];
+      const float v4039 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4042 = v4039 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4043 = v4042 ? 0.0f : v4039;
+      const float v4044 = v4038 - v4043;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4045 = iron_exp2_approx(v4044);
+      v2883.x[15] = v4045;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4048 = v2883.x[16];
+      const float v4049 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4052 = v4049 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4053 = v4052 ? 0.0f : v4049;
+      const float v4054 = v4048 - v4053;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4055 = iron_exp2_approx(v4054);
+      v2883.x[16] = v4055;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4058 = v2883.x[17];
+      const float v4059 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4062 = v4059 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4063 = v4062 ? 0.0f : v4059;
+      const float v4064 = v4058 - v4063;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4065 = iron_exp2_approx(v4064);
+      v2883.x[17] = v4065;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4068 = v2883.x[18];
+      const float v4069 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4072 = v4069 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4073 = v4072 ? 0.0f : v4069;
+      const float v4074 = v4068 - v4073;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4075 = iron_exp2_approx(v4074);
+      v2883.x[18] = v4075;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4078 = v2883.x[19];
+      const float v4079 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4082 = v4079 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4083 = v4082 ? 0.0f : v4079;
+      const float v4084 = v4078 - v4083;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4085 = iron_exp2_approx(v4084);
+      v2883.x[19] = v4085;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4088 = v2883.x[20];
+      const float v4089 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4092 = v4089 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4093 = v4092 ? 0.0f : v4089;
+      const float v4094 = v4088 - v4093;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4095 = iron_exp2_approx(v4094);
+      v2883.x[20] = v4095;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4098 = v2883.x[21];
+      const float v4099 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4102 = v4099 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4103 = v4102 ? 0.0f : v4099;
+      const float v4104 = v4098 - v4103;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4105 = iron_exp2_approx(v4104);
+      v2883.x[21] = v4105;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4108 = v2883.x[22];
+      const float v4109 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4112 = v4109 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4113 = v4112 ? 0.0f : v4109;
+      const float v4114 = v4108 - v4113;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4115 = iron_exp2_approx(v4114);
+      v2883.x[22] = v4115;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4118 = v2883.x[23];
+      const float v4119 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4122 = v4119 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4123 = v4122 ? 0.0f : v4119;
+      const float v4124 = v4118 - v4123;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4125 = iron_exp2_approx(v4124);
+      v2883.x[23] = v4125;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4128 = v2883.x[24];
+      const float v4129 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4132 = v4129 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4133 = v4132 ? 0.0f : v4129;
+      const float v4134 = v4128 - v4133;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4135 = iron_exp2_approx(v4134);
+      v2883.x[24] = v4135;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4138 = v2883.x[25];
+      const float v4139 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4142 = v4139 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4143 = v4142 ? 0.0f : v4139;
+      const float v4144 = v4138 - v4143;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4145 = iron_exp2_approx(v4144);
+      v2883.x[25] = v4145;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4148 = v2883.x[26];
+      const float v4149 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4152 = v4149 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4153 = v4152 ? 0.0f : v4149;
+      const float v4154 = v4148 - v4153;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4155 = iron_exp2_approx(v4154);
+      v2883.x[26] = v4155;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4158 = v2883.x[27];
+      const float v4159 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4162 = v4159 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4163 = v4162 ? 0.0f : v4159;
+      const float v4164 = v4158 - v4163;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4165 = iron_exp2_approx(v4164);
+      v2883.x[27] = v4165;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4168 = v2883.x[28];
+      const float v4169 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4172 = v4169 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4173 = v4172 ? 0.0f : v4169;
+      const float v4174 = v4168 - v4173;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4175 = iron_exp2_approx(v4174);
+      v2883.x[28] = v4175;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4178 = v2883.x[29];
+      const float v4179 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4182 = v4179 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4183 = v4182 ? 0.0f : v4179;
+      const float v4184 = v4178 - v4183;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4185 = iron_exp2_approx(v4184);
+      v2883.x[29] = v4185;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4188 = v2883.x[30];
+      const float v4189 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4192 = v4189 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4193 = v4192 ? 0.0f : v4189;
+      const float v4194 = v4188 - v4193;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4195 = iron_exp2_approx(v4194);
+      v2883.x[30] = v4195;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4198 = v2883.x[31];
+      const float v4199 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4202 = v4199 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4203 = v4202 ? 0.0f : v4199;
+      const float v4204 = v4198 - v4203;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4205 = iron_exp2_approx(v4204);
+      v2883.x[31] = v4205;  // kernels/sdpa/flash_tile.hpp:191
+      iron_frag<float, 2, 16, 8> v4207;  // kernels/sdpa/flash_tile.hpp:194
+      iron_frag_fill(v4207, 0.0f);
+      iron_frag_row_reduce<true>(v4207, v2883);
+      const float v4210 = v205.x[0];  // kernels/sdpa/flash_tile.hpp:195
+      const float v4211 = v4207.x[0];  // kernels/sdpa/flash_tile.hpp:196
+      const float v4212 = v3815.x[0];
+      const float v4213 = v4210 * v4212;
+      const float v4214 = v4213 + v4211;
+      v205.x[0] = v4214;  // kernels/sdpa/flash_tile.hpp:195
+      const float v4217 = v205.x[1];
+      const float v4218 = v4207.x[1];  // kernels/sdpa/flash_tile.hpp:196
+      const float v4219 = v3815.x[1];
+      const float v4220 = v4217 * v4219;
+      const float v4221 = v4220 + v4218;
+      v205.x[1] = v4221;  // kernels/sdpa/flash_tile.hpp:195
+      const float v4224 = v205.x[2];
+      const float v4225 = v4207.x[2];  // kernels/sdpa/flash_tile.hpp:196
+      const float v4226 = v3815.x[2];
+      const float v4227 = v4224 * v4226;
+      const float v4228 = v4227 + v4225;
+      v205.x[2] = v4228;  // kernels/sdpa/flash_tile.hpp:195
+      const float v4231 = v205.x[3];
+      const float v4232 = v4207.x[3];  // kernels/sdpa/flash_tile.hpp:196
+      const float v4233 = v3815.x[3];
+      const float v4234 = v4231 * v4233;
+      const float v4235 = v4234 + v4232;
+      v205.x[3] = v4235;  // kernels/sdpa/flash_tile.hpp:195
+      const float v4238 = v207.x[0];  // kernels/sdpa/flash_tile.hpp:205
+      const float v4239 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4240 = v4238 * v4239;
+      v207.x[0] = v4240;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4243 = v207.x[1];
+      const float v4244 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4245 = v4243 * v4244;
+      v207.x[1] = v4245;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4248 = v207.x[2];
+      const float v4249 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4250 = v4248 * v4249;
+      v207.x[2] = v4250;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4253 = v207.x[3];
+      const float v4254 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4255 = v4253 * v4254;
+      v207.x[3] = v4255;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4258 = v207.x[4];
+      const float v4259 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4260 = v4258 * v4259;
+      v207.x[4] = v4260;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4263 = v207.x[5];
+      const float v4264 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4265 = v4263 * v4264;
+      v207.x[5] = v4265;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4268 = v207.x[6];
+      const float v4269 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4270 = v4268 * v4269;
+      v207.x[6] = v4270;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4273 = v207.x[7];
+      const float v4274 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4275 = v4273 * v4274;
+      v207.x[7] = v4275;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4278 = v207.x[8];
+      const float v4279 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4280 = v4278 * v4279;
+      v207.x[8] = v4280;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4283 = v207.x[9];
+      const float v4284 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4285 = v4283 * v4284;
+      v207.x[9] = v4285;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4288 = v207.x[10];
+      const float v4289 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4290 = v4288 * v4289;
+      v207.x[10] = v4290;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4293 = v207.x[11];
+      const float v4294 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4295 = v4293 * v4294;
+      v207.x[11] = v4295;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4298 = v207.x[12];
+      const float v4299 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4300 = v4298 * v4299;
+      v207.x[12] = v4300;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4303 = v207.x[13];
+      const float v4304 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4305 = v4303 * v4304;
+      v207.x[13] = v4305;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4308 = v207.x[14];
+      const float v4309 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4310 = v4308 * v4309;
+      v207.x[14] = v4310;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4313 = v207.x[15];
+      const float v4314 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4315 = v4313 * v4314;
+      v207.x[15] = v4315;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4318 = v207.x[16];
+      const float v4319 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4320 = v4318 * v4319;
+      v207.x[16] = v4320;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4323 = v207.x[17];
+      const float v4324 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4325 = v4323 * v4324;
+      v207.x[17] = v4325;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4328 = v207.x[18];
+      const float v4329 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4330 = v4328 * v4329;
+      v207.x[18] = v4330;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4333 = v207.x[19];
+      const float v4334 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4335 = v4333 * v4334;
+      v207.x[19] = v4335;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4338 = v207.x[20];
+      const float v4339 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4340 = v4338 * v4339;
+      v207.x[20] = v4340;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4343 = v207.x[21];
+      const float v4344 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4345 = v4343 * v4344;
+      v207.x[21] = v4345;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4348 = v207.x[22];
+      const float v4349 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4350 = v4348 * v4349;
+      v207.x[22] = v4350;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4353 = v207.x[23];
+      const float v4354 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4355 = v4353 * v4354;
+      v207.x[23] = v4355;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4358 = v207.x[24];
+      const float v4359 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4360 = v4358 * v4359;
+      v207.x[24] = v4360;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4363 = v207.x[25];
+      const float v4364 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4365 = v4363 * v4364;
+      v207.x[25] = v4365;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4368 = v207.x[26];
+      const float v4369 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4370 = v4368 * v4369;
+      v207.x[26] = v4370;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4373 = v207.x[27];
+      const float v4374 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4375 = v4373 * v4374;
+      v207.x[27] = v4375;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4378 = v207.x[28];
+      const float v4379 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4380 = v4378 * v4379;
+      v207.x[28] = v4380;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4383 = v207.x[29];
+      const float v4384 = v3815.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4385 = v4383 * v4384;
+      v207.x[29] = v4385;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4388 = v207.x[30];
+      const float v4389 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4390 = v4388 * v4389;
+      v207.x[30] = v4390;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4393 = v207.x[31];
+      const float v4394 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4395 = v4393 * v4394;
+      v207.x[31] = v4395;  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag<iron_bf16, 0, 16, 64> v4397;  // kernels/sdpa/flash_warpgroup.hpp:115
+      iron_frag_fill(v4397, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v4397, v2883);
+      iron_frag_store<false>(v4397, shm3, v4404, 64u);  // kernels/sdpa/flash_warpgroup.hpp:122
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:124
+      iron_frag<iron_bf16, 0, 16, 16> v4481;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v4481, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4481, shm3, v4427, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4483;
+      iron_frag_fill(v4483, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4483, shm2, v2887, 64u);
+      iron_frag_mma_sync(v207, v4481, v4483);
+      const unsigned int v4490 = v2887 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v4492;
+      iron_frag_fill(v4492, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4492, shm3, v4438, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4494;
+      iron_frag_fill(v4494, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4494, shm2, v4490, 64u);
+      iron_frag_mma_sync(v207, v4492, v4494);
+      const unsigned int v4501 = v2887 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v4503;
+      iron_frag_fill(v4503, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4503, shm3, v4447, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4505;
+      iron_frag_fill(v4505, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4505, shm2, v4501, 64u);
+      iron_frag_mma_sync(v207, v4503, v4505);
+      const unsigned int v4512 = v2887 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v4514;
+      iron_frag_fill(v4514, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4514, shm3, v4456, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4516;
+      iron_frag_fill(v4516, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4516, shm2, v4512, 64u);
+      iron_frag_mma_sync(v207, v4514, v4516);
     }
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:93
-    const float v1842 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:228
-    iron_frag<float, 2, 16, 8> v1844;  // kernels/sdpa/flash_tile.hpp:229
-    iron_frag_fill(v1844, 0.0f);
-    const float v1848 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:231
-    const float v1849 = fmaxf(v1848, v1842);
-    const bool v1852 = v1849 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v1853 = v1852 ? 0.0f : v1849;
-    v1844.x[0] = v1853;  // kernels/sdpa/flash_tile.hpp:230
-    const float v1857 = v203.x[1];  // kernels/sdpa/flash_tile.hpp:231
-    const float v1858 = fmaxf(v1857, v1842);
-    const bool v1861 = v1858 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v1862 = v1861 ? 0.0f : v1858;
-    v1844.x[1] = v1862;  // kernels/sdpa/flash_tile.hpp:230
-    const float v1866 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:231
-    const float v1867 = fmaxf(v1866, v1842);
-    const bool v1870 = v1867 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v1871 = v1870 ? 0.0f : v1867;
-    v1844.x[2] = v1871;  // kernels/sdpa/flash_tile.hpp:230
-    const float v1875 = v203.x[3];  // kernels/sdpa/flash_tile.hpp:231
-    const float v1876 = fmaxf(v1875, v1842);
-    const bool v1879 = v1876 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v1880 = v1879 ? 0.0f : v1876;
-    v1844.x[3] = v1880;  // kernels/sdpa/flash_tile.hpp:230
-    iron_frag<float, 2, 16, 8> v1882;  // kernels/sdpa/flash_tile.hpp:233
-    iron_frag_fill(v1882, 0.0f);
-    const unsigned int v1883 = static_cast<unsigned int>(v1882.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:234
-    const unsigned int v1884 = static_cast<unsigned int>(v1882.row(0, iron_linear_thread() & 31u));
-    const float v1886 = v1844.x[0];  // kernels/sdpa/flash_tile.hpp:235
-    const float v1887 = v1842 - v1886;
-    const float v1888 = exp2f(v1887);
-    const float v1890 = v203.x[0];
-    const float v1891 = v1890 - v1886;
-    const float v1892 = exp2f(v1891);
-    const float v1893 = v205.x[0];
-    const float v1894 = v1893 * v1892;
-    const float v1895 = v1894 + v1888;
-    v1882.x[0] = v1895;  // kernels/sdpa/flash_tile.hpp:234
-    const unsigned int v1896 = static_cast<unsigned int>(v1882.col(1, iron_linear_thread() & 31u));
-    const unsigned int v1897 = static_cast<unsigned int>(v1882.row(1, iron_linear_thread() & 31u));
-    const float v1899 = v1844.x[1];  // kernels/sdpa/flash_tile.hpp:235
-    const float v1900 = v1842 - v1899;
-    const float v1901 = exp2f(v1900);
-    const float v1903 = v203.x[1];
-    const float v1904 = v1903 - v1899;
-    const float v1905 = exp2f(v1904);
-    const float v1906 = v205.x[1];
-    const float v1907 = v1906 * v1905;
-    const float v1908 = v1907 + v1901;
-    v1882.x[1] = v1908;  // kernels/sdpa/flash_tile.hpp:234
-    const unsigned int v1909 = static_cast<unsigned int>(v1882.col(2, iron_linear_thread() & 31u));
-    const unsigned int v1910 = static_cast<unsigned int>(v1882.row(2, iron_linear_thread() & 31u));
-    const float v1912 = v1844.x[2];  // kernels/sdpa/flash_tile.hpp:235
-    const float v1913 = v1842 - v1912;
-    const float v1914 = exp2f(v1913);
-    const float v1916 = v203.x[2];
-    const float v1917 = v1916 - v1912;
-    const float v1918 = exp2f(v1917);
-    const float v1919 = v205.x[2];
-    const float v1920 = v1919 * v1918;
-    const float v1921 = v1920 + v1914;
-    v1882.x[2] = v1921;  // kernels/sdpa/flash_tile.hpp:234
-    const unsigned int v1922 = static_cast<unsigned int>(v1882.col(3, iron_linear_thread() & 31u));
-    const unsigned int v1923 = static_cast<unsigned int>(v1882.row(3, iron_linear_thread() & 31u));
-    const float v1925 = v1844.x[3];  // kernels/sdpa/flash_tile.hpp:235
-    const float v1926 = v1842 - v1925;
-    const float v1927 = exp2f(v1926);
-    const float v1929 = v203.x[3];
-    const float v1930 = v1929 - v1925;
-    const float v1931 = exp2f(v1930);
-    const float v1932 = v205.x[3];
-    const float v1933 = v1932 * v1931;
-    const float v1934 = v1933 + v1927;
-    v1882.x[3] = v1934;  // kernels/sdpa/flash_tile.hpp:234
-    iron_frag<float, 2, 16, 8> v1936;  // kernels/sdpa/flash_tile.hpp:237
-    iron_frag_fill(v1936, 0.0f);
-    const float v1940 = v1882.x[0];  // kernels/sdpa/flash_tile.hpp:239
-    const float v1942 = v1844.x[0];  // kernels/sdpa/flash_tile.hpp:240
-    const float v1943 = v203.x[0];
-    const float v1944 = v1943 - v1942;
-    const float v1945 = exp2f(v1944);
-    const float v1946 = v1945 / v1940;
-    const bool v1948 = v1940 > 0.0f;
-    const float v1949 = v1948 ? v1946 : 0.0f;
-    v1936.x[0] = v1949;  // kernels/sdpa/flash_tile.hpp:238
-    const float v1953 = v1882.x[1];  // kernels/sdpa/flash_tile.hpp:239
-    const float v1955 = v1844.x[1];  // kernels/sdpa/flash_tile.hpp:240
-    const float v1956 = v203.x[1];
-    const float v1957 = v1956 - v1955;
-    const float v1958 = exp2f(v1957);
-    const float v1959 = v1958 / v1953;
-    const bool v1961 = v1953 > 0.0f;
-    const float v1962 = v1961 ? v1959 : 0.0f;
-    v1936.x[1] = v1962;  // kernels/sdpa/flash_tile.hpp:238
-    const float v1966 = v1882.x[2];  // kernels/sdpa/flash_tile.hpp:239
-    const float v1968 = v1844.x[2];  // kernels/sdpa/flash_tile.hpp:240
-    const float v1969 = v203.x[2];
-    const float v1970 = v1969 - v1968;
-    const float v1971 = exp2f(v1970);
-    const float v1972 = v1971 / v1966;
-    const bool v1974 = v1966 > 0.0f;
-    const float v1975 = v1974 ? v1972 : 0.0f;
-    v1936.x[2] = v1975;  // kernels/sdpa/flash_tile.hpp:238
-    const float v1979 = v1882.x[3];  // kernels/sdpa/flash_tile.hpp:239
-    const float v1981 = v1844.x[3];  // kernels/sdpa/flash_tile.hpp:240
-    const float v1982 = v203.x[3];
-    const float v1983 = v1982 - v1981;
-    const float v1984 = exp2f(v1983);
-    const float v1985 = v1984 / v1979;
-    const bool v1987 = v1979 > 0.0f;
-    const float v1988 = v1987 ? v1985 : 0.0f;
-    v1936.x[3] = v1988;  // kernels/sdpa/flash_tile.hpp:238
-    const unsigned int v1990 = v46 + v4111;  // kernels/sdpa/flash_tile.hpp:244
-    const float v1991 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v1992 = v207.x[0];
-    const float v1993 = v1992 * v1991;
-    const bool v1994 = v1990 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v1994) {
-      const iron_bf16 v1998 = iron_f32_to_bf16(v1993);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2000 = v11 + v1990;
-      const unsigned int v2001 = v2000 * v1;
-      const unsigned int v2002 = v2001 + v26;
-      const unsigned int v2003 = v2002 << 6u;
-      const unsigned int v2004 = v2003 + v4110;
-      out[v2004] = v1998;
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:92
+    const float v1884 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:219
+    iron_frag<float, 2, 16, 8> v1886;  // kernels/sdpa/flash_tile.hpp:220
+    iron_frag_fill(v1886, 0.0f);
+    const float v1890 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:222
+    const float v1891 = fmaxf(v1890, v1884);
+    const bool v1894 = v1891 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1895 = v1894 ? 0.0f : v1891;
+    v1886.x[0] = v1895;  // kernels/sdpa/flash_tile.hpp:221
+    const float v1899 = v203.x[1];  // kernels/sdpa/flash_tile.hpp:222
+    const float v1900 = fmaxf(v1899, v1884);
+    const bool v1903 = v1900 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1904 = v1903 ? 0.0f : v1900;
+    v1886.x[1] = v1904;  // kernels/sdpa/flash_tile.hpp:221
+    const float v1908 = v203.x[2];  // kernels/sdpa/flash_tile.hpp:222
+    const float v1909 = fmaxf(v1908, v1884);
+    const bool v1912 = v1909 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1913 = v1912 ? 0.0f : v1909;
+    v1886.x[2] = v1913;  // kernels/sdpa/flash_tile.hpp:221
+    const float v1917 = v203.x[3];  // kernels/sdpa/flash_tile.hpp:222
+    const float v1918 = fmaxf(v1917, v1884);
+    const bool v1921 = v1918 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1922 = v1921 ? 0.0f : v1918;
+    v1886.x[3] = v1922;  // kernels/sdpa/flash_tile.hpp:221
+    iron_frag<float, 2, 16, 8> v1924;  // kernels/sdpa/flash_tile.hpp:224
+    iron_frag_fill(v1924, 0.0f);
+    const unsigned int v1925 = static_cast<unsigned int>(v1924.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:225
+    const unsigned int v1926 = static_cast<unsigned int>(v1924.row(0, iron_linear_thread() & 31u));
+    const float v1928 = v1886.x[0];  // kernels/sdpa/flash_tile.hpp:226
+    const float v1929 = v1884 - v1928;
+    const float v1930 = exp2f(v1929);
+    const float v1932 = v203.x[0];
+    const float v1933 = v1932 - v1928;
+    const float v1934 = exp2f(v1933);
+    const float v1935 = v205.x[0];
+    const float v1936 = v1935 * v1934;
+    const float v1937 = v1936 + v1930;
+    v1924.x[0] = v1937;  // kernels/sdpa/flash_tile.hpp:225
+    const unsigned int v1938 = static_cast<unsigned int>(v1924.col(1, iron_linear_thread() & 31u));
+    const unsigned int v1939 = static_cast<unsigned int>(v1924.row(1, iron_linear_thread() & 31u));
+    const float v1941 = v1886.x[1];  // kernels/sdpa/flash_tile.hpp:226
+    const float v1942 = v1884 - v1941;
+    const float v1943 = exp2f(v1942);
+    const float v1945 = v203.x[1];
+    const float v1946 = v1945 - v1941;
+    const float v1947 = exp2f(v1946);
+    const float v1948 = v205.x[1];
+    const float v1949 = v1948 * v1947;
+    const float v1950 = v1949 + v1943;
+    v1924.x[1] = v1950;  // kernels/sdpa/flash_tile.hpp:225
+    const unsigned int v1951 = static_cast<unsigned int>(v1924.col(2, iron_linear_thread() & 31u));
+    const unsigned int v1952 = static_cast<unsigned int>(v1924.row(2, iron_linear_thread() & 31u));
+    const float v1954 = v1886.x[2];  // kernels/sdpa/flash_tile.hpp:226
+    const float v1955 = v1884 - v1954;
+    const float v1956 = exp2f(v1955);
+    const float v1958 = v203.x[2];
+    const float v1959 = v1958 - v1954;
+    const float v1960 = exp2f(v1959);
+    const float v1961 = v205.x[2];
+    const float v1962 = v1961 * v1960;
+    const float v1963 = v1962 + v1956;
+    v1924.x[2] = v1963;  // kernels/sdpa/flash_tile.hpp:225
+    const unsigned int v1964 = static_cast<unsigned int>(v1924.col(3, iron_linear_thread() & 31u));
+    const unsigned int v1965 = static_cast<unsigned int>(v1924.row(3, iron_linear_thread() & 31u));
+    const float v1967 = v1886.x[3];  // kernels/sdpa/flash_tile.hpp:226
+    const float v1968 = v1884 - v1967;
+    const float v1969 = exp2f(v1968);
+    const float v1971 = v203.x[3];
+    const float v1972 = v1971 - v1967;
+    const float v1973 = exp2f(v1972);
+    const float v1974 = v205.x[3];
+    const float v1975 = v1974 * v1973;
+    const float v1976 = v1975 + v1969;
+    v1924.x[3] = v1976;  // kernels/sdpa/flash_tile.hpp:225
+    iron_frag<float, 2, 16, 8> v1978;  // kernels/sdpa/flash_tile.hpp:228
+    iron_frag_fill(v1978, 0.0f);
+    const float v1982 = v1924.x[0];  // kernels/sdpa/flash_tile.hpp:230
+    const float v1984 = v1886.x[0];  // kernels/sdpa/flash_tile.hpp:231
+    const float v1985 = v203.x[0];
+    const float v1986 = v1985 - v1984;
+    const float v1987 = exp2f(v1986);
+    const float v1988 = v1987 / v1982;
+    const bool v1990 = v1982 > 0.0f;
+    const float v1991 = v1990 ? v1988 : 0.0f;
+    v1978.x[0] = v1991;  // kernels/sdpa/flash_tile.hpp:229
+    const float v1995 = v1924.x[1];  // kernels/sdpa/flash_tile.hpp:230
+    const float v1997 = v1886.x[1];  // kernels/sdpa/flash_tile.hpp:231
+    const float v1998 = v203.x[1];
+    const float v1999 = v1998 - v1997;
+    const float v2000 = exp2f(v1999);
+    const float v2001 = v2000 / v1995;
+    const bool v2003 = v1995 > 0.0f;
+    const float v2004 = v2003 ? v2001 : 0.0f;
+    v1978.x[1] = v2004;  // kernels/sdpa/flash_tile.hpp:229
+    const float v2008 = v1924.x[2];  // kernels/sdpa/flash_tile.hpp:230
+    const float v2010 = v1886.x[2];  // kernels/sdpa/flash_tile.hpp:231
+    const float v2011 = v203.x[2];
+    const float v2012 = v2011 - v2010;
+    const float v2013 = exp2f(v2012);
+    const float v2014 = v2013 / v2008;
+    const bool v2016 = v2008 > 0.0f;
+    const float v2017 = v2016 ? v2014 : 0.0f;
+    v1978.x[2] = v2017;  // kernels/sdpa/flash_tile.hpp:229
+    const float v2021 = v1924.x[3];  // kernels/sdpa/flash_tile.hpp:230
+    const float v2023 = v1886.x[3];  // kernels/sdpa/flash_tile.hpp:231
+    const float v2024 = v203.x[3];
+    const float v2025 = v2024 - v2023;
+    const float v2026 = exp2f(v2025);
+    const float v2027 = v2026 / v2021;
+    const bool v2029 = v2021 > 0.0f;
+    const float v2030 = v2029 ? v2027 : 0.0f;
+    v1978.x[3] = v2030;  // kernels/sdpa/flash_tile.hpp:229
+    const unsigned int v2032 = v46 + v4237;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2033 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2034 = v207.x[0];
+    const float v2035 = v2034 * v2033;
+    const bool v2036 = v2032 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2036) {
+      const iron_bf16 v2040 = iron_f32_to_bf16(v2035);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2042 = v11 + v2032;
+      const unsigned int v2043 = v2042 * v1;
+      const unsigned int v2044 = v2043 + v26;
+      const unsigned int v2045 = v2044 << 6u;
+      const unsigned int v2046 = v2045 + v4236;
+      out[v2046] = v2040;
     }
-    const unsigned int v2006 = v46 + v4116;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2007 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2008 = v207.x[1];
-    const float v2009 = v2008 * v2007;
-    const bool v2010 = v2006 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2010) {
-      const iron_bf16 v2014 = iron_f32_to_bf16(v2009);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2016 = v11 + v2006;
-      const unsigned int v2017 = v2016 * v1;
-      const unsigned int v2018 = v2017 + v26;
-      const unsigned int v2019 = v2018 << 6u;
-      const unsigned int v2020 = v2019 + v4115;
-      out[v2020] = v2014;
+    const unsigned int v2048 = v46 + v4242;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2049 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2050 = v207.x[1];
+    const float v2051 = v2050 * v2049;
+    const bool v2052 = v2048 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2052) {
+      const iron_bf16 v2056 = iron_f32_to_bf16(v2051);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2058 = v11 + v2048;
+      const unsigned int v2059 = v2058 * v1;
+      const unsigned int v2060 = v2059 + v26;
+      const unsigned int v2061 = v2060 << 6u;
+      const unsigned int v2062 = v2061 + v4241;
+      out[v2062] = v2056;
     }
-    const unsigned int v2022 = v46 + v4121;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2023 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2024 = v207.x[2];
-    const float v2025 = v2024 * v2023;
-    const bool v2026 = v2022 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2026) {
-      const iron_bf16 v2030 = iron_f32_to_bf16(v2025);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2032 = v11 + v2022;
-      const unsigned int v2033 = v2032 * v1;
-      const unsigned int v2034 = v2033 + v26;
-      const unsigned int v2035 = v2034 << 6u;
-      const unsigned int v2036 = v2035 + v4120;
-      out[v2036] = v2030;
+    const unsigned int v2064 = v46 + v4247;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2065 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2066 = v207.x[2];
+    const float v2067 = v2066 * v2065;
+    const bool v2068 = v2064 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2068) {
+      const iron_bf16 v2072 = iron_f32_to_bf16(v2067);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2074 = v11 + v2064;
+      const unsigned int v2075 = v2074 * v1;
+      const unsigned int v2076 = v2075 + v26;
+      const unsigned int v2077 = v2076 << 6u;
+      const unsigned int v2078 = v2077 + v4246;
+      out[v2078] = v2072;
     }
-    const unsigned int v2038 = v46 + v4126;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2039 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2040 = v207.x[3];
-    const float v2041 = v2040 * v2039;
-    const bool v2042 = v2038 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2042) {
-      const iron_bf16 v2046 = iron_f32_to_bf16(v2041);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2048 = v11 + v2038;
-      const unsigned int v2049 = v2048 * v1;
-      const unsigned int v2050 = v2049 + v26;
-      const unsigned int v2051 = v2050 << 6u;
-      const unsigned int v2052 = v2051 + v4125;
-      out[v2052] = v2046;
+    const unsigned int v2080 = v46 + v4252;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2081 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2082 = v207.x[3];
+    const float v2083 = v2082 * v2081;
+    const bool v2084 = v2080 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2084) {
+      const iron_bf16 v2088 = iron_f32_to_bf16(v2083);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2090 = v11 + v2080;
+      const unsigned int v2091 = v2090 * v1;
+      const unsigned int v2092 = v2091 + v26;
+      const unsigned int v2093 = v2092 << 6u;
+      const unsigned int v2094 = v2093 + v4251;
+      out[v2094] = v2088;
     }
-    const unsigned int v2054 = v46 + v4131;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2055 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2056 = v207.x[4];
-    const float v2057 = v2056 * v2055;
-    const bool v2058 = v2054 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2058) {
-      const iron_bf16 v2062 = iron_f32_to_bf16(v2057);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2064 = v11 + v2054;
-      const unsigned int v2065 = v2064 * v1;
-      const unsigned int v2066 = v2065 + v26;
-      const unsigned int v2067 = v2066 << 6u;
-      const unsigned int v2068 = v2067 + v4130;
-      out[v2068] = v2062;
+    const unsigned int v2096 = v46 + v4257;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2097 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2098 = v207.x[4];
+    const float v2099 = v2098 * v2097;
+    const bool v2100 = v2096 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2100) {
+      const iron_bf16 v2104 = iron_f32_to_bf16(v2099);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2106 = v11 + v2096;
+      const unsigned int v2107 = v2106 * v1;
+      const unsigned int v2108 = v2107 + v26;
+      const unsigned int v2109 = v2108 << 6u;
+      const unsigned int v2110 = v2109 + v4256;
+      out[v2110] = v2104;
     }
-    const unsigned int v2070 = v46 + v4136;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2071 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2072 = v207.x[5];
-    const float v2073 = v2072 * v2071;
-    const bool v2074 = v2070 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2074) {
-      const iron_bf16 v2078 = iron_f32_to_bf16(v2073);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2080 = v11 + v2070;
-      const unsigned int v2081 = v2080 * v1;
-      const unsigned int v2082 = v2081 + v26;
-      const unsigned int v2083 = v2082 << 6u;
-      const unsigned int v2084 = v2083 + v4135;
-      out[v2084] = v2078;
+    const unsigned int v2112 = v46 + v4262;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2113 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2114 = v207.x[5];
+    const float v2115 = v2114 * v2113;
+    const bool v2116 = v2112 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2116) {
+      const iron_bf16 v2120 = iron_f32_to_bf16(v2115);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2122 = v11 + v2112;
+      const unsigned int v2123 = v2122 * v1;
+      const unsigned int v2124 = v2123 + v26;
+      const unsigned int v2125 = v2124 << 6u;
+      const unsigned int v2126 = v2125 + v4261;
+      out[v2126] = v2120;
     }
-    const unsigned int v2086 = v46 + v4141;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2087 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2088 = v207.x[6];
-    const float v2089 = v2088 * v2087;
-    const bool v2090 = v2086 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2090) {
-      const iron_bf16 v2094 = iron_f32_to_bf16(v2089);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2096 = v11 + v2086;
-      const unsigned int v2097 = v2096 * v1;
-      const unsigned int v2098 = v2097 + v26;
-      const unsigned int v2099 = v2098 << 6u;
-      const unsigned int v2100 = v2099 + v4140;
-      out[v2100] = v2094;
+    const unsigned int v2128 = v46 + v4267;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2129 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2130 = v207.x[6];
+    const float v2131 = v2130 * v2129;
+    const bool v2132 = v2128 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2132) {
+      const iron_bf16 v2136 = iron_f32_to_bf16(v2131);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2138 = v11 + v2128;
+      const unsigned int v2139 = v2138 * v1;
+      const unsigned int v2140 = v2139 + v26;
+      const unsigned int v2141 = v2140 << 6u;
+      const unsigned int v2142 = v2141 + v4266;
+      out[v2142] = v2136;
     }
-    const unsigned int v2102 = v46 + v4146;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2103 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2104 = v207.x[7];
-    const float v2105 = v2104 * v2103;
-    const bool v2106 = v2102 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2106) {
-      const iron_bf16 v2110 = iron_f32_to_bf16(v2105);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2112 = v11 + v2102;
-      const unsigned int v2113 = v2112 * v1;
-      const unsigned int v2114 = v2113 + v26;
-      const unsigned int v2115 = v2114 << 6u;
-      const unsigned int v2116 = v2115 + v4145;
-      out[v2116] = v2110;
+    const unsigned int v2144 = v46 + v4272;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2145 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2146 = v207.x[7];
+    const float v2147 = v2146 * v2145;
+    const bool v2148 = v2144 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2148) {
+      const iron_bf16 v2152 = iron_f32_to_bf16(v2147);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2154 = v11 + v2144;
+      const unsigned int v2155 = v2154 * v1;
+      const unsigned int v2156 = v2155 + v26;
+      const unsigned int v2157 = v2156 << 6u;
+      const unsigned int v2158 = v2157 + v4271;
+      out[v2158] = v2152;
     }
-    const unsigned int v2118 = v46 + v4151;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2119 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2120 = v207.x[8];
-    const float v2121 = v2120 * v2119;
-    const bool v2122 = v2118 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2122) {
-      const iron_bf16 v2126 = iron_f32_to_bf16(v2121);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2128 = v11 + v2118;
-      const unsigned int v2129 = v2128 * v1;
-      const unsigned int v2130 = v2129 + v26;
-      const unsigned int v2131 = v2130 << 6u;
-      const unsigned int v2132 = v2131 + v4150;
-      out[v2132] = v2126;
+    const unsigned int v2160 = v46 + v4277;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2161 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2162 = v207.x[8];
+    const float v2163 = v2162 * v2161;
+    const bool v2164 = v2160 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2164) {
+      const iron_bf16 v2168 = iron_f32_to_bf16(v2163);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2170 = v11 + v2160;
+      const unsigned int v2171 = v2170 * v1;
+      const unsigned int v2172 = v2171 + v26;
+      const unsigned int v2173 = v2172 << 6u;
+      const unsigned int v2174 = v2173 + v4276;
+      out[v2174] = v2168;
     }
-    const unsigned int v2134 = v46 + v4156;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2135 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2136 = v207.x[9];
-    const float v2137 = v2136 * v2135;
-    const bool v2138 = v2134 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2138) {
-      const iron_bf16 v2142 = iron_f32_to_bf16(v2137);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2144 = v11 + v2134;
-      const unsigned int v2145 = v2144 * v1;
-      const unsigned int v2146 = v2145 + v26;
-      const unsigned int v2147 = v2146 << 6u;
-      const unsigned int v2148 = v2147 + v4155;
-      out[v2148] = v2142;
+    const unsigned int v2176 = v46 + v4282;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2177 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2178 = v207.x[9];
+    const float v2179 = v2178 * v2177;
+    const bool v2180 = v2176 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2180) {
+      const iron_bf16 v2184 = iron_f32_to_bf16(v2179);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2186 = v11 + v2176;
+      const unsigned int v2187 = v2186 * v1;
+      const unsigned int v2188 = v2187 + v26;
+      const unsigned int v2189 = v2188 << 6u;
+      const unsigned int v2190 = v2189 + v4281;
+      out[v2190] = v2184;
     }
-    const unsigned int v2150 = v46 + v4161;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2151 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2152 = v207.x[10];
-    const float v2153 = v2152 * v2151;
-    const bool v2154 = v2150 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2154) {
-      const iron_bf16 v2158 = iron_f32_to_bf16(v2153);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2160 = v11 + v2150;
-      const unsigned int v2161 = v2160 * v1;
-      const unsigned int v2162 = v2161 + v26;
-      const unsigned int v2163 = v2162 << 6u;
-      const unsigned int v2164 = v2163 + v4160;
-      out[v2164] = v2158;
+    const unsigned int v2192 = v46 + v4287;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2193 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2194 = v207.x[10];
+    const float v2195 = v2194 * v2193;
+    const bool v2196 = v2192 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2196) {
+      const iron_bf16 v2200 = iron_f32_to_bf16(v2195);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2202 = v11 + v2192;
+      const unsigned int v2203 = v2202 * v1;
+      const unsigned int v2204 = v2203 + v26;
+      const unsigned int v2205 = v2204 << 6u;
+      const unsigned int v2206 = v2205 + v4286;
+      out[v2206] = v2200;
     }
-    const unsigned int v2166 = v46 + v4166;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2167 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2168 = v207.x[11];
-    const float v2169 = v2168 * v2167;
-    const bool v2170 = v2166 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2170) {
-      const iron_bf16 v2174 = iron_f32_to_bf16(v2169);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2176 = v11 + v2166;
-      const unsigned int v2177 = v2176 * v1;
-      const unsigned int v2178 = v2177 + v26;
-      const unsigned int v2179 = v2178 << 6u;
-      const unsigned int v2180 = v2179 + v4165;
-      out[v2180] = v2174;
+    const unsigned int v2208 = v46 + v4292;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2209 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2210 = v207.x[11];
+    const float v2211 = v2210 * v2209;
+    const bool v2212 = v2208 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2212) {
+      const iron_bf16 v2216 = iron_f32_to_bf16(v2211);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2218 = v11 + v2208;
+      const unsigned int v2219 = v2218 * v1;
+      const unsigned int v2220 = v2219 + v26;
+      const unsigned int v2221 = v2220 << 6u;
+      const unsigned int v2222 = v2221 + v4291;
+      out[v2222] = v2216;
     }
-    const unsigned int v2182 = v46 + v4171;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2183 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2184 = v207.x[12];
-    const float v2185 = v2184 * v2183;
-    const bool v2186 = v2182 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2186) {
-      const iron_bf16 v2190 = iron_f32_to_bf16(v2185);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2192 = v11 + v2182;
-      const unsigned int v2193 = v2192 * v1;
-      const unsigned int v2194 = v2193 + v26;
-      const unsigned int v2195 = v2194 << 6u;
-      const unsigned int v2196 = v2195 + v4170;
-      out[v2196] = v2190;
+    const unsigned int v2224 = v46 + v4297;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2225 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2226 = v207.x[12];
+    const float v2227 = v2226 * v2225;
+    const bool v2228 = v2224 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2228) {
+      const iron_bf16 v2232 = iron_f32_to_bf16(v2227);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2234 = v11 + v2224;
+      const unsigned int v2235 = v2234 * v1;
+      const unsigned int v2236 = v2235 + v26;
+      const unsigned int v2237 = v2236 << 6u;
+      const unsigned int v2238 = v2237 + v4296;
+      out[v2238] = v2232;
     }
-    const unsigned int v2198 = v46 + v4176;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2199 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2200 = v207.x[13];
-    const float v2201 = v2200 * v2199;
-    const bool v2202 = v2198 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2202) {
-      const iron_bf16 v2206 = iron_f32_to_bf16(v2201);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2208 = v11 + v2198;
-      const unsigned int v2209 = v2208 * v1;
-      const unsigned int v2210 = v2209 + v26;
-      const unsigned int v2211 = v2210 << 6u;
-      const unsigned int v2212 = v2211 + v4175;
-      out[v2212] = v2206;
+    const unsigned int v2240 = v46 + v4302;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2241 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2242 = v207.x[13];
+    const float v2243 = v2242 * v2241;
+    const bool v2244 = v2240 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2244) {
+      const iron_bf16 v2248 = iron_f32_to_bf16(v2243);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2250 = v11 + v2240;
+      const unsigned int v2251 = v2250 * v1;
+      const unsigned int v2252 = v2251 + v26;
+      const unsigned int v2253 = v2252 << 6u;
+      const unsigned int v2254 = v2253 + v4301;
+      out[v2254] = v2248;
     }
-    const unsigned int v2214 = v46 + v4181;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2215 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2216 = v207.x[14];
-    const float v2217 = v2216 * v2215;
-    const bool v2218 = v2214 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2218) {
-      const iron_bf16 v2222 = iron_f32_to_bf16(v2217);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2224 = v11 + v2214;
-      const unsigned int v2225 = v2224 * v1;
-      const unsigned int v2226 = v2225 + v26;
-      const unsigned int v2227 = v2226 << 6u;
-      const unsigned int v2228 = v2227 + v4180;
-      out[v2228] = v2222;
+    const unsigned int v2256 = v46 + v4307;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2257 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2258 = v207.x[14];
+    const float v2259 = v2258 * v2257;
+    const bool v2260 = v2256 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2260) {
+      const iron_bf16 v2264 = iron_f32_to_bf16(v2259);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2266 = v11 + v2256;
+      const unsigned int v2267 = v2266 * v1;
+      const unsigned int v2268 = v2267 + v26;
+      const unsigned int v2269 = v2268 << 6u;
+      const unsigned int v2270 = v2269 + v4306;
+      out[v2270] = v2264;
     }
-    const unsigned int v2230 = v46 + v4186;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2231 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2232 = v207.x[15];
-    const float v2233 = v2232 * v2231;
-    const bool v2234 = v2230 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2234) {
-      const iron_bf16 v2238 = iron_f32_to_bf16(v2233);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2240 = v11 + v2230;
-      const unsigned int v2241 = v2240 * v1;
-      const unsigned int v2242 = v2241 + v26;
-      const unsigned int v2243 = v2242 << 6u;
-      const unsigned int v2244 = v2243 + v4185;
-      out[v2244] = v2238;
+    const unsigned int v2272 = v46 + v4312;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2273 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2274 = v207.x[15];
+    const float v2275 = v2274 * v2273;
+    const bool v2276 = v2272 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2276) {
+      const iron_bf16 v2280 = iron_f32_to_bf16(v2275);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2282 = v11 + v2272;
+      const unsigned int v2283 = v2282 * v1;
+      const unsigned int v2284 = v2283 + v26;
+      const unsigned int v2285 = v2284 << 6u;
+      const unsigned int v2286 = v2285 + v4311;
+      out[v2286] = v2280;
     }
-    const unsigned int v2246 = v46 + v4191;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2247 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2248 = v207.x[16];
-    const float v2249 = v2248 * v2247;
-    const bool v2250 = v2246 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2250) {
-      const iron_bf16 v2254 = iron_f32_to_bf16(v2249);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2256 = v11 + v2246;
-      const unsigned int v2257 = v2256 * v1;
-      const unsigned int v2258 = v2257 + v26;
-      const unsigned int v2259 = v2258 << 6u;
-      const unsigned int v2260 = v2259 + v4190;
-      out[v2260] = v2254;
+    const unsigned int v2288 = v46 + v4317;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2289 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2290 = v207.x[16];
+    const float v2291 = v2290 * v2289;
+    const bool v2292 = v2288 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2292) {
+      const iron_bf16 v2296 = iron_f32_to_bf16(v2291);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2298 = v11 + v2288;
+      const unsigned int v2299 = v2298 * v1;
+      const unsigned int v2300 = v2299 + v26;
+      const unsigned int v2301 = v2300 << 6u;
+      const unsigned int v2302 = v2301 + v4316;
+      out[v2302] = v2296;
     }
-    const unsigned int v2262 = v46 + v4196;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2263 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2264 = v207.x[17];
-    const float v2265 = v2264 * v2263;
-    const bool v2266 = v2262 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2266) {
-      const iron_bf16 v2270 = iron_f32_to_bf16(v2265);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2272 = v11 + v2262;
-      const unsigned int v2273 = v2272 * v1;
-      const unsigned int v2274 = v2273 + v26;
-      const unsigned int v2275 = v2274 << 6u;
-      const unsigned int v2276 = v2275 + v4195;
-      out[v2276] = v2270;
+    const unsigned int v2304 = v46 + v4322;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2305 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2306 = v207.x[17];
+    const float v2307 = v2306 * v2305;
+    const bool v2308 = v2304 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2308) {
+      const iron_bf16 v2312 = iron_f32_to_bf16(v2307);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2314 = v11 + v2304;
+      const unsigned int v2315 = v2314 * v1;
+      const unsigned int v2316 = v2315 + v26;
+      const unsigned int v2317 = v2316 << 6u;
+      const unsigned int v2318 = v2317 + v4321;
+      out[v2318] = v2312;
     }
-    const unsigned int v2278 = v46 + v4201;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2279 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2280 = v207.x[18];
-    const float v2281 = v2280 * v2279;
-    const bool v2282 = v2278 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2282) {
-      const iron_bf16 v2286 = iron_f32_to_bf16(v2281);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2288 = v11 + v2278;
-      const unsigned int v2289 = v2288 * v1;
-      const unsigned int v2290 = v2289 + v26;
-      const unsigned int v2291 = v2290 << 6u;
-      const unsigned int v2292 = v2291 + v4200;
-      out[v2292] = v2286;
+    const unsigned int v2320 = v46 + v4327;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2321 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2322 = v207.x[18];
+    const float v2323 = v2322 * v2321;
+    const bool v2324 = v2320 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2324) {
+      const iron_bf16 v2328 = iron_f32_to_bf16(v2323);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2330 = v11 + v2320;
+      const unsigned int v2331 = v2330 * v1;
+      const unsigned int v2332 = v2331 + v26;
+      const unsigned int v2333 = v2332 << 6u;
+      const unsigned int v2334 = v2333 + v4326;
+      out[v2334] = v2328;
     }
-    const unsigned int v2294 = v46 + v4206;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2295 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2296 = v207.x[19];
-    const float v2297 = v2296 * v2295;
-    const bool v2298 = v2294 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2298) {
-      const iron_bf16 v2302 = iron_f32_to_bf16(v2297);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2304 = v11 + v2294;
-      const unsigned int v2305 = v2304 * v1;
-      const unsigned int v2306 = v2305 + v26;
-      const unsigned int v2307 = v2306 << 6u;
-      const unsigned int v2308 = v2307 + v4205;
-      out[v2308] = v2302;
+    const unsigned int v2336 = v46 + v4332;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2337 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2338 = v207.x[19];
+    const float v2339 = v2338 * v2337;
+    const bool v2340 = v2336 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2340) {
+      const iron_bf16 v2344 = iron_f32_to_bf16(v2339);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2346 = v11 + v2336;
+      const unsigned int v2347 = v2346 * v1;
+      const unsigned int v2348 = v2347 + v26;
+      const unsigned int v2349 = v2348 << 6u;
+      const unsigned int v2350 = v2349 + v4331;
+      out[v2350] = v2344;
     }
-    const unsigned int v2310 = v46 + v4211;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2311 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2312 = v207.x[20];
-    const float v2313 = v2312 * v2311;
-    const bool v2314 = v2310 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2314) {
-      const iron_bf16 v2318 = iron_f32_to_bf16(v2313);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2320 = v11 + v2310;
-      const unsigned int v2321 = v2320 * v1;
-      const unsigned int v2322 = v2321 + v26;
-      const unsigned int v2323 = v2322 << 6u;
-      const unsigned int v2324 = v2323 + v4210;
-      out[v2324] = v2318;
+    const unsigned int v2352 = v46 + v4337;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2353 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2354 = v207.x[20];
+    const float v2355 = v2354 * v2353;
+    const bool v2356 = v2352 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2356) {
+      const iron_bf16 v2360 = iron_f32_to_bf16(v2355);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2362 = v11 + v2352;
+      const unsigned int v2363 = v2362 * v1;
+      const unsigned int v2364 = v2363 + v26;
+      const unsigned int v2365 = v2364 << 6u;
+      const unsigned int v2366 = v2365 + v4336;
+      out[v2366] = v2360;
     }
-    const unsigned int v2326 = v46 + v4216;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2327 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2328 = v207.x[21];
-    const float v2329 = v2328 * v2327;
-    const bool v2330 = v2326 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2330) {
-      const iron_bf16 v2334 = iron_f32_to_bf16(v2329);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2336 = v11 + v2326;
-      const unsigned int v2337 = v2336 * v1;
-      const unsigned int v2338 = v2337 + v26;
-      const unsigned int v2339 = v2338 << 6u;
-      const unsigned int v2340 = v2339 + v4215;
-      out[v2340] = v2334;
+    const unsigned int v2368 = v46 + v4342;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2369 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2370 = v207.x[21];
+    const float v2371 = v2370 * v2369;
+    const bool v2372 = v2368 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2372) {
+      const iron_bf16 v2376 = iron_f32_to_bf16(v2371);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2378 = v11 + v2368;
+      const unsigned int v2379 = v2378 * v1;
+      const unsigned int v2380 = v2379 + v26;
+      const unsigned int v2381 = v2380 << 6u;
+      const unsigned int v2382 = v2381 + v4341;
+      out[v2382] = v2376;
     }
-    const unsigned int v2342 = v46 + v4221;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2343 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2344 = v207.x[22];
-    const float v2345 = v2344 * v2343;
-    const bool v2346 = v2342 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2346) {
-      const iron_bf16 v2350 = iron_f32_to_bf16(v2345);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2352 = v11 + v2342;
-      const unsigned int v2353 = v2352 * v1;
-      const unsigned int v2354 = v2353 + v26;
-      const unsigned int v2355 = v2354 << 6u;
-      const unsigned int v2356 = v2355 + v4220;
-      out[v2356] = v2350;
+    const unsigned int v2384 = v46 + v4347;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2385 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2386 = v207.x[22];
+    const float v2387 = v2386 * v2385;
+    const bool v2388 = v2384 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2388) {
+      const iron_bf16 v2392 = iron_f32_to_bf16(v2387);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2394 = v11 + v2384;
+      const unsigned int v2395 = v2394 * v1;
+      const unsigned int v2396 = v2395 + v26;
+      const unsigned int v2397 = v2396 << 6u;
+      const unsigned int v2398 = v2397 + v4346;
+      out[v2398] = v2392;
     }
-    const unsigned int v2358 = v46 + v4226;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2359 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2360 = v207.x[23];
-    const float v2361 = v2360 * v2359;
-    const bool v2362 = v2358 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2362) {
-      const iron_bf16 v2366 = iron_f32_to_bf16(v2361);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2368 = v11 + v2358;
-      const unsigned int v2369 = v2368 * v1;
-      const unsigned int v2370 = v2369 + v26;
-      const unsigned int v2371 = v2370 << 6u;
-      const unsigned int v2372 = v2371 + v4225;
-      out[v2372] = v2366;
+    const unsigned int v2400 = v46 + v4352;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2401 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2402 = v207.x[23];
+    const float v2403 = v2402 * v2401;
+    const bool v2404 = v2400 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2404) {
+      const iron_bf16 v2408 = iron_f32_to_bf16(v2403);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2410 = v11 + v2400;
+      const unsigned int v2411 = v2410 * v1;
+      const unsigned int v2412 = v2411 + v26;
+      const unsigned int v2413 = v2412 << 6u;
+      const unsigned int v2414 = v2413 + v4351;
+      out[v2414] = v2408;
     }
-    const unsigned int v2374 = v46 + v4231;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2375 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2376 = v207.x[24];
-    const float v2377 = v2376 * v2375;
-    const bool v2378 = v2374 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2378) {
-      const iron_bf16 v2382 = iron_f32_to_bf16(v2377);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2384 = v11 + v2374;
-      const unsigned int v2385 = v2384 * v1;
-      const unsigned int v2386 = v2385 + v26;
-      const unsigned int v2387 = v2386 << 6u;
-      const unsigned int v2388 = v2387 + v4230;
-      out[v2388] = v2382;
+    const unsigned int v2416 = v46 + v4357;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2417 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2418 = v207.x[24];
+    const float v2419 = v2418 * v2417;
+    const bool v2420 = v2416 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2420) {
+      const iron_bf16 v2424 = iron_f32_to_bf16(v2419);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2426 = v11 + v2416;
+      const unsigned int v2427 = v2426 * v1;
+      const unsigned int v2428 = v2427 + v26;
+      const unsigned int v2429 = v2428 << 6u;
+      const unsigned int v2430 = v2429 + v4356;
+      out[v2430] = v2424;
     }
-    const unsigned int v2390 = v46 + v4236;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2391 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2392 = v207.x[25];
-    const float v2393 = v2392 * v2391;
-    const bool v2394 = v2390 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2394) {
-      const iron_bf16 v2398 = iron_f32_to_bf16(v2393);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2400 = v11 + v2390;
-      const unsigned int v2401 = v2400 * v1;
-      const unsigned int v2402 = v2401 + v26;
-      const unsigned int v2403 = v2402 << 6u;
-      const unsigned int v2404 = v2403 + v4235;
-      out[v2404] = v2398;
+    const unsigned int v2432 = v46 + v4362;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2433 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2434 = v207.x[25];
+    const float v2435 = v2434 * v2433;
+    const bool v2436 = v2432 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2436) {
+      const iron_bf16 v2440 = iron_f32_to_bf16(v2435);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2442 = v11 + v2432;
+      const unsigned int v2443 = v2442 * v1;
+      const unsigned int v2444 = v2443 + v26;
+      const unsigned int v2445 = v2444 << 6u;
+      const unsigned int v2446 = v2445 + v4361;
+      out[v2446] = v2440;
     }
-    const unsigned int v2406 = v46 + v4241;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2407 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2408 = v207.x[26];
-    const float v2409 = v2408 * v2407;
-    const bool v2410 = v2406 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2410) {
-      const iron_bf16 v2414 = iron_f32_to_bf16(v2409);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2416 = v11 + v2406;
-      const unsigned int v2417 = v2416 * v1;
-      const unsigned int v2418 = v2417 + v26;
-      const unsigned int v2419 = v2418 << 6u;
-      const unsigned int v2420 = v2419 + v4240;
-      out[v2420] = v2414;
+    const unsigned int v2448 = v46 + v4367;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2449 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2450 = v207.x[26];
+    const float v2451 = v2450 * v2449;
+    const bool v2452 = v2448 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2452) {
+      const iron_bf16 v2456 = iron_f32_to_bf16(v2451);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2458 = v11 + v2448;
+      const unsigned int v2459 = v2458 * v1;
+      const unsigned int v2460 = v2459 + v26;
+      const unsigned int v2461 = v2460 << 6u;
+      const unsigned int v2462 = v2461 + v4366;
+      out[v2462] = v2456;
     }
-    const unsigned int v2422 = v46 + v4246;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2423 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2424 = v207.x[27];
-    const float v2425 = v2424 * v2423;
-    const bool v2426 = v2422 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2426) {
-      const iron_bf16 v2430 = iron_f32_to_bf16(v2425);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2432 = v11 + v2422;
-      const unsigned int v2433 = v2432 * v1;
-      const unsigned int v2434 = v2433 + v26;
-      const unsigned int v2435 = v2434 << 6u;
-      const unsigned int v2436 = v2435 + v4245;
-      out[v2436] = v2430;
+    const unsigned int v2464 = v46 + v4372;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2465 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2466 = v207.x[27];
+    const float v2467 = v2466 * v2465;
+    const bool v2468 = v2464 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2468) {
+      const iron_bf16 v2472 = iron_f32_to_bf16(v2467);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2474 = v11 + v2464;
+      const unsigned int v2475 = v2474 * v1;
+      const unsigned int v2476 = v2475 + v26;
+      const unsigned int v2477 = v2476 << 6u;
+      const unsigned int v2478 = v2477 + v4371;
+      out[v2478] = v2472;
     }
-    const unsigned int v2438 = v46 + v4251;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2439 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2440 = v207.x[28];
-    const float v2441 = v2440 * v2439;
-    const bool v2442 = v2438 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2442) {
-      const iron_bf16 v2446 = iron_f32_to_bf16(v2441);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2448 = v11 + v2438;
-      const unsigned int v2449 = v2448 * v1;
-      const unsigned int v2450 = v2449 + v26;
-      const unsigned int v2451 = v2450 << 6u;
-      const unsigned int v2452 = v2451 + v4250;
-      out[v2452] = v2446;
+    const unsigned int v2480 = v46 + v4377;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2481 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2482 = v207.x[28];
+    const float v2483 = v2482 * v2481;
+    const bool v2484 = v2480 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2484) {
+      const iron_bf16 v2488 = iron_f32_to_bf16(v2483);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2490 = v11 + v2480;
+      const unsigned int v2491 = v2490 * v1;
+      const unsigned int v2492 = v2491 + v26;
+      const unsigned int v2493 = v2492 << 6u;
+      const unsigned int v2494 = v2493 + v4376;
+      out[v2494] = v2488;
     }
-    const unsigned int v2454 = v46 + v4256;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2455 = v1936.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2456 = v207.x[29];
-    const float v2457 = v2456 * v2455;
-    const bool v2458 = v2454 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2458) {
-      const iron_bf16 v2462 = iron_f32_to_bf16(v2457);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2464 = v11 + v2454;
-      const unsigned int v2465 = v2464 * v1;
-      const unsigned int v2466 = v2465 + v26;
-      const unsigned int v2467 = v2466 << 6u;
-      const unsigned int v2468 = v2467 + v4255;
-      out[v2468] = v2462;
+    const unsigned int v2496 = v46 + v4382;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2497 = v1978.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2498 = v207.x[29];
+    const float v2499 = v2498 * v2497;
+    const bool v2500 = v2496 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2500) {
+      const iron_bf16 v2504 = iron_f32_to_bf16(v2499);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2506 = v11 + v2496;
+      const unsigned int v2507 = v2506 * v1;
+      const unsigned int v2508 = v2507 + v26;
+      const unsigned int v2509 = v2508 << 6u;
+      const unsigned int v2510 = v2509 + v4381;
+      out[v2510] = v2504;
     }
-    const unsigned int v2470 = v46 + v4261;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2471 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2472 = v207.x[30];
-    const float v2473 = v2472 * v2471;
-    const bool v2474 = v2470 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2474) {
-      const iron_bf16 v2478 = iron_f32_to_bf16(v2473);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2480 = v11 + v2470;
-      const unsigned int v2481 = v2480 * v1;
-      const unsigned int v2482 = v2481 + v26;
-      const unsigned int v2483 = v2482 << 6u;
-      const unsigned int v2484 = v2483 + v4260;
-      out[v2484] = v2478;
+    const unsigned int v2512 = v46 + v4387;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2513 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2514 = v207.x[30];
+    const float v2515 = v2514 * v2513;
+    const bool v2516 = v2512 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2516) {
+      const iron_bf16 v2520 = iron_f32_to_bf16(v2515);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2522 = v11 + v2512;
+      const unsigned int v2523 = v2522 * v1;
+      const unsigned int v2524 = v2523 + v26;
+      const unsigned int v2525 = v2524 << 6u;
+      const unsigned int v2526 = v2525 + v4386;
+      out[v2526] = v2520;
     }
-    const unsigned int v2486 = v46 + v4266;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2487 = v1936.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2488 = v207.x[31];
-    const float v2489 = v2488 * v2487;
-    const bool v2490 = v2486 < v18;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2490) {
-      const iron_bf16 v2494 = iron_f32_to_bf16(v2489);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2496 = v11 + v2486;
-      const unsigned int v2497 = v2496 * v1;
-      const unsigned int v2498 = v2497 + v26;
-      const unsigned int v2499 = v2498 << 6u;
-      const unsigned int v2500 = v2499 + v4265;
-      out[v2500] = v2494;
+    const unsigned int v2528 = v46 + v4392;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2529 = v1978.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2530 = v207.x[31];
+    const float v2531 = v2530 * v2529;
+    const bool v2532 = v2528 < v18;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2532) {
+      const iron_bf16 v2536 = iron_f32_to_bf16(v2531);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2538 = v11 + v2528;
+      const unsigned int v2539 = v2538 * v1;
+      const unsigned int v2540 = v2539 + v26;
+      const unsigned int v2541 = v2540 << 6u;
+      const unsigned int v2542 = v2541 + v4391;
+      out[v2542] = v2536;
     }
-    const unsigned int v2502 = v46 + v1884;  // kernels/sdpa/flash_tile.hpp:251
-    const float v2504 = v1844.x[0];  // kernels/sdpa/flash_tile.hpp:252
-    const float v2505 = v1882.x[0];
-    const float v2506 = log2f(v2505);
-    const float v2507 = v2506 + v2504;
-    const float v2508 = v2507 * 0.6931472f;
-    const bool v2511 = v1883 == v47;  // kernels/sdpa/flash_tile.hpp:253
-    const bool v2512 = v2502 < v18;
-    const bool v2513 = v2511 && v2512;
-    if (v2513) {
-      const unsigned int v2514 = v26 * v3;  // kernels/sdpa/prefill.cpp:177
-      const unsigned int v2515 = v2514 + v11;
-      const unsigned int v2516 = v2515 + v2502;
-      lse[v2516] = v2508;
+    const unsigned int v2544 = v46 + v1926;  // kernels/sdpa/flash_tile.hpp:242
+    const float v2546 = v1886.x[0];  // kernels/sdpa/flash_tile.hpp:243
+    const float v2547 = v1924.x[0];
+    const float v2548 = log2f(v2547);
+    const float v2549 = v2548 + v2546;
+    const float v2550 = v2549 * 0.6931472f;
+    const bool v2553 = v1925 == v47;  // kernels/sdpa/flash_tile.hpp:244
+    const bool v2554 = v2544 < v18;
+    const bool v2555 = v2553 && v2554;
+    if (v2555) {
+      const unsigned int v2556 = v26 * v3;  // kernels/sdpa/prefill.cpp:177
+      const unsigned int v2557 = v2556 + v11;
+      const unsigned int v2558 = v2557 + v2544;
+      lse[v2558] = v2550;
     }
-    const unsigned int v2518 = v46 + v1897;  // kernels/sdpa/flash_tile.hpp:251
-    const float v2520 = v1844.x[1];  // kernels/sdpa/flash_tile.hpp:252
-    const float v2521 = v1882.x[1];
-    const float v2522 = log2f(v2521);
-    const float v2523 = v2522 + v2520;
-    const float v2524 = v2523 * 0.6931472f;
-    const bool v2527 = v1896 == v47;  // kernels/sdpa/flash_tile.hpp:253
-    const bool v2528 = v2518 < v18;
-    const bool v2529 = v2527 && v2528;
-    if (v2529) {
-      const unsigned int v2530 = v26 * v3;  // kernels/sdpa/prefill.cpp:177
-      const unsigned int v2531 = v2530 + v11;
-      const unsigned int v2532 = v2531 + v2518;
-      lse[v2532] = v2524;
+    const unsigned int v2560 = v46 + v1939;  // kernels/sdpa/flash_tile.hpp:242
+    const float v2562 = v1886.x[1];  // kernels/sdpa/flash_tile.hpp:243
+    const float v2563 = v1924.x[1];
+    const float v2564 = log2f(v2563);
+    const float v2565 = v2564 + v2562;
+    const float v2566 = v2565 * 0.6931472f;
+    const bool v2569 = v1938 == v47;  // kernels/sdpa/flash_tile.hpp:244
+    const bool v2570 = v2560 < v18;
+    const bool v2571 = v2569 && v2570;
+    if (v2571) {
+      const unsigned int v2572 = v26 * v3;  // kernels/sdpa/prefill.cpp:177
+      const unsigned int v2573 = v2572 + v11;
+      const unsigned int v2574 = v2573 + v2560;
+      lse[v2574] = v2566;
     }
-    const unsigned int v2534 = v46 + v1910;  // kernels/sdpa/flash_tile.hpp:251
-    const float v2536 = v1844.x[2];  // kernels/sdpa/flash_tile.hpp:252
-    const float v2537 = v1882.x[2];
-    const float v2538 = log2f(v2537);
-    const float v2539 = v2538 + v2536;
-    const float v2540 = v2539 * 0.6931472f;
-    const bool v2543 = v1909 == v47;  // kernels/sdpa/flash_tile.hpp:253
-    const bool v2544 = v2534 < v18;
-    const bool v2545 = v2543 && v2544;
-    if (v2545) {
-      const unsigned int v2546 = v26 * v3;  // kernels/sdpa/prefill.cpp:177
-      const unsigned int v2547 = v2546 + v11;
-      const unsigned int v2548 = v2547 + v2534;
-      lse[v2548] = v2540;
+    const unsigned int v2576 = v46 + v1952;  // kernels/sdpa/flash_tile.hpp:242
+    const float v2578 = v1886.x[2];  // kernels/sdpa/flash_tile.hpp:243
+    const float v2579 = v1924.x[2];
+    const float v2580 = log2f(v2579);
+    const float v2581 = v2580 + v2578;
+    const float v2582 = v2581 * 0.6931472f;
+    const bool v2585 = v1951 == v47;  // kernels/sdpa/flash_tile.hpp:244
+    const bool v2586 = v2576 < v18;
+    const bool v2587 = v2585 && v2586;
+    if (v2587) {
+      const unsigned int v2588 = v26 * v3;  // kernels/sdpa/prefill.cpp:177
+      const unsigned int v2589 = v2588 + v11;
+      const unsigned int v2590 = v2589 + v2576;
+      lse[v2590] = v2582;
     }
-    const unsigned int v2550 = v46 + v1923;  // kernels/sdpa/flash_tile.hpp:251
-    const float v2552 = v1844.x[3];  // kernels/sdpa/flash_tile.hpp:252
-    const float v2553 = v1882.x[3];
-    const float v2554 = log2f(v2553);
-    const float v2555 = v2554 + v2552;
-    const float v2556 = v2555 * 0.6931472f;
-    const bool v2559 = v1922 == v47;  // kernels/sdpa/flash_tile.hpp:253
-    const bool v2560 = v2550 < v18;
-    const bool v2561 = v2559 && v2560;
-    if (v2561) {
-      const unsigned int v2562 = v26 * v3;  // kernels/sdpa/prefill.cpp:177
-      const unsigned int v2563 = v2562 + v11;
-      const unsigned int v2564 = v2563 + v2550;
-      lse[v2564] = v2556;
+    const unsigned int v2592 = v46 + v1965;  // kernels/sdpa/flash_tile.hpp:242
+    const float v2594 = v1886.x[3];  // kernels/sdpa/flash_tile.hpp:243
+    const float v2595 = v1924.x[3];
+    const float v2596 = log2f(v2595);
+    const float v2597 = v2596 + v2594;
+    const float v2598 = v2597 * 0.6931472f;
+    const bool v2601 = v1964 == v47;  // kernels/sdpa/flash_tile.hpp:244
+    const bool v2602 = v2592 < v18;
+    const bool v2603 = v2601 && v2602;
+    if (v2603) {
+      const unsigned int v2604 = v26 * v3;  // kernels/sdpa/prefill.cpp:177
+      const unsigned int v2605 = v2604 + v11;
+      const unsigned int v2606 = v2605 + v2592;
+      lse[v2606] = v2598;
     }
   }
 }

@@ -373,183 +373,183 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
     const unsigned int v52 = v51 >> 2u;
     const unsigned int v55 = v51 << 4u;  // kernels/sdpa/flash_warpgroup.hpp:73
     const unsigned int v56 = v27 + v55;
-    const unsigned int v59 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v62 = v59 >> 4u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v65 = v59 & 15u;  // kernels/sdpa/flash_tile.hpp:90
+    const unsigned int v59 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v62 = v59 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v65 = v59 & 15u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v66 = v65 << 3u;
-    const unsigned int v67 = v27 + v62;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v67 = v27 + v62;  // kernels/sdpa/flash_tile.hpp:84
     const bool v68 = v67 < v20;
-    const unsigned int v71 = v68 ? v67 : v42;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v71 = v68 ? v67 : v42;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v73 = v13 + v71;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v74 = v73 * v1;
     const unsigned int v75 = v74 + v28;
     const unsigned int v76 = v75 << 7u;
-    const unsigned int v77 = v76 + v66;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v77 = v76 + v66;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v79 = v66 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v81 = v62 << 6u;
     const unsigned int v84 = v66 >> 6u;
     const unsigned int v85 = v84 << 13u;
     const unsigned int v87 = v85 + v81;
     const unsigned int v88 = v87 + v79;
-    iron_copy_async<16>(shm0 + (v88 ^ (((v88 >> 6u) & 7u) << 3u)), q + v77, v68);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v91 = v59 + 256u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v93 = v91 >> 4u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v96 = v91 & 15u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v88 ^ (((v88 >> 6u) & 7u) << 3u)), q + v77, v68);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v91 = v59 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v93 = v91 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v96 = v91 & 15u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v97 = v96 << 3u;
-    const unsigned int v98 = v27 + v93;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v98 = v27 + v93;  // kernels/sdpa/flash_tile.hpp:84
     const bool v99 = v98 < v20;
-    const unsigned int v102 = v99 ? v98 : v42;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v102 = v99 ? v98 : v42;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v104 = v13 + v102;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v105 = v104 * v1;
     const unsigned int v106 = v105 + v28;
     const unsigned int v107 = v106 << 7u;
-    const unsigned int v108 = v107 + v97;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v108 = v107 + v97;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v110 = v97 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v112 = v93 << 6u;
     const unsigned int v115 = v97 >> 6u;
     const unsigned int v116 = v115 << 13u;
     const unsigned int v118 = v116 + v112;
     const unsigned int v119 = v118 + v110;
-    iron_copy_async<16>(shm0 + (v119 ^ (((v119 >> 6u) & 7u) << 3u)), q + v108, v99);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v122 = v59 + 512u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v124 = v122 >> 4u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v127 = v122 & 15u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v119 ^ (((v119 >> 6u) & 7u) << 3u)), q + v108, v99);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v122 = v59 + 512u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v124 = v122 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v127 = v122 & 15u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v128 = v127 << 3u;
-    const unsigned int v129 = v27 + v124;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v129 = v27 + v124;  // kernels/sdpa/flash_tile.hpp:84
     const bool v130 = v129 < v20;
-    const unsigned int v133 = v130 ? v129 : v42;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v133 = v130 ? v129 : v42;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v135 = v13 + v133;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v136 = v135 * v1;
     const unsigned int v137 = v136 + v28;
     const unsigned int v138 = v137 << 7u;
-    const unsigned int v139 = v138 + v128;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v139 = v138 + v128;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v141 = v128 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v143 = v124 << 6u;
     const unsigned int v146 = v128 >> 6u;
     const unsigned int v147 = v146 << 13u;
     const unsigned int v149 = v147 + v143;
     const unsigned int v150 = v149 + v141;
-    iron_copy_async<16>(shm0 + (v150 ^ (((v150 >> 6u) & 7u) << 3u)), q + v139, v130);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v153 = v59 + 768u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v155 = v153 >> 4u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v158 = v153 & 15u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v150 ^ (((v150 >> 6u) & 7u) << 3u)), q + v139, v130);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v153 = v59 + 768u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v155 = v153 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v158 = v153 & 15u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v159 = v158 << 3u;
-    const unsigned int v160 = v27 + v155;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v160 = v27 + v155;  // kernels/sdpa/flash_tile.hpp:84
     const bool v161 = v160 < v20;
-    const unsigned int v164 = v161 ? v160 : v42;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v164 = v161 ? v160 : v42;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v166 = v13 + v164;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v167 = v166 * v1;
     const unsigned int v168 = v167 + v28;
     const unsigned int v169 = v168 << 7u;
-    const unsigned int v170 = v169 + v159;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v170 = v169 + v159;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v172 = v159 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v174 = v155 << 6u;
     const unsigned int v177 = v159 >> 6u;
     const unsigned int v178 = v177 << 13u;
     const unsigned int v180 = v178 + v174;
     const unsigned int v181 = v180 + v172;
-    iron_copy_async<16>(shm0 + (v181 ^ (((v181 >> 6u) & 7u) << 3u)), q + v170, v161);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v184 = v59 + 1024u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v186 = v184 >> 4u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v189 = v184 & 15u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v181 ^ (((v181 >> 6u) & 7u) << 3u)), q + v170, v161);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v184 = v59 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v186 = v184 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v189 = v184 & 15u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v190 = v189 << 3u;
-    const unsigned int v191 = v27 + v186;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v191 = v27 + v186;  // kernels/sdpa/flash_tile.hpp:84
     const bool v192 = v191 < v20;
-    const unsigned int v195 = v192 ? v191 : v42;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v195 = v192 ? v191 : v42;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v197 = v13 + v195;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v198 = v197 * v1;
     const unsigned int v199 = v198 + v28;
     const unsigned int v200 = v199 << 7u;
-    const unsigned int v201 = v200 + v190;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v201 = v200 + v190;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v203 = v190 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v205 = v186 << 6u;
     const unsigned int v208 = v190 >> 6u;
     const unsigned int v209 = v208 << 13u;
     const unsigned int v211 = v209 + v205;
     const unsigned int v212 = v211 + v203;
-    iron_copy_async<16>(shm0 + (v212 ^ (((v212 >> 6u) & 7u) << 3u)), q + v201, v192);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v215 = v59 + 1280u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v217 = v215 >> 4u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v220 = v215 & 15u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v212 ^ (((v212 >> 6u) & 7u) << 3u)), q + v201, v192);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v215 = v59 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v217 = v215 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v220 = v215 & 15u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v221 = v220 << 3u;
-    const unsigned int v222 = v27 + v217;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v222 = v27 + v217;  // kernels/sdpa/flash_tile.hpp:84
     const bool v223 = v222 < v20;
-    const unsigned int v226 = v223 ? v222 : v42;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v226 = v223 ? v222 : v42;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v228 = v13 + v226;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v229 = v228 * v1;
     const unsigned int v230 = v229 + v28;
     const unsigned int v231 = v230 << 7u;
-    const unsigned int v232 = v231 + v221;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v232 = v231 + v221;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v234 = v221 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v236 = v217 << 6u;
     const unsigned int v239 = v221 >> 6u;
     const unsigned int v240 = v239 << 13u;
     const unsigned int v242 = v240 + v236;
     const unsigned int v243 = v242 + v234;
-    iron_copy_async<16>(shm0 + (v243 ^ (((v243 >> 6u) & 7u) << 3u)), q + v232, v223);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v246 = v59 + 1536u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v248 = v246 >> 4u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v251 = v246 & 15u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v243 ^ (((v243 >> 6u) & 7u) << 3u)), q + v232, v223);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v246 = v59 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v248 = v246 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v251 = v246 & 15u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v252 = v251 << 3u;
-    const unsigned int v253 = v27 + v248;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v253 = v27 + v248;  // kernels/sdpa/flash_tile.hpp:84
     const bool v254 = v253 < v20;
-    const unsigned int v257 = v254 ? v253 : v42;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v257 = v254 ? v253 : v42;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v259 = v13 + v257;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v260 = v259 * v1;
     const unsigned int v261 = v260 + v28;
     const unsigned int v262 = v261 << 7u;
-    const unsigned int v263 = v262 + v252;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v263 = v262 + v252;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v265 = v252 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v267 = v248 << 6u;
     const unsigned int v270 = v252 >> 6u;
     const unsigned int v271 = v270 << 13u;
     const unsigned int v273 = v271 + v267;
     const unsigned int v274 = v273 + v265;
-    iron_copy_async<16>(shm0 + (v274 ^ (((v274 >> 6u) & 7u) << 3u)), q + v263, v254);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v277 = v59 + 1792u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v279 = v277 >> 4u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v282 = v277 & 15u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v274 ^ (((v274 >> 6u) & 7u) << 3u)), q + v263, v254);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v277 = v59 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v279 = v277 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v282 = v277 & 15u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v283 = v282 << 3u;
-    const unsigned int v284 = v27 + v279;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v284 = v27 + v279;  // kernels/sdpa/flash_tile.hpp:84
     const bool v285 = v284 < v20;
-    const unsigned int v288 = v285 ? v284 : v42;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v288 = v285 ? v284 : v42;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v290 = v13 + v288;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v291 = v290 * v1;
     const unsigned int v292 = v291 + v28;
     const unsigned int v293 = v292 << 7u;
-    const unsigned int v294 = v293 + v283;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v294 = v293 + v283;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v296 = v283 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v298 = v279 << 6u;
     const unsigned int v301 = v283 >> 6u;
     const unsigned int v302 = v301 << 13u;
     const unsigned int v304 = v302 + v298;
     const unsigned int v305 = v304 + v296;
-    iron_copy_async<16>(shm0 + (v305 ^ (((v305 >> 6u) & 7u) << 3u)), q + v294, v285);  // kernels/sdpa/flash_tile.hpp:94
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:79
-    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:80
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:82
-    const unsigned int v307 = v27 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:84
+    iron_copy_async<16>(shm0 + (v305 ^ (((v305 >> 6u) & 7u) << 3u)), q + v294, v285);  // kernels/sdpa/flash_tile.hpp:86
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:78
+    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:79
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:81
+    const unsigned int v307 = v27 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:83
     const unsigned int v308 = min(v307, v20);
-    const unsigned int v309 = v308 + v35;  // kernels/sdpa/flash_tile.hpp:136
-    const unsigned int v311 = v309 - v20;  // kernels/sdpa/flash_tile.hpp:138
+    const unsigned int v309 = v308 + v35;  // kernels/sdpa/flash_tile.hpp:127
+    const unsigned int v311 = v309 - v20;  // kernels/sdpa/flash_tile.hpp:129
     const unsigned int v312 = min(v35, v311);
     const bool v313 = v309 > v20;
     const unsigned int v314 = v313 ? v312 : v42;
-    const bool v316 = v8 == v42;  // kernels/sdpa/flash_tile.hpp:137
+    const bool v316 = v8 == v42;  // kernels/sdpa/flash_tile.hpp:128
     const unsigned int v317 = v316 ? v35 : v314;
-    const unsigned int v319 = v27 + v35;  // kernels/sdpa/flash_tile.hpp:139
+    const unsigned int v319 = v27 + v35;  // kernels/sdpa/flash_tile.hpp:130
     const unsigned int v320 = v319 + 1u;
-    const unsigned int v324 = v320 - v20;  // kernels/sdpa/flash_tile.hpp:141
+    const unsigned int v324 = v320 - v20;  // kernels/sdpa/flash_tile.hpp:132
     const unsigned int v325 = v324 - v9;
     const unsigned int v326 = v325 >> 7u;
     const unsigned int v327 = v326 << 7u;
-    const bool v329 = v9 > v42;  // kernels/sdpa/flash_tile.hpp:140
+    const bool v329 = v9 > v42;  // kernels/sdpa/flash_tile.hpp:131
     const unsigned int v330 = v20 + v9;
     const bool v331 = v320 > v330;
     const bool v332 = v329 && v331;
     const unsigned int v333 = v332 ? v327 : v42;
-    const float v335 = v10 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:86
-    iron_frag<float, 2, 16, 8> v337;  // kernels/sdpa/flash_tile.hpp:174
+    const float v335 = v10 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:85
+    iron_frag<float, 2, 16, 8> v337;  // kernels/sdpa/flash_tile.hpp:165
     iron_frag_fill(v337, __uint_as_float(0xff800000u));
     iron_frag<float, 2, 16, 8> v339;
     iron_frag_fill(v339, 0.0f);
@@ -558,4205 +558,4429 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
     iron_frag<float, 2, 16, 64> v343;
     iron_frag_fill(v343, 0.0f);
 
-    for (unsigned int v5273 = v42; v5273 < 1u; v5273 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:93
-      const unsigned int v5274 = v5273 << 7u;
-      const unsigned int v5275 = v333 + v5274;
-      const bool v5276 = v5275 < v317;
-      if (v5276) {
+    for (unsigned int v5693 = v42; v5693 < 1u; v5693 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v5694 = v5693 << 7u;
+      const unsigned int v5695 = v333 + v5694;
+      const bool v5696 = v5695 < v317;
+      if (v5696) {
         if (v47) {  // kernels/sdpa/kv_sources.hpp:87
-          const unsigned int v5278 = v5273 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:98
-          const unsigned int v5288 = v5275 + v62;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v5289 = v5288 < v35;
-          const unsigned int v5292 = v5289 ? v5288 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5294 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5295 = v5292 & v5294;
-          const unsigned int v5296 = v5292 >> (v41 & 31);
-          const unsigned int v5297 = v32 + v5296;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5298 = block_table[v5297];
-          const unsigned int v5300 = v5298 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5301 = v5300 + v30;
-          const unsigned int v5302 = v5301 * v6;
-          const unsigned int v5303 = v5302 + v5295;
-          const unsigned int v5304 = v5303 << 7u;
-          const unsigned int v5305 = v5304 + v66;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5314 = v5278 + v85;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5315 = v5314 + v81;
-          const unsigned int v5316 = v5315 + v79;
-          iron_copy_async<16>(shm1 + (v5316 ^ (((v5316 >> 6u) & 7u) << 3u)), k_pages + v5305, v5289);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v5316 ^ (((v5316 >> 6u) & 7u) << 3u)), v_pages + v5305, v5289);
-          const unsigned int v5337 = v5275 + v93;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v5338 = v5337 < v35;
-          const unsigned int v5341 = v5338 ? v5337 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5344 = v5341 & v5294;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5345 = v5341 >> (v41 & 31);
-          const unsigned int v5346 = v32 + v5345;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5347 = block_table[v5346];
-          const unsigned int v5349 = v5347 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5350 = v5349 + v30;
-          const unsigned int v5351 = v5350 * v6;
-          const unsigned int v5352 = v5351 + v5344;
-          const unsigned int v5353 = v5352 << 7u;
-          const unsigned int v5354 = v5353 + v97;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5363 = v5278 + v116;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5364 = v5363 + v112;
-          const unsigned int v5365 = v5364 + v110;
-          iron_copy_async<16>(shm1 + (v5365 ^ (((v5365 >> 6u) & 7u) << 3u)), k_pages + v5354, v5338);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v5365 ^ (((v5365 >> 6u) & 7u) << 3u)), v_pages + v5354, v5338);
-          const unsigned int v5386 = v5275 + v124;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v5387 = v5386 < v35;
-          const unsigned int v5390 = v5387 ? v5386 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5393 = v5390 & v5294;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5394 = v5390 >> (v41 & 31);
-          const unsigned int v5395 = v32 + v5394;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5396 = block_table[v5395];
-          const unsigned int v5398 = v5396 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5399 = v5398 + v30;
-          const unsigned int v5400 = v5399 * v6;
-          const unsigned int v5401 = v5400 + v5393;
-          const unsigned int v5402 = v5401 << 7u;
-          const unsigned int v5403 = v5402 + v128;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5412 = v5278 + v147;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5413 = v5412 + v143;
-          const unsigned int v5414 = v5413 + v141;
-          iron_copy_async<16>(shm1 + (v5414 ^ (((v5414 >> 6u) & 7u) << 3u)), k_pages + v5403, v5387);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v5414 ^ (((v5414 >> 6u) & 7u) << 3u)), v_pages + v5403, v5387);
-          const unsigned int v5435 = v5275 + v155;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v5436 = v5435 < v35;
-          const unsigned int v5439 = v5436 ? v5435 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5442 = v5439 & v5294;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5443 = v5439 >> (v41 & 31);
-          const unsigned int v5444 = v32 + v5443;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5445 = block_table[v5444];
-          const unsigned int v5447 = v5445 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5448 = v5447 + v30;
-          const unsigned int v5449 = v5448 * v6;
-          const unsigned int v5450 = v5449 + v5442;
-          const unsigned int v5451 = v5450 << 7u;
-          const unsigned int v5452 = v5451 + v159;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5461 = v5278 + v178;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5462 = v5461 + v174;
-          const unsigned int v5463 = v5462 + v172;
-          iron_copy_async<16>(shm1 + (v5463 ^ (((v5463 >> 6u) & 7u) << 3u)), k_pages + v5452, v5436);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v5463 ^ (((v5463 >> 6u) & 7u) << 3u)), v_pages + v5452, v5436);
-          const unsigned int v5484 = v5275 + v186;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v5485 = v5484 < v35;
-          const unsigned int v5488 = v5485 ? v5484 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5491 = v5488 & v5294;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5492 = v5488 >> (v41 & 31);
-          const unsigned int v5493 = v32 + v5492;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5494 = block_table[v5493];
-          const unsigned int v5496 = v5494 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5497 = v5496 + v30;
-          const unsigned int v5498 = v5497 * v6;
-          const unsigned int v5499 = v5498 + v5491;
-          const unsigned int v5500 = v5499 << 7u;
-          const unsigned int v5501 = v5500 + v190;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5510 = v5278 + v209;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5511 = v5510 + v205;
-          const unsigned int v5512 = v5511 + v203;
-          iron_copy_async<16>(shm1 + (v5512 ^ (((v5512 >> 6u) & 7u) << 3u)), k_pages + v5501, v5485);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v5512 ^ (((v5512 >> 6u) & 7u) << 3u)), v_pages + v5501, v5485);
-          const unsigned int v5533 = v5275 + v217;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v5534 = v5533 < v35;
-          const unsigned int v5537 = v5534 ? v5533 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5540 = v5537 & v5294;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5541 = v5537 >> (v41 & 31);
-          const unsigned int v5542 = v32 + v5541;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5543 = block_table[v5542];
-          const unsigned int v5545 = v5543 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5546 = v5545 + v30;
-          const unsigned int v5547 = v5546 * v6;
-          const unsigned int v5548 = v5547 + v5540;
-          const unsigned int v5549 = v5548 << 7u;
-          const unsigned int v5550 = v5549 + v221;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5559 = v5278 + v240;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5560 = v5559 + v236;
-          const unsigned int v5561 = v5560 + v234;
-          iron_copy_async<16>(shm1 + (v5561 ^ (((v5561 >> 6u) & 7u) << 3u)), k_pages + v5550, v5534);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v5561 ^ (((v5561 >> 6u) & 7u) << 3u)), v_pages + v5550, v5534);
-          const unsigned int v5582 = v5275 + v248;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v5583 = v5582 < v35;
-          const unsigned int v5586 = v5583 ? v5582 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5589 = v5586 & v5294;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5590 = v5586 >> (v41 & 31);
-          const unsigned int v5591 = v32 + v5590;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5592 = block_table[v5591];
-          const unsigned int v5594 = v5592 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5595 = v5594 + v30;
-          const unsigned int v5596 = v5595 * v6;
-          const unsigned int v5597 = v5596 + v5589;
-          const unsigned int v5598 = v5597 << 7u;
-          const unsigned int v5599 = v5598 + v252;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5608 = v5278 + v271;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5609 = v5608 + v267;
-          const unsigned int v5610 = v5609 + v265;
-          iron_copy_async<16>(shm1 + (v5610 ^ (((v5610 >> 6u) & 7u) << 3u)), k_pages + v5599, v5583);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v5610 ^ (((v5610 >> 6u) & 7u) << 3u)), v_pages + v5599, v5583);
-          const unsigned int v5631 = v5275 + v279;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v5632 = v5631 < v35;
-          const unsigned int v5635 = v5632 ? v5631 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5638 = v5635 & v5294;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5639 = v5635 >> (v41 & 31);
-          const unsigned int v5640 = v32 + v5639;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5641 = block_table[v5640];
-          const unsigned int v5643 = v5641 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5644 = v5643 + v30;
-          const unsigned int v5645 = v5644 * v6;
-          const unsigned int v5646 = v5645 + v5638;
-          const unsigned int v5647 = v5646 << 7u;
-          const unsigned int v5648 = v5647 + v283;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5657 = v5278 + v302;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5658 = v5657 + v298;
-          const unsigned int v5659 = v5658 + v296;
-          iron_copy_async<16>(shm1 + (v5659 ^ (((v5659 >> 6u) & 7u) << 3u)), k_pages + v5648, v5632);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v5659 ^ (((v5659 >> 6u) & 7u) << 3u)), v_pages + v5648, v5632);
+          const unsigned int v5698 = v5693 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v5708 = v5695 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5709 = v5708 < v35;
+          const unsigned int v5712 = v5709 ? v5708 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5714 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5715 = v5712 & v5714;
+          const unsigned int v5716 = v5712 >> (v41 & 31);
+          const unsigned int v5717 = v32 + v5716;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v5718 = block_table[v5717];
+          const unsigned int v5720 = v5718 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v5721 = v5720 + v30;
+          const unsigned int v5722 = v5721 * v6;
+          const unsigned int v5723 = v5722 + v5715;
+          const unsigned int v5724 = v5723 << 7u;
+          const unsigned int v5725 = v5724 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5734 = v5698 + v85;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5735 = v5734 + v81;
+          const unsigned int v5736 = v5735 + v79;
+          iron_copy_async<16>(shm1 + (v5736 ^ (((v5736 >> 6u) & 7u) << 3u)), k_pages + v5725, v5709);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5746 = v5695 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5747 = v5746 < v35;
+          const unsigned int v5750 = v5747 ? v5746 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5753 = v5750 & v5714;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5754 = v5750 >> (v41 & 31);
+          const unsigned int v5755 = v32 + v5754;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v5756 = block_table[v5755];
+          const unsigned int v5758 = v5756 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v5759 = v5758 + v30;
+          const unsigned int v5760 = v5759 * v6;
+          const unsigned int v5761 = v5760 + v5753;
+          const unsigned int v5762 = v5761 << 7u;
+          const unsigned int v5763 = v5762 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5772 = v5698 + v116;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5773 = v5772 + v112;
+          const unsigned int v5774 = v5773 + v110;
+          iron_copy_async<16>(shm1 + (v5774 ^ (((v5774 >> 6u) & 7u) << 3u)), k_pages + v5763, v5747);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5784 = v5695 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5785 = v5784 < v35;
+          const unsigned int v5788 = v5785 ? v5784 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5791 = v5788 & v5714;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5792 = v5788 >> (v41 & 31);
+          const unsigned int v5793 = v32 + v5792;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v5794 = block_table[v5793];
+          const unsigned int v5796 = v5794 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v5797 = v5796 + v30;
+          const unsigned int v5798 = v5797 * v6;
+          const unsigned int v5799 = v5798 + v5791;
+          const unsigned int v5800 = v5799 << 7u;
+          const unsigned int v5801 = v5800 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5810 = v5698 + v147;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5811 = v5810 + v143;
+          const unsigned int v5812 = v5811 + v141;
+          iron_copy_async<16>(shm1 + (v5812 ^ (((v5812 >> 6u) & 7u) << 3u)), k_pages + v5801, v5785);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5822 = v5695 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5823 = v5822 < v35;
+          const unsigned int v5826 = v5823 ? v5822 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5829 = v5826 & v5714;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5830 = v5826 >> (v41 & 31);
+          const unsigned int v5831 = v32 + v5830;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v5832 = block_table[v5831];
+          const unsigned int v5834 = v5832 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v5835 = v5834 + v30;
+          const unsigned int v5836 = v5835 * v6;
+          const unsigned int v5837 = v5836 + v5829;
+          const unsigned int v5838 = v5837 << 7u;
+          const unsigned int v5839 = v5838 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5848 = v5698 + v178;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5849 = v5848 + v174;
+          const unsigned int v5850 = v5849 + v172;
+          iron_copy_async<16>(shm1 + (v5850 ^ (((v5850 >> 6u) & 7u) << 3u)), k_pages + v5839, v5823);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5860 = v5695 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5861 = v5860 < v35;
+          const unsigned int v5864 = v5861 ? v5860 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5867 = v5864 & v5714;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5868 = v5864 >> (v41 & 31);
+          const unsigned int v5869 = v32 + v5868;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v5870 = block_table[v5869];
+          const unsigned int v5872 = v5870 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v5873 = v5872 + v30;
+          const unsigned int v5874 = v5873 * v6;
+          const unsigned int v5875 = v5874 + v5867;
+          const unsigned int v5876 = v5875 << 7u;
+          const unsigned int v5877 = v5876 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5886 = v5698 + v209;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5887 = v5886 + v205;
+          const unsigned int v5888 = v5887 + v203;
+          iron_copy_async<16>(shm1 + (v5888 ^ (((v5888 >> 6u) & 7u) << 3u)), k_pages + v5877, v5861);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5898 = v5695 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5899 = v5898 < v35;
+          const unsigned int v5902 = v5899 ? v5898 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5905 = v5902 & v5714;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5906 = v5902 >> (v41 & 31);
+          const unsigned int v5907 = v32 + v5906;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v5908 = block_table[v5907];
+          const unsigned int v5910 = v5908 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v5911 = v5910 + v30;
+          const unsigned int v5912 = v5911 * v6;
+          const unsigned int v5913 = v5912 + v5905;
+          const unsigned int v5914 = v5913 << 7u;
+          const unsigned int v5915 = v5914 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5924 = v5698 + v240;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5925 = v5924 + v236;
+          const unsigned int v5926 = v5925 + v234;
+          iron_copy_async<16>(shm1 + (v5926 ^ (((v5926 >> 6u) & 7u) << 3u)), k_pages + v5915, v5899);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5936 = v5695 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5937 = v5936 < v35;
+          const unsigned int v5940 = v5937 ? v5936 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5943 = v5940 & v5714;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5944 = v5940 >> (v41 & 31);
+          const unsigned int v5945 = v32 + v5944;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v5946 = block_table[v5945];
+          const unsigned int v5948 = v5946 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v5949 = v5948 + v30;
+          const unsigned int v5950 = v5949 * v6;
+          const unsigned int v5951 = v5950 + v5943;
+          const unsigned int v5952 = v5951 << 7u;
+          const unsigned int v5953 = v5952 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5962 = v5698 + v271;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5963 = v5962 + v267;
+          const unsigned int v5964 = v5963 + v265;
+          iron_copy_async<16>(shm1 + (v5964 ^ (((v5964 >> 6u) & 7u) << 3u)), k_pages + v5953, v5937);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5974 = v5695 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5975 = v5974 < v35;
+          const unsigned int v5978 = v5975 ? v5974 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5981 = v5978 & v5714;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5982 = v5978 >> (v41 & 31);
+          const unsigned int v5983 = v32 + v5982;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v5984 = block_table[v5983];
+          const unsigned int v5986 = v5984 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v5987 = v5986 + v30;
+          const unsigned int v5988 = v5987 * v6;
+          const unsigned int v5989 = v5988 + v5981;
+          const unsigned int v5990 = v5989 << 7u;
+          const unsigned int v5991 = v5990 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6000 = v5698 + v302;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6001 = v6000 + v298;
+          const unsigned int v6002 = v6001 + v296;
+          iron_copy_async<16>(shm1 + (v6002 ^ (((v6002 >> 6u) & 7u) << 3u)), k_pages + v5991, v5975);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6024 = block_table[v5717];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6026 = v6024 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6027 = v6026 + v30;
+          const unsigned int v6028 = v6027 * v6;
+          const unsigned int v6029 = v6028 + v5715;
+          const unsigned int v6030 = v6029 << 7u;
+          const unsigned int v6031 = v6030 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5736 ^ (((v5736 >> 6u) & 7u) << 3u)), v_pages + v6031, v5709);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6062 = block_table[v5755];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6064 = v6062 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6065 = v6064 + v30;
+          const unsigned int v6066 = v6065 * v6;
+          const unsigned int v6067 = v6066 + v5753;
+          const unsigned int v6068 = v6067 << 7u;
+          const unsigned int v6069 = v6068 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5774 ^ (((v5774 >> 6u) & 7u) << 3u)), v_pages + v6069, v5747);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6100 = block_table[v5793];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6102 = v6100 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6103 = v6102 + v30;
+          const unsigned int v6104 = v6103 * v6;
+          const unsigned int v6105 = v6104 + v5791;
+          const unsigned int v6106 = v6105 << 7u;
+          const unsigned int v6107 = v6106 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5812 ^ (((v5812 >> 6u) & 7u) << 3u)), v_pages + v6107, v5785);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6138 = block_table[v5831];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6140 = v6138 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6141 = v6140 + v30;
+          const unsigned int v6142 = v6141 * v6;
+          const unsigned int v6143 = v6142 + v5829;
+          const unsigned int v6144 = v6143 << 7u;
+          const unsigned int v6145 = v6144 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5850 ^ (((v5850 >> 6u) & 7u) << 3u)), v_pages + v6145, v5823);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6176 = block_table[v5869];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6178 = v6176 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6179 = v6178 + v30;
+          const unsigned int v6180 = v6179 * v6;
+          const unsigned int v6181 = v6180 + v5867;
+          const unsigned int v6182 = v6181 << 7u;
+          const unsigned int v6183 = v6182 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5888 ^ (((v5888 >> 6u) & 7u) << 3u)), v_pages + v6183, v5861);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6214 = block_table[v5907];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6216 = v6214 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6217 = v6216 + v30;
+          const unsigned int v6218 = v6217 * v6;
+          const unsigned int v6219 = v6218 + v5905;
+          const unsigned int v6220 = v6219 << 7u;
+          const unsigned int v6221 = v6220 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5926 ^ (((v5926 >> 6u) & 7u) << 3u)), v_pages + v6221, v5899);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6252 = block_table[v5945];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6254 = v6252 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6255 = v6254 + v30;
+          const unsigned int v6256 = v6255 * v6;
+          const unsigned int v6257 = v6256 + v5943;
+          const unsigned int v6258 = v6257 << 7u;
+          const unsigned int v6259 = v6258 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5964 ^ (((v5964 >> 6u) & 7u) << 3u)), v_pages + v6259, v5937);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6290 = block_table[v5983];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6292 = v6290 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6293 = v6292 + v30;
+          const unsigned int v6294 = v6293 * v6;
+          const unsigned int v6295 = v6294 + v5981;
+          const unsigned int v6296 = v6295 << 7u;
+          const unsigned int v6297 = v6296 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6002 ^ (((v6002 >> 6u) & 7u) << 3u)), v_pages + v6297, v5975);  // kernels/sdpa/flash_tile.hpp:86
         } else {
-          const unsigned int v5672 = v5273 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:98
-          const unsigned int v5682 = v5275 + v62;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v5683 = v5682 < v35;
-          const unsigned int v5686 = v5683 ? v5682 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5687 = v5686 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v5688 = v5686 / v6;
-          const unsigned int v5689 = v32 + v5688;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5690 = block_table[v5689];
-          const unsigned int v5692 = v5690 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5693 = v5692 + v30;
-          const unsigned int v5694 = v5693 * v6;
-          const unsigned int v5695 = v5694 + v5687;
-          const unsigned int v5696 = v5695 << 7u;
-          const unsigned int v5697 = v5696 + v66;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5706 = v5672 + v85;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5707 = v5706 + v81;
-          const unsigned int v5708 = v5707 + v79;
-          iron_copy_async<16>(shm1 + (v5708 ^ (((v5708 >> 6u) & 7u) << 3u)), k_pages + v5697, v5683);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v5708 ^ (((v5708 >> 6u) & 7u) << 3u)), v_pages + v5697, v5683);
-          const unsigned int v5729 = v5275 + v93;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v5730 = v5729 < v35;
-          const unsigned int v5733 = v5730 ? v5729 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5734 = v5733 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v5735 = v5733 / v6;
-          const unsigned int v5736 = v32 + v5735;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5737 = block_table[v5736];
-          const unsigned int v5739 = v5737 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5740 = v5739 + v30;
-          const unsigned int v5741 = v5740 * v6;
-          const unsigned int v5742 = v5741 + v5734;
-          const unsigned int v5743 = v5742 << 7u;
-          const unsigned int v5744 = v5743 + v97;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5753 = v5672 + v116;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5754 = v5753 + v112;
-          const unsigned int v5755 = v5754 + v110;
-          iron_copy_async<16>(shm1 + (v5755 ^ (((v5755 >> 6u) & 7u) << 3u)), k_pages + v5744, v5730);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v5755 ^ (((v5755 >> 6u) & 7u) << 3u)), v_pages + v5744, v5730);
-          const unsigned int v5776 = v5275 + v124;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v5777 = v5776 < v35;
-          const unsigned int v5780 = v5777 ? v5776 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5781 = v5780 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v5782 = v5780 / v6;
-          const unsigned int v5783 = v32 + v5782;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5784 = block_table[v5783];
-          const unsigned int v5786 = v5784 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5787 = v5786 + v30;
-          const unsigned int v5788 = v5787 * v6;
-          const unsigned int v5789 = v5788 + v5781;
-          const unsigned int v5790 = v5789 << 7u;
-          const unsigned int v5791 = v5790 + v128;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5800 = v5672 + v147;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5801 = v5800 + v143;
-          const unsigned int v5802 = v5801 + v141;
-          iron_copy_async<16>(shm1 + (v5802 ^ (((v5802 >> 6u) & 7u) << 3u)), k_pages + v5791, v5777);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v5802 ^ (((v5802 >> 6u) & 7u) << 3u)), v_pages + v5791, v5777);
-          const unsigned int v5823 = v5275 + v155;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v5824 = v5823 < v35;
-          const unsigned int v5827 = v5824 ? v5823 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5828 = v5827 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v5829 = v5827 / v6;
-          const unsigned int v5830 = v32 + v5829;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5831 = block_table[v5830];
-          const unsigned int v5833 = v5831 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5834 = v5833 + v30;
-          const unsigned int v5835 = v5834 * v6;
-          const unsigned int v5836 = v5835 + v5828;
-          const unsigned int v5837 = v5836 << 7u;
-          const unsigned int v5838 = v5837 + v159;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5847 = v5672 + v178;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5848 = v5847 + v174;
-          const unsigned int v5849 = v5848 + v172;
-          iron_copy_async<16>(shm1 + (v5849 ^ (((v5849 >> 6u) & 7u) << 3u)), k_pages + v5838, v5824);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v5849 ^ (((v5849 >> 6u) & 7u) << 3u)), v_pages + v5838, v5824);
-          const unsigned int v5870 = v5275 + v186;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v5871 = v5870 < v35;
-          const unsigned int v5874 = v5871 ? v5870 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5875 = v5874 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v5876 = v5874 / v6;
-          const unsigned int v5877 = v32 + v5876;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5878 = block_table[v5877];
-          const unsigned int v5880 = v5878 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5881 = v5880 + v30;
-          const unsigned int v5882 = v5881 * v6;
-          const unsigned int v5883 = v5882 + v5875;
-          const unsigned int v5884 = v5883 << 7u;
-          const unsigned int v5885 = v5884 + v190;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5894 = v5672 + v209;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5895 = v5894 + v205;
-          const unsigned int v5896 = v5895 + v203;
-          iron_copy_async<16>(shm1 + (v5896 ^ (((v5896 >> 6u) & 7u) << 3u)), k_pages + v5885, v5871);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v5896 ^ (((v5896 >> 6u) & 7u) << 3u)), v_pages + v5885, v5871);
-          const unsigned int v5917 = v5275 + v217;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v5918 = v5917 < v35;
-          const unsigned int v5921 = v5918 ? v5917 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5922 = v5921 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v5923 = v5921 / v6;
-          const unsigned int v5924 = v32 + v5923;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5925 = block_table[v5924];
-          const unsigned int v5927 = v5925 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5928 = v5927 + v30;
-          const unsigned int v5929 = v5928 * v6;
-          const unsigned int v5930 = v5929 + v5922;
-          const unsigned int v5931 = v5930 << 7u;
-          const unsigned int v5932 = v5931 + v221;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5941 = v5672 + v240;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5942 = v5941 + v236;
-          const unsigned int v5943 = v5942 + v234;
-          iron_copy_async<16>(shm1 + (v5943 ^ (((v5943 >> 6u) & 7u) << 3u)), k_pages + v5932, v5918);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v5943 ^ (((v5943 >> 6u) & 7u) << 3u)), v_pages + v5932, v5918);
-          const unsigned int v5964 = v5275 + v248;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v5965 = v5964 < v35;
-          const unsigned int v5968 = v5965 ? v5964 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5969 = v5968 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v5970 = v5968 / v6;
-          const unsigned int v5971 = v32 + v5970;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5972 = block_table[v5971];
-          const unsigned int v5974 = v5972 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5975 = v5974 + v30;
-          const unsigned int v5976 = v5975 * v6;
-          const unsigned int v5977 = v5976 + v5969;
-          const unsigned int v5978 = v5977 << 7u;
-          const unsigned int v5979 = v5978 + v252;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5988 = v5672 + v271;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5989 = v5988 + v267;
-          const unsigned int v5990 = v5989 + v265;
-          iron_copy_async<16>(shm1 + (v5990 ^ (((v5990 >> 6u) & 7u) << 3u)), k_pages + v5979, v5965);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v5990 ^ (((v5990 >> 6u) & 7u) << 3u)), v_pages + v5979, v5965);
-          const unsigned int v6011 = v5275 + v279;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6012 = v6011 < v35;
-          const unsigned int v6015 = v6012 ? v6011 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6016 = v6015 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6017 = v6015 / v6;
-          const unsigned int v6018 = v32 + v6017;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6019 = block_table[v6018];
-          const unsigned int v6021 = v6019 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6022 = v6021 + v30;
-          const unsigned int v6023 = v6022 * v6;
-          const unsigned int v6024 = v6023 + v6016;
-          const unsigned int v6025 = v6024 << 7u;
-          const unsigned int v6026 = v6025 + v283;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6035 = v5672 + v302;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6036 = v6035 + v298;
-          const unsigned int v6037 = v6036 + v296;
-          iron_copy_async<16>(shm1 + (v6037 ^ (((v6037 >> 6u) & 7u) << 3u)), k_pages + v6026, v6012);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6037 ^ (((v6037 >> 6u) & 7u) << 3u)), v_pages + v6026, v6012);
+          const unsigned int v6310 = v5693 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v6320 = v5695 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6321 = v6320 < v35;
+          const unsigned int v6324 = v6321 ? v6320 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6325 = v6324 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6326 = v6324 / v6;
+          const unsigned int v6327 = v32 + v6326;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6328 = block_table[v6327];
+          const unsigned int v6330 = v6328 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6331 = v6330 + v30;
+          const unsigned int v6332 = v6331 * v6;
+          const unsigned int v6333 = v6332 + v6325;
+          const unsigned int v6334 = v6333 << 7u;
+          const unsigned int v6335 = v6334 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6344 = v6310 + v85;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6345 = v6344 + v81;
+          const unsigned int v6346 = v6345 + v79;
+          iron_copy_async<16>(shm1 + (v6346 ^ (((v6346 >> 6u) & 7u) << 3u)), k_pages + v6335, v6321);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6356 = v5695 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6357 = v6356 < v35;
+          const unsigned int v6360 = v6357 ? v6356 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6361 = v6360 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6362 = v6360 / v6;
+          const unsigned int v6363 = v32 + v6362;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6364 = block_table[v6363];
+          const unsigned int v6366 = v6364 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6367 = v6366 + v30;
+          const unsigned int v6368 = v6367 * v6;
+          const unsigned int v6369 = v6368 + v6361;
+          const unsigned int v6370 = v6369 << 7u;
+          const unsigned int v6371 = v6370 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6380 = v6310 + v116;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6381 = v6380 + v112;
+          const unsigned int v6382 = v6381 + v110;
+          iron_copy_async<16>(shm1 + (v6382 ^ (((v6382 >> 6u) & 7u) << 3u)), k_pages + v6371, v6357);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6392 = v5695 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6393 = v6392 < v35;
+          const unsigned int v6396 = v6393 ? v6392 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6397 = v6396 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6398 = v6396 / v6;
+          const unsigned int v6399 = v32 + v6398;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6400 = block_table[v6399];
+          const unsigned int v6402 = v6400 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6403 = v6402 + v30;
+          const unsigned int v6404 = v6403 * v6;
+          const unsigned int v6405 = v6404 + v6397;
+          const unsigned int v6406 = v6405 << 7u;
+          const unsigned int v6407 = v6406 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6416 = v6310 + v147;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6417 = v6416 + v143;
+          const unsigned int v6418 = v6417 + v141;
+          iron_copy_async<16>(shm1 + (v6418 ^ (((v6418 >> 6u) & 7u) << 3u)), k_pages + v6407, v6393);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6428 = v5695 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6429 = v6428 < v35;
+          const unsigned int v6432 = v6429 ? v6428 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6433 = v6432 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6434 = v6432 / v6;
+          const unsigned int v6435 = v32 + v6434;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6436 = block_table[v6435];
+          const unsigned int v6438 = v6436 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6439 = v6438 + v30;
+          const unsigned int v6440 = v6439 * v6;
+          const unsigned int v6441 = v6440 + v6433;
+          const unsigned int v6442 = v6441 << 7u;
+          const unsigned int v6443 = v6442 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6452 = v6310 + v178;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6453 = v6452 + v174;
+          const unsigned int v6454 = v6453 + v172;
+          iron_copy_async<16>(shm1 + (v6454 ^ (((v6454 >> 6u) & 7u) << 3u)), k_pages + v6443, v6429);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6464 = v5695 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6465 = v6464 < v35;
+          const unsigned int v6468 = v6465 ? v6464 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6469 = v6468 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6470 = v6468 / v6;
+          const unsigned int v6471 = v32 + v6470;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6472 = block_table[v6471];
+          const unsigned int v6474 = v6472 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6475 = v6474 + v30;
+          const unsigned int v6476 = v6475 * v6;
+          const unsigned int v6477 = v6476 + v6469;
+          const unsigned int v6478 = v6477 << 7u;
+          const unsigned int v6479 = v6478 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6488 = v6310 + v209;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6489 = v6488 + v205;
+          const unsigned int v6490 = v6489 + v203;
+          iron_copy_async<16>(shm1 + (v6490 ^ (((v6490 >> 6u) & 7u) << 3u)), k_pages + v6479, v6465);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6500 = v5695 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6501 = v6500 < v35;
+          const unsigned int v6504 = v6501 ? v6500 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6505 = v6504 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6506 = v6504 / v6;
+          const unsigned int v6507 = v32 + v6506;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6508 = block_table[v6507];
+          const unsigned int v6510 = v6508 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6511 = v6510 + v30;
+          const unsigned int v6512 = v6511 * v6;
+          const unsigned int v6513 = v6512 + v6505;
+          const unsigned int v6514 = v6513 << 7u;
+          const unsigned int v6515 = v6514 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6524 = v6310 + v240;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6525 = v6524 + v236;
+          const unsigned int v6526 = v6525 + v234;
+          iron_copy_async<16>(shm1 + (v6526 ^ (((v6526 >> 6u) & 7u) << 3u)), k_pages + v6515, v6501);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6536 = v5695 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6537 = v6536 < v35;
+          const unsigned int v6540 = v6537 ? v6536 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6541 = v6540 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6542 = v6540 / v6;
+          const unsigned int v6543 = v32 + v6542;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6544 = block_table[v6543];
+          const unsigned int v6546 = v6544 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6547 = v6546 + v30;
+          const unsigned int v6548 = v6547 * v6;
+          const unsigned int v6549 = v6548 + v6541;
+          const unsigned int v6550 = v6549 << 7u;
+          const unsigned int v6551 = v6550 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6560 = v6310 + v271;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6561 = v6560 + v267;
+          const unsigned int v6562 = v6561 + v265;
+          iron_copy_async<16>(shm1 + (v6562 ^ (((v6562 >> 6u) & 7u) << 3u)), k_pages + v6551, v6537);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6572 = v5695 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6573 = v6572 < v35;
+          const unsigned int v6576 = v6573 ? v6572 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6577 = v6576 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6578 = v6576 / v6;
+          const unsigned int v6579 = v32 + v6578;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6580 = block_table[v6579];
+          const unsigned int v6582 = v6580 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6583 = v6582 + v30;
+          const unsigned int v6584 = v6583 * v6;
+          const unsigned int v6585 = v6584 + v6577;
+          const unsigned int v6586 = v6585 << 7u;
+          const unsigned int v6587 = v6586 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6596 = v6310 + v302;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6597 = v6596 + v298;
+          const unsigned int v6598 = v6597 + v296;
+          iron_copy_async<16>(shm1 + (v6598 ^ (((v6598 >> 6u) & 7u) << 3u)), k_pages + v6587, v6573);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6618 = block_table[v6327];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6620 = v6618 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6621 = v6620 + v30;
+          const unsigned int v6622 = v6621 * v6;
+          const unsigned int v6623 = v6622 + v6325;
+          const unsigned int v6624 = v6623 << 7u;
+          const unsigned int v6625 = v6624 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6346 ^ (((v6346 >> 6u) & 7u) << 3u)), v_pages + v6625, v6321);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6654 = block_table[v6363];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6656 = v6654 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6657 = v6656 + v30;
+          const unsigned int v6658 = v6657 * v6;
+          const unsigned int v6659 = v6658 + v6361;
+          const unsigned int v6660 = v6659 << 7u;
+          const unsigned int v6661 = v6660 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6382 ^ (((v6382 >> 6u) & 7u) << 3u)), v_pages + v6661, v6357);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6690 = block_table[v6399];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6692 = v6690 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6693 = v6692 + v30;
+          const unsigned int v6694 = v6693 * v6;
+          const unsigned int v6695 = v6694 + v6397;
+          const unsigned int v6696 = v6695 << 7u;
+          const unsigned int v6697 = v6696 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6418 ^ (((v6418 >> 6u) & 7u) << 3u)), v_pages + v6697, v6393);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6726 = block_table[v6435];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6728 = v6726 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6729 = v6728 + v30;
+          const unsigned int v6730 = v6729 * v6;
+          const unsigned int v6731 = v6730 + v6433;
+          const unsigned int v6732 = v6731 << 7u;
+          const unsigned int v6733 = v6732 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6454 ^ (((v6454 >> 6u) & 7u) << 3u)), v_pages + v6733, v6429);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6762 = block_table[v6471];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6764 = v6762 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6765 = v6764 + v30;
+          const unsigned int v6766 = v6765 * v6;
+          const unsigned int v6767 = v6766 + v6469;
+          const unsigned int v6768 = v6767 << 7u;
+          const unsigned int v6769 = v6768 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6490 ^ (((v6490 >> 6u) & 7u) << 3u)), v_pages + v6769, v6465);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6798 = block_table[v6507];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6800 = v6798 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6801 = v6800 + v30;
+          const unsigned int v6802 = v6801 * v6;
+          const unsigned int v6803 = v6802 + v6505;
+          const unsigned int v6804 = v6803 << 7u;
+          const unsigned int v6805 = v6804 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6526 ^ (((v6526 >> 6u) & 7u) << 3u)), v_pages + v6805, v6501);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6834 = block_table[v6543];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6836 = v6834 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6837 = v6836 + v30;
+          const unsigned int v6838 = v6837 * v6;
+          const unsigned int v6839 = v6838 + v6541;
+          const unsigned int v6840 = v6839 << 7u;
+          const unsigned int v6841 = v6840 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6562 ^ (((v6562 >> 6u) & 7u) << 3u)), v_pages + v6841, v6537);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6870 = block_table[v6579];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6872 = v6870 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6873 = v6872 + v30;
+          const unsigned int v6874 = v6873 * v6;
+          const unsigned int v6875 = v6874 + v6577;
+          const unsigned int v6876 = v6875 << 7u;
+          const unsigned int v6877 = v6876 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6598 ^ (((v6598 >> 6u) & 7u) << 3u)), v_pages + v6877, v6573);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:93
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
     }
-    const unsigned int v6843 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:107
-    const unsigned int v6844 = v6843 << 6u;
-    const unsigned int v9802 = v51 & 3u;
-    const unsigned int v9804 = v9802 << 4u;
-    const unsigned int v9806 = v9804 << 6u;
-    const unsigned int v9808 = v6844 + v9806;
-    const unsigned int v9819 = v9808 + 16u;
-    const unsigned int v9828 = v9808 + 32u;
-    const unsigned int v9837 = v9808 + 48u;
-    const unsigned int v6858 = 8192u + v6844;
-    const unsigned int v9853 = v6858 + v9806;
-    const unsigned int v9864 = v9853 + 16u;
-    const unsigned int v9873 = v9853 + 32u;
-    const unsigned int v9882 = v9853 + 48u;
-    const bool v6874 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:156
-    const unsigned int v9415 = static_cast<unsigned int>(v341.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:214
-    const unsigned int v9416 = static_cast<unsigned int>(v341.row(0, iron_linear_thread() & 31u));
-    const unsigned int v9420 = static_cast<unsigned int>(v341.col(1, iron_linear_thread() & 31u));
-    const unsigned int v9421 = static_cast<unsigned int>(v341.row(1, iron_linear_thread() & 31u));
-    const unsigned int v9425 = static_cast<unsigned int>(v341.col(2, iron_linear_thread() & 31u));
-    const unsigned int v9426 = static_cast<unsigned int>(v341.row(2, iron_linear_thread() & 31u));
-    const unsigned int v9430 = static_cast<unsigned int>(v341.col(3, iron_linear_thread() & 31u));
-    const unsigned int v9431 = static_cast<unsigned int>(v341.row(3, iron_linear_thread() & 31u));
-    const unsigned int v9435 = static_cast<unsigned int>(v341.col(4, iron_linear_thread() & 31u));
-    const unsigned int v9436 = static_cast<unsigned int>(v341.row(4, iron_linear_thread() & 31u));
-    const unsigned int v9440 = static_cast<unsigned int>(v341.col(5, iron_linear_thread() & 31u));
-    const unsigned int v9441 = static_cast<unsigned int>(v341.row(5, iron_linear_thread() & 31u));
-    const unsigned int v9445 = static_cast<unsigned int>(v341.col(6, iron_linear_thread() & 31u));
-    const unsigned int v9446 = static_cast<unsigned int>(v341.row(6, iron_linear_thread() & 31u));
-    const unsigned int v9450 = static_cast<unsigned int>(v341.col(7, iron_linear_thread() & 31u));
-    const unsigned int v9451 = static_cast<unsigned int>(v341.row(7, iron_linear_thread() & 31u));
-    const unsigned int v9455 = static_cast<unsigned int>(v341.col(8, iron_linear_thread() & 31u));
-    const unsigned int v9456 = static_cast<unsigned int>(v341.row(8, iron_linear_thread() & 31u));
-    const unsigned int v9460 = static_cast<unsigned int>(v341.col(9, iron_linear_thread() & 31u));
-    const unsigned int v9461 = static_cast<unsigned int>(v341.row(9, iron_linear_thread() & 31u));
-    const unsigned int v9465 = static_cast<unsigned int>(v341.col(10, iron_linear_thread() & 31u));
-    const unsigned int v9466 = static_cast<unsigned int>(v341.row(10, iron_linear_thread() & 31u));
-    const unsigned int v9470 = static_cast<unsigned int>(v341.col(11, iron_linear_thread() & 31u));
-    const unsigned int v9471 = static_cast<unsigned int>(v341.row(11, iron_linear_thread() & 31u));
-    const unsigned int v9475 = static_cast<unsigned int>(v341.col(12, iron_linear_thread() & 31u));
-    const unsigned int v9476 = static_cast<unsigned int>(v341.row(12, iron_linear_thread() & 31u));
-    const unsigned int v9480 = static_cast<unsigned int>(v341.col(13, iron_linear_thread() & 31u));
-    const unsigned int v9481 = static_cast<unsigned int>(v341.row(13, iron_linear_thread() & 31u));
-    const unsigned int v9485 = static_cast<unsigned int>(v341.col(14, iron_linear_thread() & 31u));
-    const unsigned int v9486 = static_cast<unsigned int>(v341.row(14, iron_linear_thread() & 31u));
-    const unsigned int v9490 = static_cast<unsigned int>(v341.col(15, iron_linear_thread() & 31u));
-    const unsigned int v9491 = static_cast<unsigned int>(v341.row(15, iron_linear_thread() & 31u));
-    const unsigned int v9495 = static_cast<unsigned int>(v341.col(16, iron_linear_thread() & 31u));
-    const unsigned int v9496 = static_cast<unsigned int>(v341.row(16, iron_linear_thread() & 31u));
-    const unsigned int v9500 = static_cast<unsigned int>(v341.col(17, iron_linear_thread() & 31u));
-    const unsigned int v9501 = static_cast<unsigned int>(v341.row(17, iron_linear_thread() & 31u));
-    const unsigned int v9505 = static_cast<unsigned int>(v341.col(18, iron_linear_thread() & 31u));
-    const unsigned int v9506 = static_cast<unsigned int>(v341.row(18, iron_linear_thread() & 31u));
-    const unsigned int v9510 = static_cast<unsigned int>(v341.col(19, iron_linear_thread() & 31u));
-    const unsigned int v9511 = static_cast<unsigned int>(v341.row(19, iron_linear_thread() & 31u));
-    const unsigned int v9515 = static_cast<unsigned int>(v341.col(20, iron_linear_thread() & 31u));
-    const unsigned int v9516 = static_cast<unsigned int>(v341.row(20, iron_linear_thread() & 31u));
-    const unsigned int v9520 = static_cast<unsigned int>(v341.col(21, iron_linear_thread() & 31u));
-    const unsigned int v9521 = static_cast<unsigned int>(v341.row(21, iron_linear_thread() & 31u));
-    const unsigned int v9525 = static_cast<unsigned int>(v341.col(22, iron_linear_thread() & 31u));
-    const unsigned int v9526 = static_cast<unsigned int>(v341.row(22, iron_linear_thread() & 31u));
-    const unsigned int v9530 = static_cast<unsigned int>(v341.col(23, iron_linear_thread() & 31u));
-    const unsigned int v9531 = static_cast<unsigned int>(v341.row(23, iron_linear_thread() & 31u));
-    const unsigned int v9535 = static_cast<unsigned int>(v341.col(24, iron_linear_thread() & 31u));
-    const unsigned int v9536 = static_cast<unsigned int>(v341.row(24, iron_linear_thread() & 31u));
-    const unsigned int v9540 = static_cast<unsigned int>(v341.col(25, iron_linear_thread() & 31u));
-    const unsigned int v9541 = static_cast<unsigned int>(v341.row(25, iron_linear_thread() & 31u));
-    const unsigned int v9545 = static_cast<unsigned int>(v341.col(26, iron_linear_thread() & 31u));
-    const unsigned int v9546 = static_cast<unsigned int>(v341.row(26, iron_linear_thread() & 31u));
-    const unsigned int v9550 = static_cast<unsigned int>(v341.col(27, iron_linear_thread() & 31u));
-    const unsigned int v9551 = static_cast<unsigned int>(v341.row(27, iron_linear_thread() & 31u));
-    const unsigned int v9555 = static_cast<unsigned int>(v341.col(28, iron_linear_thread() & 31u));
-    const unsigned int v9556 = static_cast<unsigned int>(v341.row(28, iron_linear_thread() & 31u));
-    const unsigned int v9560 = static_cast<unsigned int>(v341.col(29, iron_linear_thread() & 31u));
-    const unsigned int v9561 = static_cast<unsigned int>(v341.row(29, iron_linear_thread() & 31u));
-    const unsigned int v9565 = static_cast<unsigned int>(v341.col(30, iron_linear_thread() & 31u));
-    const unsigned int v9566 = static_cast<unsigned int>(v341.row(30, iron_linear_thread() & 31u));
-    const unsigned int v9570 = static_cast<unsigned int>(v341.col(31, iron_linear_thread() & 31u));
-    const unsigned int v9571 = static_cast<unsigned int>(v341.row(31, iron_linear_thread() & 31u));
-    const unsigned int v9575 = static_cast<unsigned int>(v343.col(0, iron_linear_thread() & 31u));
-    const unsigned int v9576 = static_cast<unsigned int>(v343.row(0, iron_linear_thread() & 31u));
-    const unsigned int v9580 = static_cast<unsigned int>(v343.col(1, iron_linear_thread() & 31u));
-    const unsigned int v9581 = static_cast<unsigned int>(v343.row(1, iron_linear_thread() & 31u));
-    const unsigned int v9585 = static_cast<unsigned int>(v343.col(2, iron_linear_thread() & 31u));
-    const unsigned int v9586 = static_cast<unsigned int>(v343.row(2, iron_linear_thread() & 31u));
-    const unsigned int v9590 = static_cast<unsigned int>(v343.col(3, iron_linear_thread() & 31u));
-    const unsigned int v9591 = static_cast<unsigned int>(v343.row(3, iron_linear_thread() & 31u));
-    const unsigned int v9595 = static_cast<unsigned int>(v343.col(4, iron_linear_thread() & 31u));
-    const unsigned int v9596 = static_cast<unsigned int>(v343.row(4, iron_linear_thread() & 31u));
-    const unsigned int v9600 = static_cast<unsigned int>(v343.col(5, iron_linear_thread() & 31u));
-    const unsigned int v9601 = static_cast<unsigned int>(v343.row(5, iron_linear_thread() & 31u));
-    const unsigned int v9605 = static_cast<unsigned int>(v343.col(6, iron_linear_thread() & 31u));
-    const unsigned int v9606 = static_cast<unsigned int>(v343.row(6, iron_linear_thread() & 31u));
-    const unsigned int v9610 = static_cast<unsigned int>(v343.col(7, iron_linear_thread() & 31u));
-    const unsigned int v9611 = static_cast<unsigned int>(v343.row(7, iron_linear_thread() & 31u));
-    const unsigned int v9615 = static_cast<unsigned int>(v343.col(8, iron_linear_thread() & 31u));
-    const unsigned int v9616 = static_cast<unsigned int>(v343.row(8, iron_linear_thread() & 31u));
-    const unsigned int v9620 = static_cast<unsigned int>(v343.col(9, iron_linear_thread() & 31u));
-    const unsigned int v9621 = static_cast<unsigned int>(v343.row(9, iron_linear_thread() & 31u));
-    const unsigned int v9625 = static_cast<unsigned int>(v343.col(10, iron_linear_thread() & 31u));
-    const unsigned int v9626 = static_cast<unsigned int>(v343.row(10, iron_linear_thread() & 31u));
-    const unsigned int v9630 = static_cast<unsigned int>(v343.col(11, iron_linear_thread() & 31u));
-    const unsigned int v9631 = static_cast<unsigned int>(v343.row(11, iron_linear_thread() & 31u));
-    const unsigned int v9635 = static_cast<unsigned int>(v343.col(12, iron_linear_thread() & 31u));
-    const unsigned int v9636 = static_cast<unsigned int>(v343.row(12, iron_linear_thread() & 31u));
-    const unsigned int v9640 = static_cast<unsigned int>(v343.col(13, iron_linear_thread() & 31u));
-    const unsigned int v9641 = static_cast<unsigned int>(v343.row(13, iron_linear_thread() & 31u));
-    const unsigned int v9645 = static_cast<unsigned int>(v343.col(14, iron_linear_thread() & 31u));
-    const unsigned int v9646 = static_cast<unsigned int>(v343.row(14, iron_linear_thread() & 31u));
-    const unsigned int v9650 = static_cast<unsigned int>(v343.col(15, iron_linear_thread() & 31u));
-    const unsigned int v9651 = static_cast<unsigned int>(v343.row(15, iron_linear_thread() & 31u));
-    const unsigned int v9655 = static_cast<unsigned int>(v343.col(16, iron_linear_thread() & 31u));
-    const unsigned int v9656 = static_cast<unsigned int>(v343.row(16, iron_linear_thread() & 31u));
-    const unsigned int v9660 = static_cast<unsigned int>(v343.col(17, iron_linear_thread() & 31u));
-    const unsigned int v9661 = static_cast<unsigned int>(v343.row(17, iron_linear_thread() & 31u));
-    const unsigned int v9665 = static_cast<unsigned int>(v343.col(18, iron_linear_thread() & 31u));
-    const unsigned int v9666 = static_cast<unsigned int>(v343.row(18, iron_linear_thread() & 31u));
-    const unsigned int v9670 = static_cast<unsigned int>(v343.col(19, iron_linear_thread() & 31u));
-    const unsigned int v9671 = static_cast<unsigned int>(v343.row(19, iron_linear_thread() & 31u));
-    const unsigned int v9675 = static_cast<unsigned int>(v343.col(20, iron_linear_thread() & 31u));
-    const unsigned int v9676 = static_cast<unsigned int>(v343.row(20, iron_linear_thread() & 31u));
-    const unsigned int v9680 = static_cast<unsigned int>(v343.col(21, iron_linear_thread() & 31u));
-    const unsigned int v9681 = static_cast<unsigned int>(v343.row(21, iron_linear_thread() & 31u));
-    const unsigned int v9685 = static_cast<unsigned int>(v343.col(22, iron_linear_thread() & 31u));
-    const unsigned int v9686 = static_cast<unsigned int>(v343.row(22, iron_linear_thread() & 31u));
-    const unsigned int v9690 = static_cast<unsigned int>(v343.col(23, iron_linear_thread() & 31u));
-    const unsigned int v9691 = static_cast<unsigned int>(v343.row(23, iron_linear_thread() & 31u));
-    const unsigned int v9695 = static_cast<unsigned int>(v343.col(24, iron_linear_thread() & 31u));
-    const unsigned int v9696 = static_cast<unsigned int>(v343.row(24, iron_linear_thread() & 31u));
-    const unsigned int v9700 = static_cast<unsigned int>(v343.col(25, iron_linear_thread() & 31u));
-    const unsigned int v9701 = static_cast<unsigned int>(v343.row(25, iron_linear_thread() & 31u));
-    const unsigned int v9705 = static_cast<unsigned int>(v343.col(26, iron_linear_thread() & 31u));
-    const unsigned int v9706 = static_cast<unsigned int>(v343.row(26, iron_linear_thread() & 31u));
-    const unsigned int v9710 = static_cast<unsigned int>(v343.col(27, iron_linear_thread() & 31u));
-    const unsigned int v9711 = static_cast<unsigned int>(v343.row(27, iron_linear_thread() & 31u));
-    const unsigned int v9715 = static_cast<unsigned int>(v343.col(28, iron_linear_thread() & 31u));
-    const unsigned int v9716 = static_cast<unsigned int>(v343.row(28, iron_linear_thread() & 31u));
-    const unsigned int v9720 = static_cast<unsigned int>(v343.col(29, iron_linear_thread() & 31u));
-    const unsigned int v9721 = static_cast<unsigned int>(v343.row(29, iron_linear_thread() & 31u));
-    const unsigned int v9725 = static_cast<unsigned int>(v343.col(30, iron_linear_thread() & 31u));
-    const unsigned int v9726 = static_cast<unsigned int>(v343.row(30, iron_linear_thread() & 31u));
-    const unsigned int v9730 = static_cast<unsigned int>(v343.col(31, iron_linear_thread() & 31u));
-    const unsigned int v9731 = static_cast<unsigned int>(v343.row(31, iron_linear_thread() & 31u));
-    const unsigned int v9743 = v55 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:124
-    const unsigned int v9756 = v6843 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:129
-    const unsigned int v9896 = v9804 << 7u;
-    const unsigned int v9898 = v9756 + v9896;
-    const unsigned int v9911 = v9898 + 16u;
-    const unsigned int v9922 = v9898 + 32u;
-    const unsigned int v9933 = v9898 + 48u;
-    const unsigned int v9771 = v9756 + 64u;
-    const unsigned int v9951 = v9771 + v9896;
-    const unsigned int v9964 = v9951 + 16u;
-    const unsigned int v9975 = v9951 + 32u;
-    const unsigned int v9986 = v9951 + 48u;
+    const unsigned int v8103 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
+    const unsigned int v8104 = v8103 << 6u;
+    const unsigned int v11062 = v51 & 3u;
+    const unsigned int v11064 = v11062 << 4u;
+    const unsigned int v11066 = v11064 << 6u;
+    const unsigned int v11068 = v8104 + v11066;
+    const unsigned int v11079 = v11068 + 16u;
+    const unsigned int v11088 = v11068 + 32u;
+    const unsigned int v11097 = v11068 + 48u;
+    const unsigned int v8118 = 8192u + v8104;
+    const unsigned int v11113 = v8118 + v11066;
+    const unsigned int v11124 = v11113 + 16u;
+    const unsigned int v11133 = v11113 + 32u;
+    const unsigned int v11142 = v11113 + 48u;
+    const bool v8134 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:147
+    const unsigned int v10675 = static_cast<unsigned int>(v341.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:205
+    const unsigned int v10676 = static_cast<unsigned int>(v341.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10680 = static_cast<unsigned int>(v341.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10681 = static_cast<unsigned int>(v341.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10685 = static_cast<unsigned int>(v341.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10686 = static_cast<unsigned int>(v341.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10690 = static_cast<unsigned int>(v341.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10691 = static_cast<unsigned int>(v341.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10695 = static_cast<unsigned int>(v341.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10696 = static_cast<unsigned int>(v341.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10700 = static_cast<unsigned int>(v341.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10701 = static_cast<unsigned int>(v341.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10705 = static_cast<unsigned int>(v341.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10706 = static_cast<unsigned int>(v341.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10710 = static_cast<unsigned int>(v341.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10711 = static_cast<unsigned int>(v341.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10715 = static_cast<unsigned int>(v341.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10716 = static_cast<unsigned int>(v341.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10720 = static_cast<unsigned int>(v341.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10721 = static_cast<unsigned int>(v341.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10725 = static_cast<unsigned int>(v341.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10726 = static_cast<unsigned int>(v341.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10730 = static_cast<unsigned int>(v341.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10731 = static_cast<unsigned int>(v341.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10735 = static_cast<unsigned int>(v341.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10736 = static_cast<unsigned int>(v341.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10740 = static_cast<unsigned int>(v341.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10741 = static_cast<unsigned int>(v341.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10745 = static_cast<unsigned int>(v341.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10746 = static_cast<unsigned int>(v341.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10750 = static_cast<unsigned int>(v341.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10751 = static_cast<unsigned int>(v341.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10755 = static_cast<unsigned int>(v341.col(16, iron_linear_thread() & 31u));
+    const unsigned int v10756 = static_cast<unsigned int>(v341.row(16, iron_linear_thread() & 31u));
+    const unsigned int v10760 = static_cast<unsigned int>(v341.col(17, iron_linear_thread() & 31u));
+    const unsigned int v10761 = static_cast<unsigned int>(v341.row(17, iron_linear_thread() & 31u));
+    const unsigned int v10765 = static_cast<unsigned int>(v341.col(18, iron_linear_thread() & 31u));
+    const unsigned int v10766 = static_cast<unsigned int>(v341.row(18, iron_linear_thread() & 31u));
+    const unsigned int v10770 = static_cast<unsigned int>(v341.col(19, iron_linear_thread() & 31u));
+    const unsigned int v10771 = static_cast<unsigned int>(v341.row(19, iron_linear_thread() & 31u));
+    const unsigned int v10775 = static_cast<unsigned int>(v341.col(20, iron_linear_thread() & 31u));
+    const unsigned int v10776 = static_cast<unsigned int>(v341.row(20, iron_linear_thread() & 31u));
+    const unsigned int v10780 = static_cast<unsigned int>(v341.col(21, iron_linear_thread() & 31u));
+    const unsigned int v10781 = static_cast<unsigned int>(v341.row(21, iron_linear_thread() & 31u));
+    const unsigned int v10785 = static_cast<unsigned int>(v341.col(22, iron_linear_thread() & 31u));
+    const unsigned int v10786 = static_cast<unsigned int>(v341.row(22, iron_linear_thread() & 31u));
+    const unsigned int v10790 = static_cast<unsigned int>(v341.col(23, iron_linear_thread() & 31u));
+    const unsigned int v10791 = static_cast<unsigned int>(v341.row(23, iron_linear_thread() & 31u));
+    const unsigned int v10795 = static_cast<unsigned int>(v341.col(24, iron_linear_thread() & 31u));
+    const unsigned int v10796 = static_cast<unsigned int>(v341.row(24, iron_linear_thread() & 31u));
+    const unsigned int v10800 = static_cast<unsigned int>(v341.col(25, iron_linear_thread() & 31u));
+    const unsigned int v10801 = static_cast<unsigned int>(v341.row(25, iron_linear_thread() & 31u));
+    const unsigned int v10805 = static_cast<unsigned int>(v341.col(26, iron_linear_thread() & 31u));
+    const unsigned int v10806 = static_cast<unsigned int>(v341.row(26, iron_linear_thread() & 31u));
+    const unsigned int v10810 = static_cast<unsigned int>(v341.col(27, iron_linear_thread() & 31u));
+    const unsigned int v10811 = static_cast<unsigned int>(v341.row(27, iron_linear_thread() & 31u));
+    const unsigned int v10815 = static_cast<unsigned int>(v341.col(28, iron_linear_thread() & 31u));
+    const unsigned int v10816 = static_cast<unsigned int>(v341.row(28, iron_linear_thread() & 31u));
+    const unsigned int v10820 = static_cast<unsigned int>(v341.col(29, iron_linear_thread() & 31u));
+    const unsigned int v10821 = static_cast<unsigned int>(v341.row(29, iron_linear_thread() & 31u));
+    const unsigned int v10825 = static_cast<unsigned int>(v341.col(30, iron_linear_thread() & 31u));
+    const unsigned int v10826 = static_cast<unsigned int>(v341.row(30, iron_linear_thread() & 31u));
+    const unsigned int v10830 = static_cast<unsigned int>(v341.col(31, iron_linear_thread() & 31u));
+    const unsigned int v10831 = static_cast<unsigned int>(v341.row(31, iron_linear_thread() & 31u));
+    const unsigned int v10835 = static_cast<unsigned int>(v343.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10836 = static_cast<unsigned int>(v343.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10840 = static_cast<unsigned int>(v343.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10841 = static_cast<unsigned int>(v343.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10845 = static_cast<unsigned int>(v343.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10846 = static_cast<unsigned int>(v343.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10850 = static_cast<unsigned int>(v343.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10851 = static_cast<unsigned int>(v343.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10855 = static_cast<unsigned int>(v343.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10856 = static_cast<unsigned int>(v343.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10860 = static_cast<unsigned int>(v343.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10861 = static_cast<unsigned int>(v343.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10865 = static_cast<unsigned int>(v343.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10866 = static_cast<unsigned int>(v343.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10870 = static_cast<unsigned int>(v343.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10871 = static_cast<unsigned int>(v343.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10875 = static_cast<unsigned int>(v343.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10876 = static_cast<unsigned int>(v343.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10880 = static_cast<unsigned int>(v343.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10881 = static_cast<unsigned int>(v343.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10885 = static_cast<unsigned int>(v343.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10886 = static_cast<unsigned int>(v343.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10890 = static_cast<unsigned int>(v343.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10891 = static_cast<unsigned int>(v343.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10895 = static_cast<unsigned int>(v343.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10896 = static_cast<unsigned int>(v343.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10900 = static_cast<unsigned int>(v343.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10901 = static_cast<unsigned int>(v343.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10905 = static_cast<unsigned int>(v343.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10906 = static_cast<unsigned int>(v343.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10910 = static_cast<unsigned int>(v343.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10911 = static_cast<unsigned int>(v343.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10915 = static_cast<unsigned int>(v343.col(16, iron_linear_thread() & 31u));
+    const unsigned int v10916 = static_cast<unsigned int>(v343.row(16, iron_linear_thread() & 31u));
+    const unsigned int v10920 = static_cast<unsigned int>(v343.col(17, iron_linear_thread() & 31u));
+    const unsigned int v10921 = static_cast<unsigned int>(v343.row(17, iron_linear_thread() & 31u));
+    const unsigned int v10925 = static_cast<unsigned int>(v343.col(18, iron_linear_thread() & 31u));
+    const unsigned int v10926 = static_cast<unsigned int>(v343.row(18, iron_linear_thread() & 31u));
+    const unsigned int v10930 = static_cast<unsigned int>(v343.col(19, iron_linear_thread() & 31u));
+    const unsigned int v10931 = static_cast<unsigned int>(v343.row(19, iron_linear_thread() & 31u));
+    const unsigned int v10935 = static_cast<unsigned int>(v343.col(20, iron_linear_thread() & 31u));
+    const unsigned int v10936 = static_cast<unsigned int>(v343.row(20, iron_linear_thread() & 31u));
+    const unsigned int v10940 = static_cast<unsigned int>(v343.col(21, iron_linear_thread() & 31u));
+    const unsigned int v10941 = static_cast<unsigned int>(v343.row(21, iron_linear_thread() & 31u));
+    const unsigned int v10945 = static_cast<unsigned int>(v343.col(22, iron_linear_thread() & 31u));
+    const unsigned int v10946 = static_cast<unsigned int>(v343.row(22, iron_linear_thread() & 31u));
+    const unsigned int v10950 = static_cast<unsigned int>(v343.col(23, iron_linear_thread() & 31u));
+    const unsigned int v10951 = static_cast<unsigned int>(v343.row(23, iron_linear_thread() & 31u));
+    const unsigned int v10955 = static_cast<unsigned int>(v343.col(24, iron_linear_thread() & 31u));
+    const unsigned int v10956 = static_cast<unsigned int>(v343.row(24, iron_linear_thread() & 31u));
+    const unsigned int v10960 = static_cast<unsigned int>(v343.col(25, iron_linear_thread() & 31u));
+    const unsigned int v10961 = static_cast<unsigned int>(v343.row(25, iron_linear_thread() & 31u));
+    const unsigned int v10965 = static_cast<unsigned int>(v343.col(26, iron_linear_thread() & 31u));
+    const unsigned int v10966 = static_cast<unsigned int>(v343.row(26, iron_linear_thread() & 31u));
+    const unsigned int v10970 = static_cast<unsigned int>(v343.col(27, iron_linear_thread() & 31u));
+    const unsigned int v10971 = static_cast<unsigned int>(v343.row(27, iron_linear_thread() & 31u));
+    const unsigned int v10975 = static_cast<unsigned int>(v343.col(28, iron_linear_thread() & 31u));
+    const unsigned int v10976 = static_cast<unsigned int>(v343.row(28, iron_linear_thread() & 31u));
+    const unsigned int v10980 = static_cast<unsigned int>(v343.col(29, iron_linear_thread() & 31u));
+    const unsigned int v10981 = static_cast<unsigned int>(v343.row(29, iron_linear_thread() & 31u));
+    const unsigned int v10985 = static_cast<unsigned int>(v343.col(30, iron_linear_thread() & 31u));
+    const unsigned int v10986 = static_cast<unsigned int>(v343.row(30, iron_linear_thread() & 31u));
+    const unsigned int v10990 = static_cast<unsigned int>(v343.col(31, iron_linear_thread() & 31u));
+    const unsigned int v10991 = static_cast<unsigned int>(v343.row(31, iron_linear_thread() & 31u));
+    const unsigned int v11003 = v55 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:122
+    const unsigned int v11016 = v8103 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:127
+    const unsigned int v11156 = v11064 << 7u;
+    const unsigned int v11158 = v11016 + v11156;
+    const unsigned int v11171 = v11158 + 16u;
+    const unsigned int v11182 = v11158 + 32u;
+    const unsigned int v11193 = v11158 + 48u;
+    const unsigned int v11031 = v11016 + 64u;
+    const unsigned int v11211 = v11031 + v11156;
+    const unsigned int v11224 = v11211 + 16u;
+    const unsigned int v11235 = v11211 + 32u;
+    const unsigned int v11246 = v11211 + 48u;
 
-    for (unsigned int v6049 = v333; v6049 < v317; v6049 += 128u) {  // kernels/sdpa/flash_warpgroup.hpp:93
-      const unsigned int v6050 = v6049 - v333;
-      const unsigned int v6051 = v6050 >> 7u;
-      const unsigned int v6053 = v6051 & 1u;
+    for (unsigned int v6889 = v333; v6889 < v317; v6889 += 128u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v6890 = v6889 - v333;
+      const unsigned int v6891 = v6890 >> 7u;
+      const unsigned int v6893 = v6891 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v6056 = v6049 + 128u;
-      const unsigned int v6058 = v6051 + 1u;
-      const unsigned int v6059 = v6058 & 1u;
-      const bool v6060 = v6056 < v317;
-      if (v6060) {
+      const unsigned int v6896 = v6889 + 128u;
+      const unsigned int v6898 = v6891 + 1u;
+      const unsigned int v6899 = v6898 & 1u;
+      const bool v6900 = v6896 < v317;
+      if (v6900) {
         if (v47) {  // kernels/sdpa/kv_sources.hpp:87
-          const unsigned int v6062 = v6059 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:98
-          const unsigned int v6072 = v6056 + v62;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6073 = v6072 < v35;
-          const unsigned int v6076 = v6073 ? v6072 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6078 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6079 = v6076 & v6078;
-          const unsigned int v6080 = v6076 >> (v41 & 31);
-          const unsigned int v6081 = v32 + v6080;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6082 = block_table[v6081];
-          const unsigned int v6084 = v6082 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6085 = v6084 + v30;
-          const unsigned int v6086 = v6085 * v6;
-          const unsigned int v6087 = v6086 + v6079;
-          const unsigned int v6088 = v6087 << 7u;
-          const unsigned int v6089 = v6088 + v66;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6098 = v6062 + v85;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6099 = v6098 + v81;
-          const unsigned int v6100 = v6099 + v79;
-          iron_copy_async<16>(shm1 + (v6100 ^ (((v6100 >> 6u) & 7u) << 3u)), k_pages + v6089, v6073);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6100 ^ (((v6100 >> 6u) & 7u) << 3u)), v_pages + v6089, v6073);
-          const unsigned int v6121 = v6056 + v93;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6122 = v6121 < v35;
-          const unsigned int v6125 = v6122 ? v6121 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6128 = v6125 & v6078;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6129 = v6125 >> (v41 & 31);
-          const unsigned int v6130 = v32 + v6129;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6131 = block_table[v6130];
-          const unsigned int v6133 = v6131 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6134 = v6133 + v30;
-          const unsigned int v6135 = v6134 * v6;
-          const unsigned int v6136 = v6135 + v6128;
-          const unsigned int v6137 = v6136 << 7u;
-          const unsigned int v6138 = v6137 + v97;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6147 = v6062 + v116;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6148 = v6147 + v112;
-          const unsigned int v6149 = v6148 + v110;
-          iron_copy_async<16>(shm1 + (v6149 ^ (((v6149 >> 6u) & 7u) << 3u)), k_pages + v6138, v6122);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6149 ^ (((v6149 >> 6u) & 7u) << 3u)), v_pages + v6138, v6122);
-          const unsigned int v6170 = v6056 + v124;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6171 = v6170 < v35;
-          const unsigned int v6174 = v6171 ? v6170 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6177 = v6174 & v6078;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6178 = v6174 >> (v41 & 31);
-          const unsigned int v6179 = v32 + v6178;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6180 = block_table[v6179];
-          const unsigned int v6182 = v6180 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6183 = v6182 + v30;
-          const unsigned int v6184 = v6183 * v6;
-          const unsigned int v6185 = v6184 + v6177;
-          const unsigned int v6186 = v6185 << 7u;
-          const unsigned int v6187 = v6186 + v128;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6196 = v6062 + v147;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6197 = v6196 + v143;
-          const unsigned int v6198 = v6197 + v141;
-          iron_copy_async<16>(shm1 + (v6198 ^ (((v6198 >> 6u) & 7u) << 3u)), k_pages + v6187, v6171);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6198 ^ (((v6198 >> 6u) & 7u) << 3u)), v_pages + v6187, v6171);
-          const unsigned int v6219 = v6056 + v155;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6220 = v6219 < v35;
-          const unsigned int v6223 = v6220 ? v6219 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6226 = v6223 & v6078;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6227 = v6223 >> (v41 & 31);
-          const unsigned int v6228 = v32 + v6227;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6229 = block_table[v6228];
-          const unsigned int v6231 = v6229 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6232 = v6231 + v30;
-          const unsigned int v6233 = v6232 * v6;
-          const unsigned int v6234 = v6233 + v6226;
-          const unsigned int v6235 = v6234 << 7u;
-          const unsigned int v6236 = v6235 + v159;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6245 = v6062 + v178;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6246 = v6245 + v174;
-          const unsigned int v6247 = v6246 + v172;
-          iron_copy_async<16>(shm1 + (v6247 ^ (((v6247 >> 6u) & 7u) << 3u)), k_pages + v6236, v6220);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6247 ^ (((v6247 >> 6u) & 7u) << 3u)), v_pages + v6236, v6220);
-          const unsigned int v6268 = v6056 + v186;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6269 = v6268 < v35;
-          const unsigned int v6272 = v6269 ? v6268 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6275 = v6272 & v6078;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6276 = v6272 >> (v41 & 31);
-          const unsigned int v6277 = v32 + v6276;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6278 = block_table[v6277];
-          const unsigned int v6280 = v6278 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6281 = v6280 + v30;
-          const unsigned int v6282 = v6281 * v6;
-          const unsigned int v6283 = v6282 + v6275;
-          const unsigned int v6284 = v6283 << 7u;
-          const unsigned int v6285 = v6284 + v190;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6294 = v6062 + v209;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6295 = v6294 + v205;
-          const unsigned int v6296 = v6295 + v203;
-          iron_copy_async<16>(shm1 + (v6296 ^ (((v6296 >> 6u) & 7u) << 3u)), k_pages + v6285, v6269);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6296 ^ (((v6296 >> 6u) & 7u) << 3u)), v_pages + v6285, v6269);
-          const unsigned int v6317 = v6056 + v217;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6318 = v6317 < v35;
-          const unsigned int v6321 = v6318 ? v6317 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6324 = v6321 & v6078;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6325 = v6321 >> (v41 & 31);
-          const unsigned int v6326 = v32 + v6325;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6327 = block_table[v6326];
-          const unsigned int v6329 = v6327 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6330 = v6329 + v30;
-          const unsigned int v6331 = v6330 * v6;
-          const unsigned int v6332 = v6331 + v6324;
-          const unsigned int v6333 = v6332 << 7u;
-          const unsigned int v6334 = v6333 + v221;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6343 = v6062 + v240;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6344 = v6343 + v236;
-          const unsigned int v6345 = v6344 + v234;
-          iron_copy_async<16>(shm1 + (v6345 ^ (((v6345 >> 6u) & 7u) << 3u)), k_pages + v6334, v6318);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6345 ^ (((v6345 >> 6u) & 7u) << 3u)), v_pages + v6334, v6318);
-          const unsigned int v6366 = v6056 + v248;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6367 = v6366 < v35;
-          const unsigned int v6370 = v6367 ? v6366 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6373 = v6370 & v6078;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6374 = v6370 >> (v41 & 31);
-          const unsigned int v6375 = v32 + v6374;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6376 = block_table[v6375];
-          const unsigned int v6378 = v6376 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6379 = v6378 + v30;
-          const unsigned int v6380 = v6379 * v6;
-          const unsigned int v6381 = v6380 + v6373;
-          const unsigned int v6382 = v6381 << 7u;
-          const unsigned int v6383 = v6382 + v252;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6392 = v6062 + v271;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6393 = v6392 + v267;
-          const unsigned int v6394 = v6393 + v265;
-          iron_copy_async<16>(shm1 + (v6394 ^ (((v6394 >> 6u) & 7u) << 3u)), k_pages + v6383, v6367);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6394 ^ (((v6394 >> 6u) & 7u) << 3u)), v_pages + v6383, v6367);
-          const unsigned int v6415 = v6056 + v279;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6416 = v6415 < v35;
-          const unsigned int v6419 = v6416 ? v6415 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6422 = v6419 & v6078;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6423 = v6419 >> (v41 & 31);
-          const unsigned int v6424 = v32 + v6423;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6425 = block_table[v6424];
-          const unsigned int v6427 = v6425 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6428 = v6427 + v30;
-          const unsigned int v6429 = v6428 * v6;
-          const unsigned int v6430 = v6429 + v6422;
-          const unsigned int v6431 = v6430 << 7u;
-          const unsigned int v6432 = v6431 + v283;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6441 = v6062 + v302;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6442 = v6441 + v298;
-          const unsigned int v6443 = v6442 + v296;
-          iron_copy_async<16>(shm1 + (v6443 ^ (((v6443 >> 6u) & 7u) << 3u)), k_pages + v6432, v6416);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6443 ^ (((v6443 >> 6u) & 7u) << 3u)), v_pages + v6432, v6416);
+          const unsigned int v6902 = v6899 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v6912 = v6896 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6913 = v6912 < v35;
+          const unsigned int v6916 = v6913 ? v6912 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6918 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6919 = v6916 & v6918;
+          const unsigned int v6920 = v6916 >> (v41 & 31);
+          const unsigned int v6921 = v32 + v6920;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6922 = block_table[v6921];
+          const unsigned int v6924 = v6922 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6925 = v6924 + v30;
+          const unsigned int v6926 = v6925 * v6;
+          const unsigned int v6927 = v6926 + v6919;
+          const unsigned int v6928 = v6927 << 7u;
+          const unsigned int v6929 = v6928 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6938 = v6902 + v85;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6939 = v6938 + v81;
+          const unsigned int v6940 = v6939 + v79;
+          iron_copy_async<16>(shm1 + (v6940 ^ (((v6940 >> 6u) & 7u) << 3u)), k_pages + v6929, v6913);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6950 = v6896 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6951 = v6950 < v35;
+          const unsigned int v6954 = v6951 ? v6950 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6957 = v6954 & v6918;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6958 = v6954 >> (v41 & 31);
+          const unsigned int v6959 = v32 + v6958;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6960 = block_table[v6959];
+          const unsigned int v6962 = v6960 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6963 = v6962 + v30;
+          const unsigned int v6964 = v6963 * v6;
+          const unsigned int v6965 = v6964 + v6957;
+          const unsigned int v6966 = v6965 << 7u;
+          const unsigned int v6967 = v6966 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6976 = v6902 + v116;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6977 = v6976 + v112;
+          const unsigned int v6978 = v6977 + v110;
+          iron_copy_async<16>(shm1 + (v6978 ^ (((v6978 >> 6u) & 7u) << 3u)), k_pages + v6967, v6951);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6988 = v6896 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6989 = v6988 < v35;
+          const unsigned int v6992 = v6989 ? v6988 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6995 = v6992 & v6918;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6996 = v6992 >> (v41 & 31);
+          const unsigned int v6997 = v32 + v6996;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6998 = block_table[v6997];
+          const unsigned int v7000 = v6998 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7001 = v7000 + v30;
+          const unsigned int v7002 = v7001 * v6;
+          const unsigned int v7003 = v7002 + v6995;
+          const unsigned int v7004 = v7003 << 7u;
+          const unsigned int v7005 = v7004 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7014 = v6902 + v147;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7015 = v7014 + v143;
+          const unsigned int v7016 = v7015 + v141;
+          iron_copy_async<16>(shm1 + (v7016 ^ (((v7016 >> 6u) & 7u) << 3u)), k_pages + v7005, v6989);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7026 = v6896 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7027 = v7026 < v35;
+          const unsigned int v7030 = v7027 ? v7026 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7033 = v7030 & v6918;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7034 = v7030 >> (v41 & 31);
+          const unsigned int v7035 = v32 + v7034;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7036 = block_table[v7035];
+          const unsigned int v7038 = v7036 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7039 = v7038 + v30;
+          const unsigned int v7040 = v7039 * v6;
+          const unsigned int v7041 = v7040 + v7033;
+          const unsigned int v7042 = v7041 << 7u;
+          const unsigned int v7043 = v7042 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7052 = v6902 + v178;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7053 = v7052 + v174;
+          const unsigned int v7054 = v7053 + v172;
+          iron_copy_async<16>(shm1 + (v7054 ^ (((v7054 >> 6u) & 7u) << 3u)), k_pages + v7043, v7027);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7064 = v6896 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7065 = v7064 < v35;
+          const unsigned int v7068 = v7065 ? v7064 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7071 = v7068 & v6918;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7072 = v7068 >> (v41 & 31);
+          const unsigned int v7073 = v32 + v7072;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7074 = block_table[v7073];
+          const unsigned int v7076 = v7074 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7077 = v7076 + v30;
+          const unsigned int v7078 = v7077 * v6;
+          const unsigned int v7079 = v7078 + v7071;
+          const unsigned int v7080 = v7079 << 7u;
+          const unsigned int v7081 = v7080 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7090 = v6902 + v209;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7091 = v7090 + v205;
+          const unsigned int v7092 = v7091 + v203;
+          iron_copy_async<16>(shm1 + (v7092 ^ (((v7092 >> 6u) & 7u) << 3u)), k_pages + v7081, v7065);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7102 = v6896 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7103 = v7102 < v35;
+          const unsigned int v7106 = v7103 ? v7102 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7109 = v7106 & v6918;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7110 = v7106 >> (v41 & 31);
+          const unsigned int v7111 = v32 + v7110;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7112 = block_table[v7111];
+          const unsigned int v7114 = v7112 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7115 = v7114 + v30;
+          const unsigned int v7116 = v7115 * v6;
+          const unsigned int v7117 = v7116 + v7109;
+          const unsigned int v7118 = v7117 << 7u;
+          const unsigned int v7119 = v7118 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7128 = v6902 + v240;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7129 = v7128 + v236;
+          const unsigned int v7130 = v7129 + v234;
+          iron_copy_async<16>(shm1 + (v7130 ^ (((v7130 >> 6u) & 7u) << 3u)), k_pages + v7119, v7103);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7140 = v6896 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7141 = v7140 < v35;
+          const unsigned int v7144 = v7141 ? v7140 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7147 = v7144 & v6918;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7148 = v7144 >> (v41 & 31);
+          const unsigned int v7149 = v32 + v7148;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7150 = block_table[v7149];
+          const unsigned int v7152 = v7150 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7153 = v7152 + v30;
+          const unsigned int v7154 = v7153 * v6;
+          const unsigned int v7155 = v7154 + v7147;
+          const unsigned int v7156 = v7155 << 7u;
+          const unsigned int v7157 = v7156 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7166 = v6902 + v271;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7167 = v7166 + v267;
+          const unsigned int v7168 = v7167 + v265;
+          iron_copy_async<16>(shm1 + (v7168 ^ (((v7168 >> 6u) & 7u) << 3u)), k_pages + v7157, v7141);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7178 = v6896 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7179 = v7178 < v35;
+          const unsigned int v7182 = v7179 ? v7178 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7185 = v7182 & v6918;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7186 = v7182 >> (v41 & 31);
+          const unsigned int v7187 = v32 + v7186;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7188 = block_table[v7187];
+          const unsigned int v7190 = v7188 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7191 = v7190 + v30;
+          const unsigned int v7192 = v7191 * v6;
+          const unsigned int v7193 = v7192 + v7185;
+          const unsigned int v7194 = v7193 << 7u;
+          const unsigned int v7195 = v7194 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7204 = v6902 + v302;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7205 = v7204 + v298;
+          const unsigned int v7206 = v7205 + v296;
+          iron_copy_async<16>(shm1 + (v7206 ^ (((v7206 >> 6u) & 7u) << 3u)), k_pages + v7195, v7179);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7228 = block_table[v6921];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7230 = v7228 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7231 = v7230 + v30;
+          const unsigned int v7232 = v7231 * v6;
+          const unsigned int v7233 = v7232 + v6919;
+          const unsigned int v7234 = v7233 << 7u;
+          const unsigned int v7235 = v7234 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6940 ^ (((v6940 >> 6u) & 7u) << 3u)), v_pages + v7235, v6913);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7266 = block_table[v6959];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7268 = v7266 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7269 = v7268 + v30;
+          const unsigned int v7270 = v7269 * v6;
+          const unsigned int v7271 = v7270 + v6957;
+          const unsigned int v7272 = v7271 << 7u;
+          const unsigned int v7273 = v7272 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6978 ^ (((v6978 >> 6u) & 7u) << 3u)), v_pages + v7273, v6951);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7304 = block_table[v6997];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7306 = v7304 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7307 = v7306 + v30;
+          const unsigned int v7308 = v7307 * v6;
+          const unsigned int v7309 = v7308 + v6995;
+          const unsigned int v7310 = v7309 << 7u;
+          const unsigned int v7311 = v7310 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7016 ^ (((v7016 >> 6u) & 7u) << 3u)), v_pages + v7311, v6989);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7342 = block_table[v7035];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7344 = v7342 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7345 = v7344 + v30;
+          const unsigned int v7346 = v7345 * v6;
+          const unsigned int v7347 = v7346 + v7033;
+          const unsigned int v7348 = v7347 << 7u;
+          const unsigned int v7349 = v7348 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7054 ^ (((v7054 >> 6u) & 7u) << 3u)), v_pages + v7349, v7027);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7380 = block_table[v7073];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7382 = v7380 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7383 = v7382 + v30;
+          const unsigned int v7384 = v7383 * v6;
+          const unsigned int v7385 = v7384 + v7071;
+          const unsigned int v7386 = v7385 << 7u;
+          const unsigned int v7387 = v7386 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7092 ^ (((v7092 >> 6u) & 7u) << 3u)), v_pages + v7387, v7065);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7418 = block_table[v7111];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7420 = v7418 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7421 = v7420 + v30;
+          const unsigned int v7422 = v7421 * v6;
+          const unsigned int v7423 = v7422 + v7109;
+          const unsigned int v7424 = v7423 << 7u;
+          const unsigned int v7425 = v7424 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7130 ^ (((v7130 >> 6u) & 7u) << 3u)), v_pages + v7425, v7103);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7456 = block_table[v7149];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7458 = v7456 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7459 = v7458 + v30;
+          const unsigned int v7460 = v7459 * v6;
+          const unsigned int v7461 = v7460 + v7147;
+          const unsigned int v7462 = v7461 << 7u;
+          const unsigned int v7463 = v7462 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7168 ^ (((v7168 >> 6u) & 7u) << 3u)), v_pages + v7463, v7141);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7494 = block_table[v7187];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7496 = v7494 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7497 = v7496 + v30;
+          const unsigned int v7498 = v7497 * v6;
+          const unsigned int v7499 = v7498 + v7185;
+          const unsigned int v7500 = v7499 << 7u;
+          const unsigned int v7501 = v7500 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7206 ^ (((v7206 >> 6u) & 7u) << 3u)), v_pages + v7501, v7179);  // kernels/sdpa/flash_tile.hpp:86
         } else {
-          const unsigned int v6456 = v6059 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:98
-          const unsigned int v6466 = v6056 + v62;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6467 = v6466 < v35;
-          const unsigned int v6470 = v6467 ? v6466 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6471 = v6470 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6472 = v6470 / v6;
-          const unsigned int v6473 = v32 + v6472;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6474 = block_table[v6473];
-          const unsigned int v6476 = v6474 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6477 = v6476 + v30;
-          const unsigned int v6478 = v6477 * v6;
-          const unsigned int v6479 = v6478 + v6471;
-          const unsigned int v6480 = v6479 << 7u;
-          const unsigned int v6481 = v6480 + v66;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6490 = v6456 + v85;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6491 = v6490 + v81;
-          const unsigned int v6492 = v6491 + v79;
-          iron_copy_async<16>(shm1 + (v6492 ^ (((v6492 >> 6u) & 7u) << 3u)), k_pages + v6481, v6467);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6492 ^ (((v6492 >> 6u) & 7u) << 3u)), v_pages + v6481, v6467);
-          const unsigned int v6513 = v6056 + v93;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6514 = v6513 < v35;
-          const unsigned int v6517 = v6514 ? v6513 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6518 = v6517 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6519 = v6517 / v6;
-          const unsigned int v6520 = v32 + v6519;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6521 = block_table[v6520];
-          const unsigned int v6523 = v6521 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6524 = v6523 + v30;
-          const unsigned int v6525 = v6524 * v6;
-          const unsigned int v6526 = v6525 + v6518;
-          const unsigned int v6527 = v6526 << 7u;
-          const unsigned int v6528 = v6527 + v97;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6537 = v6456 + v116;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6538 = v6537 + v112;
-          const unsigned int v6539 = v6538 + v110;
-          iron_copy_async<16>(shm1 + (v6539 ^ (((v6539 >> 6u) & 7u) << 3u)), k_pages + v6528, v6514);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6539 ^ (((v6539 >> 6u) & 7u) << 3u)), v_pages + v6528, v6514);
-          const unsigned int v6560 = v6056 + v124;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6561 = v6560 < v35;
-          const unsigned int v6564 = v6561 ? v6560 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6565 = v6564 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6566 = v6564 / v6;
-          const unsigned int v6567 = v32 + v6566;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6568 = block_table[v6567];
-          const unsigned int v6570 = v6568 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6571 = v6570 + v30;
-          const unsigned int v6572 = v6571 * v6;
-          const unsigned int v6573 = v6572 + v6565;
-          const unsigned int v6574 = v6573 << 7u;
-          const unsigned int v6575 = v6574 + v128;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6584 = v6456 + v147;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6585 = v6584 + v143;
-          const unsigned int v6586 = v6585 + v141;
-          iron_copy_async<16>(shm1 + (v6586 ^ (((v6586 >> 6u) & 7u) << 3u)), k_pages + v6575, v6561);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6586 ^ (((v6586 >> 6u) & 7u) << 3u)), v_pages + v6575, v6561);
-          const unsigned int v6607 = v6056 + v155;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6608 = v6607 < v35;
-          const unsigned int v6611 = v6608 ? v6607 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6612 = v6611 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6613 = v6611 / v6;
-          const unsigned int v6614 = v32 + v6613;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6615 = block_table[v6614];
-          const unsigned int v6617 = v6615 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6618 = v6617 + v30;
-          const unsigned int v6619 = v6618 * v6;
-          const unsigned int v6620 = v6619 + v6612;
-          const unsigned int v6621 = v6620 << 7u;
-          const unsigned int v6622 = v6621 + v159;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6631 = v6456 + v178;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6632 = v6631 + v174;
-          const unsigned int v6633 = v6632 + v172;
-          iron_copy_async<16>(shm1 + (v6633 ^ (((v6633 >> 6u) & 7u) << 3u)), k_pages + v6622, v6608);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6633 ^ (((v6633 >> 6u) & 7u) << 3u)), v_pages + v6622, v6608);
-          const unsigned int v6654 = v6056 + v186;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6655 = v6654 < v35;
-          const unsigned int v6658 = v6655 ? v6654 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6659 = v6658 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6660 = v6658 / v6;
-          const unsigned int v6661 = v32 + v6660;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6662 = block_table[v6661];
-          const unsigned int v6664 = v6662 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6665 = v6664 + v30;
-          const unsigned int v6666 = v6665 * v6;
-          const unsigned int v6667 = v6666 + v6659;
-          const unsigned int v6668 = v6667 << 7u;
-          const unsigned int v6669 = v6668 + v190;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6678 = v6456 + v209;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6679 = v6678 + v205;
-          const unsigned int v6680 = v6679 + v203;
-          iron_copy_async<16>(shm1 + (v6680 ^ (((v6680 >> 6u) & 7u) << 3u)), k_pages + v6669, v6655);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6680 ^ (((v6680 >> 6u) & 7u) << 3u)), v_pages + v6669, v6655);
-          const unsigned int v6701 = v6056 + v217;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6702 = v6701 < v35;
-          const unsigned int v6705 = v6702 ? v6701 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6706 = v6705 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6707 = v6705 / v6;
-          const unsigned int v6708 = v32 + v6707;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6709 = block_table[v6708];
-          const unsigned int v6711 = v6709 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6712 = v6711 + v30;
-          const unsigned int v6713 = v6712 * v6;
-          const unsigned int v6714 = v6713 + v6706;
-          const unsigned int v6715 = v6714 << 7u;
-          const unsigned int v6716 = v6715 + v221;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6725 = v6456 + v240;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6726 = v6725 + v236;
-          const unsigned int v6727 = v6726 + v234;
-          iron_copy_async<16>(shm1 + (v6727 ^ (((v6727 >> 6u) & 7u) << 3u)), k_pages + v6716, v6702);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6727 ^ (((v6727 >> 6u) & 7u) << 3u)), v_pages + v6716, v6702);
-          const unsigned int v6748 = v6056 + v248;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6749 = v6748 < v35;
-          const unsigned int v6752 = v6749 ? v6748 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6753 = v6752 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6754 = v6752 / v6;
-          const unsigned int v6755 = v32 + v6754;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6756 = block_table[v6755];
-          const unsigned int v6758 = v6756 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6759 = v6758 + v30;
-          const unsigned int v6760 = v6759 * v6;
-          const unsigned int v6761 = v6760 + v6753;
-          const unsigned int v6762 = v6761 << 7u;
-          const unsigned int v6763 = v6762 + v252;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6772 = v6456 + v271;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6773 = v6772 + v267;
-          const unsigned int v6774 = v6773 + v265;
-          iron_copy_async<16>(shm1 + (v6774 ^ (((v6774 >> 6u) & 7u) << 3u)), k_pages + v6763, v6749);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6774 ^ (((v6774 >> 6u) & 7u) << 3u)), v_pages + v6763, v6749);
-          const unsigned int v6795 = v6056 + v279;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6796 = v6795 < v35;
-          const unsigned int v6799 = v6796 ? v6795 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6800 = v6799 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6801 = v6799 / v6;
-          const unsigned int v6802 = v32 + v6801;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6803 = block_table[v6802];
-          const unsigned int v6805 = v6803 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6806 = v6805 + v30;
-          const unsigned int v6807 = v6806 * v6;
-          const unsigned int v6808 = v6807 + v6800;
-          const unsigned int v6809 = v6808 << 7u;
-          const unsigned int v6810 = v6809 + v283;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6819 = v6456 + v302;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6820 = v6819 + v298;
-          const unsigned int v6821 = v6820 + v296;
-          iron_copy_async<16>(shm1 + (v6821 ^ (((v6821 >> 6u) & 7u) << 3u)), k_pages + v6810, v6796);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6821 ^ (((v6821 >> 6u) & 7u) << 3u)), v_pages + v6810, v6796);
+          const unsigned int v7514 = v6899 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v7524 = v6896 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7525 = v7524 < v35;
+          const unsigned int v7528 = v7525 ? v7524 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7529 = v7528 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7530 = v7528 / v6;
+          const unsigned int v7531 = v32 + v7530;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7532 = block_table[v7531];
+          const unsigned int v7534 = v7532 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7535 = v7534 + v30;
+          const unsigned int v7536 = v7535 * v6;
+          const unsigned int v7537 = v7536 + v7529;
+          const unsigned int v7538 = v7537 << 7u;
+          const unsigned int v7539 = v7538 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7548 = v7514 + v85;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7549 = v7548 + v81;
+          const unsigned int v7550 = v7549 + v79;
+          iron_copy_async<16>(shm1 + (v7550 ^ (((v7550 >> 6u) & 7u) << 3u)), k_pages + v7539, v7525);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7560 = v6896 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7561 = v7560 < v35;
+          const unsigned int v7564 = v7561 ? v7560 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7565 = v7564 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7566 = v7564 / v6;
+          const unsigned int v7567 = v32 + v7566;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7568 = block_table[v7567];
+          const unsigned int v7570 = v7568 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7571 = v7570 + v30;
+          const unsigned int v7572 = v7571 * v6;
+          const unsigned int v7573 = v7572 + v7565;
+          const unsigned int v7574 = v7573 << 7u;
+          const unsigned int v7575 = v7574 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7584 = v7514 + v116;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7585 = v7584 + v112;
+          const unsigned int v7586 = v7585 + v110;
+          iron_copy_async<16>(shm1 + (v7586 ^ (((v7586 >> 6u) & 7u) << 3u)), k_pages + v7575, v7561);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7596 = v6896 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7597 = v7596 < v35;
+          const unsigned int v7600 = v7597 ? v7596 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7601 = v7600 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7602 = v7600 / v6;
+          const unsigned int v7603 = v32 + v7602;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7604 = block_table[v7603];
+          const unsigned int v7606 = v7604 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7607 = v7606 + v30;
+          const unsigned int v7608 = v7607 * v6;
+          const unsigned int v7609 = v7608 + v7601;
+          const unsigned int v7610 = v7609 << 7u;
+          const unsigned int v7611 = v7610 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7620 = v7514 + v147;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7621 = v7620 + v143;
+          const unsigned int v7622 = v7621 + v141;
+          iron_copy_async<16>(shm1 + (v7622 ^ (((v7622 >> 6u) & 7u) << 3u)), k_pages + v7611, v7597);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7632 = v6896 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7633 = v7632 < v35;
+          const unsigned int v7636 = v7633 ? v7632 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7637 = v7636 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7638 = v7636 / v6;
+          const unsigned int v7639 = v32 + v7638;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7640 = block_table[v7639];
+          const unsigned int v7642 = v7640 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7643 = v7642 + v30;
+          const unsigned int v7644 = v7643 * v6;
+          const unsigned int v7645 = v7644 + v7637;
+          const unsigned int v7646 = v7645 << 7u;
+          const unsigned int v7647 = v7646 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7656 = v7514 + v178;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7657 = v7656 + v174;
+          const unsigned int v7658 = v7657 + v172;
+          iron_copy_async<16>(shm1 + (v7658 ^ (((v7658 >> 6u) & 7u) << 3u)), k_pages + v7647, v7633);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7668 = v6896 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7669 = v7668 < v35;
+          const unsigned int v7672 = v7669 ? v7668 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7673 = v7672 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7674 = v7672 / v6;
+          const unsigned int v7675 = v32 + v7674;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7676 = block_table[v7675];
+          const unsigned int v7678 = v7676 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7679 = v7678 + v30;
+          const unsigned int v7680 = v7679 * v6;
+          const unsigned int v7681 = v7680 + v7673;
+          const unsigned int v7682 = v7681 << 7u;
+          const unsigned int v7683 = v7682 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7692 = v7514 + v209;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7693 = v7692 + v205;
+          const unsigned int v7694 = v7693 + v203;
+          iron_copy_async<16>(shm1 + (v7694 ^ (((v7694 >> 6u) & 7u) << 3u)), k_pages + v7683, v7669);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7704 = v6896 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7705 = v7704 < v35;
+          const unsigned int v7708 = v7705 ? v7704 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7709 = v7708 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7710 = v7708 / v6;
+          const unsigned int v7711 = v32 + v7710;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7712 = block_table[v7711];
+          const unsigned int v7714 = v7712 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7715 = v7714 + v30;
+          const unsigned int v7716 = v7715 * v6;
+          const unsigned int v7717 = v7716 + v7709;
+          const unsigned int v7718 = v7717 << 7u;
+          const unsigned int v7719 = v7718 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7728 = v7514 + v240;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7729 = v7728 + v236;
+          const unsigned int v7730 = v7729 + v234;
+          iron_copy_async<16>(shm1 + (v7730 ^ (((v7730 >> 6u) & 7u) << 3u)), k_pages + v7719, v7705);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7740 = v6896 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7741 = v7740 < v35;
+          const unsigned int v7744 = v7741 ? v7740 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7745 = v7744 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7746 = v7744 / v6;
+          const unsigned int v7747 = v32 + v7746;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7748 = block_table[v7747];
+          const unsigned int v7750 = v7748 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7751 = v7750 + v30;
+          const unsigned int v7752 = v7751 * v6;
+          const unsigned int v7753 = v7752 + v7745;
+          const unsigned int v7754 = v7753 << 7u;
+          const unsigned int v7755 = v7754 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7764 = v7514 + v271;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7765 = v7764 + v267;
+          const unsigned int v7766 = v7765 + v265;
+          iron_copy_async<16>(shm1 + (v7766 ^ (((v7766 >> 6u) & 7u) << 3u)), k_pages + v7755, v7741);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7776 = v6896 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7777 = v7776 < v35;
+          const unsigned int v7780 = v7777 ? v7776 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7781 = v7780 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7782 = v7780 / v6;
+          const unsigned int v7783 = v32 + v7782;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7784 = block_table[v7783];
+          const unsigned int v7786 = v7784 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7787 = v7786 + v30;
+          const unsigned int v7788 = v7787 * v6;
+          const unsigned int v7789 = v7788 + v7781;
+          const unsigned int v7790 = v7789 << 7u;
+          const unsigned int v7791 = v7790 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7800 = v7514 + v302;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7801 = v7800 + v298;
+          const unsigned int v7802 = v7801 + v296;
+          iron_copy_async<16>(shm1 + (v7802 ^ (((v7802 >> 6u) & 7u) << 3u)), k_pages + v7791, v7777);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7822 = block_table[v7531];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7824 = v7822 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7825 = v7824 + v30;
+          const unsigned int v7826 = v7825 * v6;
+          const unsigned int v7827 = v7826 + v7529;
+          const unsigned int v7828 = v7827 << 7u;
+          const unsigned int v7829 = v7828 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7550 ^ (((v7550 >> 6u) & 7u) << 3u)), v_pages + v7829, v7525);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7858 = block_table[v7567];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7860 = v7858 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7861 = v7860 + v30;
+          const unsigned int v7862 = v7861 * v6;
+          const unsigned int v7863 = v7862 + v7565;
+          const unsigned int v7864 = v7863 << 7u;
+          const unsigned int v7865 = v7864 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7586 ^ (((v7586 >> 6u) & 7u) << 3u)), v_pages + v7865, v7561);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7894 = block_table[v7603];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7896 = v7894 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7897 = v7896 + v30;
+          const unsigned int v7898 = v7897 * v6;
+          const unsigned int v7899 = v7898 + v7601;
+          const unsigned int v7900 = v7899 << 7u;
+          const unsigned int v7901 = v7900 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7622 ^ (((v7622 >> 6u) & 7u) << 3u)), v_pages + v7901, v7597);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7930 = block_table[v7639];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7932 = v7930 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7933 = v7932 + v30;
+          const unsigned int v7934 = v7933 * v6;
+          const unsigned int v7935 = v7934 + v7637;
+          const unsigned int v7936 = v7935 << 7u;
+          const unsigned int v7937 = v7936 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7658 ^ (((v7658 >> 6u) & 7u) << 3u)), v_pages + v7937, v7633);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7966 = block_table[v7675];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7968 = v7966 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7969 = v7968 + v30;
+          const unsigned int v7970 = v7969 * v6;
+          const unsigned int v7971 = v7970 + v7673;
+          const unsigned int v7972 = v7971 << 7u;
+          const unsigned int v7973 = v7972 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7694 ^ (((v7694 >> 6u) & 7u) << 3u)), v_pages + v7973, v7669);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8002 = block_table[v7711];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8004 = v8002 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8005 = v8004 + v30;
+          const unsigned int v8006 = v8005 * v6;
+          const unsigned int v8007 = v8006 + v7709;
+          const unsigned int v8008 = v8007 << 7u;
+          const unsigned int v8009 = v8008 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7730 ^ (((v7730 >> 6u) & 7u) << 3u)), v_pages + v8009, v7705);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8038 = block_table[v7747];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8040 = v8038 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8041 = v8040 + v30;
+          const unsigned int v8042 = v8041 * v6;
+          const unsigned int v8043 = v8042 + v7745;
+          const unsigned int v8044 = v8043 << 7u;
+          const unsigned int v8045 = v8044 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7766 ^ (((v7766 >> 6u) & 7u) << 3u)), v_pages + v8045, v7741);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8074 = block_table[v7783];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8076 = v8074 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8077 = v8076 + v30;
+          const unsigned int v8078 = v8077 * v6;
+          const unsigned int v8079 = v8078 + v7781;
+          const unsigned int v8080 = v8079 << 7u;
+          const unsigned int v8081 = v8080 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7802 ^ (((v7802 >> 6u) & 7u) << 3u)), v_pages + v8081, v7777);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:93
-      iron_frag<float, 2, 16, 128> v6834;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v6834, 0.0f);
-      const unsigned int v6838 = v6053 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag<iron_bf16, 0, 16, 16> v9815;  // kernels/sdpa/flash_warpgroup.hpp:107
-      iron_frag_fill(v9815, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9815, shm0, v9808, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9817;
-      iron_frag_fill(v9817, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9817, shm1, v6838, 64u);
-      iron_frag_mma_sync(v6834, v9815, v9817);
-      const unsigned int v9822 = v6838 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v9824;
-      iron_frag_fill(v9824, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9824, shm0, v9819, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9826;
-      iron_frag_fill(v9826, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9826, shm1, v9822, 64u);
-      iron_frag_mma_sync(v6834, v9824, v9826);
-      const unsigned int v9831 = v6838 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v9833;
-      iron_frag_fill(v9833, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9833, shm0, v9828, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9835;
-      iron_frag_fill(v9835, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9835, shm1, v9831, 64u);
-      iron_frag_mma_sync(v6834, v9833, v9835);
-      const unsigned int v9840 = v6838 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v9842;
-      iron_frag_fill(v9842, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9842, shm0, v9837, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9844;
-      iron_frag_fill(v9844, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9844, shm1, v9840, 64u);
-      iron_frag_mma_sync(v6834, v9842, v9844);
-      const unsigned int v6851 = v6838 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag<iron_bf16, 0, 16, 16> v9860;  // kernels/sdpa/flash_warpgroup.hpp:107
-      iron_frag_fill(v9860, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9860, shm0, v9853, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9862;
-      iron_frag_fill(v9862, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9862, shm1, v6851, 64u);
-      iron_frag_mma_sync(v6834, v9860, v9862);
-      const unsigned int v9867 = v6851 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v9869;
-      iron_frag_fill(v9869, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9869, shm0, v9864, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9871;
-      iron_frag_fill(v9871, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9871, shm1, v9867, 64u);
-      iron_frag_mma_sync(v6834, v9869, v9871);
-      const unsigned int v9876 = v6851 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v9878;
-      iron_frag_fill(v9878, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9878, shm0, v9873, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9880;
-      iron_frag_fill(v9880, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9880, shm1, v9876, 64u);
-      iron_frag_mma_sync(v6834, v9878, v9880);
-      const unsigned int v9885 = v6851 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v9887;
-      iron_frag_fill(v9887, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9887, shm0, v9882, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9889;
-      iron_frag_fill(v9889, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9889, shm1, v9885, 64u);
-      iron_frag_mma_sync(v6834, v9887, v9889);
-      const bool v6861 = v6056 <= v35;  // kernels/sdpa/flash_tile.hpp:155
-      const unsigned int v6869 = v6056 + v20;
-      const bool v6870 = v6869 <= v320;
-      const bool v6871 = v316 || v6870;
-      const bool v6872 = v6861 && v6871;
-      const unsigned int v6875 = v6049 + v9;  // kernels/sdpa/flash_tile.hpp:156
-      const unsigned int v6876 = v6875 + v20;
-      const bool v6878 = v309 <= v6876;
-      const bool v6879 = v6874 || v6878;
-      const bool v6880 = v6872 && v6879;  // kernels/sdpa/flash_tile.hpp:155
-      if (v6880) {  // kernels/sdpa/flash_tile.hpp:157
-        const float v6883 = v6834.x[0];  // kernels/sdpa/flash_tile.hpp:158
-        const float v6884 = v6883 * v335;
-        v6834.x[0] = v6884;
-        const float v6887 = v6834.x[1];
-        const float v6888 = v6887 * v335;
-        v6834.x[1] = v6888;
-        const float v6891 = v6834.x[2];
-        const float v6892 = v6891 * v335;
-        v6834.x[2] = v6892;
-        const float v6895 = v6834.x[3];
-        const float v6896 = v6895 * v335;
-        v6834.x[3] = v6896;
-        const float v6899 = v6834.x[4];
-        const float v6900 = v6899 * v335;
-        v6834.x[4] = v6900;
-        const float v6903 = v6834.x[5];
-        const float v6904 = v6903 * v335;
-        v6834.x[5] = v6904;
-        const float v6907 = v6834.x[6];
-        const float v6908 = v6907 * v335;
-        v6834.x[6] = v6908;
-        const float v6911 = v6834.x[7];
-        const float v6912 = v6911 * v335;
-        v6834.x[7] = v6912;
-        const float v6915 = v6834.x[8];
-        const float v6916 = v6915 * v335;
-        v6834.x[8] = v6916;
-        const float v6919 = v6834.x[9];
-        const float v6920 = v6919 * v335;
-        v6834.x[9] = v6920;
-        const float v6923 = v6834.x[10];
-        const float v6924 = v6923 * v335;
-        v6834.x[10] = v6924;
-        const float v6927 = v6834.x[11];
-        const float v6928 = v6927 * v335;
-        v6834.x[11] = v6928;
-        const float v6931 = v6834.x[12];
-        const float v6932 = v6931 * v335;
-        v6834.x[12] = v6932;
-        const float v6935 = v6834.x[13];
-        const float v6936 = v6935 * v335;
-        v6834.x[13] = v6936;
-        const float v6939 = v6834.x[14];
-        const float v6940 = v6939 * v335;
-        v6834.x[14] = v6940;
-        const float v6943 = v6834.x[15];
-        const float v6944 = v6943 * v335;
-        v6834.x[15] = v6944;
-        const float v6947 = v6834.x[16];
-        const float v6948 = v6947 * v335;
-        v6834.x[16] = v6948;
-        const float v6951 = v6834.x[17];
-        const float v6952 = v6951 * v335;
-        v6834.x[17] = v6952;
-        const float v6955 = v6834.x[18];
-        const float v6956 = v6955 * v335;
-        v6834.x[18] = v6956;
-        const float v6959 = v6834.x[19];
-        const float v6960 = v6959 * v335;
-        v6834.x[19] = v6960;
-        const float v6963 = v6834.x[20];
-        const float v6964 = v6963 * v335;
-        v6834.x[20] = v6964;
-        const float v6967 = v6834.x[21];
-        const float v6968 = v6967 * v335;
-        v6834.x[21] = v6968;
-        const float v6971 = v6834.x[22];
-        const float v6972 = v6971 * v335;
-        v6834.x[22] = v6972;
-        const float v6975 = v6834.x[23];
-        const float v6976 = v6975 * v335;
-        v6834.x[23] = v6976;
-        const float v6979 = v6834.x[24];
-        const float v6980 = v6979 * v335;
-        v6834.x[24] = v6980;
-        const float v6983 = v6834.x[25];
-        const float v6984 = v6983 * v335;
-        v6834.x[25] = v6984;
-        const float v6987 = v6834.x[26];
-        const float v6988 = v6987 * v335;
-        v6834.x[26] = v6988;
-        const float v6991 = v6834.x[27];
-        const float v6992 = v6991 * v335;
-        v6834.x[27] = v6992;
-        const float v6995 = v6834.x[28];
-        const float v6996 = v6995 * v335;
-        v6834.x[28] = v6996;
-        const float v6999 = v6834.x[29];
-        const float v7000 = v6999 * v335;
-        v6834.x[29] = v7000;
-        const float v7003 = v6834.x[30];
-        const float v7004 = v7003 * v335;
-        v6834.x[30] = v7004;
-        const float v7007 = v6834.x[31];
-        const float v7008 = v7007 * v335;
-        v6834.x[31] = v7008;
-        const float v7011 = v6834.x[32];
-        const float v7012 = v7011 * v335;
-        v6834.x[32] = v7012;
-        const float v7015 = v6834.x[33];
-        const float v7016 = v7015 * v335;
-        v6834.x[33] = v7016;
-        const float v7019 = v6834.x[34];
-        const float v7020 = v7019 * v335;
-        v6834.x[34] = v7020;
-        const float v7023 = v6834.x[35];
-        const float v7024 = v7023 * v335;
-        v6834.x[35] = v7024;
-        const float v7027 = v6834.x[36];
-        const float v7028 = v7027 * v335;
-        v6834.x[36] = v7028;
-        const float v7031 = v6834.x[37];
-        const float v7032 = v7031 * v335;
-        v6834.x[37] = v7032;
-        const float v7035 = v6834.x[38];
-        const float v7036 = v7035 * v335;
-        v6834.x[38] = v7036;
-        const float v7039 = v6834.x[39];
-        const float v7040 = v7039 * v335;
-        v6834.x[39] = v7040;
-        const float v7043 = v6834.x[40];
-        const float v7044 = v7043 * v335;
-        v6834.x[40] = v7044;
-        const float v7047 = v6834.x[41];
-        const float v7048 = v7047 * v335;
-        v6834.x[41] = v7048;
-        const float v7051 = v6834.x[42];
-        const float v7052 = v7051 * v335;
-        v6834.x[42] = v7052;
-        const float v7055 = v6834.x[43];
-        const float v7056 = v7055 * v335;
-        v6834.x[43] = v7056;
-        const float v7059 = v6834.x[44];
-        const float v7060 = v7059 * v335;
-        v6834.x[44] = v7060;
-        const float v7063 = v6834.x[45];
-        const float v7064 = v7063 * v335;
-        v6834.x[45] = v7064;
-        const float v7067 = v6834.x[46];
-        const float v7068 = v7067 * v335;
-        v6834.x[46] = v7068;
-        const float v7071 = v6834.x[47];
-        const float v7072 = v7071 * v335;
-        v6834.x[47] = v7072;
-        const float v7075 = v6834.x[48];
-        const float v7076 = v7075 * v335;
-        v6834.x[48] = v7076;
-        const float v7079 = v6834.x[49];
-        const float v7080 = v7079 * v335;
-        v6834.x[49] = v7080;
-        const float v7083 = v6834.x[50];
-        const float v7084 = v7083 * v335;
-        v6834.x[50] = v7084;
-        const float v7087 = v6834.x[51];
-        const float v7088 = v7087 * v335;
-        v6834.x[51] = v7088;
-        const float v7091 = v6834.x[52];
-        const float v7092 = v7091 * v335;
-        v6834.x[52] = v7092;
-        const float v7095 = v6834.x[53];
-        const float v7096 = v7095 * v335;
-        v6834.x[53] = v7096;
-        const float v7099 = v6834.x[54];
-        const float v7100 = v7099 * v335;
-        v6834.x[54] = v7100;
-        const float v7103 = v6834.x[55];
-        const float v7104 = v7103 * v335;
-        v6834.x[55] = v7104;
-        const float v7107 = v6834.x[56];
-        const float v7108 = v7107 * v335;
-        v6834.x[56] = v7108;
-        const float v7111 = v6834.x[57];
-        const float v7112 = v7111 * v335;
-        v6834.x[57] = v7112;
-        const float v7115 = v6834.x[58];
-        const float v7116 = v7115 * v335;
-        v6834.x[58] = v7116;
-        const float v7119 = v6834.x[59];
-        const float v7120 = v7119 * v335;
-        v6834.x[59] = v7120;
-        const float v7123 = v6834.x[60];
-        const float v7124 = v7123 * v335;
-        v6834.x[60] = v7124;
-        const float v7127 = v6834.x[61];
-        const float v7128 = v7127 * v335;
-        v6834.x[61] = v7128;
-        const float v7131 = v6834.x[62];
-        const float v7132 = v7131 * v335;
-        v6834.x[62] = v7132;
-        const float v7135 = v6834.x[63];
-        const float v7136 = v7135 * v335;
-        v6834.x[63] = v7136;
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
+      iron_frag<float, 2, 16, 128> v8094;  // kernels/sdpa/flash_warpgroup.hpp:103
+      iron_frag_fill(v8094, 0.0f);
+      const unsigned int v8098 = v6893 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v11075;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v11075, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11075, shm0, v11068, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v11077;
+      iron_frag_fill(v11077, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11077, shm1, v8098, 64u);
+      iron_frag_mma_sync(v8094, v11075, v11077);
+      const unsigned int v11082 = v8098 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v11084;
+      iron_frag_fill(v11084, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11084, shm0, v11079, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v11086;
+      iron_frag_fill(v11086, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11086, shm1, v11082, 64u);
+      iron_frag_mma_sync(v8094, v11084, v11086);
+      const unsigned int v11091 = v8098 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v11093;
+      iron_frag_fill(v11093, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11093, shm0, v11088, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v11095;
+      iron_frag_fill(v11095, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11095, shm1, v11091, 64u);
+      iron_frag_mma_sync(v8094, v11093, v11095);
+      const unsigned int v11100 = v8098 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v11102;
+      iron_frag_fill(v11102, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11102, shm0, v11097, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v11104;
+      iron_frag_fill(v11104, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11104, shm1, v11100, 64u);
+      iron_frag_mma_sync(v8094, v11102, v11104);
+      const unsigned int v8111 = v8098 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v11120;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v11120, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11120, shm0, v11113, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v11122;
+      iron_frag_fill(v11122, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11122, shm1, v8111, 64u);
+      iron_frag_mma_sync(v8094, v11120, v11122);
+      const unsigned int v11127 = v8111 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v11129;
+      iron_frag_fill(v11129, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11129, shm0, v11124, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v11131;
+      iron_frag_fill(v11131, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11131, shm1, v11127, 64u);
+      iron_frag_mma_sync(v8094, v11129, v11131);
+      const unsigned int v11136 = v8111 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v11138;
+      iron_frag_fill(v11138, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11138, shm0, v11133, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v11140;
+      iron_frag_fill(v11140, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11140, shm1, v11136, 64u);
+      iron_frag_mma_sync(v8094, v11138, v11140);
+      const unsigned int v11145 = v8111 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v11147;
+      iron_frag_fill(v11147, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11147, shm0, v11142, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v11149;
+      iron_frag_fill(v11149, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11149, shm1, v11145, 64u);
+      iron_frag_mma_sync(v8094, v11147, v11149);
+      const bool v8121 = v6896 <= v35;  // kernels/sdpa/flash_tile.hpp:146
+      const unsigned int v8129 = v6896 + v20;
+      const bool v8130 = v8129 <= v320;
+      const bool v8131 = v316 || v8130;
+      const bool v8132 = v8121 && v8131;
+      const unsigned int v8135 = v6889 + v9;  // kernels/sdpa/flash_tile.hpp:147
+      const unsigned int v8136 = v8135 + v20;
+      const bool v8138 = v309 <= v8136;
+      const bool v8139 = v8134 || v8138;
+      const bool v8140 = v8132 && v8139;  // kernels/sdpa/flash_tile.hpp:146
+      if (v8140) {  // kernels/sdpa/flash_tile.hpp:148
+        const float v8143 = v8094.x[0];  // kernels/sdpa/flash_tile.hpp:149
+        const float v8144 = v8143 * v335;
+        v8094.x[0] = v8144;
+        const float v8147 = v8094.x[1];
+        const float v8148 = v8147 * v335;
+        v8094.x[1] = v8148;
+        const float v8151 = v8094.x[2];
+        const float v8152 = v8151 * v335;
+        v8094.x[2] = v8152;
+        const float v8155 = v8094.x[3];
+        const float v8156 = v8155 * v335;
+        v8094.x[3] = v8156;
+        const float v8159 = v8094.x[4];
+        const float v8160 = v8159 * v335;
+        v8094.x[4] = v8160;
+        const float v8163 = v8094.x[5];
+        const float v8164 = v8163 * v335;
+        v8094.x[5] = v8164;
+        const float v8167 = v8094.x[6];
+        const float v8168 = v8167 * v335;
+        v8094.x[6] = v8168;
+        const float v8171 = v8094.x[7];
+        const float v8172 = v8171 * v335;
+        v8094.x[7] = v8172;
+        const float v8175 = v8094.x[8];
+        const float v8176 = v8175 * v335;
+        v8094.x[8] = v8176;
+        const float v8179 = v8094.x[9];
+        const float v8180 = v8179 * v335;
+        v8094.x[9] = v8180;
+        const float v8183 = v8094.x[10];
+        const float v8184 = v8183 * v335;
+        v8094.x[10] = v8184;
+        const float v8187 = v8094.x[11];
+        const float v8188 = v8187 * v335;
+        v8094.x[11] = v8188;
+        const float v8191 = v8094.x[12];
+        const float v8192 = v8191 * v335;
+        v8094.x[12] = v8192;
+        const float v8195 = v8094.x[13];
+        const float v8196 = v8195 * v335;
+        v8094.x[13] = v8196;
+        const float v8199 = v8094.x[14];
+        const float v8200 = v8199 * v335;
+        v8094.x[14] = v8200;
+        const float v8203 = v8094.x[15];
+        const float v8204 = v8203 * v335;
+        v8094.x[15] = v8204;
+        const float v8207 = v8094.x[16];
+        const float v8208 = v8207 * v335;
+        v8094.x[16] = v8208;
+        const float v8211 = v8094.x[17];
+        const float v8212 = v8211 * v335;
+        v8094.x[17] = v8212;
+        const float v8215 = v8094.x[18];
+        const float v8216 = v8215 * v335;
+        v8094.x[18] = v8216;
+        const float v8219 = v8094.x[19];
+        const float v8220 = v8219 * v335;
+        v8094.x[19] = v8220;
+        const float v8223 = v8094.x[20];
+        const float v8224 = v8223 * v335;
+        v8094.x[20] = v8224;
+        const float v8227 = v8094.x[21];
+        const float v8228 = v8227 * v335;
+        v8094.x[21] = v8228;
+        const float v8231 = v8094.x[22];
+        const float v8232 = v8231 * v335;
+        v8094.x[22] = v8232;
+        const float v8235 = v8094.x[23];
+        const float v8236 = v8235 * v335;
+        v8094.x[23] = v8236;
+        const float v8239 = v8094.x[24];
+        const float v8240 = v8239 * v335;
+        v8094.x[24] = v8240;
+        const float v8243 = v8094.x[25];
+        const float v8244 = v8243 * v335;
+        v8094.x[25] = v8244;
+        const float v8247 = v8094.x[26];
+        const float v8248 = v8247 * v335;
+        v8094.x[26] = v8248;
+        const float v8251 = v8094.x[27];
+        const float v8252 = v8251 * v335;
+        v8094.x[27] = v8252;
+        const float v8255 = v8094.x[28];
+        const float v8256 = v8255 * v335;
+        v8094.x[28] = v8256;
+        const float v8259 = v8094.x[29];
+        const float v8260 = v8259 * v335;
+        v8094.x[29] = v8260;
+        const float v8263 = v8094.x[30];
+        const float v8264 = v8263 * v335;
+        v8094.x[30] = v8264;
+        const float v8267 = v8094.x[31];
+        const float v8268 = v8267 * v335;
+        v8094.x[31] = v8268;
+        const float v8271 = v8094.x[32];
+        const float v8272 = v8271 * v335;
+        v8094.x[32] = v8272;
+        const float v8275 = v8094.x[33];
+        const float v8276 = v8275 * v335;
+        v8094.x[33] = v8276;
+        const float v8279 = v8094.x[34];
+        const float v8280 = v8279 * v335;
+        v8094.x[34] = v8280;
+        const float v8283 = v8094.x[35];
+        const float v8284 = v8283 * v335;
+        v8094.x[35] = v8284;
+        const float v8287 = v8094.x[36];
+        const float v8288 = v8287 * v335;
+        v8094.x[36] = v8288;
+        const float v8291 = v8094.x[37];
+        const float v8292 = v8291 * v335;
+        v8094.x[37] = v8292;
+        const float v8295 = v8094.x[38];
+        const float v8296 = v8295 * v335;
+        v8094.x[38] = v8296;
+        const float v8299 = v8094.x[39];
+        const float v8300 = v8299 * v335;
+        v8094.x[39] = v8300;
+        const float v8303 = v8094.x[40];
+        const float v8304 = v8303 * v335;
+        v8094.x[40] = v8304;
+        const float v8307 = v8094.x[41];
+        const float v8308 = v8307 * v335;
+        v8094.x[41] = v8308;
+        const float v8311 = v8094.x[42];
+        const float v8312 = v8311 * v335;
+        v8094.x[42] = v8312;
+        const float v8315 = v8094.x[43];
+        const float v8316 = v8315 * v335;
+        v8094.x[43] = v8316;
+        const float v8319 = v8094.x[44];
+        const float v8320 = v8319 * v335;
+        v8094.x[44] = v8320;
+        const float v8323 = v8094.x[45];
+        const float v8324 = v8323 * v335;
+        v8094.x[45] = v8324;
+        const float v8327 = v8094.x[46];
+        const float v8328 = v8327 * v335;
+        v8094.x[46] = v8328;
+        const float v8331 = v8094.x[47];
+        const float v8332 = v8331 * v335;
+        v8094.x[47] = v8332;
+        const float v8335 = v8094.x[48];
+        const float v8336 = v8335 * v335;
+        v8094.x[48] = v8336;
+        const float v8339 = v8094.x[49];
+        const float v8340 = v8339 * v335;
+        v8094.x[49] = v8340;
+        const float v8343 = v8094.x[50];
+        const float v8344 = v8343 * v335;
+        v8094.x[50] = v8344;
+        const float v8347 = v8094.x[51];
+        const float v8348 = v8347 * v335;
+        v8094.x[51] = v8348;
+        const float v8351 = v8094.x[52];
+        const float v8352 = v8351 * v335;
+        v8094.x[52] = v8352;
+        const float v8355 = v8094.x[53];
+        const float v8356 = v8355 * v335;
+        v8094.x[53] = v8356;
+        const float v8359 = v8094.x[54];
+        const float v8360 = v8359 * v335;
+        v8094.x[54] = v8360;
+        const float v8363 = v8094.x[55];
+        const float v8364 = v8363 * v335;
+        v8094.x[55] = v8364;
+        const float v8367 = v8094.x[56];
+        const float v8368 = v8367 * v335;
+        v8094.x[56] = v8368;
+        const float v8371 = v8094.x[57];
+        const float v8372 = v8371 * v335;
+        v8094.x[57] = v8372;
+        const float v8375 = v8094.x[58];
+        const float v8376 = v8375 * v335;
+        v8094.x[58] = v8376;
+        const float v8379 = v8094.x[59];
+        const float v8380 = v8379 * v335;
+        v8094.x[59] = v8380;
+        const float v8383 = v8094.x[60];
+        const float v8384 = v8383 * v335;
+        v8094.x[60] = v8384;
+        const float v8387 = v8094.x[61];
+        const float v8388 = v8387 * v335;
+        v8094.x[61] = v8388;
+        const float v8391 = v8094.x[62];
+        const float v8392 = v8391 * v335;
+        v8094.x[62] = v8392;
+        const float v8395 = v8094.x[63];
+        const float v8396 = v8395 * v335;
+        v8094.x[63] = v8396;
       } else {
-        const unsigned int v7137 = static_cast<unsigned int>(v6834.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7138 = static_cast<unsigned int>(v6834.row(0, iron_linear_thread() & 31u));
-        const float v7139 = v6834.x[0];
-        const unsigned int v7140 = v56 + v7138;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7141 = v6049 + v7137;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7142 = v7141 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7145 = v7140 + v35;
-        const unsigned int v7146 = v7141 + v20;
-        const bool v7147 = v7146 <= v7145;
-        const bool v7148 = v316 || v7147;
-        const bool v7149 = v7142 && v7148;
-        const unsigned int v7152 = v7141 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7153 = v7152 + v20;
-        const bool v7155 = v7145 < v7153;
-        const bool v7156 = v6874 || v7155;
-        const bool v7157 = v7149 && v7156;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7159 = v7139 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7160 = v7157 ? v7159 : __uint_as_float(0xff800000u);
-        v6834.x[0] = v7160;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7161 = static_cast<unsigned int>(v6834.col(1, iron_linear_thread() & 31u));
-        const unsigned int v7162 = static_cast<unsigned int>(v6834.row(1, iron_linear_thread() & 31u));
-        const float v7163 = v6834.x[1];
-        const unsigned int v7164 = v56 + v7162;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7165 = v6049 + v7161;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7166 = v7165 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7169 = v7164 + v35;
-        const unsigned int v7170 = v7165 + v20;
-        const bool v7171 = v7170 <= v7169;
-        const bool v7172 = v316 || v7171;
-        const bool v7173 = v7166 && v7172;
-        const unsigned int v7176 = v7165 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7177 = v7176 + v20;
-        const bool v7179 = v7169 < v7177;
-        const bool v7180 = v6874 || v7179;
-        const bool v7181 = v7173 && v7180;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7183 = v7163 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7184 = v7181 ? v7183 : __uint_as_float(0xff800000u);
-        v6834.x[1] = v7184;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7185 = static_cast<unsigned int>(v6834.col(2, iron_linear_thread() & 31u));
-        const unsigned int v7186 = static_cast<unsigned int>(v6834.row(2, iron_linear_thread() & 31u));
-        const float v7187 = v6834.x[2];
-        const unsigned int v7188 = v56 + v7186;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7189 = v6049 + v7185;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7190 = v7189 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7193 = v7188 + v35;
-        const unsigned int v7194 = v7189 + v20;
-        const bool v7195 = v7194 <= v7193;
-        const bool v7196 = v316 || v7195;
-        const bool v7197 = v7190 && v7196;
-        const unsigned int v7200 = v7189 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7201 = v7200 + v20;
-        const bool v7203 = v7193 < v7201;
-        const bool v7204 = v6874 || v7203;
-        const bool v7205 = v7197 && v7204;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7207 = v7187 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7208 = v7205 ? v7207 : __uint_as_float(0xff800000u);
-        v6834.x[2] = v7208;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7209 = static_cast<unsigned int>(v6834.col(3, iron_linear_thread() & 31u));
-        const unsigned int v7210 = static_cast<unsigned int>(v6834.row(3, iron_linear_thread() & 31u));
-        const float v7211 = v6834.x[3];
-        const unsigned int v7212 = v56 + v7210;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7213 = v6049 + v7209;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7214 = v7213 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7217 = v7212 + v35;
-        const unsigned int v7218 = v7213 + v20;
-        const bool v7219 = v7218 <= v7217;
-        const bool v7220 = v316 || v7219;
-        const bool v7221 = v7214 && v7220;
-        const unsigned int v7224 = v7213 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7225 = v7224 + v20;
-        const bool v7227 = v7217 < v7225;
-        const bool v7228 = v6874 || v7227;
-        const bool v7229 = v7221 && v7228;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7231 = v7211 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7232 = v7229 ? v7231 : __uint_as_float(0xff800000u);
-        v6834.x[3] = v7232;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7233 = static_cast<unsigned int>(v6834.col(4, iron_linear_thread() & 31u));
-        const unsigned int v7234 = static_cast<unsigned int>(v6834.row(4, iron_linear_thread() & 31u));
-        const float v7235 = v6834.x[4];
-        const unsigned int v7236 = v56 + v7234;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7237 = v6049 + v7233;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7238 = v7237 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7241 = v7236 + v35;
-        const unsigned int v7242 = v7237 + v20;
-        const bool v7243 = v7242 <= v7241;
-        const bool v7244 = v316 || v7243;
-        const bool v7245 = v7238 && v7244;
-        const unsigned int v7248 = v7237 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7249 = v7248 + v20;
-        const bool v7251 = v7241 < v7249;
-        const bool v7252 = v6874 || v7251;
-        const bool v7253 = v7245 && v7252;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7255 = v7235 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7256 = v7253 ? v7255 : __uint_as_float(0xff800000u);
-        v6834.x[4] = v7256;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7257 = static_cast<unsigned int>(v6834.col(5, iron_linear_thread() & 31u));
-        const unsigned int v7258 = static_cast<unsigned int>(v6834.row(5, iron_linear_thread() & 31u));
-        const float v7259 = v6834.x[5];
-        const unsigned int v7260 = v56 + v7258;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7261 = v6049 + v7257;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7262 = v7261 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7265 = v7260 + v35;
-        const unsigned int v7266 = v7261 + v20;
-        const bool v7267 = v7266 <= v7265;
-        const bool v7268 = v316 || v7267;
-        const bool v7269 = v7262 && v7268;
-        const unsigned int v7272 = v7261 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7273 = v7272 + v20;
-        const bool v7275 = v7265 < v7273;
-        const bool v7276 = v6874 || v7275;
-        const bool v7277 = v7269 && v7276;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7279 = v7259 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7280 = v7277 ? v7279 : __uint_as_float(0xff800000u);
-        v6834.x[5] = v7280;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7281 = static_cast<unsigned int>(v6834.col(6, iron_linear_thread() & 31u));
-        const unsigned int v7282 = static_cast<unsigned int>(v6834.row(6, iron_linear_thread() & 31u));
-        const float v7283 = v6834.x[6];
-        const unsigned int v7284 = v56 + v7282;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7285 = v6049 + v7281;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7286 = v7285 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7289 = v7284 + v35;
-        const unsigned int v7290 = v7285 + v20;
-        const bool v7291 = v7290 <= v7289;
-        const bool v7292 = v316 || v7291;
-        const bool v7293 = v7286 && v7292;
-        const unsigned int v7296 = v7285 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7297 = v7296 + v20;
-        const bool v7299 = v7289 < v7297;
-        const bool v7300 = v6874 || v7299;
-        const bool v7301 = v7293 && v7300;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7303 = v7283 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7304 = v7301 ? v7303 : __uint_as_float(0xff800000u);
-        v6834.x[6] = v7304;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7305 = static_cast<unsigned int>(v6834.col(7, iron_linear_thread() & 31u));
-        const unsigned int v7306 = static_cast<unsigned int>(v6834.row(7, iron_linear_thread() & 31u));
-        const float v7307 = v6834.x[7];
-        const unsigned int v7308 = v56 + v7306;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7309 = v6049 + v7305;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7310 = v7309 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7313 = v7308 + v35;
-        const unsigned int v7314 = v7309 + v20;
-        const bool v7315 = v7314 <= v7313;
-        const bool v7316 = v316 || v7315;
-        const bool v7317 = v7310 && v7316;
-        const unsigned int v7320 = v7309 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7321 = v7320 + v20;
-        const bool v7323 = v7313 < v7321;
-        const bool v7324 = v6874 || v7323;
-        const bool v7325 = v7317 && v7324;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7327 = v7307 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7328 = v7325 ? v7327 : __uint_as_float(0xff800000u);
-        v6834.x[7] = v7328;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7329 = static_cast<unsigned int>(v6834.col(8, iron_linear_thread() & 31u));
-        const unsigned int v7330 = static_cast<unsigned int>(v6834.row(8, iron_linear_thread() & 31u));
-        const float v7331 = v6834.x[8];
-        const unsigned int v7332 = v56 + v7330;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7333 = v6049 + v7329;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7334 = v7333 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7337 = v7332 + v35;
-        const unsigned int v7338 = v7333 + v20;
-        const bool v7339 = v7338 <= v7337;
-        const bool v7340 = v316 || v7339;
-        const bool v7341 = v7334 && v7340;
-        const unsigned int v7344 = v7333 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7345 = v7344 + v20;
-        const bool v7347 = v7337 < v7345;
-        const bool v7348 = v6874 || v7347;
-        const bool v7349 = v7341 && v7348;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7351 = v7331 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7352 = v7349 ? v7351 : __uint_as_float(0xff800000u);
-        v6834.x[8] = v7352;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7353 = static_cast<unsigned int>(v6834.col(9, iron_linear_thread() & 31u));
-        const unsigned int v7354 = static_cast<unsigned int>(v6834.row(9, iron_linear_thread() & 31u));
-        const float v7355 = v6834.x[9];
-        const unsigned int v7356 = v56 + v7354;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7357 = v6049 + v7353;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7358 = v7357 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7361 = v7356 + v35;
-        const unsigned int v7362 = v7357 + v20;
-        const bool v7363 = v7362 <= v7361;
-        const bool v7364 = v316 || v7363;
-        const bool v7365 = v7358 && v7364;
-        const unsigned int v7368 = v7357 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7369 = v7368 + v20;
-        const bool v7371 = v7361 < v7369;
-        const bool v7372 = v6874 || v7371;
-        const bool v7373 = v7365 && v7372;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7375 = v7355 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7376 = v7373 ? v7375 : __uint_as_float(0xff800000u);
-        v6834.x[9] = v7376;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7377 = static_cast<unsigned int>(v6834.col(10, iron_linear_thread() & 31u));
-        const unsigned int v7378 = static_cast<unsigned int>(v6834.row(10, iron_linear_thread() & 31u));
-        const float v7379 = v6834.x[10];
-        const unsigned int v7380 = v56 + v7378;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7381 = v6049 + v7377;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7382 = v7381 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7385 = v7380 + v35;
-        const unsigned int v7386 = v7381 + v20;
-        const bool v7387 = v7386 <= v7385;
-        const bool v7388 = v316 || v7387;
-        const bool v7389 = v7382 && v7388;
-        const unsigned int v7392 = v7381 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7393 = v7392 + v20;
-        const bool v7395 = v7385 < v7393;
-        const bool v7396 = v6874 || v7395;
-        const bool v7397 = v7389 && v7396;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7399 = v7379 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7400 = v7397 ? v7399 : __uint_as_float(0xff800000u);
-        v6834.x[10] = v7400;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7401 = static_cast<unsigned int>(v6834.col(11, iron_linear_thread() & 31u));
-        const unsigned int v7402 = static_cast<unsigned int>(v6834.row(11, iron_linear_thread() & 31u));
-        const float v7403 = v6834.x[11];
-        const unsigned int v7404 = v56 + v7402;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7405 = v6049 + v7401;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7406 = v7405 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7409 = v7404 + v35;
-        const unsigned int v7410 = v7405 + v20;
-        const bool v7411 = v7410 <= v7409;
-        const bool v7412 = v316 || v7411;
-        const bool v7413 = v7406 && v7412;
-        const unsigned int v7416 = v7405 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7417 = v7416 + v20;
-        const bool v7419 = v7409 < v7417;
-        const bool v7420 = v6874 || v7419;
-        const bool v7421 = v7413 && v7420;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7423 = v7403 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7424 = v7421 ? v7423 : __uint_as_float(0xff800000u);
-        v6834.x[11] = v7424;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7425 = static_cast<unsigned int>(v6834.col(12, iron_linear_thread() & 31u));
-        const unsigned int v7426 = static_cast<unsigned int>(v6834.row(12, iron_linear_thread() & 31u));
-        const float v7427 = v6834.x[12];
-        const unsigned int v7428 = v56 + v7426;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7429 = v6049 + v7425;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7430 = v7429 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7433 = v7428 + v35;
-        const unsigned int v7434 = v7429 + v20;
-        const bool v7435 = v7434 <= v7433;
-        const bool v7436 = v316 || v7435;
-        const bool v7437 = v7430 && v7436;
-        const unsigned int v7440 = v7429 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7441 = v7440 + v20;
-        const bool v7443 = v7433 < v7441;
-        const bool v7444 = v6874 || v7443;
-        const bool v7445 = v7437 && v7444;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7447 = v7427 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7448 = v7445 ? v7447 : __uint_as_float(0xff800000u);
-        v6834.x[12] = v7448;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7449 = static_cast<unsigned int>(v6834.col(13, iron_linear_thread() & 31u));
-        const unsigned int v7450 = static_cast<unsigned int>(v6834.row(13, iron_linear_thread() & 31u));
-        const float v7451 = v6834.x[13];
-        const unsigned int v7452 = v56 + v7450;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7453 = v6049 + v7449;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7454 = v7453 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7457 = v7452 + v35;
-        const unsigned int v7458 = v7453 + v20;
-        const bool v7459 = v7458 <= v7457;
-        const bool v7460 = v316 || v7459;
-        const bool v7461 = v7454 && v7460;
-        const unsigned int v7464 = v7453 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7465 = v7464 + v20;
-        const bool v7467 = v7457 < v7465;
-        const bool v7468 = v6874 || v7467;
-        const bool v7469 = v7461 && v7468;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7471 = v7451 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7472 = v7469 ? v7471 : __uint_as_float(0xff800000u);
-        v6834.x[13] = v7472;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7473 = static_cast<unsigned int>(v6834.col(14, iron_linear_thread() & 31u));
-        const unsigned int v7474 = static_cast<unsigned int>(v6834.row(14, iron_linear_thread() & 31u));
-        const float v7475 = v6834.x[14];
-        const unsigned int v7476 = v56 + v7474;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7477 = v6049 + v7473;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7478 = v7477 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7481 = v7476 + v35;
-        const unsigned int v7482 = v7477 + v20;
-        const bool v7483 = v7482 <= v7481;
-        const bool v7484 = v316 || v7483;
-        const bool v7485 = v7478 && v7484;
-        const unsigned int v7488 = v7477 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7489 = v7488 + v20;
-        const bool v7491 = v7481 < v7489;
-        const bool v7492 = v6874 || v7491;
-        const bool v7493 = v7485 && v7492;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7495 = v7475 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7496 = v7493 ? v7495 : __uint_as_float(0xff800000u);
-        v6834.x[14] = v7496;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7497 = static_cast<unsigned int>(v6834.col(15, iron_linear_thread() & 31u));
-        const unsigned int v7498 = static_cast<unsigned int>(v6834.row(15, iron_linear_thread() & 31u));
-        const float v7499 = v6834.x[15];
-        const unsigned int v7500 = v56 + v7498;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7501 = v6049 + v7497;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7502 = v7501 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7505 = v7500 + v35;
-        const unsigned int v7506 = v7501 + v20;
-        const bool v7507 = v7506 <= v7505;
-        const bool v7508 = v316 || v7507;
-        const bool v7509 = v7502 && v7508;
-        const unsigned int v7512 = v7501 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7513 = v7512 + v20;
-        const bool v7515 = v7505 < v7513;
-        const bool v7516 = v6874 || v7515;
-        const bool v7517 = v7509 && v7516;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7519 = v7499 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7520 = v7517 ? v7519 : __uint_as_float(0xff800000u);
-        v6834.x[15] = v7520;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7521 = static_cast<unsigned int>(v6834.col(16, iron_linear_thread() & 31u));
-        const unsigned int v7522 = static_cast<unsigned int>(v6834.row(16, iron_linear_thread() & 31u));
-        const float v7523 = v6834.x[16];
-        const unsigned int v7524 = v56 + v7522;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7525 = v6049 + v7521;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7526 = v7525 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7529 = v7524 + v35;
-        const unsigned int v7530 = v7525 + v20;
-        const bool v7531 = v7530 <= v7529;
-        const bool v7532 = v316 || v7531;
-        const bool v7533 = v7526 && v7532;
-        const unsigned int v7536 = v7525 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7537 = v7536 + v20;
-        const bool v7539 = v7529 < v7537;
-        const bool v7540 = v6874 || v7539;
-        const bool v7541 = v7533 && v7540;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7543 = v7523 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7544 = v7541 ? v7543 : __uint_as_float(0xff800000u);
-        v6834.x[16] = v7544;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7545 = static_cast<unsigned int>(v6834.col(17, iron_linear_thread() & 31u));
-        const unsigned int v7546 = static_cast<unsigned int>(v6834.row(17, iron_linear_thread() & 31u));
-        const float v7547 = v6834.x[17];
-        const unsigned int v7548 = v56 + v7546;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7549 = v6049 + v7545;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7550 = v7549 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7553 = v7548 + v35;
-        const unsigned int v7554 = v7549 + v20;
-        const bool v7555 = v7554 <= v7553;
-        const bool v7556 = v316 || v7555;
-        const bool v7557 = v7550 && v7556;
-        const unsigned int v7560 = v7549 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7561 = v7560 + v20;
-        const bool v7563 = v7553 < v7561;
-        const bool v7564 = v6874 || v7563;
-        const bool v7565 = v7557 && v7564;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7567 = v7547 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7568 = v7565 ? v7567 : __uint_as_float(0xff800000u);
-        v6834.x[17] = v7568;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7569 = static_cast<unsigned int>(v6834.col(18, iron_linear_thread() & 31u));
-        const unsigned int v7570 = static_cast<unsigned int>(v6834.row(18, iron_linear_thread() & 31u));
-        const float v7571 = v6834.x[18];
-        const unsigned int v7572 = v56 + v7570;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7573 = v6049 + v7569;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7574 = v7573 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7577 = v7572 + v35;
-        const unsigned int v7578 = v7573 + v20;
-        const bool v7579 = v7578 <= v7577;
-        const bool v7580 = v316 || v7579;
-        const bool v7581 = v7574 && v7580;
-        const unsigned int v7584 = v7573 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7585 = v7584 + v20;
-        const bool v7587 = v7577 < v7585;
-        const bool v7588 = v6874 || v7587;
-        const bool v7589 = v7581 && v7588;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7591 = v7571 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7592 = v7589 ? v7591 : __uint_as_float(0xff800000u);
-        v6834.x[18] = v7592;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7593 = static_cast<unsigned int>(v6834.col(19, iron_linear_thread() & 31u));
-        const unsigned int v7594 = static_cast<unsigned int>(v6834.row(19, iron_linear_thread() & 31u));
-        const float v7595 = v6834.x[19];
-        const unsigned int v7596 = v56 + v7594;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7597 = v6049 + v7593;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7598 = v7597 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7601 = v7596 + v35;
-        const unsigned int v7602 = v7597 + v20;
-        const bool v7603 = v7602 <= v7601;
-        const bool v7604 = v316 || v7603;
-        const bool v7605 = v7598 && v7604;
-        const unsigned int v7608 = v7597 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7609 = v7608 + v20;
-        const bool v7611 = v7601 < v7609;
-        const bool v7612 = v6874 || v7611;
-        const bool v7613 = v7605 && v7612;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7615 = v7595 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7616 = v7613 ? v7615 : __uint_as_float(0xff800000u);
-        v6834.x[19] = v7616;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7617 = static_cast<unsigned int>(v6834.col(20, iron_linear_thread() & 31u));
-        const unsigned int v7618 = static_cast<unsigned int>(v6834.row(20, iron_linear_thread() & 31u));
-        const float v7619 = v6834.x[20];
-        const unsigned int v7620 = v56 + v7618;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7621 = v6049 + v7617;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7622 = v7621 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7625 = v7620 + v35;
-        const unsigned int v7626 = v7621 + v20;
-        const bool v7627 = v7626 <= v7625;
-        const bool v7628 = v316 || v7627;
-        const bool v7629 = v7622 && v7628;
-        const unsigned int v7632 = v7621 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7633 = v7632 + v20;
-        const bool v7635 = v7625 < v7633;
-        const bool v7636 = v6874 || v7635;
-        const bool v7637 = v7629 && v7636;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7639 = v7619 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7640 = v7637 ? v7639 : __uint_as_float(0xff800000u);
-        v6834.x[20] = v7640;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7641 = static_cast<unsigned int>(v6834.col(21, iron_linear_thread() & 31u));
-        const unsigned int v7642 = static_cast<unsigned int>(v6834.row(21, iron_linear_thread() & 31u));
-        const float v7643 = v6834.x[21];
-        const unsigned int v7644 = v56 + v7642;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7645 = v6049 + v7641;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7646 = v7645 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7649 = v7644 + v35;
-        const unsigned int v7650 = v7645 + v20;
-        const bool v7651 = v7650 <= v7649;
-        const bool v7652 = v316 || v7651;
-        const bool v7653 = v7646 && v7652;
-        const unsigned int v7656 = v7645 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7657 = v7656 + v20;
-        const bool v7659 = v7649 < v7657;
-        const bool v7660 = v6874 || v7659;
-        const bool v7661 = v7653 && v7660;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7663 = v7643 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7664 = v7661 ? v7663 : __uint_as_float(0xff800000u);
-        v6834.x[21] = v7664;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7665 = static_cast<unsigned int>(v6834.col(22, iron_linear_thread() & 31u));
-        const unsigned int v7666 = static_cast<unsigned int>(v6834.row(22, iron_linear_thread() & 31u));
-        const float v7667 = v6834.x[22];
-        const unsigned int v7668 = v56 + v7666;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7669 = v6049 + v7665;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7670 = v7669 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7673 = v7668 + v35;
-        const unsigned int v7674 = v7669 + v20;
-        const bool v7675 = v7674 <= v7673;
-        const bool v7676 = v316 || v7675;
-        const bool v7677 = v7670 && v7676;
-        const unsigned int v7680 = v7669 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7681 = v7680 + v20;
-        const bool v7683 = v7673 < v7681;
-        const bool v7684 = v6874 || v7683;
-        const bool v7685 = v7677 && v7684;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7687 = v7667 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7688 = v7685 ? v7687 : __uint_as_float(0xff800000u);
-        v6834.x[22] = v7688;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7689 = static_cast<unsigned int>(v6834.col(23, iron_linear_thread() & 31u));
-        const unsigned int v7690 = static_cast<unsigned int>(v6834.row(23, iron_linear_thread() & 31u));
-        const float v7691 = v6834.x[23];
-        const unsigned int v7692 = v56 + v7690;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7693 = v6049 + v7689;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7694 = v7693 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7697 = v7692 + v35;
-        const unsigned int v7698 = v7693 + v20;
-        const bool v7699 = v7698 <= v7697;
-        const bool v7700 = v316 || v7699;
-        const bool v7701 = v7694 && v7700;
-        const unsigned int v7704 = v7693 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7705 = v7704 + v20;
-        const bool v7707 = v7697 < v7705;
-        const bool v7708 = v6874 || v7707;
-        const bool v7709 = v7701 && v7708;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7711 = v7691 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7712 = v7709 ? v7711 : __uint_as_float(0xff800000u);
-        v6834.x[23] = v7712;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7713 = static_cast<unsigned int>(v6834.col(24, iron_linear_thread() & 31u));
-        const unsigned int v7714 = static_cast<unsigned int>(v6834.row(24, iron_linear_thread() & 31u));
-        const float v7715 = v6834.x[24];
-        const unsigned int v7716 = v56 + v7714;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7717 = v6049 + v7713;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7718 = v7717 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7721 = v7716 + v35;
-        const unsigned int v7722 = v7717 + v20;
-        const bool v7723 = v7722 <= v7721;
-        const bool v7724 = v316 || v7723;
-        const bool v7725 = v7718 && v7724;
-        const unsigned int v7728 = v7717 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7729 = v7728 + v20;
-        const bool v7731 = v7721 < v7729;
-        const bool v7732 = v6874 || v7731;
-        const bool v7733 = v7725 && v7732;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7735 = v7715 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7736 = v7733 ? v7735 : __uint_as_float(0xff800000u);
-        v6834.x[24] = v7736;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7737 = static_cast<unsigned int>(v6834.col(25, iron_linear_thread() & 31u));
-        const unsigned int v7738 = static_cast<unsigned int>(v6834.row(25, iron_linear_thread() & 31u));
-        const float v7739 = v6834.x[25];
-        const unsigned int v7740 = v56 + v7738;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7741 = v6049 + v7737;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7742 = v7741 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7745 = v7740 + v35;
-        const unsigned int v7746 = v7741 + v20;
-        const bool v7747 = v7746 <= v7745;
-        const bool v7748 = v316 || v7747;
-        const bool v7749 = v7742 && v7748;
-        const unsigned int v7752 = v7741 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7753 = v7752 + v20;
-        const bool v7755 = v7745 < v7753;
-        const bool v7756 = v6874 || v7755;
-        const bool v7757 = v7749 && v7756;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7759 = v7739 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7760 = v7757 ? v7759 : __uint_as_float(0xff800000u);
-        v6834.x[25] = v7760;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7761 = static_cast<unsigned int>(v6834.col(26, iron_linear_thread() & 31u));
-        const unsigned int v7762 = static_cast<unsigned int>(v6834.row(26, iron_linear_thread() & 31u));
-        const float v7763 = v6834.x[26];
-        const unsigned int v7764 = v56 + v7762;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7765 = v6049 + v7761;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7766 = v7765 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7769 = v7764 + v35;
-        const unsigned int v7770 = v7765 + v20;
-        const bool v7771 = v7770 <= v7769;
-        const bool v7772 = v316 || v7771;
-        const bool v7773 = v7766 && v7772;
-        const unsigned int v7776 = v7765 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7777 = v7776 + v20;
-        const bool v7779 = v7769 < v7777;
-        const bool v7780 = v6874 || v7779;
-        const bool v7781 = v7773 && v7780;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7783 = v7763 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7784 = v7781 ? v7783 : __uint_as_float(0xff800000u);
-        v6834.x[26] = v7784;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7785 = static_cast<unsigned int>(v6834.col(27, iron_linear_thread() & 31u));
-        const unsigned int v7786 = static_cast<unsigned int>(v6834.row(27, iron_linear_thread() & 31u));
-        const float v7787 = v6834.x[27];
-        const unsigned int v7788 = v56 + v7786;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7789 = v6049 + v7785;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7790 = v7789 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7793 = v7788 + v35;
-        const unsigned int v7794 = v7789 + v20;
-        const bool v7795 = v7794 <= v7793;
-        const bool v7796 = v316 || v7795;
-        const bool v7797 = v7790 && v7796;
-        const unsigned int v7800 = v7789 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7801 = v7800 + v20;
-        const bool v7803 = v7793 < v7801;
-        const bool v7804 = v6874 || v7803;
-        const bool v7805 = v7797 && v7804;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7807 = v7787 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7808 = v7805 ? v7807 : __uint_as_float(0xff800000u);
-        v6834.x[27] = v7808;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7809 = static_cast<unsigned int>(v6834.col(28, iron_linear_thread() & 31u));
-        const unsigned int v7810 = static_cast<unsigned int>(v6834.row(28, iron_linear_thread() & 31u));
-        const float v7811 = v6834.x[28];
-        const unsigned int v7812 = v56 + v7810;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7813 = v6049 + v7809;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7814 = v7813 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7817 = v7812 + v35;
-        const unsigned int v7818 = v7813 + v20;
-        const bool v7819 = v7818 <= v7817;
-        const bool v7820 = v316 || v7819;
-        const bool v7821 = v7814 && v7820;
-        const unsigned int v7824 = v7813 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7825 = v7824 + v20;
-        const bool v7827 = v7817 < v7825;
-        const bool v7828 = v6874 || v7827;
-        const bool v7829 = v7821 && v7828;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7831 = v7811 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7832 = v7829 ? v7831 : __uint_as_float(0xff800000u);
-        v6834.x[28] = v7832;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7833 = static_cast<unsigned int>(v6834.col(29, iron_linear_thread() & 31u));
-        const unsigned int v7834 = static_cast<unsigned int>(v6834.row(29, iron_linear_thread() & 31u));
-        const float v7835 = v6834.x[29];
-        const unsigned int v7836 = v56 + v7834;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7837 = v6049 + v7833;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7838 = v7837 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7841 = v7836 + v35;
-        const unsigned int v7842 = v7837 + v20;
-        const bool v7843 = v7842 <= v7841;
-        const bool v7844 = v316 || v7843;
-        const bool v7845 = v7838 && v7844;
-        const unsigned int v7848 = v7837 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7849 = v7848 + v20;
-        const bool v7851 = v7841 < v7849;
-        const bool v7852 = v6874 || v7851;
-        const bool v7853 = v7845 && v7852;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7855 = v7835 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7856 = v7853 ? v7855 : __uint_as_float(0xff800000u);
-        v6834.x[29] = v7856;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7857 = static_cast<unsigned int>(v6834.col(30, iron_linear_thread() & 31u));
-        const unsigned int v7858 = static_cast<unsigned int>(v6834.row(30, iron_linear_thread() & 31u));
-        const float v7859 = v6834.x[30];
-        const unsigned int v7860 = v56 + v7858;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7861 = v6049 + v7857;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7862 = v7861 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7865 = v7860 + v35;
-        const unsigned int v7866 = v7861 + v20;
-        const bool v7867 = v7866 <= v7865;
-        const bool v7868 = v316 || v7867;
-        const bool v7869 = v7862 && v7868;
-        const unsigned int v7872 = v7861 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7873 = v7872 + v20;
-        const bool v7875 = v7865 < v7873;
-        const bool v7876 = v6874 || v7875;
-        const bool v7877 = v7869 && v7876;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7879 = v7859 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7880 = v7877 ? v7879 : __uint_as_float(0xff800000u);
-        v6834.x[30] = v7880;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7881 = static_cast<unsigned int>(v6834.col(31, iron_linear_thread() & 31u));
-        const unsigned int v7882 = static_cast<unsigned int>(v6834.row(31, iron_linear_thread() & 31u));
-        const float v7883 = v6834.x[31];
-        const unsigned int v7884 = v56 + v7882;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7885 = v6049 + v7881;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7886 = v7885 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7889 = v7884 + v35;
-        const unsigned int v7890 = v7885 + v20;
-        const bool v7891 = v7890 <= v7889;
-        const bool v7892 = v316 || v7891;
-        const bool v7893 = v7886 && v7892;
-        const unsigned int v7896 = v7885 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7897 = v7896 + v20;
-        const bool v7899 = v7889 < v7897;
-        const bool v7900 = v6874 || v7899;
-        const bool v7901 = v7893 && v7900;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7903 = v7883 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7904 = v7901 ? v7903 : __uint_as_float(0xff800000u);
-        v6834.x[31] = v7904;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7905 = static_cast<unsigned int>(v6834.col(32, iron_linear_thread() & 31u));
-        const unsigned int v7906 = static_cast<unsigned int>(v6834.row(32, iron_linear_thread() & 31u));
-        const float v7907 = v6834.x[32];
-        const unsigned int v7908 = v56 + v7906;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7909 = v6049 + v7905;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7910 = v7909 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7913 = v7908 + v35;
-        const unsigned int v7914 = v7909 + v20;
-        const bool v7915 = v7914 <= v7913;
-        const bool v7916 = v316 || v7915;
-        const bool v7917 = v7910 && v7916;
-        const unsigned int v7920 = v7909 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7921 = v7920 + v20;
-        const bool v7923 = v7913 < v7921;
-        const bool v7924 = v6874 || v7923;
-        const bool v7925 = v7917 && v7924;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7927 = v7907 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7928 = v7925 ? v7927 : __uint_as_float(0xff800000u);
-        v6834.x[32] = v7928;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7929 = static_cast<unsigned int>(v6834.col(33, iron_linear_thread() & 31u));
-        const unsigned int v7930 = static_cast<unsigned int>(v6834.row(33, iron_linear_thread() & 31u));
-        const float v7931 = v6834.x[33];
-        const unsigned int v7932 = v56 + v7930;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7933 = v6049 + v7929;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7934 = v7933 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7937 = v7932 + v35;
-        const unsigned int v7938 = v7933 + v20;
-        const bool v7939 = v7938 <= v7937;
-        const bool v7940 = v316 || v7939;
-        const bool v7941 = v7934 && v7940;
-        const unsigned int v7944 = v7933 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7945 = v7944 + v20;
-        const bool v7947 = v7937 < v7945;
-        const bool v7948 = v6874 || v7947;
-        const bool v7949 = v7941 && v7948;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7951 = v7931 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7952 = v7949 ? v7951 : __uint_as_float(0xff800000u);
-        v6834.x[33] = v7952;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7953 = static_cast<unsigned int>(v6834.col(34, iron_linear_thread() & 31u));
-        const unsigned int v7954 = static_cast<unsigned int>(v6834.row(34, iron_linear_thread() & 31u));
-        const float v7955 = v6834.x[34];
-        const unsigned int v7956 = v56 + v7954;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7957 = v6049 + v7953;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7958 = v7957 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7961 = v7956 + v35;
-        const unsigned int v7962 = v7957 + v20;
-        const bool v7963 = v7962 <= v7961;
-        const bool v7964 = v316 || v7963;
-        const bool v7965 = v7958 && v7964;
-        const unsigned int v7968 = v7957 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7969 = v7968 + v20;
-        const bool v7971 = v7961 < v7969;
-        const bool v7972 = v6874 || v7971;
-        const bool v7973 = v7965 && v7972;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7975 = v7955 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7976 = v7973 ? v7975 : __uint_as_float(0xff800000u);
-        v6834.x[34] = v7976;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7977 = static_cast<unsigned int>(v6834.col(35, iron_linear_thread() & 31u));
-        const unsigned int v7978 = static_cast<unsigned int>(v6834.row(35, iron_linear_thread() & 31u));
-        const float v7979 = v6834.x[35];
-        const unsigned int v7980 = v56 + v7978;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7981 = v6049 + v7977;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7982 = v7981 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7985 = v7980 + v35;
-        const unsigned int v7986 = v7981 + v20;
-        const bool v7987 = v7986 <= v7985;
-        const bool v7988 = v316 || v7987;
-        const bool v7989 = v7982 && v7988;
-        const unsigned int v7992 = v7981 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7993 = v7992 + v20;
-        const bool v7995 = v7985 < v7993;
-        const bool v7996 = v6874 || v7995;
-        const bool v7997 = v7989 && v7996;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7999 = v7979 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8000 = v7997 ? v7999 : __uint_as_float(0xff800000u);
-        v6834.x[35] = v8000;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8001 = static_cast<unsigned int>(v6834.col(36, iron_linear_thread() & 31u));
-        const unsigned int v8002 = static_cast<unsigned int>(v6834.row(36, iron_linear_thread() & 31u));
-        const float v8003 = v6834.x[36];
-        const unsigned int v8004 = v56 + v8002;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8005 = v6049 + v8001;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8006 = v8005 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8009 = v8004 + v35;
-        const unsigned int v8010 = v8005 + v20;
-        const bool v8011 = v8010 <= v8009;
-        const bool v8012 = v316 || v8011;
-        const bool v8013 = v8006 && v8012;
-        const unsigned int v8016 = v8005 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8017 = v8016 + v20;
-        const bool v8019 = v8009 < v8017;
-        const bool v8020 = v6874 || v8019;
-        const bool v8021 = v8013 && v8020;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8023 = v8003 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8024 = v8021 ? v8023 : __uint_as_float(0xff800000u);
-        v6834.x[36] = v8024;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8025 = static_cast<unsigned int>(v6834.col(37, iron_linear_thread() & 31u));
-        const unsigned int v8026 = static_cast<unsigned int>(v6834.row(37, iron_linear_thread() & 31u));
-        const float v8027 = v6834.x[37];
-        const unsigned int v8028 = v56 + v8026;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8029 = v6049 + v8025;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8030 = v8029 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8033 = v8028 + v35;
-        const unsigned int v8034 = v8029 + v20;
-        const bool v8035 = v8034 <= v8033;
-        const bool v8036 = v316 || v8035;
-        const bool v8037 = v8030 && v8036;
-        const unsigned int v8040 = v8029 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8041 = v8040 + v20;
-        const bool v8043 = v8033 < v8041;
-        const bool v8044 = v6874 || v8043;
-        const bool v8045 = v8037 && v8044;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8047 = v8027 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8048 = v8045 ? v8047 : __uint_as_float(0xff800000u);
-        v6834.x[37] = v8048;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8049 = static_cast<unsigned int>(v6834.col(38, iron_linear_thread() & 31u));
-        const unsigned int v8050 = static_cast<unsigned int>(v6834.row(38, iron_linear_thread() & 31u));
-        const float v8051 = v6834.x[38];
-        const unsigned int v8052 = v56 + v8050;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8053 = v6049 + v8049;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8054 = v8053 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8057 = v8052 + v35;
-        const unsigned int v8058 = v8053 + v20;
-        const bool v8059 = v8058 <= v8057;
-        const bool v8060 = v316 || v8059;
-        const bool v8061 = v8054 && v8060;
-        const unsigned int v8064 = v8053 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8065 = v8064 + v20;
-        const bool v8067 = v8057 < v8065;
-        const bool v8068 = v6874 || v8067;
-        const bool v8069 = v8061 && v8068;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8071 = v8051 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8072 = v8069 ? v8071 : __uint_as_float(0xff800000u);
-        v6834.x[38] = v8072;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8073 = static_cast<unsigned int>(v6834.col(39, iron_linear_thread() & 31u));
-        const unsigned int v8074 = static_cast<unsigned int>(v6834.row(39, iron_linear_thread() & 31u));
-        const float v8075 = v6834.x[39];
-        const unsigned int v8076 = v56 + v8074;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8077 = v6049 + v8073;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8078 = v8077 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8081 = v8076 + v35;
-        const unsigned int v8082 = v8077 + v20;
-        const bool v8083 = v8082 <= v8081;
-        const bool v8084 = v316 || v8083;
-        const bool v8085 = v8078 && v8084;
-        const unsigned int v8088 = v8077 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8089 = v8088 + v20;
-        const bool v8091 = v8081 < v8089;
-        const bool v8092 = v6874 || v8091;
-        const bool v8093 = v8085 && v8092;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8095 = v8075 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8096 = v8093 ? v8095 : __uint_as_float(0xff800000u);
-        v6834.x[39] = v8096;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8097 = static_cast<unsigned int>(v6834.col(40, iron_linear_thread() & 31u));
-        const unsigned int v8098 = static_cast<unsigned int>(v6834.row(40, iron_linear_thread() & 31u));
-        const float v8099 = v6834.x[40];
-        const unsigned int v8100 = v56 + v8098;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8101 = v6049 + v8097;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8102 = v8101 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8105 = v8100 + v35;
-        const unsigned int v8106 = v8101 + v20;
-        const bool v8107 = v8106 <= v8105;
-        const bool v8108 = v316 || v8107;
-        const bool v8109 = v8102 && v8108;
-        const unsigned int v8112 = v8101 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8113 = v8112 + v20;
-        const bool v8115 = v8105 < v8113;
-        const bool v8116 = v6874 || v8115;
-        const bool v8117 = v8109 && v8116;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8119 = v8099 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8120 = v8117 ? v8119 : __uint_as_float(0xff800000u);
-        v6834.x[40] = v8120;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8121 = static_cast<unsigned int>(v6834.col(41, iron_linear_thread() & 31u));
-        const unsigned int v8122 = static_cast<unsigned int>(v6834.row(41, iron_linear_thread() & 31u));
-        const float v8123 = v6834.x[41];
-        const unsigned int v8124 = v56 + v8122;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8125 = v6049 + v8121;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8126 = v8125 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8129 = v8124 + v35;
-        const unsigned int v8130 = v8125 + v20;
-        const bool v8131 = v8130 <= v8129;
-        const bool v8132 = v316 || v8131;
-        const bool v8133 = v8126 && v8132;
-        const unsigned int v8136 = v8125 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8137 = v8136 + v20;
-        const bool v8139 = v8129 < v8137;
-        const bool v8140 = v6874 || v8139;
-        const bool v8141 = v8133 && v8140;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8143 = v8123 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8144 = v8141 ? v8143 : __uint_as_float(0xff800000u);
-        v6834.x[41] = v8144;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8145 = static_cast<unsigned int>(v6834.col(42, iron_linear_thread() & 31u));
-        const unsigned int v8146 = static_cast<unsigned int>(v6834.row(42, iron_linear_thread() & 31u));
-        const float v8147 = v6834.x[42];
-        const unsigned int v8148 = v56 + v8146;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8149 = v6049 + v8145;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8150 = v8149 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8153 = v8148 + v35;
-        const unsigned int v8154 = v8149 + v20;
-        const bool v8155 = v8154 <= v8153;
-        const bool v8156 = v316 || v8155;
-        const bool v8157 = v8150 && v8156;
-        const unsigned int v8160 = v8149 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8161 = v8160 + v20;
-        const bool v8163 = v8153 < v8161;
-        const bool v8164 = v6874 || v8163;
-        const bool v8165 = v8157 && v8164;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8167 = v8147 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8168 = v8165 ? v8167 : __uint_as_float(0xff800000u);
-        v6834.x[42] = v8168;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8169 = static_cast<unsigned int>(v6834.col(43, iron_linear_thread() & 31u));
-        const unsigned int v8170 = static_cast<unsigned int>(v6834.row(43, iron_linear_thread() & 31u));
-        const float v8171 = v6834.x[43];
-        const unsigned int v8172 = v56 + v8170;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8173 = v6049 + v8169;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8174 = v8173 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8177 = v8172 + v35;
-        const unsigned int v8178 = v8173 + v20;
-        const bool v8179 = v8178 <= v8177;
-        const bool v8180 = v316 || v8179;
-        const bool v8181 = v8174 && v8180;
-        const unsigned int v8184 = v8173 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8185 = v8184 + v20;
-        const bool v8187 = v8177 < v8185;
-        const bool v8188 = v6874 || v8187;
-        const bool v8189 = v8181 && v8188;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8191 = v8171 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8192 = v8189 ? v8191 : __uint_as_float(0xff800000u);
-        v6834.x[43] = v8192;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8193 = static_cast<unsigned int>(v6834.col(44, iron_linear_thread() & 31u));
-        const unsigned int v8194 = static_cast<unsigned int>(v6834.row(44, iron_linear_thread() & 31u));
-        const float v8195 = v6834.x[44];
-        const unsigned int v8196 = v56 + v8194;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8197 = v6049 + v8193;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8198 = v8197 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8201 = v8196 + v35;
-        const unsigned int v8202 = v8197 + v20;
-        const bool v8203 = v8202 <= v8201;
-        const bool v8204 = v316 || v8203;
-        const bool v8205 = v8198 && v8204;
-        const unsigned int v8208 = v8197 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8209 = v8208 + v20;
-        const bool v8211 = v8201 < v8209;
-        const bool v8212 = v6874 || v8211;
-        const bool v8213 = v8205 && v8212;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8215 = v8195 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8216 = v8213 ? v8215 : __uint_as_float(0xff800000u);
-        v6834.x[44] = v8216;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8217 = static_cast<unsigned int>(v6834.col(45, iron_linear_thread() & 31u));
-        const unsigned int v8218 = static_cast<unsigned int>(v6834.row(45, iron_linear_thread() & 31u));
-        const float v8219 = v6834.x[45];
-        const unsigned int v8220 = v56 + v8218;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8221 = v6049 + v8217;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8222 = v8221 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8225 = v8220 + v35;
-        const unsigned int v8226 = v8221 + v20;
-        const bool v8227 = v8226 <= v8225;
-        const bool v8228 = v316 || v8227;
-        const bool v8229 = v8222 && v8228;
-        const unsigned int v8232 = v8221 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8233 = v8232 + v20;
-        const bool v8235 = v8225 < v8233;
-        const bool v8236 = v6874 || v8235;
-        const bool v8237 = v8229 && v8236;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8239 = v8219 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8240 = v8237 ? v8239 : __uint_as_float(0xff800000u);
-        v6834.x[45] = v8240;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8241 = static_cast<unsigned int>(v6834.col(46, iron_linear_thread() & 31u));
-        const unsigned int v8242 = static_cast<unsigned int>(v6834.row(46, iron_linear_thread() & 31u));
-        const float v8243 = v6834.x[46];
-        const unsigned int v8244 = v56 + v8242;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8245 = v6049 + v8241;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8246 = v8245 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8249 = v8244 + v35;
-        const unsigned int v8250 = v8245 + v20;
-        const bool v8251 = v8250 <= v8249;
-        const bool v8252 = v316 || v8251;
-        const bool v8253 = v8246 && v8252;
-        const unsigned int v8256 = v8245 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8257 = v8256 + v20;
-        const bool v8259 = v8249 < v8257;
-        const bool v8260 = v6874 || v8259;
-        const bool v8261 = v8253 && v8260;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8263 = v8243 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8264 = v8261 ? v8263 : __uint_as_float(0xff800000u);
-        v6834.x[46] = v8264;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8265 = static_cast<unsigned int>(v6834.col(47, iron_linear_thread() & 31u));
-        const unsigned int v8266 = static_cast<unsigned int>(v6834.row(47, iron_linear_thread() & 31u));
-        const float v8267 = v6834.x[47];
-        const unsigned int v8268 = v56 + v8266;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8269 = v6049 + v8265;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8270 = v8269 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8273 = v8268 + v35;
-        const unsigned int v8274 = v8269 + v20;
-        const bool v8275 = v8274 <= v8273;
-        const bool v8276 = v316 || v8275;
-        const bool v8277 = v8270 && v8276;
-        const unsigned int v8280 = v8269 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8281 = v8280 + v20;
-        const bool v8283 = v8273 < v8281;
-        const bool v8284 = v6874 || v8283;
-        const bool v8285 = v8277 && v8284;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8287 = v8267 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8288 = v8285 ? v8287 : __uint_as_float(0xff800000u);
-        v6834.x[47] = v8288;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8289 = static_cast<unsigned int>(v6834.col(48, iron_linear_thread() & 31u));
-        const unsigned int v8290 = static_cast<unsigned int>(v6834.row(48, iron_linear_thread() & 31u));
-        const float v8291 = v6834.x[48];
-        const unsigned int v8292 = v56 + v8290;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8293 = v6049 + v8289;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8294 = v8293 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8297 = v8292 + v35;
-        const unsigned int v8298 = v8293 + v20;
-        const bool v8299 = v8298 <= v8297;
-        const bool v8300 = v316 || v8299;
-        const bool v8301 = v8294 && v8300;
-        const unsigned int v8304 = v8293 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8305 = v8304 + v20;
-        const bool v8307 = v8297 < v8305;
-        const bool v8308 = v6874 || v8307;
-        const bool v8309 = v8301 && v8308;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8311 = v8291 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8312 = v8309 ? v8311 : __uint_as_float(0xff800000u);
-        v6834.x[48] = v8312;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8313 = static_cast<unsigned int>(v6834.col(49, iron_linear_thread() & 31u));
-        const unsigned int v8314 = static_cast<unsigned int>(v6834.row(49, iron_linear_thread() & 31u));
-        const float v8315 = v6834.x[49];
-        const unsigned int v8316 = v56 + v8314;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8317 = v6049 + v8313;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8318 = v8317 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8321 = v8316 + v35;
-        const unsigned int v8322 = v8317 + v20;
-        const bool v8323 = v8322 <= v8321;
-        const bool v8324 = v316 || v8323;
-        const bool v8325 = v8318 && v8324;
-        const unsigned int v8328 = v8317 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8329 = v8328 + v20;
-        const bool v8331 = v8321 < v8329;
-        const bool v8332 = v6874 || v8331;
-        const bool v8333 = v8325 && v8332;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8335 = v8315 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8336 = v8333 ? v8335 : __uint_as_float(0xff800000u);
-        v6834.x[49] = v8336;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8337 = static_cast<unsigned int>(v6834.col(50, iron_linear_thread() & 31u));
-        const unsigned int v8338 = static_cast<unsigned int>(v6834.row(50, iron_linear_thread() & 31u));
-        const float v8339 = v6834.x[50];
-        const unsigned int v8340 = v56 + v8338;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8341 = v6049 + v8337;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8342 = v8341 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8345 = v8340 + v35;
-        const unsigned int v8346 = v8341 + v20;
-        const bool v8347 = v8346 <= v8345;
-        const bool v8348 = v316 || v8347;
-        const bool v8349 = v8342 && v8348;
-        const unsigned int v8352 = v8341 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8353 = v8352 + v20;
-        const bool v8355 = v8345 < v8353;
-        const bool v8356 = v6874 || v8355;
-        const bool v8357 = v8349 && v8356;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8359 = v8339 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8360 = v8357 ? v8359 : __uint_as_float(0xff800000u);
-        v6834.x[50] = v8360;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8361 = static_cast<unsigned int>(v6834.col(51, iron_linear_thread() & 31u));
-        const unsigned int v8362 = static_cast<unsigned int>(v6834.row(51, iron_linear_thread() & 31u));
-        const float v8363 = v6834.x[51];
-        const unsigned int v8364 = v56 + v8362;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8365 = v6049 + v8361;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8366 = v8365 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8369 = v8364 + v35;
-        const unsigned int v8370 = v8365 + v20;
-        const bool v8371 = v8370 <= v8369;
-        const bool v8372 = v316 || v8371;
-        const bool v8373 = v8366 && v8372;
-        const unsigned int v8376 = v8365 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8377 = v8376 + v20;
-        const bool v8379 = v8369 < v8377;
-        const bool v8380 = v6874 || v8379;
-        const bool v8381 = v8373 && v8380;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8383 = v8363 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8384 = v8381 ? v8383 : __uint_as_float(0xff800000u);
-        v6834.x[51] = v8384;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8385 = static_cast<unsigned int>(v6834.col(52, iron_linear_thread() & 31u));
-        const unsigned int v8386 = static_cast<unsigned int>(v6834.row(52, iron_linear_thread() & 31u));
-        const float v8387 = v6834.x[52];
-        const unsigned int v8388 = v56 + v8386;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8389 = v6049 + v8385;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8390 = v8389 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8393 = v8388 + v35;
-        const unsigned int v8394 = v8389 + v20;
-        const bool v8395 = v8394 <= v8393;
-        const bool v8396 = v316 || v8395;
-        const bool v8397 = v8390 && v8396;
-        const unsigned int v8400 = v8389 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8401 = v8400 + v20;
-        const bool v8403 = v8393 < v8401;
-        const bool v8404 = v6874 || v8403;
-        const bool v8405 = v8397 && v8404;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8407 = v8387 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8408 = v8405 ? v8407 : __uint_as_float(0xff800000u);
-        v6834.x[52] = v8408;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8409 = static_cast<unsigned int>(v6834.col(53, iron_linear_thread() & 31u));
-        const unsigned int v8410 = static_cast<unsigned int>(v6834.row(53, iron_linear_thread() & 31u));
-        const float v8411 = v6834.x[53];
-        const unsigned int v8412 = v56 + v8410;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8413 = v6049 + v8409;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8414 = v8413 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8417 = v8412 + v35;
-        const unsigned int v8418 = v8413 + v20;
-        const bool v8419 = v8418 <= v8417;
-        const bool v8420 = v316 || v8419;
-        const bool v8421 = v8414 && v8420;
-        const unsigned int v8424 = v8413 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8425 = v8424 + v20;
-        const bool v8427 = v8417 < v8425;
-        const bool v8428 = v6874 || v8427;
-        const bool v8429 = v8421 && v8428;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8431 = v8411 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8432 = v8429 ? v8431 : __uint_as_float(0xff800000u);
-        v6834.x[53] = v8432;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8433 = static_cast<unsigned int>(v6834.col(54, iron_linear_thread() & 31u));
-        const unsigned int v8434 = static_cast<unsigned int>(v6834.row(54, iron_linear_thread() & 31u));
-        const float v8435 = v6834.x[54];
-        const unsigned int v8436 = v56 + v8434;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8437 = v6049 + v8433;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8438 = v8437 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8441 = v8436 + v35;
-        const unsigned int v8442 = v8437 + v20;
-        const bool v8443 = v8442 <= v8441;
-        const bool v8444 = v316 || v8443;
-        const bool v8445 = v8438 && v8444;
-        const unsigned int v8448 = v8437 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8449 = v8448 + v20;
-        const bool v8451 = v8441 < v8449;
-        const bool v8452 = v6874 || v8451;
-        const bool v8453 = v8445 && v8452;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8455 = v8435 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8456 = v8453 ? v8455 : __uint_as_float(0xff800000u);
-        v6834.x[54] = v8456;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8457 = static_cast<unsigned int>(v6834.col(55, iron_linear_thread() & 31u));
-        const unsigned int v8458 = static_cast<unsigned int>(v6834.row(55, iron_linear_thread() & 31u));
-        const float v8459 = v6834.x[55];
-        const unsigned int v8460 = v56 + v8458;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8461 = v6049 + v8457;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8462 = v8461 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8465 = v8460 + v35;
-        const unsigned int v8466 = v8461 + v20;
-        const bool v8467 = v8466 <= v8465;
-        const bool v8468 = v316 || v8467;
-        const bool v8469 = v8462 && v8468;
-        const unsigned int v8472 = v8461 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8473 = v8472 + v20;
-        const bool v8475 = v8465 < v8473;
-        const bool v8476 = v6874 || v8475;
-        const bool v8477 = v8469 && v8476;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8479 = v8459 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8480 = v8477 ? v8479 : __uint_as_float(0xff800000u);
-        v6834.x[55] = v8480;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8481 = static_cast<unsigned int>(v6834.col(56, iron_linear_thread() & 31u));
-        const unsigned int v8482 = static_cast<unsigned int>(v6834.row(56, iron_linear_thread() & 31u));
-        const float v8483 = v6834.x[56];
-        const unsigned int v8484 = v56 + v8482;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8485 = v6049 + v8481;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8486 = v8485 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8489 = v8484 + v35;
-        const unsigned int v8490 = v8485 + v20;
-        const bool v8491 = v8490 <= v8489;
-        const bool v8492 = v316 || v8491;
-        const bool v8493 = v8486 && v8492;
-        const unsigned int v8496 = v8485 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8497 = v8496 + v20;
-        const bool v8499 = v8489 < v8497;
-        const bool v8500 = v6874 || v8499;
-        const bool v8501 = v8493 && v8500;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8503 = v8483 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8504 = v8501 ? v8503 : __uint_as_float(0xff800000u);
-        v6834.x[56] = v8504;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8505 = static_cast<unsigned int>(v6834.col(57, iron_linear_thread() & 31u));
-        const unsigned int v8506 = static_cast<unsigned int>(v6834.row(57, iron_linear_thread() & 31u));
-        const float v8507 = v6834.x[57];
-        const unsigned int v8508 = v56 + v8506;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8509 = v6049 + v8505;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8510 = v8509 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8513 = v8508 + v35;
-        const unsigned int v8514 = v8509 + v20;
-        const bool v8515 = v8514 <= v8513;
-        const bool v8516 = v316 || v8515;
-        const bool v8517 = v8510 && v8516;
-        const unsigned int v8520 = v8509 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8521 = v8520 + v20;
-        const bool v8523 = v8513 < v8521;
-        const bool v8524 = v6874 || v8523;
-        const bool v8525 = v8517 && v8524;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8527 = v8507 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8528 = v8525 ? v8527 : __uint_as_float(0xff800000u);
-        v6834.x[57] = v8528;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8529 = static_cast<unsigned int>(v6834.col(58, iron_linear_thread() & 31u));
-        const unsigned int v8530 = static_cast<unsigned int>(v6834.row(58, iron_linear_thread() & 31u));
-        const float v8531 = v6834.x[58];
-        const unsigned int v8532 = v56 + v8530;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8533 = v6049 + v8529;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8534 = v8533 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8537 = v8532 + v35;
-        const unsigned int v8538 = v8533 + v20;
-        const bool v8539 = v8538 <= v8537;
-        const bool v8540 = v316 || v8539;
-        const bool v8541 = v8534 && v8540;
-        const unsigned int v8544 = v8533 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8545 = v8544 + v20;
-        const bool v8547 = v8537 < v8545;
-        const bool v8548 = v6874 || v8547;
-        const bool v8549 = v8541 && v8548;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8551 = v8531 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8552 = v8549 ? v8551 : __uint_as_float(0xff800000u);
-        v6834.x[58] = v8552;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8553 = static_cast<unsigned int>(v6834.col(59, iron_linear_thread() & 31u));
-        const unsigned int v8554 = static_cast<unsigned int>(v6834.row(59, iron_linear_thread() & 31u));
-        const float v8555 = v6834.x[59];
-        const unsigned int v8556 = v56 + v8554;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8557 = v6049 + v8553;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8558 = v8557 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8561 = v8556 + v35;
-        const unsigned int v8562 = v8557 + v20;
-        const bool v8563 = v8562 <= v8561;
-        const bool v8564 = v316 || v8563;
-        const bool v8565 = v8558 && v8564;
-        const unsigned int v8568 = v8557 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8569 = v8568 + v20;
-        const bool v8571 = v8561 < v8569;
-        const bool v8572 = v6874 || v8571;
-        const bool v8573 = v8565 && v8572;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8575 = v8555 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8576 = v8573 ? v8575 : __uint_as_float(0xff800000u);
-        v6834.x[59] = v8576;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8577 = static_cast<unsigned int>(v6834.col(60, iron_linear_thread() & 31u));
-        const unsigned int v8578 = static_cast<unsigned int>(v6834.row(60, iron_linear_thread() & 31u));
-        const float v8579 = v6834.x[60];
-        const unsigned int v8580 = v56 + v8578;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8581 = v6049 + v8577;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8582 = v8581 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8585 = v8580 + v35;
-        const unsigned int v8586 = v8581 + v20;
-        const bool v8587 = v8586 <= v8585;
-        const bool v8588 = v316 || v8587;
-        const bool v8589 = v8582 && v8588;
-        const unsigned int v8592 = v8581 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8593 = v8592 + v20;
-        const bool v8595 = v8585 < v8593;
-        const bool v8596 = v6874 || v8595;
-        const bool v8597 = v8589 && v8596;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8599 = v8579 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8600 = v8597 ? v8599 : __uint_as_float(0xff800000u);
-        v6834.x[60] = v8600;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8601 = static_cast<unsigned int>(v6834.col(61, iron_linear_thread() & 31u));
-        const unsigned int v8602 = static_cast<unsigned int>(v6834.row(61, iron_linear_thread() & 31u));
-        const float v8603 = v6834.x[61];
-        const unsigned int v8604 = v56 + v8602;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8605 = v6049 + v8601;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8606 = v8605 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8609 = v8604 + v35;
-        const unsigned int v8610 = v8605 + v20;
-        const bool v8611 = v8610 <= v8609;
-        const bool v8612 = v316 || v8611;
-        const bool v8613 = v8606 && v8612;
-        const unsigned int v8616 = v8605 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8617 = v8616 + v20;
-        const bool v8619 = v8609 < v8617;
-        const bool v8620 = v6874 || v8619;
-        const bool v8621 = v8613 && v8620;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8623 = v8603 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8624 = v8621 ? v8623 : __uint_as_float(0xff800000u);
-        v6834.x[61] = v8624;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8625 = static_cast<unsigned int>(v6834.col(62, iron_linear_thread() & 31u));
-        const unsigned int v8626 = static_cast<unsigned int>(v6834.row(62, iron_linear_thread() & 31u));
-        const float v8627 = v6834.x[62];
-        const unsigned int v8628 = v56 + v8626;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8629 = v6049 + v8625;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8630 = v8629 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8633 = v8628 + v35;
-        const unsigned int v8634 = v8629 + v20;
-        const bool v8635 = v8634 <= v8633;
-        const bool v8636 = v316 || v8635;
-        const bool v8637 = v8630 && v8636;
-        const unsigned int v8640 = v8629 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8641 = v8640 + v20;
-        const bool v8643 = v8633 < v8641;
-        const bool v8644 = v6874 || v8643;
-        const bool v8645 = v8637 && v8644;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8647 = v8627 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8648 = v8645 ? v8647 : __uint_as_float(0xff800000u);
-        v6834.x[62] = v8648;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8649 = static_cast<unsigned int>(v6834.col(63, iron_linear_thread() & 31u));
-        const unsigned int v8650 = static_cast<unsigned int>(v6834.row(63, iron_linear_thread() & 31u));
-        const float v8651 = v6834.x[63];
-        const unsigned int v8652 = v56 + v8650;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8653 = v6049 + v8649;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8654 = v8653 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8657 = v8652 + v35;
-        const unsigned int v8658 = v8653 + v20;
-        const bool v8659 = v8658 <= v8657;
-        const bool v8660 = v316 || v8659;
-        const bool v8661 = v8654 && v8660;
-        const unsigned int v8664 = v8653 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8665 = v8664 + v20;
-        const bool v8667 = v8657 < v8665;
-        const bool v8668 = v6874 || v8667;
-        const bool v8669 = v8661 && v8668;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8671 = v8651 * v335;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8672 = v8669 ? v8671 : __uint_as_float(0xff800000u);
-        v6834.x[63] = v8672;  // kernels/sdpa/flash_tile.hpp:161
+        const unsigned int v8397 = static_cast<unsigned int>(v8094.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8398 = static_cast<unsigned int>(v8094.row(0, iron_linear_thread() & 31u));
+        const float v8399 = v8094.x[0];
+        const unsigned int v8400 = v56 + v8398;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8401 = v6889 + v8397;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8402 = v8401 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8405 = v8400 + v35;
+        const unsigned int v8406 = v8401 + v20;
+        const bool v8407 = v8406 <= v8405;
+        const bool v8408 = v316 || v8407;
+        const bool v8409 = v8402 && v8408;
+        const unsigned int v8412 = v8401 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8413 = v8412 + v20;
+        const bool v8415 = v8405 < v8413;
+        const bool v8416 = v8134 || v8415;
+        const bool v8417 = v8409 && v8416;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8419 = v8399 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8420 = v8417 ? v8419 : __uint_as_float(0xff800000u);
+        v8094.x[0] = v8420;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8421 = static_cast<unsigned int>(v8094.col(1, iron_linear_thread() & 31u));
+        const unsigned int v8422 = static_cast<unsigned int>(v8094.row(1, iron_linear_thread() & 31u));
+        const float v8423 = v8094.x[1];
+        const unsigned int v8424 = v56 + v8422;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8425 = v6889 + v8421;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8426 = v8425 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8429 = v8424 + v35;
+        const unsigned int v8430 = v8425 + v20;
+        const bool v8431 = v8430 <= v8429;
+        const bool v8432 = v316 || v8431;
+        const bool v8433 = v8426 && v8432;
+        const unsigned int v8436 = v8425 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8437 = v8436 + v20;
+        const bool v8439 = v8429 < v8437;
+        const bool v8440 = v8134 || v8439;
+        const bool v8441 = v8433 && v8440;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8443 = v8423 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8444 = v8441 ? v8443 : __uint_as_float(0xff800000u);
+        v8094.x[1] = v8444;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8445 = static_cast<unsigned int>(v8094.col(2, iron_linear_thread() & 31u));
+        const unsigned int v8446 = static_cast<unsigned int>(v8094.row(2, iron_linear_thread() & 31u));
+        const float v8447 = v8094.x[2];
+        const unsigned int v8448 = v56 + v8446;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8449 = v6889 + v8445;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8450 = v8449 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8453 = v8448 + v35;
+        const unsigned int v8454 = v8449 + v20;
+        const bool v8455 = v8454 <= v8453;
+        const bool v8456 = v316 || v8455;
+        const bool v8457 = v8450 && v8456;
+        const unsigned int v8460 = v8449 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8461 = v8460 + v20;
+        const bool v8463 = v8453 < v8461;
+        const bool v8464 = v8134 || v8463;
+        const bool v8465 = v8457 && v8464;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8467 = v8447 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8468 = v8465 ? v8467 : __uint_as_float(0xff800000u);
+        v8094.x[2] = v8468;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8469 = static_cast<unsigned int>(v8094.col(3, iron_linear_thread() & 31u));
+        const unsigned int v8470 = static_cast<unsigned int>(v8094.row(3, iron_linear_thread() & 31u));
+        const float v8471 = v8094.x[3];
+        const unsigned int v8472 = v56 + v8470;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8473 = v6889 + v8469;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8474 = v8473 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8477 = v8472 + v35;
+        const unsigned int v8478 = v8473 + v20;
+        const bool v8479 = v8478 <= v8477;
+        const bool v8480 = v316 || v8479;
+        const bool v8481 = v8474 && v8480;
+        const unsigned int v8484 = v8473 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8485 = v8484 + v20;
+        const bool v8487 = v8477 < v8485;
+        const bool v8488 = v8134 || v8487;
+        const bool v8489 = v8481 && v8488;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8491 = v8471 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8492 = v8489 ? v8491 : __uint_as_float(0xff800000u);
+        v8094.x[3] = v8492;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8493 = static_cast<unsigned int>(v8094.col(4, iron_linear_thread() & 31u));
+        const unsigned int v8494 = static_cast<unsigned int>(v8094.row(4, iron_linear_thread() & 31u));
+        const float v8495 = v8094.x[4];
+        const unsigned int v8496 = v56 + v8494;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8497 = v6889 + v8493;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8498 = v8497 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8501 = v8496 + v35;
+        const unsigned int v8502 = v8497 + v20;
+        const bool v8503 = v8502 <= v8501;
+        const bool v8504 = v316 || v8503;
+        const bool v8505 = v8498 && v8504;
+        const unsigned int v8508 = v8497 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8509 = v8508 + v20;
+        const bool v8511 = v8501 < v8509;
+        const bool v8512 = v8134 || v8511;
+        const bool v8513 = v8505 && v8512;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8515 = v8495 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8516 = v8513 ? v8515 : __uint_as_float(0xff800000u);
+        v8094.x[4] = v8516;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8517 = static_cast<unsigned int>(v8094.col(5, iron_linear_thread() & 31u));
+        const unsigned int v8518 = static_cast<unsigned int>(v8094.row(5, iron_linear_thread() & 31u));
+        const float v8519 = v8094.x[5];
+        const unsigned int v8520 = v56 + v8518;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8521 = v6889 + v8517;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8522 = v8521 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8525 = v8520 + v35;
+        const unsigned int v8526 = v8521 + v20;
+        const bool v8527 = v8526 <= v8525;
+        const bool v8528 = v316 || v8527;
+        const bool v8529 = v8522 && v8528;
+        const unsigned int v8532 = v8521 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8533 = v8532 + v20;
+        const bool v8535 = v8525 < v8533;
+        const bool v8536 = v8134 || v8535;
+        const bool v8537 = v8529 && v8536;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8539 = v8519 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8540 = v8537 ? v8539 : __uint_as_float(0xff800000u);
+        v8094.x[5] = v8540;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8541 = static_cast<unsigned int>(v8094.col(6, iron_linear_thread() & 31u));
+        const unsigned int v8542 = static_cast<unsigned int>(v8094.row(6, iron_linear_thread() & 31u));
+        const float v8543 = v8094.x[6];
+        const unsigned int v8544 = v56 + v8542;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8545 = v6889 + v8541;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8546 = v8545 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8549 = v8544 + v35;
+        const unsigned int v8550 = v8545 + v20;
+        const bool v8551 = v8550 <= v8549;
+        const bool v8552 = v316 || v8551;
+        const bool v8553 = v8546 && v8552;
+        const unsigned int v8556 = v8545 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8557 = v8556 + v20;
+        const bool v8559 = v8549 < v8557;
+        const bool v8560 = v8134 || v8559;
+        const bool v8561 = v8553 && v8560;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8563 = v8543 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8564 = v8561 ? v8563 : __uint_as_float(0xff800000u);
+        v8094.x[6] = v8564;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8565 = static_cast<unsigned int>(v8094.col(7, iron_linear_thread() & 31u));
+        const unsigned int v8566 = static_cast<unsigned int>(v8094.row(7, iron_linear_thread() & 31u));
+        const float v8567 = v8094.x[7];
+        const unsigned int v8568 = v56 + v8566;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8569 = v6889 + v8565;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8570 = v8569 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8573 = v8568 + v35;
+        const unsigned int v8574 = v8569 + v20;
+        const bool v8575 = v8574 <= v8573;
+        const bool v8576 = v316 || v8575;
+        const bool v8577 = v8570 && v8576;
+        const unsigned int v8580 = v8569 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8581 = v8580 + v20;
+        const bool v8583 = v8573 < v8581;
+        const bool v8584 = v8134 || v8583;
+        const bool v8585 = v8577 && v8584;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8587 = v8567 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8588 = v8585 ? v8587 : __uint_as_float(0xff800000u);
+        v8094.x[7] = v8588;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8589 = static_cast<unsigned int>(v8094.col(8, iron_linear_thread() & 31u));
+        const unsigned int v8590 = static_cast<unsigned int>(v8094.row(8, iron_linear_thread() & 31u));
+        const float v8591 = v8094.x[8];
+        const unsigned int v8592 = v56 + v8590;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8593 = v6889 + v8589;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8594 = v8593 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8597 = v8592 + v35;
+        const unsigned int v8598 = v8593 + v20;
+        const bool v8599 = v8598 <= v8597;
+        const bool v8600 = v316 || v8599;
+        const bool v8601 = v8594 && v8600;
+        const unsigned int v8604 = v8593 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8605 = v8604 + v20;
+        const bool v8607 = v8597 < v8605;
+        const bool v8608 = v8134 || v8607;
+        const bool v8609 = v8601 && v8608;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8611 = v8591 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8612 = v8609 ? v8611 : __uint_as_float(0xff800000u);
+        v8094.x[8] = v8612;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8613 = static_cast<unsigned int>(v8094.col(9, iron_linear_thread() & 31u));
+        const unsigned int v8614 = static_cast<unsigned int>(v8094.row(9, iron_linear_thread() & 31u));
+        const float v8615 = v8094.x[9];
+        const unsigned int v8616 = v56 + v8614;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8617 = v6889 + v8613;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8618 = v8617 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8621 = v8616 + v35;
+        const unsigned int v8622 = v8617 + v20;
+        const bool v8623 = v8622 <= v8621;
+        const bool v8624 = v316 || v8623;
+        const bool v8625 = v8618 && v8624;
+        const unsigned int v8628 = v8617 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8629 = v8628 + v20;
+        const bool v8631 = v8621 < v8629;
+        const bool v8632 = v8134 || v8631;
+        const bool v8633 = v8625 && v8632;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8635 = v8615 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8636 = v8633 ? v8635 : __uint_as_float(0xff800000u);
+        v8094.x[9] = v8636;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8637 = static_cast<unsigned int>(v8094.col(10, iron_linear_thread() & 31u));
+        const unsigned int v8638 = static_cast<unsigned int>(v8094.row(10, iron_linear_thread() & 31u));
+        const float v8639 = v8094.x[10];
+        const unsigned int v8640 = v56 + v8638;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8641 = v6889 + v8637;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8642 = v8641 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8645 = v8640 + v35;
+        const unsigned int v8646 = v8641 + v20;
+        const bool v8647 = v8646 <= v8645;
+        const bool v8648 = v316 || v8647;
+        const bool v8649 = v8642 && v8648;
+        const unsigned int v8652 = v8641 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8653 = v8652 + v20;
+        const bool v8655 = v8645 < v8653;
+        const bool v8656 = v8134 || v8655;
+        const bool v8657 = v8649 && v8656;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8659 = v8639 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8660 = v8657 ? v8659 : __uint_as_float(0xff800000u);
+        v8094.x[10] = v8660;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8661 = static_cast<unsigned int>(v8094.col(11, iron_linear_thread() & 31u));
+        const unsigned int v8662 = static_cast<unsigned int>(v8094.row(11, iron_linear_thread() & 31u));
+        const float v8663 = v8094.x[11];
+        const unsigned int v8664 = v56 + v8662;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8665 = v6889 + v8661;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8666 = v8665 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8669 = v8664 + v35;
+        const unsigned int v8670 = v8665 + v20;
+        const bool v8671 = v8670 <= v8669;
+        const bool v8672 = v316 || v8671;
+        const bool v8673 = v8666 && v8672;
+        const unsigned int v8676 = v8665 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8677 = v8676 + v20;
+        const bool v8679 = v8669 < v8677;
+        const bool v8680 = v8134 || v8679;
+        const bool v8681 = v8673 && v8680;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8683 = v8663 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8684 = v8681 ? v8683 : __uint_as_float(0xff800000u);
+        v8094.x[11] = v8684;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8685 = static_cast<unsigned int>(v8094.col(12, iron_linear_thread() & 31u));
+        const unsigned int v8686 = static_cast<unsigned int>(v8094.row(12, iron_linear_thread() & 31u));
+        const float v8687 = v8094.x[12];
+        const unsigned int v8688 = v56 + v8686;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8689 = v6889 + v8685;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8690 = v8689 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8693 = v8688 + v35;
+        const unsigned int v8694 = v8689 + v20;
+        const bool v8695 = v8694 <= v8693;
+        const bool v8696 = v316 || v8695;
+        const bool v8697 = v8690 && v8696;
+        const unsigned int v8700 = v8689 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8701 = v8700 + v20;
+        const bool v8703 = v8693 < v8701;
+        const bool v8704 = v8134 || v8703;
+        const bool v8705 = v8697 && v8704;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8707 = v8687 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8708 = v8705 ? v8707 : __uint_as_float(0xff800000u);
+        v8094.x[12] = v8708;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8709 = static_cast<unsigned int>(v8094.col(13, iron_linear_thread() & 31u));
+        const unsigned int v8710 = static_cast<unsigned int>(v8094.row(13, iron_linear_thread() & 31u));
+        const float v8711 = v8094.x[13];
+        const unsigned int v8712 = v56 + v8710;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8713 = v6889 + v8709;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8714 = v8713 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8717 = v8712 + v35;
+        const unsigned int v8718 = v8713 + v20;
+        const bool v8719 = v8718 <= v8717;
+        const bool v8720 = v316 || v8719;
+        const bool v8721 = v8714 && v8720;
+        const unsigned int v8724 = v8713 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8725 = v8724 + v20;
+        const bool v8727 = v8717 < v8725;
+        const bool v8728 = v8134 || v8727;
+        const bool v8729 = v8721 && v8728;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8731 = v8711 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8732 = v8729 ? v8731 : __uint_as_float(0xff800000u);
+        v8094.x[13] = v8732;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8733 = static_cast<unsigned int>(v8094.col(14, iron_linear_thread() & 31u));
+        const unsigned int v8734 = static_cast<unsigned int>(v8094.row(14, iron_linear_thread() & 31u));
+        const float v8735 = v8094.x[14];
+        const unsigned int v8736 = v56 + v8734;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8737 = v6889 + v8733;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8738 = v8737 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8741 = v8736 + v35;
+        const unsigned int v8742 = v8737 + v20;
+        const bool v8743 = v8742 <= v8741;
+        const bool v8744 = v316 || v8743;
+        const bool v8745 = v8738 && v8744;
+        const unsigned int v8748 = v8737 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8749 = v8748 + v20;
+        const bool v8751 = v8741 < v8749;
+        const bool v8752 = v8134 || v8751;
+        const bool v8753 = v8745 && v8752;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8755 = v8735 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8756 = v8753 ? v8755 : __uint_as_float(0xff800000u);
+        v8094.x[14] = v8756;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8757 = static_cast<unsigned int>(v8094.col(15, iron_linear_thread() & 31u));
+        const unsigned int v8758 = static_cast<unsigned int>(v8094.row(15, iron_linear_thread() & 31u));
+        const float v8759 = v8094.x[15];
+        const unsigned int v8760 = v56 + v8758;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8761 = v6889 + v8757;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8762 = v8761 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8765 = v8760 + v35;
+        const unsigned int v8766 = v8761 + v20;
+        const bool v8767 = v8766 <= v8765;
+        const bool v8768 = v316 || v8767;
+        const bool v8769 = v8762 && v8768;
+        const unsigned int v8772 = v8761 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8773 = v8772 + v20;
+        const bool v8775 = v8765 < v8773;
+        const bool v8776 = v8134 || v8775;
+        const bool v8777 = v8769 && v8776;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8779 = v8759 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8780 = v8777 ? v8779 : __uint_as_float(0xff800000u);
+        v8094.x[15] = v8780;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8781 = static_cast<unsigned int>(v8094.col(16, iron_linear_thread() & 31u));
+        const unsigned int v8782 = static_cast<unsigned int>(v8094.row(16, iron_linear_thread() & 31u));
+        const float v8783 = v8094.x[16];
+        const unsigned int v8784 = v56 + v8782;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8785 = v6889 + v8781;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8786 = v8785 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8789 = v8784 + v35;
+        const unsigned int v8790 = v8785 + v20;
+        const bool v8791 = v8790 <= v8789;
+        const bool v8792 = v316 || v8791;
+        const bool v8793 = v8786 && v8792;
+        const unsigned int v8796 = v8785 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8797 = v8796 + v20;
+        const bool v8799 = v8789 < v8797;
+        const bool v8800 = v8134 || v8799;
+        const bool v8801 = v8793 && v8800;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8803 = v8783 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8804 = v8801 ? v8803 : __uint_as_float(0xff800000u);
+        v8094.x[16] = v8804;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8805 = static_cast<unsigned int>(v8094.col(17, iron_linear_thread() & 31u));
+        const unsigned int v8806 = static_cast<unsigned int>(v8094.row(17, iron_linear_thread() & 31u));
+        const float v8807 = v8094.x[17];
+        const unsigned int v8808 = v56 + v8806;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8809 = v6889 + v8805;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8810 = v8809 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8813 = v8808 + v35;
+        const unsigned int v8814 = v8809 + v20;
+        const bool v8815 = v8814 <= v8813;
+        const bool v8816 = v316 || v8815;
+        const bool v8817 = v8810 && v8816;
+        const unsigned int v8820 = v8809 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8821 = v8820 + v20;
+        const bool v8823 = v8813 < v8821;
+        const bool v8824 = v8134 || v8823;
+        const bool v8825 = v8817 && v8824;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8827 = v8807 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8828 = v8825 ? v8827 : __uint_as_float(0xff800000u);
+        v8094.x[17] = v8828;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8829 = static_cast<unsigned int>(v8094.col(18, iron_linear_thread() & 31u));
+        const unsigned int v8830 = static_cast<unsigned int>(v8094.row(18, iron_linear_thread() & 31u));
+        const float v8831 = v8094.x[18];
+        const unsigned int v8832 = v56 + v8830;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8833 = v6889 + v8829;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8834 = v8833 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8837 = v8832 + v35;
+        const unsigned int v8838 = v8833 + v20;
+        const bool v8839 = v8838 <= v8837;
+        const bool v8840 = v316 || v8839;
+        const bool v8841 = v8834 && v8840;
+        const unsigned int v8844 = v8833 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8845 = v8844 + v20;
+        const bool v8847 = v8837 < v8845;
+        const bool v8848 = v8134 || v8847;
+        const bool v8849 = v8841 && v8848;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8851 = v8831 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8852 = v8849 ? v8851 : __uint_as_float(0xff800000u);
+        v8094.x[18] = v8852;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8853 = static_cast<unsigned int>(v8094.col(19, iron_linear_thread() & 31u));
+        const unsigned int v8854 = static_cast<unsigned int>(v8094.row(19, iron_linear_thread() & 31u));
+        const float v8855 = v8094.x[19];
+        const unsigned int v8856 = v56 + v8854;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8857 = v6889 + v8853;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8858 = v8857 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8861 = v8856 + v35;
+        const unsigned int v8862 = v8857 + v20;
+        const bool v8863 = v8862 <= v8861;
+        const bool v8864 = v316 || v8863;
+        const bool v8865 = v8858 && v8864;
+        const unsigned int v8868 = v8857 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8869 = v8868 + v20;
+        const bool v8871 = v8861 < v8869;
+        const bool v8872 = v8134 || v8871;
+        const bool v8873 = v8865 && v8872;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8875 = v8855 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8876 = v8873 ? v8875 : __uint_as_float(0xff800000u);
+        v8094.x[19] = v8876;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8877 = static_cast<unsigned int>(v8094.col(20, iron_linear_thread() & 31u));
+        const unsigned int v8878 = static_cast<unsigned int>(v8094.row(20, iron_linear_thread() & 31u));
+        const float v8879 = v8094.x[20];
+        const unsigned int v8880 = v56 + v8878;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8881 = v6889 + v8877;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8882 = v8881 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8885 = v8880 + v35;
+        const unsigned int v8886 = v8881 + v20;
+        const bool v8887 = v8886 <= v8885;
+        const bool v8888 = v316 || v8887;
+        const bool v8889 = v8882 && v8888;
+        const unsigned int v8892 = v8881 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8893 = v8892 + v20;
+        const bool v8895 = v8885 < v8893;
+        const bool v8896 = v8134 || v8895;
+        const bool v8897 = v8889 && v8896;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8899 = v8879 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8900 = v8897 ? v8899 : __uint_as_float(0xff800000u);
+        v8094.x[20] = v8900;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8901 = static_cast<unsigned int>(v8094.col(21, iron_linear_thread() & 31u));
+        const unsigned int v8902 = static_cast<unsigned int>(v8094.row(21, iron_linear_thread() & 31u));
+        const float v8903 = v8094.x[21];
+        const unsigned int v8904 = v56 + v8902;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8905 = v6889 + v8901;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8906 = v8905 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8909 = v8904 + v35;
+        const unsigned int v8910 = v8905 + v20;
+        const bool v8911 = v8910 <= v8909;
+        const bool v8912 = v316 || v8911;
+        const bool v8913 = v8906 && v8912;
+        const unsigned int v8916 = v8905 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8917 = v8916 + v20;
+        const bool v8919 = v8909 < v8917;
+        const bool v8920 = v8134 || v8919;
+        const bool v8921 = v8913 && v8920;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8923 = v8903 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8924 = v8921 ? v8923 : __uint_as_float(0xff800000u);
+        v8094.x[21] = v8924;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8925 = static_cast<unsigned int>(v8094.col(22, iron_linear_thread() & 31u));
+        const unsigned int v8926 = static_cast<unsigned int>(v8094.row(22, iron_linear_thread() & 31u));
+        const float v8927 = v8094.x[22];
+        const unsigned int v8928 = v56 + v8926;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8929 = v6889 + v8925;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8930 = v8929 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8933 = v8928 + v35;
+        const unsigned int v8934 = v8929 + v20;
+        const bool v8935 = v8934 <= v8933;
+        const bool v8936 = v316 || v8935;
+        const bool v8937 = v8930 && v8936;
+        const unsigned int v8940 = v8929 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8941 = v8940 + v20;
+        const bool v8943 = v8933 < v8941;
+        const bool v8944 = v8134 || v8943;
+        const bool v8945 = v8937 && v8944;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8947 = v8927 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8948 = v8945 ? v8947 : __uint_as_float(0xff800000u);
+        v8094.x[22] = v8948;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8949 = static_cast<unsigned int>(v8094.col(23, iron_linear_thread() & 31u));
+        const unsigned int v8950 = static_cast<unsigned int>(v8094.row(23, iron_linear_thread() & 31u));
+        const float v8951 = v8094.x[23];
+        const unsigned int v8952 = v56 + v8950;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8953 = v6889 + v8949;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8954 = v8953 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8957 = v8952 + v35;
+        const unsigned int v8958 = v8953 + v20;
+        const bool v8959 = v8958 <= v8957;
+        const bool v8960 = v316 || v8959;
+        const bool v8961 = v8954 && v8960;
+        const unsigned int v8964 = v8953 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8965 = v8964 + v20;
+        const bool v8967 = v8957 < v8965;
+        const bool v8968 = v8134 || v8967;
+        const bool v8969 = v8961 && v8968;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8971 = v8951 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8972 = v8969 ? v8971 : __uint_as_float(0xff800000u);
+        v8094.x[23] = v8972;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8973 = static_cast<unsigned int>(v8094.col(24, iron_linear_thread() & 31u));
+        const unsigned int v8974 = static_cast<unsigned int>(v8094.row(24, iron_linear_thread() & 31u));
+        const float v8975 = v8094.x[24];
+        const unsigned int v8976 = v56 + v8974;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8977 = v6889 + v8973;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8978 = v8977 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8981 = v8976 + v35;
+        const unsigned int v8982 = v8977 + v20;
+        const bool v8983 = v8982 <= v8981;
+        const bool v8984 = v316 || v8983;
+        const bool v8985 = v8978 && v8984;
+        const unsigned int v8988 = v8977 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8989 = v8988 + v20;
+        const bool v8991 = v8981 < v8989;
+        const bool v8992 = v8134 || v8991;
+        const bool v8993 = v8985 && v8992;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8995 = v8975 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8996 = v8993 ? v8995 : __uint_as_float(0xff800000u);
+        v8094.x[24] = v8996;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8997 = static_cast<unsigned int>(v8094.col(25, iron_linear_thread() & 31u));
+        const unsigned int v8998 = static_cast<unsigned int>(v8094.row(25, iron_linear_thread() & 31u));
+        const float v8999 = v8094.x[25];
+        const unsigned int v9000 = v56 + v8998;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9001 = v6889 + v8997;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9002 = v9001 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9005 = v9000 + v35;
+        const unsigned int v9006 = v9001 + v20;
+        const bool v9007 = v9006 <= v9005;
+        const bool v9008 = v316 || v9007;
+        const bool v9009 = v9002 && v9008;
+        const unsigned int v9012 = v9001 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9013 = v9012 + v20;
+        const bool v9015 = v9005 < v9013;
+        const bool v9016 = v8134 || v9015;
+        const bool v9017 = v9009 && v9016;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9019 = v8999 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9020 = v9017 ? v9019 : __uint_as_float(0xff800000u);
+        v8094.x[25] = v9020;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9021 = static_cast<unsigned int>(v8094.col(26, iron_linear_thread() & 31u));
+        const unsigned int v9022 = static_cast<unsigned int>(v8094.row(26, iron_linear_thread() & 31u));
+        const float v9023 = v8094.x[26];
+        const unsigned int v9024 = v56 + v9022;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9025 = v6889 + v9021;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9026 = v9025 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9029 = v9024 + v35;
+        const unsigned int v9030 = v9025 + v20;
+        const bool v9031 = v9030 <= v9029;
+        const bool v9032 = v316 || v9031;
+        const bool v9033 = v9026 && v9032;
+        const unsigned int v9036 = v9025 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9037 = v9036 + v20;
+        const bool v9039 = v9029 < v9037;
+        const bool v9040 = v8134 || v9039;
+        const bool v9041 = v9033 && v9040;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9043 = v9023 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9044 = v9041 ? v9043 : __uint_as_float(0xff800000u);
+        v8094.x[26] = v9044;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9045 = static_cast<unsigned int>(v8094.col(27, iron_linear_thread() & 31u));
+        const unsigned int v9046 = static_cast<unsigned int>(v8094.row(27, iron_linear_thread() & 31u));
+        const float v9047 = v8094.x[27];
+        const unsigned int v9048 = v56 + v9046;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9049 = v6889 + v9045;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9050 = v9049 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9053 = v9048 + v35;
+        const unsigned int v9054 = v9049 + v20;
+        const bool v9055 = v9054 <= v9053;
+        const bool v9056 = v316 || v9055;
+        const bool v9057 = v9050 && v9056;
+        const unsigned int v9060 = v9049 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9061 = v9060 + v20;
+        const bool v9063 = v9053 < v9061;
+        const bool v9064 = v8134 || v9063;
+        const bool v9065 = v9057 && v9064;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9067 = v9047 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9068 = v9065 ? v9067 : __uint_as_float(0xff800000u);
+        v8094.x[27] = v9068;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9069 = static_cast<unsigned int>(v8094.col(28, iron_linear_thread() & 31u));
+        const unsigned int v9070 = static_cast<unsigned int>(v8094.row(28, iron_linear_thread() & 31u));
+        const float v9071 = v8094.x[28];
+        const unsigned int v9072 = v56 + v9070;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9073 = v6889 + v9069;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9074 = v9073 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9077 = v9072 + v35;
+        const unsigned int v9078 = v9073 + v20;
+        const bool v9079 = v9078 <= v9077;
+        const bool v9080 = v316 || v9079;
+        const bool v9081 = v9074 && v9080;
+        const unsigned int v9084 = v9073 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9085 = v9084 + v20;
+        const bool v9087 = v9077 < v9085;
+        const bool v9088 = v8134 || v9087;
+        const bool v9089 = v9081 && v9088;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9091 = v9071 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9092 = v9089 ? v9091 : __uint_as_float(0xff800000u);
+        v8094.x[28] = v9092;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9093 = static_cast<unsigned int>(v8094.col(29, iron_linear_thread() & 31u));
+        const unsigned int v9094 = static_cast<unsigned int>(v8094.row(29, iron_linear_thread() & 31u));
+        const float v9095 = v8094.x[29];
+        const unsigned int v9096 = v56 + v9094;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9097 = v6889 + v9093;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9098 = v9097 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9101 = v9096 + v35;
+        const unsigned int v9102 = v9097 + v20;
+        const bool v9103 = v9102 <= v9101;
+        const bool v9104 = v316 || v9103;
+        const bool v9105 = v9098 && v9104;
+        const unsigned int v9108 = v9097 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9109 = v9108 + v20;
+        const bool v9111 = v9101 < v9109;
+        const bool v9112 = v8134 || v9111;
+        const bool v9113 = v9105 && v9112;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9115 = v9095 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9116 = v9113 ? v9115 : __uint_as_float(0xff800000u);
+        v8094.x[29] = v9116;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9117 = static_cast<unsigned int>(v8094.col(30, iron_linear_thread() & 31u));
+        const unsigned int v9118 = static_cast<unsigned int>(v8094.row(30, iron_linear_thread() & 31u));
+        const float v9119 = v8094.x[30];
+        const unsigned int v9120 = v56 + v9118;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9121 = v6889 + v9117;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9122 = v9121 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9125 = v9120 + v35;
+        const unsigned int v9126 = v9121 + v20;
+        const bool v9127 = v9126 <= v9125;
+        const bool v9128 = v316 || v9127;
+        const bool v9129 = v9122 && v9128;
+        const unsigned int v9132 = v9121 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9133 = v9132 + v20;
+        const bool v9135 = v9125 < v9133;
+        const bool v9136 = v8134 || v9135;
+        const bool v9137 = v9129 && v9136;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9139 = v9119 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9140 = v9137 ? v9139 : __uint_as_float(0xff800000u);
+        v8094.x[30] = v9140;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9141 = static_cast<unsigned int>(v8094.col(31, iron_linear_thread() & 31u));
+        const unsigned int v9142 = static_cast<unsigned int>(v8094.row(31, iron_linear_thread() & 31u));
+        const float v9143 = v8094.x[31];
+        const unsigned int v9144 = v56 + v9142;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9145 = v6889 + v9141;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9146 = v9145 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9149 = v9144 + v35;
+        const unsigned int v9150 = v9145 + v20;
+        const bool v9151 = v9150 <= v9149;
+        const bool v9152 = v316 || v9151;
+        const bool v9153 = v9146 && v9152;
+        const unsigned int v9156 = v9145 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9157 = v9156 + v20;
+        const bool v9159 = v9149 < v9157;
+        const bool v9160 = v8134 || v9159;
+        const bool v9161 = v9153 && v9160;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9163 = v9143 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9164 = v9161 ? v9163 : __uint_as_float(0xff800000u);
+        v8094.x[31] = v9164;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9165 = static_cast<unsigned int>(v8094.col(32, iron_linear_thread() & 31u));
+        const unsigned int v9166 = static_cast<unsigned int>(v8094.row(32, iron_linear_thread() & 31u));
+        const float v9167 = v8094.x[32];
+        const unsigned int v9168 = v56 + v9166;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9169 = v6889 + v9165;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9170 = v9169 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9173 = v9168 + v35;
+        const unsigned int v9174 = v9169 + v20;
+        const bool v9175 = v9174 <= v9173;
+        const bool v9176 = v316 || v9175;
+        const bool v9177 = v9170 && v9176;
+        const unsigned int v9180 = v9169 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9181 = v9180 + v20;
+        const bool v9183 = v9173 < v9181;
+        const bool v9184 = v8134 || v9183;
+        const bool v9185 = v9177 && v9184;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9187 = v9167 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9188 = v9185 ? v9187 : __uint_as_float(0xff800000u);
+        v8094.x[32] = v9188;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9189 = static_cast<unsigned int>(v8094.col(33, iron_linear_thread() & 31u));
+        const unsigned int v9190 = static_cast<unsigned int>(v8094.row(33, iron_linear_thread() & 31u));
+        const float v9191 = v8094.x[33];
+        const unsigned int v9192 = v56 + v9190;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9193 = v6889 + v9189;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9194 = v9193 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9197 = v9192 + v35;
+        const unsigned int v9198 = v9193 + v20;
+        const bool v9199 = v9198 <= v9197;
+        const bool v9200 = v316 || v9199;
+        const bool v9201 = v9194 && v9200;
+        const unsigned int v9204 = v9193 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9205 = v9204 + v20;
+        const bool v9207 = v9197 < v9205;
+        const bool v9208 = v8134 || v9207;
+        const bool v9209 = v9201 && v9208;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9211 = v9191 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9212 = v9209 ? v9211 : __uint_as_float(0xff800000u);
+        v8094.x[33] = v9212;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9213 = static_cast<unsigned int>(v8094.col(34, iron_linear_thread() & 31u));
+        const unsigned int v9214 = static_cast<unsigned int>(v8094.row(34, iron_linear_thread() & 31u));
+        const float v9215 = v8094.x[34];
+        const unsigned int v9216 = v56 + v9214;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9217 = v6889 + v9213;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9218 = v9217 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9221 = v9216 + v35;
+        const unsigned int v9222 = v9217 + v20;
+        const bool v9223 = v9222 <= v9221;
+        const bool v9224 = v316 || v9223;
+        const bool v9225 = v9218 && v9224;
+        const unsigned int v9228 = v9217 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9229 = v9228 + v20;
+        const bool v9231 = v9221 < v9229;
+        const bool v9232 = v8134 || v9231;
+        const bool v9233 = v9225 && v9232;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9235 = v9215 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9236 = v9233 ? v9235 : __uint_as_float(0xff800000u);
+        v8094.x[34] = v9236;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9237 = static_cast<unsigned int>(v8094.col(35, iron_linear_thread() & 31u));
+        const unsigned int v9238 = static_cast<unsigned int>(v8094.row(35, iron_linear_thread() & 31u));
+        const float v9239 = v8094.x[35];
+        const unsigned int v9240 = v56 + v9238;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9241 = v6889 + v9237;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9242 = v9241 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9245 = v9240 + v35;
+        const unsigned int v9246 = v9241 + v20;
+        const bool v9247 = v9246 <= v9245;
+        const bool v9248 = v316 || v9247;
+        const bool v9249 = v9242 && v9248;
+        const unsigned int v9252 = v9241 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9253 = v9252 + v20;
+        const bool v9255 = v9245 < v9253;
+        const bool v9256 = v8134 || v9255;
+        const bool v9257 = v9249 && v9256;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9259 = v9239 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9260 = v9257 ? v9259 : __uint_as_float(0xff800000u);
+        v8094.x[35] = v9260;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9261 = static_cast<unsigned int>(v8094.col(36, iron_linear_thread() & 31u));
+        const unsigned int v9262 = static_cast<unsigned int>(v8094.row(36, iron_linear_thread() & 31u));
+        const float v9263 = v8094.x[36];
+        const unsigned int v9264 = v56 + v9262;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9265 = v6889 + v9261;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9266 = v9265 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9269 = v9264 + v35;
+        const unsigned int v9270 = v9265 + v20;
+        const bool v9271 = v9270 <= v9269;
+        const bool v9272 = v316 || v9271;
+        const bool v9273 = v9266 && v9272;
+        const unsigned int v9276 = v9265 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9277 = v9276 + v20;
+        const bool v9279 = v9269 < v9277;
+        const bool v9280 = v8134 || v9279;
+        const bool v9281 = v9273 && v9280;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9283 = v9263 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9284 = v9281 ? v9283 : __uint_as_float(0xff800000u);
+        v8094.x[36] = v9284;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9285 = static_cast<unsigned int>(v8094.col(37, iron_linear_thread() & 31u));
+        const unsigned int v9286 = static_cast<unsigned int>(v8094.row(37, iron_linear_thread() & 31u));
+        const float v9287 = v8094.x[37];
+        const unsigned int v9288 = v56 + v9286;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9289 = v6889 + v9285;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9290 = v9289 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9293 = v9288 + v35;
+        const unsigned int v9294 = v9289 + v20;
+        const bool v9295 = v9294 <= v9293;
+        const bool v9296 = v316 || v9295;
+        const bool v9297 = v9290 && v9296;
+        const unsigned int v9300 = v9289 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9301 = v9300 + v20;
+        const bool v9303 = v9293 < v9301;
+        const bool v9304 = v8134 || v9303;
+        const bool v9305 = v9297 && v9304;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9307 = v9287 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9308 = v9305 ? v9307 : __uint_as_float(0xff800000u);
+        v8094.x[37] = v9308;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9309 = static_cast<unsigned int>(v8094.col(38, iron_linear_thread() & 31u));
+        const unsigned int v9310 = static_cast<unsigned int>(v8094.row(38, iron_linear_thread() & 31u));
+        const float v9311 = v8094.x[38];
+        const unsigned int v9312 = v56 + v9310;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9313 = v6889 + v9309;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9314 = v9313 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9317 = v9312 + v35;
+        const unsigned int v9318 = v9313 + v20;
+        const bool v9319 = v9318 <= v9317;
+        const bool v9320 = v316 || v9319;
+        const bool v9321 = v9314 && v9320;
+        const unsigned int v9324 = v9313 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9325 = v9324 + v20;
+        const bool v9327 = v9317 < v9325;
+        const bool v9328 = v8134 || v9327;
+        const bool v9329 = v9321 && v9328;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9331 = v9311 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9332 = v9329 ? v9331 : __uint_as_float(0xff800000u);
+        v8094.x[38] = v9332;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9333 = static_cast<unsigned int>(v8094.col(39, iron_linear_thread() & 31u));
+        const unsigned int v9334 = static_cast<unsigned int>(v8094.row(39, iron_linear_thread() & 31u));
+        const float v9335 = v8094.x[39];
+        const unsigned int v9336 = v56 + v9334;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9337 = v6889 + v9333;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9338 = v9337 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9341 = v9336 + v35;
+        const unsigned int v9342 = v9337 + v20;
+        const bool v9343 = v9342 <= v9341;
+        const bool v9344 = v316 || v9343;
+        const bool v9345 = v9338 && v9344;
+        const unsigned int v9348 = v9337 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9349 = v9348 + v20;
+        const bool v9351 = v9341 < v9349;
+        const bool v9352 = v8134 || v9351;
+        const bool v9353 = v9345 && v9352;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9355 = v9335 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9356 = v9353 ? v9355 : __uint_as_float(0xff800000u);
+        v8094.x[39] = v9356;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9357 = static_cast<unsigned int>(v8094.col(40, iron_linear_thread() & 31u));
+        const unsigned int v9358 = static_cast<unsigned int>(v8094.row(40, iron_linear_thread() & 31u));
+        const float v9359 = v8094.x[40];
+        const unsigned int v9360 = v56 + v9358;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9361 = v6889 + v9357;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9362 = v9361 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9365 = v9360 + v35;
+        const unsigned int v9366 = v9361 + v20;
+        const bool v9367 = v9366 <= v9365;
+        const bool v9368 = v316 || v9367;
+        const bool v9369 = v9362 && v9368;
+        const unsigned int v9372 = v9361 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9373 = v9372 + v20;
+        const bool v9375 = v9365 < v9373;
+        const bool v9376 = v8134 || v9375;
+        const bool v9377 = v9369 && v9376;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9379 = v9359 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9380 = v9377 ? v9379 : __uint_as_float(0xff800000u);
+        v8094.x[40] = v9380;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9381 = static_cast<unsigned int>(v8094.col(41, iron_linear_thread() & 31u));
+        const unsigned int v9382 = static_cast<unsigned int>(v8094.row(41, iron_linear_thread() & 31u));
+        const float v9383 = v8094.x[41];
+        const unsigned int v9384 = v56 + v9382;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9385 = v6889 + v9381;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9386 = v9385 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9389 = v9384 + v35;
+        const unsigned int v9390 = v9385 + v20;
+        const bool v9391 = v9390 <= v9389;
+        const bool v9392 = v316 || v9391;
+        const bool v9393 = v9386 && v9392;
+        const unsigned int v9396 = v9385 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9397 = v9396 + v20;
+        const bool v9399 = v9389 < v9397;
+        const bool v9400 = v8134 || v9399;
+        const bool v9401 = v9393 && v9400;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9403 = v9383 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9404 = v9401 ? v9403 : __uint_as_float(0xff800000u);
+        v8094.x[41] = v9404;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9405 = static_cast<unsigned int>(v8094.col(42, iron_linear_thread() & 31u));
+        const unsigned int v9406 = static_cast<unsigned int>(v8094.row(42, iron_linear_thread() & 31u));
+        const float v9407 = v8094.x[42];
+        const unsigned int v9408 = v56 + v9406;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9409 = v6889 + v9405;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9410 = v9409 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9413 = v9408 + v35;
+        const unsigned int v9414 = v9409 + v20;
+        const bool v9415 = v9414 <= v9413;
+        const bool v9416 = v316 || v9415;
+        const bool v9417 = v9410 && v9416;
+        const unsigned int v9420 = v9409 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9421 = v9420 + v20;
+        const bool v9423 = v9413 < v9421;
+        const bool v9424 = v8134 || v9423;
+        const bool v9425 = v9417 && v9424;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9427 = v9407 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9428 = v9425 ? v9427 : __uint_as_float(0xff800000u);
+        v8094.x[42] = v9428;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9429 = static_cast<unsigned int>(v8094.col(43, iron_linear_thread() & 31u));
+        const unsigned int v9430 = static_cast<unsigned int>(v8094.row(43, iron_linear_thread() & 31u));
+        const float v9431 = v8094.x[43];
+        const unsigned int v9432 = v56 + v9430;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9433 = v6889 + v9429;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9434 = v9433 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9437 = v9432 + v35;
+        const unsigned int v9438 = v9433 + v20;
+        const bool v9439 = v9438 <= v9437;
+        const bool v9440 = v316 || v9439;
+        const bool v9441 = v9434 && v9440;
+        const unsigned int v9444 = v9433 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9445 = v9444 + v20;
+        const bool v9447 = v9437 < v9445;
+        const bool v9448 = v8134 || v9447;
+        const bool v9449 = v9441 && v9448;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9451 = v9431 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9452 = v9449 ? v9451 : __uint_as_float(0xff800000u);
+        v8094.x[43] = v9452;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9453 = static_cast<unsigned int>(v8094.col(44, iron_linear_thread() & 31u));
+        const unsigned int v9454 = static_cast<unsigned int>(v8094.row(44, iron_linear_thread() & 31u));
+        const float v9455 = v8094.x[44];
+        const unsigned int v9456 = v56 + v9454;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9457 = v6889 + v9453;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9458 = v9457 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9461 = v9456 + v35;
+        const unsigned int v9462 = v9457 + v20;
+        const bool v9463 = v9462 <= v9461;
+        const bool v9464 = v316 || v9463;
+        const bool v9465 = v9458 && v9464;
+        const unsigned int v9468 = v9457 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9469 = v9468 + v20;
+        const bool v9471 = v9461 < v9469;
+        const bool v9472 = v8134 || v9471;
+        const bool v9473 = v9465 && v9472;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9475 = v9455 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9476 = v9473 ? v9475 : __uint_as_float(0xff800000u);
+        v8094.x[44] = v9476;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9477 = static_cast<unsigned int>(v8094.col(45, iron_linear_thread() & 31u));
+        const unsigned int v9478 = static_cast<unsigned int>(v8094.row(45, iron_linear_thread() & 31u));
+        const float v9479 = v8094.x[45];
+        const unsigned int v9480 = v56 + v9478;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9481 = v6889 + v9477;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9482 = v9481 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9485 = v9480 + v35;
+        const unsigned int v9486 = v9481 + v20;
+        const bool v9487 = v9486 <= v9485;
+        const bool v9488 = v316 || v9487;
+        const bool v9489 = v9482 && v9488;
+        const unsigned int v9492 = v9481 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9493 = v9492 + v20;
+        const bool v9495 = v9485 < v9493;
+        const bool v9496 = v8134 || v9495;
+        const bool v9497 = v9489 && v9496;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9499 = v9479 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9500 = v9497 ? v9499 : __uint_as_float(0xff800000u);
+        v8094.x[45] = v9500;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9501 = static_cast<unsigned int>(v8094.col(46, iron_linear_thread() & 31u));
+        const unsigned int v9502 = static_cast<unsigned int>(v8094.row(46, iron_linear_thread() & 31u));
+        const float v9503 = v8094.x[46];
+        const unsigned int v9504 = v56 + v9502;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9505 = v6889 + v9501;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9506 = v9505 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9509 = v9504 + v35;
+        const unsigned int v9510 = v9505 + v20;
+        const bool v9511 = v9510 <= v9509;
+        const bool v9512 = v316 || v9511;
+        const bool v9513 = v9506 && v9512;
+        const unsigned int v9516 = v9505 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9517 = v9516 + v20;
+        const bool v9519 = v9509 < v9517;
+        const bool v9520 = v8134 || v9519;
+        const bool v9521 = v9513 && v9520;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9523 = v9503 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9524 = v9521 ? v9523 : __uint_as_float(0xff800000u);
+        v8094.x[46] = v9524;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9525 = static_cast<unsigned int>(v8094.col(47, iron_linear_thread() & 31u));
+        const unsigned int v9526 = static_cast<unsigned int>(v8094.row(47, iron_linear_thread() & 31u));
+        const float v9527 = v8094.x[47];
+        const unsigned int v9528 = v56 + v9526;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9529 = v6889 + v9525;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9530 = v9529 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9533 = v9528 + v35;
+        const unsigned int v9534 = v9529 + v20;
+        const bool v9535 = v9534 <= v9533;
+        const bool v9536 = v316 || v9535;
+        const bool v9537 = v9530 && v9536;
+        const unsigned int v9540 = v9529 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9541 = v9540 + v20;
+        const bool v9543 = v9533 < v9541;
+        const bool v9544 = v8134 || v9543;
+        const bool v9545 = v9537 && v9544;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9547 = v9527 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9548 = v9545 ? v9547 : __uint_as_float(0xff800000u);
+        v8094.x[47] = v9548;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9549 = static_cast<unsigned int>(v8094.col(48, iron_linear_thread() & 31u));
+        const unsigned int v9550 = static_cast<unsigned int>(v8094.row(48, iron_linear_thread() & 31u));
+        const float v9551 = v8094.x[48];
+        const unsigned int v9552 = v56 + v9550;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9553 = v6889 + v9549;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9554 = v9553 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9557 = v9552 + v35;
+        const unsigned int v9558 = v9553 + v20;
+        const bool v9559 = v9558 <= v9557;
+        const bool v9560 = v316 || v9559;
+        const bool v9561 = v9554 && v9560;
+        const unsigned int v9564 = v9553 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9565 = v9564 + v20;
+        const bool v9567 = v9557 < v9565;
+        const bool v9568 = v8134 || v9567;
+        const bool v9569 = v9561 && v9568;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9571 = v9551 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9572 = v9569 ? v9571 : __uint_as_float(0xff800000u);
+        v8094.x[48] = v9572;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9573 = static_cast<unsigned int>(v8094.col(49, iron_linear_thread() & 31u));
+        const unsigned int v9574 = static_cast<unsigned int>(v8094.row(49, iron_linear_thread() & 31u));
+        const float v9575 = v8094.x[49];
+        const unsigned int v9576 = v56 + v9574;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9577 = v6889 + v9573;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9578 = v9577 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9581 = v9576 + v35;
+        const unsigned int v9582 = v9577 + v20;
+        const bool v9583 = v9582 <= v9581;
+        const bool v9584 = v316 || v9583;
+        const bool v9585 = v9578 && v9584;
+        const unsigned int v9588 = v9577 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9589 = v9588 + v20;
+        const bool v9591 = v9581 < v9589;
+        const bool v9592 = v8134 || v9591;
+        const bool v9593 = v9585 && v9592;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9595 = v9575 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9596 = v9593 ? v9595 : __uint_as_float(0xff800000u);
+        v8094.x[49] = v9596;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9597 = static_cast<unsigned int>(v8094.col(50, iron_linear_thread() & 31u));
+        const unsigned int v9598 = static_cast<unsigned int>(v8094.row(50, iron_linear_thread() & 31u));
+        const float v9599 = v8094.x[50];
+        const unsigned int v9600 = v56 + v9598;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9601 = v6889 + v9597;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9602 = v9601 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9605 = v9600 + v35;
+        const unsigned int v9606 = v9601 + v20;
+        const bool v9607 = v9606 <= v9605;
+        const bool v9608 = v316 || v9607;
+        const bool v9609 = v9602 && v9608;
+        const unsigned int v9612 = v9601 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9613 = v9612 + v20;
+        const bool v9615 = v9605 < v9613;
+        const bool v9616 = v8134 || v9615;
+        const bool v9617 = v9609 && v9616;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9619 = v9599 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9620 = v9617 ? v9619 : __uint_as_float(0xff800000u);
+        v8094.x[50] = v9620;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9621 = static_cast<unsigned int>(v8094.col(51, iron_linear_thread() & 31u));
+        const unsigned int v9622 = static_cast<unsigned int>(v8094.row(51, iron_linear_thread() & 31u));
+        const float v9623 = v8094.x[51];
+        const unsigned int v9624 = v56 + v9622;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9625 = v6889 + v9621;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9626 = v9625 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9629 = v9624 + v35;
+        const unsigned int v9630 = v9625 + v20;
+        const bool v9631 = v9630 <= v9629;
+        const bool v9632 = v316 || v9631;
+        const bool v9633 = v9626 && v9632;
+        const unsigned int v9636 = v9625 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9637 = v9636 + v20;
+        const bool v9639 = v9629 < v9637;
+        const bool v9640 = v8134 || v9639;
+        const bool v9641 = v9633 && v9640;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9643 = v9623 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9644 = v9641 ? v9643 : __uint_as_float(0xff800000u);
+        v8094.x[51] = v9644;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9645 = static_cast<unsigned int>(v8094.col(52, iron_linear_thread() & 31u));
+        const unsigned int v9646 = static_cast<unsigned int>(v8094.row(52, iron_linear_thread() & 31u));
+        const float v9647 = v8094.x[52];
+        const unsigned int v9648 = v56 + v9646;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9649 = v6889 + v9645;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9650 = v9649 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9653 = v9648 + v35;
+        const unsigned int v9654 = v9649 + v20;
+        const bool v9655 = v9654 <= v9653;
+        const bool v9656 = v316 || v9655;
+        const bool v9657 = v9650 && v9656;
+        const unsigned int v9660 = v9649 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9661 = v9660 + v20;
+        const bool v9663 = v9653 < v9661;
+        const bool v9664 = v8134 || v9663;
+        const bool v9665 = v9657 && v9664;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9667 = v9647 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9668 = v9665 ? v9667 : __uint_as_float(0xff800000u);
+        v8094.x[52] = v9668;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9669 = static_cast<unsigned int>(v8094.col(53, iron_linear_thread() & 31u));
+        const unsigned int v9670 = static_cast<unsigned int>(v8094.row(53, iron_linear_thread() & 31u));
+        const float v9671 = v8094.x[53];
+        const unsigned int v9672 = v56 + v9670;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9673 = v6889 + v9669;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9674 = v9673 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9677 = v9672 + v35;
+        const unsigned int v9678 = v9673 + v20;
+        const bool v9679 = v9678 <= v9677;
+        const bool v9680 = v316 || v9679;
+        const bool v9681 = v9674 && v9680;
+        const unsigned int v9684 = v9673 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9685 = v9684 + v20;
+        const bool v9687 = v9677 < v9685;
+        const bool v9688 = v8134 || v9687;
+        const bool v9689 = v9681 && v9688;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9691 = v9671 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9692 = v9689 ? v9691 : __uint_as_float(0xff800000u);
+        v8094.x[53] = v9692;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9693 = static_cast<unsigned int>(v8094.col(54, iron_linear_thread() & 31u));
+        const unsigned int v9694 = static_cast<unsigned int>(v8094.row(54, iron_linear_thread() & 31u));
+        const float v9695 = v8094.x[54];
+        const unsigned int v9696 = v56 + v9694;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9697 = v6889 + v9693;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9698 = v9697 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9701 = v9696 + v35;
+        const unsigned int v9702 = v9697 + v20;
+        const bool v9703 = v9702 <= v9701;
+        const bool v9704 = v316 || v9703;
+        const bool v9705 = v9698 && v9704;
+        const unsigned int v9708 = v9697 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9709 = v9708 + v20;
+        const bool v9711 = v9701 < v9709;
+        const bool v9712 = v8134 || v9711;
+        const bool v9713 = v9705 && v9712;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9715 = v9695 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9716 = v9713 ? v9715 : __uint_as_float(0xff800000u);
+        v8094.x[54] = v9716;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9717 = static_cast<unsigned int>(v8094.col(55, iron_linear_thread() & 31u));
+        const unsigned int v9718 = static_cast<unsigned int>(v8094.row(55, iron_linear_thread() & 31u));
+        const float v9719 = v8094.x[55];
+        const unsigned int v9720 = v56 + v9718;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9721 = v6889 + v9717;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9722 = v9721 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9725 = v9720 + v35;
+        const unsigned int v9726 = v9721 + v20;
+        const bool v9727 = v9726 <= v9725;
+        const bool v9728 = v316 || v9727;
+        const bool v9729 = v9722 && v9728;
+        const unsigned int v9732 = v9721 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9733 = v9732 + v20;
+        const bool v9735 = v9725 < v9733;
+        const bool v9736 = v8134 || v9735;
+        const bool v9737 = v9729 && v9736;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9739 = v9719 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9740 = v9737 ? v9739 : __uint_as_float(0xff800000u);
+        v8094.x[55] = v9740;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9741 = static_cast<unsigned int>(v8094.col(56, iron_linear_thread() & 31u));
+        const unsigned int v9742 = static_cast<unsigned int>(v8094.row(56, iron_linear_thread() & 31u));
+        const float v9743 = v8094.x[56];
+        const unsigned int v9744 = v56 + v9742;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9745 = v6889 + v9741;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9746 = v9745 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9749 = v9744 + v35;
+        const unsigned int v9750 = v9745 + v20;
+        const bool v9751 = v9750 <= v9749;
+        const bool v9752 = v316 || v9751;
+        const bool v9753 = v9746 && v9752;
+        const unsigned int v9756 = v9745 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9757 = v9756 + v20;
+        const bool v9759 = v9749 < v9757;
+        const bool v9760 = v8134 || v9759;
+        const bool v9761 = v9753 && v9760;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9763 = v9743 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9764 = v9761 ? v9763 : __uint_as_float(0xff800000u);
+        v8094.x[56] = v9764;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9765 = static_cast<unsigned int>(v8094.col(57, iron_linear_thread() & 31u));
+        const unsigned int v9766 = static_cast<unsigned int>(v8094.row(57, iron_linear_thread() & 31u));
+        const float v9767 = v8094.x[57];
+        const unsigned int v9768 = v56 + v9766;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9769 = v6889 + v9765;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9770 = v9769 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9773 = v9768 + v35;
+        const unsigned int v9774 = v9769 + v20;
+        const bool v9775 = v9774 <= v9773;
+        const bool v9776 = v316 || v9775;
+        const bool v9777 = v9770 && v9776;
+        const unsigned int v9780 = v9769 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9781 = v9780 + v20;
+        const bool v9783 = v9773 < v9781;
+        const bool v9784 = v8134 || v9783;
+        const bool v9785 = v9777 && v9784;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9787 = v9767 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9788 = v9785 ? v9787 : __uint_as_float(0xff800000u);
+        v8094.x[57] = v9788;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9789 = static_cast<unsigned int>(v8094.col(58, iron_linear_thread() & 31u));
+        const unsigned int v9790 = static_cast<unsigned int>(v8094.row(58, iron_linear_thread() & 31u));
+        const float v9791 = v8094.x[58];
+        const unsigned int v9792 = v56 + v9790;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9793 = v6889 + v9789;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9794 = v9793 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9797 = v9792 + v35;
+        const unsigned int v9798 = v9793 + v20;
+        const bool v9799 = v9798 <= v9797;
+        const bool v9800 = v316 || v9799;
+        const bool v9801 = v9794 && v9800;
+        const unsigned int v9804 = v9793 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9805 = v9804 + v20;
+        const bool v9807 = v9797 < v9805;
+        const bool v9808 = v8134 || v9807;
+        const bool v9809 = v9801 && v9808;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9811 = v9791 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9812 = v9809 ? v9811 : __uint_as_float(0xff800000u);
+        v8094.x[58] = v9812;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9813 = static_cast<unsigned int>(v8094.col(59, iron_linear_thread() & 31u));
+        const unsigned int v9814 = static_cast<unsigned int>(v8094.row(59, iron_linear_thread() & 31u));
+        const float v9815 = v8094.x[59];
+        const unsigned int v9816 = v56 + v9814;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9817 = v6889 + v9813;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9818 = v9817 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9821 = v9816 + v35;
+        const unsigned int v9822 = v9817 + v20;
+        const bool v9823 = v9822 <= v9821;
+        const bool v9824 = v316 || v9823;
+        const bool v9825 = v9818 && v9824;
+        const unsigned int v9828 = v9817 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9829 = v9828 + v20;
+        const bool v9831 = v9821 < v9829;
+        const bool v9832 = v8134 || v9831;
+        const bool v9833 = v9825 && v9832;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9835 = v9815 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9836 = v9833 ? v9835 : __uint_as_float(0xff800000u);
+        v8094.x[59] = v9836;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9837 = static_cast<unsigned int>(v8094.col(60, iron_linear_thread() & 31u));
+        const unsigned int v9838 = static_cast<unsigned int>(v8094.row(60, iron_linear_thread() & 31u));
+        const float v9839 = v8094.x[60];
+        const unsigned int v9840 = v56 + v9838;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9841 = v6889 + v9837;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9842 = v9841 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9845 = v9840 + v35;
+        const unsigned int v9846 = v9841 + v20;
+        const bool v9847 = v9846 <= v9845;
+        const bool v9848 = v316 || v9847;
+        const bool v9849 = v9842 && v9848;
+        const unsigned int v9852 = v9841 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9853 = v9852 + v20;
+        const bool v9855 = v9845 < v9853;
+        const bool v9856 = v8134 || v9855;
+        const bool v9857 = v9849 && v9856;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9859 = v9839 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9860 = v9857 ? v9859 : __uint_as_float(0xff800000u);
+        v8094.x[60] = v9860;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9861 = static_cast<unsigned int>(v8094.col(61, iron_linear_thread() & 31u));
+        const unsigned int v9862 = static_cast<unsigned int>(v8094.row(61, iron_linear_thread() & 31u));
+        const float v9863 = v8094.x[61];
+        const unsigned int v9864 = v56 + v9862;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9865 = v6889 + v9861;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9866 = v9865 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9869 = v9864 + v35;
+        const unsigned int v9870 = v9865 + v20;
+        const bool v9871 = v9870 <= v9869;
+        const bool v9872 = v316 || v9871;
+        const bool v9873 = v9866 && v9872;
+        const unsigned int v9876 = v9865 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9877 = v9876 + v20;
+        const bool v9879 = v9869 < v9877;
+        const bool v9880 = v8134 || v9879;
+        const bool v9881 = v9873 && v9880;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9883 = v9863 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9884 = v9881 ? v9883 : __uint_as_float(0xff800000u);
+        v8094.x[61] = v9884;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9885 = static_cast<unsigned int>(v8094.col(62, iron_linear_thread() & 31u));
+        const unsigned int v9886 = static_cast<unsigned int>(v8094.row(62, iron_linear_thread() & 31u));
+        const float v9887 = v8094.x[62];
+        const unsigned int v9888 = v56 + v9886;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9889 = v6889 + v9885;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9890 = v9889 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9893 = v9888 + v35;
+        const unsigned int v9894 = v9889 + v20;
+        const bool v9895 = v9894 <= v9893;
+        const bool v9896 = v316 || v9895;
+        const bool v9897 = v9890 && v9896;
+        const unsigned int v9900 = v9889 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9901 = v9900 + v20;
+        const bool v9903 = v9893 < v9901;
+        const bool v9904 = v8134 || v9903;
+        const bool v9905 = v9897 && v9904;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9907 = v9887 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9908 = v9905 ? v9907 : __uint_as_float(0xff800000u);
+        v8094.x[62] = v9908;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9909 = static_cast<unsigned int>(v8094.col(63, iron_linear_thread() & 31u));
+        const unsigned int v9910 = static_cast<unsigned int>(v8094.row(63, iron_linear_thread() & 31u));
+        const float v9911 = v8094.x[63];
+        const unsigned int v9912 = v56 + v9910;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9913 = v6889 + v9909;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9914 = v9913 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9917 = v9912 + v35;
+        const unsigned int v9918 = v9913 + v20;
+        const bool v9919 = v9918 <= v9917;
+        const bool v9920 = v316 || v9919;
+        const bool v9921 = v9914 && v9920;
+        const unsigned int v9924 = v9913 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9925 = v9924 + v20;
+        const bool v9927 = v9917 < v9925;
+        const bool v9928 = v8134 || v9927;
+        const bool v9929 = v9921 && v9928;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9931 = v9911 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9932 = v9929 ? v9931 : __uint_as_float(0xff800000u);
+        v8094.x[63] = v9932;  // kernels/sdpa/flash_tile.hpp:152
       }
-      iron_frag<float, 2, 16, 8> v8674;  // kernels/sdpa/flash_tile.hpp:182
-      iron_frag_fill(v8674, 0.0f);
-      iron_frag<float, 2, 16, 8> v8676;  // kernels/sdpa/flash_tile.hpp:192
-      iron_frag_fill(v8676, 0.0f);
-      iron_frag_row_reduce<false>(v8676, v6834);
-      const float v8680 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:194
-      const float v8681 = v8676.x[0];  // kernels/sdpa/flash_tile.hpp:195
-      const float v8682 = fmaxf(v8680, v8681);
-      const bool v8685 = v8682 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8686 = v8685 ? 0.0f : v8682;
-      const float v8687 = v8680 - v8686;  // kernels/sdpa/flash_tile.hpp:195
-      const float v8688 = iron_exp2_approx(v8687);
-      v8674.x[0] = v8688;  // kernels/sdpa/flash_tile.hpp:193
-      const float v8692 = v337.x[1];  // kernels/sdpa/flash_tile.hpp:194
-      const float v8693 = v8676.x[1];  // kernels/sdpa/flash_tile.hpp:195
-      const float v8694 = fmaxf(v8692, v8693);
-      const bool v8697 = v8694 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8698 = v8697 ? 0.0f : v8694;
-      const float v8699 = v8692 - v8698;  // kernels/sdpa/flash_tile.hpp:195
-      const float v8700 = iron_exp2_approx(v8699);
-      v8674.x[1] = v8700;  // kernels/sdpa/flash_tile.hpp:193
-      const float v8704 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:194
-      const float v8705 = v8676.x[2];  // kernels/sdpa/flash_tile.hpp:195
-      const float v8706 = fmaxf(v8704, v8705);
-      const bool v8709 = v8706 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8710 = v8709 ? 0.0f : v8706;
-      const float v8711 = v8704 - v8710;  // kernels/sdpa/flash_tile.hpp:195
-      const float v8712 = iron_exp2_approx(v8711);
-      v8674.x[2] = v8712;  // kernels/sdpa/flash_tile.hpp:193
-      const float v8716 = v337.x[3];  // kernels/sdpa/flash_tile.hpp:194
-      const float v8717 = v8676.x[3];  // kernels/sdpa/flash_tile.hpp:195
-      const float v8718 = fmaxf(v8716, v8717);
-      const bool v8721 = v8718 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8722 = v8721 ? 0.0f : v8718;
-      const float v8723 = v8716 - v8722;  // kernels/sdpa/flash_tile.hpp:195
-      const float v8724 = iron_exp2_approx(v8723);
-      v8674.x[3] = v8724;  // kernels/sdpa/flash_tile.hpp:193
-      const float v8727 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:197
-      const float v8728 = v8676.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8729 = fmaxf(v8727, v8728);
-      v337.x[0] = v8729;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8732 = v337.x[1];
-      const float v8733 = v8676.x[1];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8734 = fmaxf(v8732, v8733);
-      v337.x[1] = v8734;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8737 = v337.x[2];
-      const float v8738 = v8676.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8739 = fmaxf(v8737, v8738);
-      v337.x[2] = v8739;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8742 = v337.x[3];
-      const float v8743 = v8676.x[3];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8744 = fmaxf(v8742, v8743);
-      v337.x[3] = v8744;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8747 = v6834.x[0];  // kernels/sdpa/flash_tile.hpp:200
-      const float v8748 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8751 = v8748 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8752 = v8751 ? 0.0f : v8748;
-      const float v8753 = v8747 - v8752;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8754 = iron_exp2_approx(v8753);
-      v6834.x[0] = v8754;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8757 = v6834.x[1];
-      const float v8758 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8761 = v8758 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8762 = v8761 ? 0.0f : v8758;
-      const float v8763 = v8757 - v8762;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8764 = iron_exp2_approx(v8763);
-      v6834.x[1] = v8764;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8767 = v6834.x[2];
-      const float v8768 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8771 = v8768 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8772 = v8771 ? 0.0f : v8768;
-      const float v8773 = v8767 - v8772;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8774 = iron_exp2_approx(v8773);
-      v6834.x[2] = v8774;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8777 = v6834.x[3];
-      const float v8778 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8781 = v8778 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8782 = v8781 ? 0.0f : v8778;
-      const float v8783 = v8777 - v8782;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8784 = iron_exp2_approx(v8783);
-      v6834.x[3] = v8784;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8787 = v6834.x[4];
-      const float v8788 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8791 = v8788 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8792 = v8791 ? 0.0f : v8788;
-      const float v8793 = v8787 - v8792;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8794 = iron_exp2_approx(v8793);
-      v6834.x[4] = v8794;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8797 = v6834.x[5];
-      const float v8798 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8801 = v8798 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8802 = v8801 ? 0.0f : v8798;
-      const float v8803 = v8797 - v8802;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8804 = iron_exp2_approx(v8803);
-      v6834.x[5] = v8804;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8807 = v6834.x[6];
-      const float v8808 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8811 = v8808 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8812 = v8811 ? 0.0f : v8808;
-      const float v8813 = v8807 - v8812;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8814 = iron_exp2_approx(v8813);
-      v6834.x[6] = v8814;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8817 = v6834.x[7];
-      const float v8818 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8821 = v8818 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8822 = v8821 ? 0.0f : v8818;
-      const float v8823 = v8817 - v8822;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8824 = iron_exp2_approx(v8823);
-      v6834.x[7] = v8824;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8827 = v6834.x[8];
-      const float v8828 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8831 = v8828 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8832 = v8831 ? 0.0f : v8828;
-      const float v8833 = v8827 - v8832;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8834 = iron_exp2_approx(v8833);
-      v6834.x[8] = v8834;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8837 = v6834.x[9];
-      const float v8838 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8841 = v8838 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8842 = v8841 ? 0.0f : v8838;
-      const float v8843 = v8837 - v8842;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8844 = iron_exp2_approx(v8843);
-      v6834.x[9] = v8844;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8847 = v6834.x[10];
-      const float v8848 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8851 = v8848 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8852 = v8851 ? 0.0f : v8848;
-      const float v8853 = v8847 - v8852;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8854 = iron_exp2_approx(v8853);
-      v6834.x[10] = v8854;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8857 = v6834.x[11];
-      const float v8858 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8861 = v8858 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8862 = v8861 ? 0.0f : v8858;
-      const float v8863 = v8857 - v8862;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8864 = iron_exp2_approx(v8863);
-      v6834.x[11] = v8864;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8867 = v6834.x[12];
-      const float v8868 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8871 = v8868 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8872 = v8871 ? 0.0f : v8868;
-      const float v8873 = v8867 - v8872;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8874 = iron_exp2_approx(v8873);
-      v6834.x[12] = v8874;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8877 = v6834.x[13];
-      const float v8878 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8881 = v8878 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8882 = v8881 ? 0.0f : v8878;
-      const float v8883 = v8877 - v8882;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8884 = iron_exp2_approx(v8883);
-      v6834.x[13] = v8884;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8887 = v6834.x[14];
-      const float v8888 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8891 = v8888 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8892 = v8891 ? 0.0f : v8888;
-      const float v8893 = v8887 - v8892;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8894 = iron_exp2_approx(v8893);
-      v6834.x[14] = v8894;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8897 = v6834.x[15];
-      const float v8898 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8901 = v8898 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8902 = v8901 ? 0.0f : v8898;
-      const float v8903 = v8897 - v8902;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8904 = iron_exp2_approx(v8903);
-      v6834.x[15] = v8904;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8907 = v6834.x[16];
-      const float v8908 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8911 = v8908 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8912 = v8911 ? 0.0f : v8908;
-      const float v8913 = v8907 - v8912;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8914 = iron_exp2_approx(v8913);
-      v6834.x[16] = v8914;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8917 = v6834.x[17];
-      const float v8918 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8921 = v8918 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8922 = v8921 ? 0.0f : v8918;
-      const float v8923 = v8917 - v8922;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8924 = iron_exp2_approx(v8923);
-      v6834.x[17] = v8924;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8927 = v6834.x[18];
-      const float v8928 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8931 = v8928 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8932 = v8931 ? 0.0f : v8928;
-      const float v8933 = v8927 - v8932;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8934 = iron_exp2_approx(v8933);
-      v6834.x[18] = v8934;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8937 = v6834.x[19];
-      const float v8938 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8941 = v8938 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8942 = v8941 ? 0.0f : v8938;
-      const float v8943 = v8937 - v8942;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8944 = iron_exp2_approx(v8943);
-      v6834.x[19] = v8944;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8947 = v6834.x[20];
-      const float v8948 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8951 = v8948 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8952 = v8951 ? 0.0f : v8948;
-      const float v8953 = v8947 - v8952;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8954 = iron_exp2_approx(v8953);
-      v6834.x[20] = v8954;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8957 = v6834.x[21];
-      const float v8958 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8961 = v8958 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8962 = v8961 ? 0.0f : v8958;
-      const float v8963 = v8957 - v8962;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8964 = iron_exp2_approx(v8963);
-      v6834.x[21] = v8964;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8967 = v6834.x[22];
-      const float v8968 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8971 = v8968 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8972 = v8971 ? 0.0f : v8968;
-      const float v8973 = v8967 - v8972;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8974 = iron_exp2_approx(v8973);
-      v6834.x[22] = v8974;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8977 = v6834.x[23];
-      const float v8978 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8981 = v8978 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8982 = v8981 ? 0.0f : v8978;
-      const float v8983 = v8977 - v8982;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8984 = iron_exp2_approx(v8983);
-      v6834.x[23] = v8984;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8987 = v6834.x[24];
-      const float v8988 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8991 = v8988 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8992 = v8991 ? 0.0f : v8988;
-      const float v8993 = v8987 - v8992;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8994 = iron_exp2_approx(v8993);
-      v6834.x[24] = v8994;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8997 = v6834.x[25];
-      const float v8998 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9001 = v8998 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9002 = v9001 ? 0.0f : v8998;
-      const float v9003 = v8997 - v9002;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9004 = iron_exp2_approx(v9003);
-      v6834.x[25] = v9004;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9007 = v6834.x[26];
-      const float v9008 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9011 = v9008 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9012 = v9011 ? 0.0f : v9008;
-      const float v9013 = v9007 - v9012;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9014 = iron_exp2_approx(v9013);
-      v6834.x[26] = v9014;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9017 = v6834.x[27];
-      const float v9018 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9021 = v9018 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9022 = v9021 ? 0.0f : v9018;
-      const float v9023 = v9017 - v9022;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9024 = iron_exp2_approx(v9023);
-      v6834.x[27] = v9024;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9027 = v6834.x[28];
-      const float v9028 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9031 = v9028 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9032 = v9031 ? 0.0f : v9028;
-      const float v9033 = v9027 - v9032;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9034 = iron_exp2_approx(v9033);
-      v6834.x[28] = v9034;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9037 = v6834.x[29];
-      const float v9038 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9041 = v9038 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9042 = v9041 ? 0.0f : v9038;
-      const float v9043 = v9037 - v9042;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9044 = iron_exp2_approx(v9043);
-      v6834.x[29] = v9044;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9047 = v6834.x[30];
-      const float v9048 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9051 = v9048 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9052 = v9051 ? 0.0f : v9048;
-      const float v9053 = v9047 - v9052;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9054 = iron_exp2_approx(v9053);
-      v6834.x[30] = v9054;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9057 = v6834.x[31];
-      const float v9058 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9061 = v9058 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9062 = v9061 ? 0.0f : v9058;
-      const float v9063 = v9057 - v9062;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9064 = iron_exp2_approx(v9063);
-      v6834.x[31] = v9064;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9067 = v6834.x[32];
-      const float v9068 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9071 = v9068 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9072 = v9071 ? 0.0f : v9068;
-      const float v9073 = v9067 - v9072;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9074 = iron_exp2_approx(v9073);
-      v6834.x[32] = v9074;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9077 = v6834.x[33];
-      const float v9078 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9081 = v9078 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9082 = v9081 ? 0.0f : v9078;
-      const float v9083 = v9077 - v9082;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9084 = iron_exp2_approx(v9083);
-      v6834.x[33] = v9084;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9087 = v6834.x[34];
-      const float v9088 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9091 = v9088 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9092 = v9091 ? 0.0f : v9088;
-      const float v9093 = v9087 - v9092;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9094 = iron_exp2_approx(v9093);
-      v6834.x[34] = v9094;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9097 = v6834.x[35];
-      const float v9098 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9101 = v9098 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9102 = v9101 ? 0.0f : v9098;
-      const float v9103 = v9097 - v9102;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9104 = iron_exp2_approx(v9103);
-      v6834.x[35] = v9104;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9107 = v6834.x[36];
-      const float v9108 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9111 = v9108 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9112 = v9111 ? 0.0f : v9108;
-      const float v9113 = v9107 - v9112;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9114 = iron_exp2_approx(v9113);
-      v6834.x[36] = v9114;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9117 = v6834.x[37];
-      const float v9118 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9121 = v9118 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9122 = v9121 ? 0.0f : v9118;
-      const float v9123 = v9117 - v9122;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9124 = iron_exp2_approx(v9123);
-      v6834.x[37] = v9124;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9127 = v6834.x[38];
-      const float v9128 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9131 = v9128 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9132 = v9131 ? 0.0f : v9128;
-      const float v9133 = v9127 - v9132;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9134 = iron_exp2_approx(v9133);
-      v6834.x[38] = v9134;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9137 = v6834.x[39];
-      const float v9138 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9141 = v9138 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9142 = v9141 ? 0.0f : v9138;
-      const float v9143 = v9137 - v9142;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9144 = iron_exp2_approx(v9143);
-      v6834.x[39] = v9144;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9147 = v6834.x[40];
-      const float v9148 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9151 = v9148 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9152 = v9151 ? 0.0f : v9148;
-      const float v9153 = v9147 - v9152;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9154 = iron_exp2_approx(v9153);
-      v6834.x[40] = v9154;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9157 = v6834.x[41];
-      const float v9158 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9161 = v9158 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9162 = v9161 ? 0.0f : v9158;
-      const float v9163 = v9157 - v9162;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9164 = iron_exp2_approx(v9163);
-      v6834.x[41] = v9164;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9167 = v6834.x[42];
-      const float v9168 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9171 = v9168 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9172 = v9171 ? 0.0f : v9168;
-      const float v9173 = v9167 - v9172;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9174 = iron_exp2_approx(v9173);
-      v6834.x[42] = v9174;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9177 = v6834.x[43];
-      const float v9178 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9181 = v9178 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9182 = v9181 ? 0.0f : v9178;
-      const float v9183 = v9177 - v9182;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9184 = iron_exp2_approx(v9183);
-      v6834.x[43] = v9184;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9187 = v6834.x[44];
-      const float v9188 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9191 = v9188 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9192 = v9191 ? 0.0f : v9188;
-      const float v9193 = v9187 - v9192;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9194 = iron_exp2_approx(v9193);
-      v6834.x[44] = v9194;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9197 = v6834.x[45];
-      const float v9198 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9201 = v9198 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9202 = v9201 ? 0.0f : v9198;
-      const float v9203 = v9197 - v9202;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9204 = iron_exp2_approx(v9203);
-      v6834.x[45] = v9204;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9207 = v6834.x[46];
-      const float v9208 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9211 = v9208 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9212 = v9211 ? 0.0f : v9208;
-      const float v9213 = v9207 - v9212;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9214 = iron_exp2_approx(v9213);
-      v6834.x[46] = v9214;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9217 = v6834.x[47];
-      const float v9218 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9221 = v9218 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9222 = v9221 ? 0.0f : v9218;
-      const float v9223 = v9217 - v9222;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9224 = iron_exp2_approx(v9223);
-      v6834.x[47] = v9224;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9227 = v6834.x[48];
-      const float v9228 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9231 = v9228 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9232 = v9231 ? 0.0f : v9228;
-      const float v9233 = v9227 - v9232;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9234 = iron_exp2_approx(v9233);
-      v6834.x[48] = v9234;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9237 = v6834.x[49];
-      const float v9238 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9241 = v9238 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9242 = v9241 ? 0.0f : v9238;
-      const float v9243 = v9237 - v9242;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9244 = iron_exp2_approx(v9243);
-      v6834.x[49] = v9244;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9247 = v6834.x[50];
-      const float v9248 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9251 = v9248 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9252 = v9251 ? 0.0f : v9248;
-      const float v9253 = v9247 - v9252;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9254 = iron_exp2_approx(v9253);
-      v6834.x[50] = v9254;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9257 = v6834.x[51];
-      const float v9258 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9261 = v9258 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9262 = v9261 ? 0.0f : v9258;
-      const float v9263 = v9257 - v9262;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9264 = iron_exp2_approx(v9263);
-      v6834.x[51] = v9264;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9267 = v6834.x[52];
-      const float v9268 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9271 = v9268 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9272 = v9271 ? 0.0f : v9268;
-      const float v9273 = v9267 - v9272;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9274 = iron_exp2_approx(v9273);
-      v6834.x[52] = v9274;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9277 = v6834.x[53];
-      const float v9278 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9281 = v9278 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9282 = v9281 ? 0.0f : v9278;
-      const float v9283 = v9277 - v9282;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9284 = iron_exp2_approx(v9283);
-      v6834.x[53] = v9284;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9287 = v6834.x[54];
-      const float v9288 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9291 = v9288 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9292 = v9291 ? 0.0f : v9288;
-      const float v9293 = v9287 - v9292;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9294 = iron_exp2_approx(v9293);
-      v6834.x[54] = v9294;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9297 = v6834.x[55];
-      const float v9298 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9301 = v9298 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9302 = v9301 ? 0.0f : v9298;
-      const float v9303 = v9297 - v9302;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9304 = iron_exp2_approx(v9303);
-      v6834.x[55] = v9304;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9307 = v6834.x[56];
-      const float v9308 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9311 = v9308 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9312 = v9311 ? 0.0f : v9308;
-      const float v9313 = v9307 - v9312;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9314 = iron_exp2_approx(v9313);
-      v6834.x[56] = v9314;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9317 = v6834.x[57];
-      const float v9318 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9321 = v9318 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9322 = v9321 ? 0.0f : v9318;
-      const float v9323 = v9317 - v9322;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9324 = iron_exp2_approx(v9323);
-      v6834.x[57] = v9324;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9327 = v6834.x[58];
-      const float v9328 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9331 = v9328 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9332 = v9331 ? 0.0f : v9328;
-      const float v9333 = v9327 - v9332;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9334 = iron_exp2_approx(v9333);
-      v6834.x[58] = v9334;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9337 = v6834.x[59];
-      const float v9338 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9341 = v9338 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9342 = v9341 ? 0.0f : v9338;
-      const float v9343 = v9337 - v9342;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9344 = iron_exp2_approx(v9343);
-      v6834.x[59] = v9344;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9347 = v6834.x[60];
-      const float v9348 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9351 = v9348 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9352 = v9351 ? 0.0f : v9348;
-      const float v9353 = v9347 - v9352;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9354 = iron_exp2_approx(v9353);
-      v6834.x[60] = v9354;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9357 = v6834.x[61];
-      const float v9358 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9361 = v9358 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9362 = v9361 ? 0.0f : v9358;
-      const float v9363 = v9357 - v9362;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9364 = iron_exp2_approx(v9363);
-      v6834.x[61] = v9364;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9367 = v6834.x[62];
-      const float v9368 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9371 = v9368 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9372 = v9371 ? 0.0f : v9368;
-      const float v9373 = v9367 - v9372;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9374 = iron_exp2_approx(v9373);
-      v6834.x[62] = v9374;  // kernels/sdpa/flash_tile.hpp:200
-      const float v9377 = v6834.x[63];
-      const float v9378 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v9381 = v9378 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v9382 = v9381 ? 0.0f : v9378;
-      const float v9383 = v9377 - v9382;  // kernels/sdpa/flash_tile.hpp:201
-      const float v9384 = iron_exp2_approx(v9383);
-      v6834.x[63] = v9384;  // kernels/sdpa/flash_tile.hpp:200
-      iron_frag<float, 2, 16, 8> v9386;  // kernels/sdpa/flash_tile.hpp:203
-      iron_frag_fill(v9386, 0.0f);
-      iron_frag_row_reduce<true>(v9386, v6834);
-      const float v9389 = v339.x[0];  // kernels/sdpa/flash_tile.hpp:204
-      const float v9390 = v9386.x[0];  // kernels/sdpa/flash_tile.hpp:205
-      const float v9391 = v8674.x[0];
-      const float v9392 = v9389 * v9391;
-      const float v9393 = v9392 + v9390;
-      v339.x[0] = v9393;  // kernels/sdpa/flash_tile.hpp:204
-      const float v9396 = v339.x[1];
-      const float v9397 = v9386.x[1];  // kernels/sdpa/flash_tile.hpp:205
-      const float v9398 = v8674.x[1];
-      const float v9399 = v9396 * v9398;
-      const float v9400 = v9399 + v9397;
-      v339.x[1] = v9400;  // kernels/sdpa/flash_tile.hpp:204
-      const float v9403 = v339.x[2];
-      const float v9404 = v9386.x[2];  // kernels/sdpa/flash_tile.hpp:205
-      const float v9405 = v8674.x[2];
-      const float v9406 = v9403 * v9405;
-      const float v9407 = v9406 + v9404;
-      v339.x[2] = v9407;  // kernels/sdpa/flash_tile.hpp:204
-      const float v9410 = v339.x[3];
-      const float v9411 = v9386.x[3];  // kernels/sdpa/flash_tile.hpp:205
-      const float v9412 = v8674.x[3];
-      const float v9413 = v9410 * v9412;
-      const float v9414 = v9413 + v9411;
-      v339.x[3] = v9414;  // kernels/sdpa/flash_tile.hpp:204
-      const float v9417 = v341.x[0];  // kernels/sdpa/flash_tile.hpp:214
-      const float v9418 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9419 = v9417 * v9418;
-      v341.x[0] = v9419;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9422 = v341.x[1];
-      const float v9423 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9424 = v9422 * v9423;
-      v341.x[1] = v9424;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9427 = v341.x[2];
-      const float v9428 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9429 = v9427 * v9428;
-      v341.x[2] = v9429;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9432 = v341.x[3];
-      const float v9433 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9434 = v9432 * v9433;
-      v341.x[3] = v9434;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9437 = v341.x[4];
-      const float v9438 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9439 = v9437 * v9438;
-      v341.x[4] = v9439;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9442 = v341.x[5];
-      const float v9443 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9444 = v9442 * v9443;
-      v341.x[5] = v9444;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9447 = v341.x[6];
-      const float v9448 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9449 = v9447 * v9448;
-      v341.x[6] = v9449;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9452 = v341.x[7];
-      const float v9453 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9454 = v9452 * v9453;
-      v341.x[7] = v9454;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9457 = v341.x[8];
-      const float v9458 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9459 = v9457 * v9458;
-      v341.x[8] = v9459;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9462 = v341.x[9];
-      const float v9463 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9464 = v9462 * v9463;
-      v341.x[9] = v9464;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9467 = v341.x[10];
-      const float v9468 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9469 = v9467 * v9468;
-      v341.x[10] = v9469;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9472 = v341.x[11];
-      const float v9473 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9474 = v9472 * v9473;
-      v341.x[11] = v9474;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9477 = v341.x[12];
-      const float v9478 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9479 = v9477 * v9478;
-      v341.x[12] = v9479;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9482 = v341.x[13];
-      const float v9483 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9484 = v9482 * v9483;
-      v341.x[13] = v9484;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9487 = v341.x[14];
-      const float v9488 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9489 = v9487 * v9488;
-      v341.x[14] = v9489;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9492 = v341.x[15];
-      const float v9493 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9494 = v9492 * v9493;
-      v341.x[15] = v9494;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9497 = v341.x[16];
-      const float v9498 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9499 = v9497 * v9498;
-      v341.x[16] = v9499;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9502 = v341.x[17];
-      const float v9503 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9504 = v9502 * v9503;
-      v341.x[17] = v9504;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9507 = v341.x[18];
-      const float v9508 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9509 = v9507 * v9508;
-      v341.x[18] = v9509;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9512 = v341.x[19];
-      const float v9513 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9514 = v9512 * v9513;
-      v341.x[19] = v9514;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9517 = v341.x[20];
-      const float v9518 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9519 = v9517 * v9518;
-      v341.x[20] = v9519;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9522 = v341.x[21];
-      const float v9523 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9524 = v9522 * v9523;
-      v341.x[21] = v9524;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9527 = v341.x[22];
-      const float v9528 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9529 = v9527 * v9528;
-      v341.x[22] = v9529;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9532 = v341.x[23];
-      const float v9533 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9534 = v9532 * v9533;
-      v341.x[23] = v9534;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9537 = v341.x[24];
-      const float v9538 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9539 = v9537 * v9538;
-      v341.x[24] = v9539;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9542 = v341.x[25];
-      const float v9543 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9544 = v9542 * v9543;
-      v341.x[25] = v9544;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9547 = v341.x[26];
-      const float v9548 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9549 = v9547 * v9548;
-      v341.x[26] = v9549;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9552 = v341.x[27];
-      const float v9553 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9554 = v9552 * v9553;
-      v341.x[27] = v9554;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9557 = v341.x[28];
-      const float v9558 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9559 = v9557 * v9558;
-      v341.x[28] = v9559;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9562 = v341.x[29];
-      const float v9563 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9564 = v9562 * v9563;
-      v341.x[29] = v9564;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9567 = v341.x[30];
-      const float v9568 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9569 = v9567 * v9568;
-      v341.x[30] = v9569;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9572 = v341.x[31];
-      const float v9573 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9574 = v9572 * v9573;
-      v341.x[31] = v9574;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9577 = v343.x[0];
-      const float v9578 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9579 = v9577 * v9578;
-      v343.x[0] = v9579;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9582 = v343.x[1];
-      const float v9583 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9584 = v9582 * v9583;
-      v343.x[1] = v9584;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9587 = v343.x[2];
-      const float v9588 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9589 = v9587 * v9588;
-      v343.x[2] = v9589;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9592 = v343.x[3];
-      const float v9593 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9594 = v9592 * v9593;
-      v343.x[3] = v9594;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9597 = v343.x[4];
-      const float v9598 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9599 = v9597 * v9598;
-      v343.x[4] = v9599;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9602 = v343.x[5];
-      const float v9603 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9604 = v9602 * v9603;
-      v343.x[5] = v9604;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9607 = v343.x[6];
-      const float v9608 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9609 = v9607 * v9608;
-      v343.x[6] = v9609;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9612 = v343.x[7];
-      const float v9613 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9614 = v9612 * v9613;
-      v343.x[7] = v9614;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9617 = v343.x[8];
-      const float v9618 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9619 = v9617 * v9618;
-      v343.x[8] = v9619;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9622 = v343.x[9];
-      const float v9623 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9624 = v9622 * v9623;
-      v343.x[9] = v9624;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9627 = v343.x[10];
-      const float v9628 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9629 = v9627 * v9628;
-      v343.x[10] = v9629;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9632 = v343.x[11];
-      const float v9633 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9634 = v9632 * v9633;
-      v343.x[11] = v9634;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9637 = v343.x[12];
-      const float v9638 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9639 = v9637 * v9638;
-      v343.x[12] = v9639;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9642 = v343.x[13];
-      const float v9643 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9644 = v9642 * v9643;
-      v343.x[13] = v9644;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9647 = v343.x[14];
-      const float v9648 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9649 = v9647 * v9648;
-      v343.x[14] = v9649;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9652 = v343.x[15];
-      const float v9653 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9654 = v9652 * v9653;
-      v343.x[15] = v9654;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9657 = v343.x[16];
-      const float v9658 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9659 = v9657 * v9658;
-      v343.x[16] = v9659;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9662 = v343.x[17];
-      const float v9663 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9664 = v9662 * v9663;
-      v343.x[17] = v9664;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9667 = v343.x[18];
-      const float v9668 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9669 = v9667 * v9668;
-      v343.x[18] = v9669;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9672 = v343.x[19];
-      const float v9673 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9674 = v9672 * v9673;
-      v343.x[19] = v9674;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9677 = v343.x[20];
-      const float v9678 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9679 = v9677 * v9678;
-      v343.x[20] = v9679;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9682 = v343.x[21];
-      const float v9683 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9684 = v9682 * v9683;
-      v343.x[21] = v9684;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9687 = v343.x[22];
-      const float v9688 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9689 = v9687 * v9688;
-      v343.x[22] = v9689;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9692 = v343.x[23];
-      const float v9693 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9694 = v9692 * v9693;
-      v343.x[23] = v9694;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9697 = v343.x[24];
-      const float v9698 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9699 = v9697 * v9698;
-      v343.x[24] = v9699;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9702 = v343.x[25];
-      const float v9703 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9704 = v9702 * v9703;
-      v343.x[25] = v9704;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9707 = v343.x[26];
-      const float v9708 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9709 = v9707 * v9708;
-      v343.x[26] = v9709;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9712 = v343.x[27];
-      const float v9713 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9714 = v9712 * v9713;
-      v343.x[27] = v9714;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9717 = v343.x[28];
-      const float v9718 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9719 = v9717 * v9718;
-      v343.x[28] = v9719;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9722 = v343.x[29];
-      const float v9723 = v8674.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9724 = v9722 * v9723;
-      v343.x[29] = v9724;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9727 = v343.x[30];
-      const float v9728 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9729 = v9727 * v9728;
-      v343.x[30] = v9729;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9732 = v343.x[31];
-      const float v9733 = v8674.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9734 = v9732 * v9733;
-      v343.x[31] = v9734;  // kernels/sdpa/flash_tile.hpp:214
-      iron_frag<iron_bf16, 0, 16, 128> v9736;  // kernels/sdpa/flash_warpgroup.hpp:117
-      iron_frag_fill(v9736, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v9736, v6834);
-      iron_frag_store<false>(v9736, shm3, v9743, 128u);  // kernels/sdpa/flash_warpgroup.hpp:124
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:126
-      iron_frag<iron_bf16, 0, 16, 16> v9907;  // kernels/sdpa/flash_warpgroup.hpp:129
-      iron_frag_fill(v9907, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9907, shm3, v9898, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9909;
-      iron_frag_fill(v9909, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9909, shm2, v6838, 64u);
-      iron_frag_mma_sync(v341, v9907, v9909);
-      const unsigned int v9916 = v6838 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v9918;
-      iron_frag_fill(v9918, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9918, shm3, v9911, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9920;
-      iron_frag_fill(v9920, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9920, shm2, v9916, 64u);
-      iron_frag_mma_sync(v341, v9918, v9920);
-      const unsigned int v9927 = v6838 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v9929;
-      iron_frag_fill(v9929, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9929, shm3, v9922, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9931;
-      iron_frag_fill(v9931, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9931, shm2, v9927, 64u);
-      iron_frag_mma_sync(v341, v9929, v9931);
-      const unsigned int v9938 = v6838 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v9940;
-      iron_frag_fill(v9940, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9940, shm3, v9933, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9942;
-      iron_frag_fill(v9942, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9942, shm2, v9938, 64u);
-      iron_frag_mma_sync(v341, v9940, v9942);
-      const unsigned int v9764 = v6838 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:130
-      iron_frag<iron_bf16, 0, 16, 16> v9960;  // kernels/sdpa/flash_warpgroup.hpp:129
-      iron_frag_fill(v9960, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9960, shm3, v9951, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9962;
-      iron_frag_fill(v9962, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9962, shm2, v9764, 64u);
-      iron_frag_mma_sync(v341, v9960, v9962);
-      const unsigned int v9969 = v9764 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v9971;
-      iron_frag_fill(v9971, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9971, shm3, v9964, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9973;
-      iron_frag_fill(v9973, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9973, shm2, v9969, 64u);
-      iron_frag_mma_sync(v341, v9971, v9973);
-      const unsigned int v9980 = v9764 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v9982;
-      iron_frag_fill(v9982, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9982, shm3, v9975, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9984;
-      iron_frag_fill(v9984, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9984, shm2, v9980, 64u);
-      iron_frag_mma_sync(v341, v9982, v9984);
-      const unsigned int v9991 = v9764 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v9993;
-      iron_frag_fill(v9993, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9993, shm3, v9986, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9995;
-      iron_frag_fill(v9995, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9995, shm2, v9991, 64u);
-      iron_frag_mma_sync(v341, v9993, v9995);
-      iron_frag<iron_bf16, 0, 16, 16> v10013;
-      iron_frag_fill(v10013, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10013, shm3, v9898, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v10015;
-      iron_frag_fill(v10015, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10015, shm2, v6851, 64u);
-      iron_frag_mma_sync(v343, v10013, v10015);
-      const unsigned int v10022 = v6851 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v10024;
-      iron_frag_fill(v10024, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10024, shm3, v9911, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v10026;
-      iron_frag_fill(v10026, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10026, shm2, v10022, 64u);
-      iron_frag_mma_sync(v343, v10024, v10026);
-      const unsigned int v10033 = v6851 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v10035;
-      iron_frag_fill(v10035, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10035, shm3, v9922, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v10037;
-      iron_frag_fill(v10037, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10037, shm2, v10033, 64u);
-      iron_frag_mma_sync(v343, v10035, v10037);
-      const unsigned int v10044 = v6851 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v10046;
-      iron_frag_fill(v10046, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10046, shm3, v9933, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v10048;
-      iron_frag_fill(v10048, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10048, shm2, v10044, 64u);
-      iron_frag_mma_sync(v343, v10046, v10048);
-      const unsigned int v9792 = v6851 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:130
-      iron_frag<iron_bf16, 0, 16, 16> v10066;  // kernels/sdpa/flash_warpgroup.hpp:129
-      iron_frag_fill(v10066, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10066, shm3, v9951, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v10068;
-      iron_frag_fill(v10068, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10068, shm2, v9792, 64u);
-      iron_frag_mma_sync(v343, v10066, v10068);
-      const unsigned int v10075 = v9792 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v10077;
-      iron_frag_fill(v10077, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10077, shm3, v9964, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v10079;
-      iron_frag_fill(v10079, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10079, shm2, v10075, 64u);
-      iron_frag_mma_sync(v343, v10077, v10079);
-      const unsigned int v10086 = v9792 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v10088;
-      iron_frag_fill(v10088, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10088, shm3, v9975, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v10090;
-      iron_frag_fill(v10090, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10090, shm2, v10086, 64u);
-      iron_frag_mma_sync(v343, v10088, v10090);
-      const unsigned int v10097 = v9792 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v10099;
-      iron_frag_fill(v10099, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10099, shm3, v9986, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v10101;
-      iron_frag_fill(v10101, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10101, shm2, v10097, 64u);
-      iron_frag_mma_sync(v343, v10099, v10101);
-    }
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:93
-    const float v4099 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:228
-    iron_frag<float, 2, 16, 8> v4101;  // kernels/sdpa/flash_tile.hpp:229
-    iron_frag_fill(v4101, 0.0f);
-    const float v4105 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:231
-    const float v4106 = fmaxf(v4105, v4099);
-    const bool v4109 = v4106 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v4110 = v4109 ? 0.0f : v4106;
-    v4101.x[0] = v4110;  // kernels/sdpa/flash_tile.hpp:230
-    const float v4114 = v337.x[1];  // kernels/sdpa/flash_tile.hpp:231
-    const float v4115 = fmaxf(v4114, v4099);
-    const bool v4118 = v4115 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v4119 = v4118 ? 0.0f : v4115;
-    v4101.x[1] = v4119;  // kernels/sdpa/flash_tile.hpp:230
-    const float v4123 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:231
-    const float v4124 = fmaxf(v4123, v4099);
-    const bool v4127 = v4124 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v4128 = v4127 ? 0.0f : v4124;
-    v4101.x[2] = v4128;  // kernels/sdpa/flash_tile.hpp:230
-    const float v4132 = v337.x[3];  // kernels/sdpa/flash_tile.hpp:231
-    const float v4133 = fmaxf(v4132, v4099);
-    const bool v4136 = v4133 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v4137 = v4136 ? 0.0f : v4133;
-    v4101.x[3] = v4137;  // kernels/sdpa/flash_tile.hpp:230
-    iron_frag<float, 2, 16, 8> v4139;  // kernels/sdpa/flash_tile.hpp:233
-    iron_frag_fill(v4139, 0.0f);
-    const float v4143 = v4101.x[0];  // kernels/sdpa/flash_tile.hpp:235
-    const float v4144 = v4099 - v4143;
-    const float v4145 = exp2f(v4144);
-    const float v4147 = v337.x[0];
-    const float v4148 = v4147 - v4143;
-    const float v4149 = exp2f(v4148);
-    const float v4150 = v339.x[0];
-    const float v4151 = v4150 * v4149;
-    const float v4152 = v4151 + v4145;
-    v4139.x[0] = v4152;  // kernels/sdpa/flash_tile.hpp:234
-    const float v4156 = v4101.x[1];  // kernels/sdpa/flash_tile.hpp:235
-    const float v4157 = v4099 - v4156;
-    const float v4158 = exp2f(v4157);
-    const float v4160 = v337.x[1];
-    const float v4161 = v4160 - v4156;
-    const float v4162 = exp2f(v4161);
-    const float v4163 = v339.x[1];
-    const float v4164 = v4163 * v4162;
-    const float v4165 = v4164 + v4158;
-    v4139.x[1] = v4165;  // kernels/sdpa/flash_tile.hpp:234
-    const float v4169 = v4101.x[2];  // kernels/sdpa/flash_tile.hpp:235
-    const float v4170 = v4099 - v4169;
-    const float v4171 = exp2f(v4170);
-    const float v4173 = v337.x[2];
-    const float v4174 = v4173 - v4169;
-    const float v4175 = exp2f(v4174);
-    const float v4176 = v339.x[2];
-    const float v4177 = v4176 * v4175;
-    const float v4178 = v4177 + v4171;
-    v4139.x[2] = v4178;  // kernels/sdpa/flash_tile.hpp:234
-    const float v4182 = v4101.x[3];  // kernels/sdpa/flash_tile.hpp:235
-    const float v4183 = v4099 - v4182;
-    const float v4184 = exp2f(v4183);
-    const float v4186 = v337.x[3];
-    const float v4187 = v4186 - v4182;
-    const float v4188 = exp2f(v4187);
-    const float v4189 = v339.x[3];
-    const float v4190 = v4189 * v4188;
-    const float v4191 = v4190 + v4184;
-    v4139.x[3] = v4191;  // kernels/sdpa/flash_tile.hpp:234
-    iron_frag<float, 2, 16, 8> v4193;  // kernels/sdpa/flash_tile.hpp:237
-    iron_frag_fill(v4193, 0.0f);
-    const float v4197 = v4139.x[0];  // kernels/sdpa/flash_tile.hpp:239
-    const float v4199 = v4101.x[0];  // kernels/sdpa/flash_tile.hpp:240
-    const float v4200 = v337.x[0];
-    const float v4201 = v4200 - v4199;
-    const float v4202 = exp2f(v4201);
-    const float v4203 = v4202 / v4197;
-    const bool v4205 = v4197 > 0.0f;
-    const float v4206 = v4205 ? v4203 : 0.0f;
-    v4193.x[0] = v4206;  // kernels/sdpa/flash_tile.hpp:238
-    const float v4210 = v4139.x[1];  // kernels/sdpa/flash_tile.hpp:239
-    const float v4212 = v4101.x[1];  // kernels/sdpa/flash_tile.hpp:240
-    const float v4213 = v337.x[1];
-    const float v4214 = v4213 - v4212;
-    const float v4215 = exp2f(v4214);
-    const float v4216 = v4215 / v4210;
-    const bool v4218 = v4210 > 0.0f;
-    const float v4219 = v4218 ? v4216 : 0.0f;
-    v4193.x[1] = v4219;  // kernels/sdpa/flash_tile.hpp:238
-    const float v4223 = v4139.x[2];  // kernels/sdpa/flash_tile.hpp:239
-    const float v4225 = v4101.x[2];  // kernels/sdpa/flash_tile.hpp:240
-    const float v4226 = v337.x[2];
-    const float v4227 = v4226 - v4225;
-    const float v4228 = exp2f(v4227);
-    const float v4229 = v4228 / v4223;
-    const bool v4231 = v4223 > 0.0f;
-    const float v4232 = v4231 ? v4229 : 0.0f;
-    v4193.x[2] = v4232;  // kernels/sdpa/flash_tile.hpp:238
-    const float v4236 = v4139.x[3];  // kernels/sdpa/flash_tile.hpp:239
-    const float v4238 = v4101.x[3];  // kernels/sdpa/flash_tile.hpp:240
-    const float v4239 = v337.x[3];
-    const float v4240 = v4239 - v4238;
-    const float v4241 = exp2f(v4240);
-    const float v4242 = v4241 / v4236;
-    const bool v4244 = v4236 > 0.0f;
-    const float v4245 = v4244 ? v4242 : 0.0f;
-    v4193.x[3] = v4245;  // kernels/sdpa/flash_tile.hpp:238
-    const unsigned int v4247 = v56 + v9416;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4248 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4249 = v341.x[0];
-    const float v4250 = v4249 * v4248;
-    const bool v4251 = v4247 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4251) {
-      const iron_bf16 v4255 = iron_f32_to_bf16(v4250);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4257 = v13 + v4247;
-      const unsigned int v4258 = v4257 * v1;
-      const unsigned int v4259 = v4258 + v28;
-      const unsigned int v4260 = v4259 << 7u;
-      const unsigned int v4261 = v4260 + v9415;
-      out[v4261] = v4255;
-    }
-    const unsigned int v4263 = v56 + v9421;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4264 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4265 = v341.x[1];
-    const float v4266 = v4265 * v4264;
-    const bool v4267 = v4263 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4267) {
-      const iron_bf16 v4271 = iron_f32_to_bf16(v4266);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4273 = v13 + v4263;
-      const unsigned int v4274 = v4273 * v1;
-      const unsigned int v4275 = v4274 + v28;
-      const unsigned int v4276 = v4275 << 7u;
-      const unsigned int v4277 = v4276 + v9420;
-      out[v4277] = v4271;
-    }
-    const unsigned int v4279 = v56 + v9426;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4280 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4281 = v341.x[2];
-    const float v4282 = v4281 * v4280;
-    const bool v4283 = v4279 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4283) {
-      const iron_bf16 v4287 = iron_f32_to_bf16(v4282);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4289 = v13 + v4279;
-      const unsigned int v4290 = v4289 * v1;
-      const unsigned int v4291 = v4290 + v28;
-      const unsigned int v4292 = v4291 << 7u;
-      const unsigned int v4293 = v4292 + v9425;
-      out[v4293] = v4287;
-    }
-    const unsigned int v4295 = v56 + v9431;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4296 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4297 = v341.x[3];
-    const float v4298 = v4297 * v4296;
-    const bool v4299 = v4295 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4299) {
-      const iron_bf16 v4303 = iron_f32_to_bf16(v4298);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4305 = v13 + v4295;
-      const unsigned int v4306 = v4305 * v1;
-      const unsigned int v4307 = v4306 + v28;
-      const unsigned int v4308 = v4307 << 7u;
-      const unsigned int v4309 = v4308 + v9430;
-      out[v4309] = v4303;
-    }
-    const unsigned int v4311 = v56 + v9436;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4312 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4313 = v341.x[4];
-    const float v4314 = v4313 * v4312;
-    const bool v4315 = v4311 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4315) {
-      const iron_bf16 v4319 = iron_f32_to_bf16(v4314);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4321 = v13 + v4311;
-      const unsigned int v4322 = v4321 * v1;
-      const unsigned int v4323 = v4322 + v28;
-      const unsigned int v4324 = v4323 << 7u;
-      const unsigned int v4325 = v4324 + v9435;
-      out[v4325] = v4319;
-    }
-    const unsigned int v4327 = v56 + v9441;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4328 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4329 = v341.x[5];
-    const float v4330 = v4329 * v4328;
-    const bool v4331 = v4327 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4331) {
-      const iron_bf16 v4335 = iron_f32_to_bf16(v4330);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4337 = v13 + v4327;
-      const unsigned int v4338 = v4337 * v1;
-      const unsigned int v4339 = v4338 + v28;
-      const unsigned int v4340 = v4339 << 7u;
-      const unsigned int v4341 = v4340 + v9440;
-      out[v4341] = v4335;
-    }
-    const unsigned int v4343 = v56 + v9446;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4344 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4345 = v341.x[6];
-    const float v4346 = v4345 * v4344;
-    const bool v4347 = v4343 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4347) {
-      const iron_bf16 v4351 = iron_f32_to_bf16(v4346);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4353 = v13 + v4343;
-      const unsigned int v4354 = v4353 * v1;
-      const unsigned int v4355 = v4354 + v28;
-      const unsigned int v4356 = v4355 << 7u;
-      const unsigned int v4357 = v4356 + v9445;
-      out[v4357] = v4351;
-    }
-    const unsigned int v4359 = v56 + v9451;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4360 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4361 = v341.x[7];
-    const float v4362 = v4361 * v4360;
-    const bool v4363 = v4359 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4363) {
-      const iron_bf16 v4367 = iron_f32_to_bf16(v4362);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4369 = v13 + v4359;
-      const unsigned int v4370 = v4369 * v1;
-      const unsigned int v4371 = v4370 + v28;
-      const unsigned int v4372 = v4371 << 7u;
-      const unsigned int v4373 = v4372 + v9450;
-      out[v4373] = v4367;
-    }
-    const unsigned int v4375 = v56 + v9456;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4376 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4377 = v341.x[8];
-    const float v4378 = v4377 * v4376;
-    const bool v4379 = v4375 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4379) {
-      const iron_bf16 v4383 = iron_f32_to_bf16(v4378);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4385 = v13 + v4375;
-      const unsigned int v4386 = v4385 * v1;
-      const unsigned int v4387 = v4386 + v28;
-      const unsigned int v4388 = v4387 << 7u;
-      const unsigned int v4389 = v4388 + v9455;
-      out[v4389] = v4383;
-    }
-    const unsigned int v4391 = v56 + v9461;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4392 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4393 = v341.x[9];
-    const float v4394 = v4393 * v4392;
-    const bool v4395 = v4391 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4395) {
-      const iron_bf16 v4399 = iron_f32_to_bf16(v4394);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4401 = v13 + v4391;
-      const unsigned int v4402 = v4401 * v1;
-      const unsigned int v4403 = v4402 + v28;
-      const unsigned int v4404 = v4403 << 7u;
-      const unsigned int v4405 = v4404 + v9460;
-      out[v4405] = v4399;
-    }
-    const unsigned int v4407 = v56 + v9466;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4408 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4409 = v341.x[10];
-    const float v4410 = v4409 * v4408;
-    const bool v4411 = v4407 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4411) {
-      const iron_bf16 v4415 = iron_f32_to_bf16(v4410);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4417 = v13 + v4407;
-      const unsigned int v4418 = v4417 * v1;
-      const unsigned int v4419 = v4418 + v28;
-      const unsigned int v4420 = v4419 << 7u;
-      const unsigned int v4421 = v4420 + v9465;
-      out[v4421] = v4415;
-    }
-    const unsigned int v4423 = v56 + v9471;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4424 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4425 = v341.x[11];
-    const float v4426 = v4425 * v4424;
-    const bool v4427 = v4423 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4427) {
-      const iron_bf16 v4431 = iron_f32_to_bf16(v4426);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4433 = v13 + v4423;
-      const unsigned int v4434 = v4433 * v1;
-      const unsigned int v4435 = v4434 + v28;
-      const unsigned int v4436 = v4435 << 7u;
-      const unsigned int v4437 = v4436 + v9470;
-      out[v4437] = v4431;
-    }
-    const unsigned int v4439 = v56 + v9476;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4440 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4441 = v341.x[12];
-    const float v4442 = v4441 * v4440;
-    const bool v4443 = v4439 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4443) {
-      const iron_bf16 v4447 = iron_f32_to_bf16(v4442);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4449 = v13 + v4439;
-      const unsigned int v4450 = v4449 * v1;
-      const unsigned int v4451 = v4450 + v28;
-      const unsigned int v4452 = v4451 << 7u;
-      const unsigned int v4453 = v4452 + v9475;
-      out[v4453] = v4447;
-    }
-    const unsigned int v4455 = v56 + v9481;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4456 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4457 = v341.x[13];
-    const float v4458 = v4457 * v4456;
-    const bool v4459 = v4455 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4459) {
-      const iron_bf16 v4463 = iron_f32_to_bf16(v4458);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4465 = v13 + v4455;
-      const unsigned int v4466 = v4465 * v1;
-      const unsigned int v4467 = v4466 + v28;
-      const unsigned int v4468 = v4467 << 7u;
-      const unsigned int v4469 = v4468 + v9480;
-      out[v4469] = v4463;
-    }
-    const unsigned int v4471 = v56 + v9486;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4472 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4473 = v341.x[14];
-    const float v4474 = v4473 * v4472;
-    const bool v4475 = v4471 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4475) {
-      const iron_bf16 v4479 = iron_f32_to_bf16(v4474);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4481 = v13 + v4471;
-      const unsigned int v4482 = v4481 * v1;
-      const unsigned int v4483 = v4482 + v28;
-      const unsigned int v4484 = v4483 << 7u;
-      const unsigned int v4485 = v4484 + v9485;
-      out[v4485] = v4479;
-    }
-    const unsigned int v4487 = v56 + v9491;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4488 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4489 = v341.x[15];
-    const float v4490 = v4489 * v4488;
-    const bool v4491 = v4487 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4491) {
-      const iron_bf16 v4495 = iron_f32_to_bf16(v4490);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4497 = v13 + v4487;
-      const unsigned int v4498 = v4497 * v1;
-      const unsigned int v4499 = v4498 + v28;
-      const unsigned int v4500 = v4499 << 7u;
-      const unsigned int v4501 = v4500 + v9490;
-      out[v4501] = v4495;
-    }
-    const unsigned int v4503 = v56 + v9496;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4504 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4505 = v341.x[16];
-    const float v4506 = v4505 * v4504;
-    const bool v4507 = v4503 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4507) {
-      const iron_bf16 v4511 = iron_f32_to_bf16(v4506);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4513 = v13 + v4503;
-      const unsigned int v4514 = v4513 * v1;
-      const unsigned int v4515 = v4514 + v28;
-      const unsigned int v4516 = v4515 << 7u;
-      const unsigned int v4517 = v4516 + v9495;
-      out[v4517] = v4511;
-    }
-    const unsigned int v4519 = v56 + v9501;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4520 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4521 = v341.x[17];
-    const float v4522 = v4521 * v4520;
-    const bool v4523 = v4519 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4523) {
-      const iron_bf16 v4527 = iron_f32_to_bf16(v4522);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4529 = v13 + v4519;
-      const unsigned int v4530 = v4529 * v1;
-      const unsigned int v4531 = v4530 + v28;
-      const unsigned int v4532 = v4531 << 7u;
-      const unsigned int v4533 = v4532 + v9500;
-      out[v4533] = v4527;
-    }
-    const unsigned int v4535 = v56 + v9506;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4536 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4537 = v341.x[18];
-    const float v4538 = v4537 * v4536;
-    const bool v4539 = v4535 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4539) {
-      const iron_bf16 v4543 = iron_f32_to_bf16(v4538);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4545 = v13 + v4535;
-      const unsigned int v4546 = v4545 * v1;
-      const unsigned int v4547 = v4546 + v28;
-      const unsigned int v4548 = v4547 << 7u;
-      const unsigned int v4549 = v4548 + v9505;
-      out[v4549] = v4543;
-    }
-    const unsigned int v4551 = v56 + v9511;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4552 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4553 = v341.x[19];
-    const float v4554 = v4553 * v4552;
-    const bool v4555 = v4551 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4555) {
-      const iron_bf16 v4559 = iron_f32_to_bf16(v4554);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4561 = v13 + v4551;
-      const unsigned int v4562 = v4561 * v1;
-      const unsigned int v4563 = v4562 + v28;
-      const unsigned int v4564 = v4563 << 7u;
-      const unsigned int v4565 = v4564 + v9510;
-      out[v4565] = v4559;
-    }
-    const unsigned int v4567 = v56 + v9516;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4568 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4569 = v341.x[20];
-    const float v4570 = v4569 * v4568;
-    const bool v4571 = v4567 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4571) {
-      const iron_bf16 v4575 = iron_f32_to_bf16(v4570);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4577 = v13 + v4567;
-      const unsigned int v4578 = v4577 * v1;
-      const unsigned int v4579 = v4578 + v28;
-      const unsigned int v4580 = v4579 << 7u;
-      const unsigned int v4581 = v4580 + v9515;
-      out[v4581] = v4575;
-    }
-    const unsigned int v4583 = v56 + v9521;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4584 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4585 = v341.x[21];
-    const float v4586 = v4585 * v4584;
-    const bool v4587 = v4583 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4587) {
-      const iron_bf16 v4591 = iron_f32_to_bf16(v4586);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4593 = v13 + v4583;
-      const unsigned int v4594 = v4593 * v1;
-      const unsigned int v4595 = v4594 + v28;
-      const unsigned int v4596 = v4595 << 7u;
-      const unsigned int v4597 = v4596 + v9520;
-      out[v4597] = v4591;
-    }
-    const unsigned int v4599 = v56 + v9526;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4600 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4601 = v341.x[22];
-    const float v4602 = v4601 * v4600;
-    const bool v4603 = v4599 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4603) {
-      const iron_bf16 v4607 = iron_f32_to_bf16(v4602);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4609 = v13 + v4599;
-      const unsigned int v4610 = v4609 * v1;
-      const unsigned int v4611 = v4610 + v28;
-      const unsigned int v4612 = v4611 << 7u;
-      const unsigned int v4613 = v4612 + v9525;
-      out[v4613] = v4607;
-    }
-    const unsigned int v4615 = v56 + v9531;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4616 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4617 = v341.x[23];
-    const float v4618 = v4617 * v4616;
-    const bool v4619 = v4615 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4619) {
-      const iron_bf16 v4623 = iron_f32_to_bf16(v4618);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4625 = v13 + v4615;
-      const unsigned int v4626 = v4625 * v1;
-      const unsigned int v4627 = v4626 + v28;
-      const unsigned int v4628 = v4627 << 7u;
-      const unsigned int v4629 = v4628 + v9530;
-      out[v4629] = v4623;
-    }
-    const unsigned int v4631 = v56 + v9536;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4632 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4633 = v341.x[24];
-    const float v4634 = v4633 * v4632;
-    const bool v4635 = v4631 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4635) {
-      const iron_bf16 v4639 = iron_f32_to_bf16(v4634);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4641 = v13 + v4631;
-      const unsigned int v4642 = v4641 * v1;
-      const unsigned int v4643 = v4642 + v28;
-      const unsigned int v4644 = v4643 << 7u;
-      const unsigned int v4645 = v4644 + v9535;
-      out[v4645] = v4639;
-    }
-    const unsigned int v4647 = v56 + v9541;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4648 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4649 = v341.x[25];
-    const float v4650 = v4649 * v4648;
-    const bool v4651 = v4647 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4651) {
-      const iron_bf16 v4655 = iron_f32_to_bf16(v4650);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4657 = v13 + v4647;
-      const unsigned int v4658 = v4657 * v1;
-      const unsigned int v4659 = v4658 + v28;
-      const unsigned int v4660 = v4659 << 7u;
-      const unsigned int v4661 = v4660 + v9540;
-      out[v4661] = v4655;
-    }
-    const unsigned int v4663 = v56 + v9546;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4664 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4665 = v341.x[26];
-    const float v4666 = v4665 * v4664;
-    const bool v4667 = v4663 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4667) {
-      const iron_bf16 v4671 = iron_f32_to_bf16(v4666);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4673 = v13 + v4663;
-      const unsigned int v4674 = v4673 * v1;
-      const unsigned int v4675 = v4674 + v28;
-      const unsigned int v4676 = v4675 << 7u;
-      const unsigned int v4677 = v4676 + v9545;
-      out[v4677] = v4671;
-    }
-    const unsigned int v4679 = v56 + v9551;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4680 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4681 = v341.x[27];
-    const float v4682 = v4681 * v4680;
-    const bool v4683 = v4679 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4683) {
-      const iron_bf16 v4687 = iron_f32_to_bf16(v4682);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4689 = v13 + v4679;
-      const unsigned int v4690 = v4689 * v1;
-      const unsigned int v4691 = v4690 + v28;
-      const unsigned int v4692 = v4691 << 7u;
-      const unsigned int v4693 = v4692 + v9550;
-      out[v4693] = v4687;
-    }
-    const unsigned int v4695 = v56 + v9556;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4696 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4697 = v341.x[28];
-    const float v4698 = v4697 * v4696;
-    const bool v4699 = v4695 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4699) {
-      const iron_bf16 v4703 = iron_f32_to_bf16(v4698);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4705 = v13 + v4695;
-      const unsigned int v4706 = v4705 * v1;
-      const unsigned int v4707 = v4706 + v28;
-      const unsigned int v4708 = v4707 << 7u;
-      const unsigned int v4709 = v4708 + v9555;
-      out[v4709] = v4703;
-    }
-    const unsigned int v4711 = v56 + v9561;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4712 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4713 = v341.x[29];
-    const float v4714 = v4713 * v4712;
-    const bool v4715 = v4711 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4715) {
-      const iron_bf16 v4719 = iron_f32_to_bf16(v4714);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4721 = v13 + v4711;
-      const unsigned int v4722 = v4721 * v1;
-      const unsigned int v4723 = v4722 + v28;
-      const unsigned int v4724 = v4723 << 7u;
-      const unsigned int v4725 = v4724 + v9560;
-      out[v4725] = v4719;
-    }
-    const unsigned int v4727 = v56 + v9566;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4728 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4729 = v341.x[30];
-    const float v4730 = v4729 * v4728;
-    const bool v4731 = v4727 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4731) {
-      const iron_bf16 v4735 = iron_f32_to_bf16(v4730);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4737 = v13 + v4727;
-      const unsigned int v4738 = v4737 * v1;
-      const unsigned int v4739 = v4738 + v28;
-      const unsigned int v4740 = v4739 << 7u;
-      const unsigned int v4741 = v4740 + v9565;
-      out[v4741] = v4735;
-    }
-    const unsigned int v4743 = v56 + v9571;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4744 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4745 = v341.x[31];
-    const float v4746 = v4745 * v4744;
-    const bool v4747 = v4743 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4747) {
-      const iron_bf16 v4751 = iron_f32_to_bf16(v4746);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4753 = v13 + v4743;
-      const unsigned int v4754 = v4753 * v1;
-      const unsigned int v4755 = v4754 + v28;
-      const unsigned int v4756 = v4755 << 7u;
-      const unsigned int v4757 = v4756 + v9570;
-      out[v4757] = v4751;
-    }
-    const unsigned int v4759 = v56 + v9576;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4760 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4761 = v343.x[0];
-    const float v4762 = v4761 * v4760;
-    const bool v4763 = v4759 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4763) {
-      const unsigned int v4766 = 64u + v9575;
-      const iron_bf16 v4767 = iron_f32_to_bf16(v4762);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4769 = v13 + v4759;
-      const unsigned int v4770 = v4769 * v1;
-      const unsigned int v4771 = v4770 + v28;
-      const unsigned int v4772 = v4771 << 7u;
-      const unsigned int v4773 = v4772 + v4766;
-      out[v4773] = v4767;
-    }
-    const unsigned int v4775 = v56 + v9581;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4776 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4777 = v343.x[1];
-    const float v4778 = v4777 * v4776;
-    const bool v4779 = v4775 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4779) {
-      const unsigned int v4782 = 64u + v9580;
-      const iron_bf16 v4783 = iron_f32_to_bf16(v4778);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4785 = v13 + v4775;
-      const unsigned int v4786 = v4785 * v1;
-      const unsigned int v4787 = v4786 + v28;
-      const unsigned int v4788 = v4787 << 7u;
-      const unsigned int v4789 = v4788 + v4782;
-      out[v4789] = v4783;
-    }
-    const unsigned int v4791 = v56 + v9586;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4792 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4793 = v343.x[2];
-    const float v4794 = v4793 * v4792;
-    const bool v4795 = v4791 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4795) {
-      const unsigned int v4798 = 64u + v9585;
-      const iron_bf16 v4799 = iron_f32_to_bf16(v4794);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4801 = v13 + v4791;
-      const unsigned int v4802 = v4801 * v1;
-      const unsigned int v4803 = v4802 + v28;
-      const unsigned int v4804 = v4803 << 7u;
-      const unsigned int v4805 = v4804 + v4798;
-      out[v4805] = v4799;
-    }
-    const unsigned int v4807 = v56 + v9591;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4808 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4809 = v343.x[3];
-    const float v4810 = v4809 * v4808;
-    const bool v4811 = v4807 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4811) {
-      const unsigned int v4814 = 64u + v9590;
-      const iron_bf16 v4815 = iron_f32_to_bf16(v4810);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4817 = v13 + v4807;
-      const unsigned int v4818 = v4817 * v1;
-      const unsigned int v4819 = v4818 + v28;
-      const unsigned int v4820 = v4819 << 7u;
-      const unsigned int v4821 = v4820 + v4814;
-      out[v4821] = v4815;
-    }
-    const unsigned int v4823 = v56 + v9596;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4824 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4825 = v343.x[4];
-    const float v4826 = v4825 * v4824;
-    const bool v4827 = v4823 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4827) {
-      const unsigned int v4830 = 64u + v9595;
-      const iron_bf16 v4831 = iron_f32_to_bf16(v4826);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4833 = v13 + v4823;
-      const unsigned int v4834 = v4833 * v1;
-      const unsigned int v4835 = v4834 + v28;
-      const unsigned int v4836 = v4835 << 7u;
-      const unsigned int v4837 = v4836 + v4830;
-      out[v4837] = v4831;
-    }
-    const unsigned int v4839 = v56 + v9601;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4840 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4841 = v343.x[5];
-    const float v4842 = v4841 * v4840;
-    const bool v4843 = v4839 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4843) {
-      const unsigned int v4846 = 64u + v9600;
-      const iron_bf16 v4847 = iron_f32_to_bf16(v4842);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4849 = v13 + v4839;
-      const unsigned int v4850 = v4849 * v1;
-      const unsigned int v4851 = v4850 + v28;
-      const unsigned int v4852 = v4851 << 7u;
-      const unsigned int v4853 = v4852 + v4846;
-      out[v4853] = v4847;
-    }
-    const unsigned int v4855 = v56 + v9606;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4856 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4857 = v343.x[6];
-    const float v4858 = v4857 * v4856;
-    const bool v4859 = v4855 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4859) {
-      const unsigned int v4862 = 64u + v9605;
-      const iron_bf16 v4863 = iron_f32_to_bf16(v4858);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4865 = v13 + v4855;
-      const unsigned int v4866 = v4865 * v1;
-      const unsigned int v4867 = v4866 + v28;
-      const unsigned int v4868 = v4867 << 7u;
-      const unsigned int v4869 = v4868 + v4862;
-      out[v4869] = v4863;
-    }
-    const unsigned int v4871 = v56 + v9611;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4872 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4873 = v343.x[7];
-    const float v4874 = v4873 * v4872;
-    const bool v4875 = v4871 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4875) {
-      const unsigned int v4878 = 64u + v9610;
-      const iron_bf16 v4879 = iron_f32_to_bf16(v4874);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4881 = v13 + v4871;
-      const unsigned int v4882 = v4881 * v1;
-      const unsigned int v4883 = v4882 + v28;
-      const unsigned int v4884 = v4883 << 7u;
-      const unsigned int v4885 = v4884 + v4878;
-      out[v4885] = v4879;
-    }
-    const unsigned int v4887 = v56 + v9616;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4888 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4889 = v343.x[8];
-    const float v4890 = v4889 * v4888;
-    const bool v4891 = v4887 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4891) {
-      const unsigned int v4894 = 64u + v9615;
-      const iron_bf16 v4895 = iron_f32_to_bf16(v4890);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4897 = v13 + v4887;
-      const unsigned int v4898 = v4897 * v1;
-      const unsigned int v4899 = v4898 + v28;
-      const unsigned int v4900 = v4899 << 7u;
-      const unsigned int v4901 = v4900 + v4894;
-      out[v4901] = v4895;
-    }
-    const unsigned int v4903 = v56 + v9621;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4904 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4905 = v343.x[9];
-    const float v4906 = v4905 * v4904;
-    const bool v4907 = v4903 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4907) {
-      const unsigned int v4910 = 64u + v9620;
-      const iron_bf16 v4911 = iron_f32_to_bf16(v4906);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4913 = v13 + v4903;
-      const unsigned int v4914 = v4913 * v1;
-      const unsigned int v4915 = v4914 + v28;
-      const unsigned int v4916 = v4915 << 7u;
-      const unsigned int v4917 = v4916 + v4910;
-      out[v4917] = v4911;
-    }
-    const unsigned int v4919 = v56 + v9626;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4920 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4921 = v343.x[10];
-    const float v4922 = v4921 * v4920;
-    const bool v4923 = v4919 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4923) {
-      const unsigned int v4926 = 64u + v9625;
-      const iron_bf16 v4927 = iron_f32_to_bf16(v4922);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4929 = v13 + v4919;
-      const unsigned int v4930 = v4929 * v1;
-      const unsigned int v4931 = v4930 + v28;
-      const unsigned int v4932 = v4931 << 7u;
-      const unsigned int v4933 = v4932 + v4926;
-      out[v4933] = v4927;
-    }
-    const unsigned int v4935 = v56 + v9631;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4936 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4937 = v343.x[11];
-    const float v4938 = v4937 * v4936;
-    const bool v4939 = v4935 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4939) {
-      const unsigned int v4942 = 64u + v9630;
-      const iron_bf16 v4943 = iron_f32_to_bf16(v4938);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4945 = v13 + v4935;
-      const unsigned int v4946 = v4945 * v1;
-      const unsigned int v4947 = v4946 + v28;
-      const unsigned int v4948 = v4947 << 7u;
-      const unsigned int v4949 = v4948 + v4942;
-      out[v4949] = v4943;
-    }
-    const unsigned int v4951 = v56 + v9636;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4952 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4953 = v343.x[12];
-    const float v4954 = v4953 * v4952;
-    const bool v4955 = v4951 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4955) {
-      const unsigned int v4958 = 64u + v9635;
-      const iron_bf16 v4959 = iron_f32_to_bf16(v4954);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4961 = v13 + v4951;
-      const unsigned int v4962 = v4961 * v1;
-      const unsigned int v4963 = v4962 + v28;
-      const unsigned int v4964 = v4963 << 7u;
-      const unsigned int v4965 = v4964 + v4958;
-      out[v4965] = v4959;
-    }
-    const unsigned int v4967 = v56 + v9641;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4968 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4969 = v343.x[13];
-    const float v4970 = v4969 * v4968;
-    const bool v4971 = v4967 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4971) {
-      const unsigned int v4974 = 64u + v9640;
-      const iron_bf16 v4975 = iron_f32_to_bf16(v4970);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4977 = v13 + v4967;
-      const unsigned int v4978 = v4977 * v1;
-      const unsigned int v4979 = v4978 + v28;
-      const unsigned int v4980 = v4979 << 7u;
-      const unsigned int v4981 = v4980 + v4974;
-      out[v4981] = v4975;
-    }
-    const unsigned int v4983 = v56 + v9646;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4984 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4985 = v343.x[14];
-    const float v4986 = v4985 * v4984;
-    const bool v4987 = v4983 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4987) {
-      const unsigned int v4990 = 64u + v9645;
-      const iron_bf16 v4991 = iron_f32_to_bf16(v4986);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4993 = v13 + v4983;
-      const unsigned int v4994 = v4993 * v1;
-      const unsigned int v4995 = v4994 + v28;
-      const unsigned int v4996 = v4995 << 7u;
-      const unsigned int v4997 = v4996 + v4990;
-      out[v4997] = v4991;
-    }
-    const unsigned int v4999 = v56 + v9651;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5000 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5001 = v343.x[15];
-    const float v5002 = v5001 * v5000;
-    const bool v5003 = v4999 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5003) {
-      const unsigned int v5006 = 64u + v9650;
-      const iron_bf16 v5007 = iron_f32_to_bf16(v5002);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5009 = v13 + v4999;
-      const unsigned int v5010 = v5009 * v1;
-      const unsigned int v5011 = v5010 + v28;
-      const unsigned int v5012 = v5011 << 7u;
-      const unsigned int v5013 = v5012 + v5006;
-      out[v5013] = v5007;
-    }
-    const unsigned int v5015 = v56 + v9656;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5016 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5017 = v343.x[16];
-    const float v5018 = v5017 * v5016;
-    const bool v5019 = v5015 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5019) {
-      const unsigned int v5022 = 64u + v9655;
-      const iron_bf16 v5023 = iron_f32_to_bf16(v5018);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5025 = v13 + v5015;
-      const unsigned int v5026 = v5025 * v1;
-      const unsigned int v5027 = v5026 + v28;
-      const unsigned int v5028 = v5027 << 7u;
-      const unsigned int v5029 = v5028 + v5022;
-      out[v5029] = v5023;
-    }
-    const unsigned int v5031 = v56 + v9661;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5032 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5033 = v343.x[17];
-    const float v5034 = v5033 * v5032;
-    const bool v5035 = v5031 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5035) {
-      const unsigned int v5038 = 64u + v9660;
-      const iron_bf16 v5039 = iron_f32_to_bf16(v5034);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5041 = v13 + v5031;
-      const unsigned int v5042 = v5041 * v1;
-      const unsigned int v5043 = v5042 + v28;
-      const unsigned int v5044 = v5043 << 7u;
-      const unsigned int v5045 = v5044 + v5038;
-      out[v5045] = v5039;
-    }
-    const unsigned int v5047 = v56 + v9666;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5048 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5049 = v343.x[18];
-    const float v5050 = v5049 * v5048;
-    const bool v5051 = v5047 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5051) {
-      const unsigned int v5054 = 64u + v9665;
-      const iron_bf16 v5055 = iron_f32_to_bf16(v5050);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5057 = v13 + v5047;
-      const unsigned int v5058 = v5057 * v1;
-      const unsigned int v5059 = v5058 + v28;
-      const unsigned int v5060 = v5059 << 7u;
-      const unsigned int v5061 = v5060 + v5054;
-      out[v5061] = v5055;
-    }
-    const unsigned int v5063 = v56 + v9671;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5064 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5065 = v343.x[19];
-    const float v5066 = v5065 * v5064;
-    const bool v5067 = v5063 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5067) {
-      const unsigned int v5070 = 64u + v9670;
-      const iron_bf16 v5071 = iron_f32_to_bf16(v5066);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5073 = v13 + v5063;
-      const unsigned int v5074 = v5073 * v1;
-      const unsigned int v5075 = v5074 + v28;
-      const unsigned int v5076 = v5075 << 7u;
-      const unsigned int v5077 = v5076 + v5070;
-      out[v5077] = v5071;
-    }
-    const unsigned int v5079 = v56 + v9676;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5080 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5081 = v343.x[20];
-    const float v5082 = v5081 * v5080;
-    const bool v5083 = v5079 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5083) {
-      const unsigned int v5086 = 64u + v9675;
-      const iron_bf16 v5087 = iron_f32_to_bf16(v5082);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5089 = v13 + v5079;
-      const unsigned int v5090 = v5089 * v1;
-      const unsigned int v5091 = v5090 + v28;
-      const unsigned int v5092 = v5091 << 7u;
-      const unsigned int v5093 = v5092 + v5086;
-      out[v5093] = v5087;
-    }
-    const unsigned int v5095 = v56 + v9681;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5096 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5097 = v343.x[21];
-    const float v5098 = v5097 * v5096;
-    const bool v5099 = v5095 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5099) {
-      const unsigned int v5102 = 64u + v9680;
-      const iron_bf16 v5103 = iron_f32_to_bf16(v5098);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5105 = v13 + v5095;
-      const unsigned int v5106 = v5105 * v1;
-      const unsigned int v5107 = v5106 + v28;
-      const unsigned int v5108 = v5107 << 7u;
-      const unsigned int v5109 = v5108 + v5102;
-      out[v5109] = v5103;
-    }
-    const unsigned int v5111 = v56 + v9686;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5112 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5113 = v343.x[22];
-    const float v5114 = v5113 * v5112;
-    const bool v5115 = v5111 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5115) {
-      const unsigned int v5118 = 64u + v9685;
-      const iron_bf16 v5119 = iron_f32_to_bf16(v5114);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5121 = v13 + v5111;
-      const unsigned int v5122 = v5121 * v1;
-      const unsigned int v5123 = v5122 + v28;
-      const unsigned int v5124 = v5123 << 7u;
-      const unsigned int v5125 = v5124 + v5118;
-      out[v5125] = v5119;
-    }
-    const unsigned int v5127 = v56 + v9691;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5128 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5129 = v343.x[23];
-    const float v5130 = v5129 * v5128;
-    const bool v5131 = v5127 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5131) {
-      const unsigned int v5134 = 64u + v9690;
-      const iron_bf16 v5135 = iron_f32_to_bf16(v5130);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5137 = v13 + v5127;
-      const unsigned int v5138 = v5137 * v1;
-      const unsigned int v5139 = v5138 + v28;
-      const unsigned int v5140 = v5139 << 7u;
-      const unsigned int v5141 = v5140 + v5134;
-      out[v5141] = v5135;
-    }
-    const unsigned int v5143 = v56 + v9696;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5144 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5145 = v343.x[24];
-    const float v5146 = v5145 * v5144;
-    const bool v5147 = v5143 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5147) {
-      const unsigned int v5150 = 64u + v9695;
-      const iron_bf16 v5151 = iron_f32_to_bf16(v5146);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5153 = v13 + v5143;
-      const unsigned int v5154 = v5153 * v1;
-      const unsigned int v5155 = v5154 + v28;
-      const unsigned int v5156 = v5155 << 7u;
-      const unsigned int v5157 = v5156 + v5150;
-      out[v5157] = v5151;
-    }
-    const unsigned int v5159 = v56 + v9701;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5160 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5161 = v343.x[25];
-    const float v5162 = v5161 * v5160;
-    const bool v5163 = v5159 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5163) {
-      const unsigned int v5166 = 64u + v9700;
-      const iron_bf16 v5167 = iron_f32_to_bf16(v5162);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5169 = v13 + v5159;
-      const unsigned int v5170 = v5169 * v1;
-      const unsigned int v5171 = v5170 + v28;
-      const unsigned int v5172 = v5171 << 7u;
-      const unsigned int v5173 = v5172 + v5166;
-      out[v5173] = v5167;
-    }
-    const unsigned int v5175 = v56 + v9706;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5176 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5177 = v343.x[26];
-    const float v5178 = v5177 * v5176;
-    const bool v5179 = v5175 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5179) {
-      const unsigned int v5182 = 64u + v9705;
-      const iron_bf16 v5183 = iron_f32_to_bf16(v5178);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5185 = v13 + v5175;
-      const unsigned int v5186 = v5185 * v1;
-      const unsigned int v5187 = v5186 + v28;
-      const unsigned int v5188 = v5187 << 7u;
-      const unsigned int v5189 = v5188 + v5182;
-      out[v5189] = v5183;
-    }
-    const unsigned int v5191 = v56 + v9711;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5192 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5193 = v343.x[27];
-    const float v5194 = v5193 * v5192;
-    const bool v5195 = v5191 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5195) {
-      const unsigned int v5198 = 64u + v9710;
-      const iron_bf16 v5199 = iron_f32_to_bf16(v5194);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5201 = v13 + v5191;
-      const unsigned int v5202 = v5201 * v1;
-      const unsigned int v5203 = v5202 + v28;
-      const unsigned int v5204 = v5203 << 7u;
-      const unsigned int v5205 = v5204 + v5198;
-      out[v5205] = v5199;
-    }
-    const unsigned int v5207 = v56 + v9716;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5208 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5209 = v343.x[28];
-    const float v5210 = v5209 * v5208;
-    const bool v5211 = v5207 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5211) {
-      const unsigned int v5214 = 64u + v9715;
-      const iron_bf16 v5215 = iron_f32_to_bf16(v5210);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5217 = v13 + v5207;
-      const unsigned int v5218 = v5217 * v1;
-      const unsigned int v5219 = v5218 + v28;
-      const unsigned int v5220 = v5219 << 7u;
-      const unsigned int v5221 = v5220 + v5214;
-      out[v5221] = v5215;
-    }
-    const unsigned int v5223 = v56 + v9721;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5224 = v4193.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5225 = v343.x[29];
-    const float v5226 = v5225 * v5224;
-    const bool v5227 = v5223 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5227) {
-      const unsigned int v5230 = 64u + v9720;
-      const iron_bf16 v5231 = iron_f32_to_bf16(v5226);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5233 = v13 + v5223;
-      const unsigned int v5234 = v5233 * v1;
-      const unsigned int v5235 = v5234 + v28;
-      const unsigned int v5236 = v5235 << 7u;
-      const unsigned int v5237 = v5236 + v5230;
-      out[v5237] = v5231;
-    }
-    const unsigned int v5239 = v56 + v9726;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5240 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5241 = v343.x[30];
-    const float v5242 = v5241 * v5240;
-    const bool v5243 = v5239 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5243) {
-      const unsigned int v5246 = 64u + v9725;
-      const iron_bf16 v5247 = iron_f32_to_bf16(v5242);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5249 = v13 + v5239;
-      const unsigned int v5250 = v5249 * v1;
-      const unsigned int v5251 = v5250 + v28;
-      const unsigned int v5252 = v5251 << 7u;
-      const unsigned int v5253 = v5252 + v5246;
-      out[v5253] = v5247;
-    }
-    const unsigned int v5255 = v56 + v9731;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5256 = v4193.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5257 = v343.x[31];
-    const float v5258 = v5257 * v5256;
-    const bool v5259 = v5255 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5259) {
-      const unsigned int v5262 = 64u + v9730;
-      const iron_bf16 v5263 = iron_f32_to_bf16(v5258);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5265 = v13 + v5255;
-      const unsigned int v5266 = v5265 * v1;
-      const unsigned int v5267 = v5266 + v28;
-      const unsigned int v5268 = v5267 << 7u;
-      const unsigned int v5269 = v5268 + v5262;
-      out[v5269] = v5263;
+      iron_frag<float, 2, 16, 8> v9934;  // kernels/sdpa/flash_tile.hpp:173
+      iron_frag_fill(v9934, 0.0f);
+      iron_frag<float, 2, 16, 8> v9936;  // kernels/sdpa/flash_tile.hpp:183
+      iron_frag_fill(v9936, 0.0f);
+      iron_frag_row_reduce<false>(v9936, v8094);
+      const float v9940 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:185
+      const float v9941 = v9936.x[0];  // kernels/sdpa/flash_tile.hpp:186
+      const float v9942 = fmaxf(v9940, v9941);
+      const bool v9945 = v9942 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9946 = v9945 ? 0.0f : v9942;
+      const float v9947 = v9940 - v9946;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9948 = iron_exp2_approx(v9947);
+      v9934.x[0] = v9948;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9952 = v337.x[1];  // kernels/sdpa/flash_tile.hpp:185
+      const float v9953 = v9936.x[1];  // kernels/sdpa/flash_tile.hpp:186
+      const float v9954 = fmaxf(v9952, v9953);
+      const bool v9957 = v9954 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9958 = v9957 ? 0.0f : v9954;
+      const float v9959 = v9952 - v9958;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9960 = iron_exp2_approx(v9959);
+      v9934.x[1] = v9960;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9964 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:185
+      const float v9965 = v9936.x[2];  // kernels/sdpa/flash_tile.hpp:186
+      const float v9966 = fmaxf(v9964, v9965);
+      const bool v9969 = v9966 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9970 = v9969 ? 0.0f : v9966;
+      const float v9971 = v9964 - v9970;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9972 = iron_exp2_approx(v9971);
+      v9934.x[2] = v9972;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9976 = v337.x[3];  // kernels/sdpa/flash_tile.hpp:185
+      const float v9977 = v9936.x[3];  // kernels/sdpa/flash_tile.hpp:186
+      const float v9978 = fmaxf(v9976, v9977);
+      const bool v9981 = v9978 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9982 = v9981 ? 0.0f : v9978;
+      const float v9983 = v9976 - v9982;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9984 = iron_exp2_approx(v9983);
+      v9934.x[3] = v9984;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9987 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:188
+      const float v9988 = v9936.x[0];  // kernels/sdpa/flash_tile.hpp:189
+      const float v9989 = fmaxf(v9987, v9988);
+      v337.x[0] = v9989;  // kernels/sdpa/flash_tile.hpp:188
+      const float v9992 = v337.x[1];
+      const float v9993 = v9936.x[1];  // kernels/sdpa/flash_tile.hpp:189
+      const float v9994 = fmaxf(v9992, v9993);
+      v337.x[1] = v9994;  // kernels/sdpa/flash_tile.hpp:188
+      const float v9997 = v337.x[2];
+      const float v9998 = v9936.x[2];  // kernels/sdpa/flash_tile.hpp:189
+      const float v9999 = fmaxf(v9997, v9998);
+      v337.x[2] = v9999;  // kernels/sdpa/flash_tile.hpp:188
+      const float v10002 = v337.x[3];
+      const float v10003 = v9936.x[3];  // kernels/sdpa/flash_tile.hpp:189
+      const float v10004 = fmaxf(v10002, v10003);
+      v337.x[3] = v10004;  // kernels/sdpa/flash_tile.hpp:188
+      const float v10007 = v8094.x[0];  // kernels/sdpa/flash_tile.hpp:191
+      const float v10008 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10011 = v10008 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10012 = v10011 ? 0.0f : v10008;
+      const float v10013 = v10007 - v10012;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10014 = iron_exp2_approx(v10013);
+      v8094.x[0] = v10014;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10017 = v8094.x[1];
+      const float v10018 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10021 = v10018 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10022 = v10021 ? 0.0f : v10018;
+      const float v10023 = v10017 - v10022;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10024 = iron_exp2_approx(v10023);
+      v8094.x[1] = v10024;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10027 = v8094.x[2];
+      const float v10028 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10031 = v10028 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10032 = v10031 ? 0.0f : v10028;
+      const float v10033 = v10027 - v10032;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10034 = iron_exp2_approx(v10033);
+      v8094.x[2] = v10034;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10037 = v8094.x[3];
+      const float v10038 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10041 = v10038 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10042 = v10041 ? 0.0f : v10038;
+      const float v10043 = v10037 - v10042;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10044 = iron_exp2_approx(v10043);
+      v8094.x[3] = v10044;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10047 = v8094.x[4];
+      const float v10048 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10051 = v10048 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10052 = v10051 ? 0.0f : v10048;
+      const float v10053 = v10047 - v10052;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10054 = iron_exp2_approx(v10053);
+      v8094.x[4] = v10054;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10057 = v8094.x[5];
+      const float v10058 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10061 = v10058 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10062 = v10061 ? 0.0f : v10058;
+      const float v10063 = v10057 - v10062;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10064 = iron_exp2_approx(v10063);
+      v8094.x[5] = v10064;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10067 = v8094.x[6];
+      const float v10068 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10071 = v10068 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10072 = v10071 ? 0.0f : v10068;
+      const float v10073 = v10067 - v10072;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10074 = iron_exp2_approx(v10073);
+      v8094.x[6] = v10074;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10077 = v8094.x[7];
+      const float v10078 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10081 = v10078 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10082 = v10081 ? 0.0f : v10078;
+      const float v10083 = v10077 - v10082;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10084 = iron_exp2_approx(v10083);
+      v8094.x[7] = v10084;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10087 = v8094.x[8];
+      const float v10088 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10091 = v10088 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10092 = v10091 ? 0.0f : v10088;
+      const float v10093 = v10087 - v10092;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10094 = iron_exp2_approx(v10093);
+      v8094.x[8] = v10094;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10097 = v8094.x[9];
+      const float v10098 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10101 = v10098 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10102 = v10101 ? 0.0f : v10098;
+      const float v10103 = v10097 - v10102;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10104 = iron_exp2_approx(v10103);
+      v8094.x[9] = v10104;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10107 = v8094.x[10];
+      const float v10108 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10111 = v10108 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10112 = v10111 ? 0.0f : v10108;
+      const float v10113 = v10107 - v10112;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10114 = iron_exp2_approx(v10113);
+      v8094.x[10] = v10114;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10117 = v8094.x[11];
+      const float v10118 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10121 = v10118 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10122 = v10121 ? 0.0f : v10118;
+      const float v10123 = v10117 - v10122;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10124 = iron_exp2_approx(v10123);
+      v8094.x[11] = v10124;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10127 = v8094.x[12];
+      const float v10128 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10131 = v10128 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10132 = v10131 ? 0.0f : v10128;
+      const float v10133 = v10127 - v10132;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10134 = iron_exp2_approx(v10133);
+      v8094.x[12] = v10134;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10137 = v8094.x[13];
+      const float v10138 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10141 = v10138 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10142 = v10141 ? 0.0f : v10138;
+      const float v10143 = v10137 - v10142;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10144 = iron_exp2_approx(v10143);
+      v8094.x[13] = v10144;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10147 = v8094.x[14];
+      const float v10148 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10151 = v10148 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10152 = v10151 ? 0.0f : v10148;
+      const float v10153 = v10147 - v10152;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10154 = iron_exp2_approx(v10153);
+      v8094.x[14] = v10154;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10157 = v8094.x[15];
+      const float v10158 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10161 = v10158 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10162 = v10161 ? 0.0f : v10158;
+      const float v10163 = v10157 - v10162;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10164 = iron_exp2_approx(v10163);
+      v8094.x[15] = v10164;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10167 = v8094.x[16];
+      const float v10168 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10171 = v10168 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10172 = v10171 ? 0.0f : v10168;
+      const float v10173 = v10167 - v10172;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10174 = iron_exp2_approx(v10173);
+      v8094.x[16] = v10174;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10177 = v8094.x[17];
+      const float v10178 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10181 = v10178 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10182 = v10181 ? 0.0f : v10178;
+      const float v10183 = v10177 - v10182;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10184 = iron_exp2_approx(v10183);
+      v8094.x[17] = v10184;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10187 = v8094.x[18];
+      const float v10188 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10191 = v10188 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10192 = v10191 ? 0.0f : v10188;
+      const float v10193 = v10187 - v10192;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10194 = iron_exp2_approx(v10193);
+      v8094.x[18] = v10194;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10197 = v8094.x[19];
+      const float v10198 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10201 = v10198 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10202 = v10201 ? 0.0f : v10198;
+      const float v10203 = v10197 - v10202;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10204 = iron_exp2_approx(v10203);
+      v8094.x[19] = v10204;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10207 = v8094.x[20];
+      const float v10208 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10211 = v10208 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10212 = v10211 ? 0.0f : v10208;
+      const float v10213 = v10207 - v10212;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10214 = iron_exp2_approx(v10213);
+      v8094.x[20] = v10214;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10217 = v8094.x[21];
+      const float v10218 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10221 = v10218 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10222 = v10221 ? 0.0f : v10218;
+      const float v10223 = v10217 - v10222;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10224 = iron_exp2_approx(v10223);
+      v8094.x[21] = v10224;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10227 = v8094.x[22];
+      const float v10228 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10231 = v10228 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10232 = v10231 ? 0.0f : v10228;
+      const float v10233 = v10227 - v10232;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10234 = iron_exp2_approx(v10233);
+      v8094.x[22] = v10234;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10237 = v8094.x[23];
+      const float v10238 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10241 = v10238 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10242 = v10241 ? 0.0f : v10238;
+      const float v10243 = v10237 - v10242;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10244 = iron_exp2_approx(v10243);
+      v8094.x[23] = v10244;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10247 = v8094.x[24];
+      const float v10248 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10251 = v10248 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10252 = v10251 ? 0.0f : v10248;
+      const float v10253 = v10247 - v10252;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10254 = iron_exp2_approx(v10253);
+      v8094.x[24] = v10254;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10257 = v8094.x[25];
+      const float v10258 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10261 = v10258 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10262 = v10261 ? 0.0f : v10258;
+      const float v10263 = v10257 - v10262;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10264 = iron_exp2_approx(v10263);
+      v8094.x[25] = v10264;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10267 = v8094.x[26];
+      const float v10268 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10271 = v10268 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10272 = v10271 ? 0.0f : v10268;
+      const float v10273 = v10267 - v10272;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10274 = iron_exp2_approx(v10273);
+      v8094.x[26] = v10274;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10277 = v8094.x[27];
+      const float v10278 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10281 = v10278 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10282 = v10281 ? 0.0f : v10278;
+      const float v10283 = v10277 - v10282;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10284 = iron_exp2_approx(v10283);
+      v8094.x[27] = v10284;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10287 = v8094.x[28];
+      const float v10288 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10291 = v10288 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10292 = v10291 ? 0.0f : v10288;
+      const float v10293 = v10287 - v10292;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10294 = iron_exp2_approx(v10293);
+      v8094.x[28] = v10294;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10297 = v8094.x[29];
+      const float v10298 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10301 = v10298 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10302 = v10301 ? 0.0f : v10298;
+      const float v10303 = v10297 - v10302;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10304 = iron_exp2_approx(v10303);
+      v8094.x[29] = v10304;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10307 = v8094.x[30];
+      const float v10308 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10311 = v10308 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10312 = v10311 ? 0.0f : v10308;
+      const float v10313 = v10307 - v10312;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10314 = iron_exp2_approx(v10313);
+      v8094.x[30] = v10314;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10317 = v8094.x[31];
+      const float v10318 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10321 = v10318 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10322 = v10321 ? 0.0f : v10318;
+      const float v10323 = v10317 - v10322;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10324 = iron_exp2_approx(v10323);
+      v8094.x[31] = v10324;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10327 = v8094.x[32];
+      const float v10328 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10331 = v10328 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10332 = v10331 ? 0.0f : v10328;
+      const float v10333 = v10327 - v10332;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10334 = iron_exp2_approx(v10333);
+      v8094.x[32] = v10334;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10337 = v8094.x[33];
+      const float v10338 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10341 = v10338 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10342 = v10341 ? 0.0f : v10338;
+      const float v10343 = v10337 - v10342;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10344 = iron_exp2_approx(v10343);
+      v8094.x[33] = v10344;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10347 = v8094.x[34];
+      const float v10348 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10351 = v10348 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10352 = v10351 ? 0.0f : v10348;
+      const float v10353 = v10347 - v10352;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10354 = iron_exp2_approx(v10353);
+      v8094.x[34] = v10354;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10357 = v8094.x[35];
+      const float v10358 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10361 = v10358 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10362 = v10361 ? 0.0f : v10358;
+      const float v10363 = v10357 - v10362;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10364 = iron_exp2_approx(v10363);
+      v8094.x[35] = v10364;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10367 = v8094.x[36];
+      const float v10368 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10371 = v10368 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10372 = v10371 ? 0.0f : v10368;
+      const float v10373 = v10367 - v10372;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10374 = iron_exp2_approx(v10373);
+      v8094.x[36] = v10374;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10377 = v8094.x[37];
+      const float v10378 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10381 = v10378 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10382 = v10381 ? 0.0f : v10378;
+      const float v10383 = v10377 - v10382;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10384 = iron_exp2_approx(v10383);
+      v8094.x[37] = v10384;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10387 = v8094.x[38];
+      const float v10388 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10391 = v10388 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10392 = v10391 ? 0.0f : v10388;
+      const float v10393 = v10387 - v10392;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10394 = iron_exp2_approx(v10393);
+      v8094.x[38] = v10394;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10397 = v8094.x[39];
+      const float v10398 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10401 = v10398 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10402 = v10401 ? 0.0f : v10398;
+      const float v10403 = v10397 - v10402;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10404 = iron_exp2_approx(v10403);
+      v8094.x[39] = v10404;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10407 = v8094.x[40];
+      const float v10408 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10411 = v10408 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10412 = v10411 ? 0.0f : v10408;
+      const float v10413 = v10407 - v10412;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10414 = iron_exp2_approx(v10413);
+      v8094.x[40] = v10414;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10417 = v8094.x[41];
+      const float v10418 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10421 = v10418 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10422 = v10421 ? 0.0f : v10418;
+      const float v10423 = v10417 - v10422;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10424 = iron_exp2_approx(v10423);
+      v8094.x[41] = v10424;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10427 = v8094.x[42];
+      const float v10428 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10431 = v10428 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10432 = v10431 ? 0.0f : v10428;
+      const float v10433 = v10427 - v10432;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10434 = iron_exp2_approx(v10433);
+      v8094.x[42] = v10434;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10437 = v8094.x[43];
+      const float v10438 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10441 = v10438 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10442 = v10441 ? 0.0f : v10438;
+      const float v10443 = v10437 - v10442;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10444 = iron_exp2_approx(v10443);
+      v8094.x[43] = v10444;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10447 = v8094.x[44];
+      const float v10448 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10451 = v10448 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10452 = v10451 ? 0.0f : v10448;
+      const float v10453 = v10447 - v10452;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10454 = iron_exp2_approx(v10453);
+      v8094.x[44] = v10454;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10457 = v8094.x[45];
+      const float v10458 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10461 = v10458 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10462 = v10461 ? 0.0f : v10458;
+      const float v10463 = v10457 - v10462;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10464 = iron_exp2_approx(v10463);
+      v8094.x[45] = v10464;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10467 = v8094.x[46];
+      const float v10468 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10471 = v10468 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10472 = v10471 ? 0.0f : v10468;
+      const float v10473 = v10467 - v10472;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10474 = iron_exp2_approx(v10473);
+      v8094.x[46] = v10474;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10477 = v8094.x[47];
+      const float v10478 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10481 = v10478 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10482 = v10481 ? 0.0f : v10478;
+      const float v10483 = v10477 - v10482;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10484 = iron_exp2_approx(v10483);
+      v8094.x[47] = v10484;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10487 = v8094.x[48];
+      const float v10488 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10491 = v10488 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10492 = v10491 ? 0.0f : v10488;
+      const float v10493 = v10487 - v10492;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10494 = iron_exp2_approx(v10493);
+      v8094.x[48] = v10494;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10497 = v8094.x[49];
+      const float v10498 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10501 = v10498 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10502 = v10501 ? 0.0f : v10498;
+      const float v10503 = v10497 - v10502;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10504 = iron_exp2_approx(v10503);
+      v8094.x[49] = v10504;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10507 = v8094.x[50];
+      const float v10508 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10511 = v10508 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10512 = v10511 ? 0.0f : v10508;
+      const float v10513 = v10507 - v10512;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10514 = iron_exp2_approx(v10513);
+      v8094.x[50] = v10514;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10517 = v8094.x[51];
+      const float v10518 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10521 = v10518 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10522 = v10521 ? 0.0f : v10518;
+      const float v10523 = v10517 - v10522;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10524 = iron_exp2_approx(v10523);
+      v8094.x[51] = v10524;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10527 = v8094.x[52];
+      const float v10528 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10531 = v10528 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10532 = v10531 ? 0.0f : v10528;
+      const float v10533 = v10527 - v10532;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10534 = iron_exp2_approx(v10533);
+      v8094.x[52] = v10534;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10537 = v8094.x[53];
+      const float v10538 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10541 = v10538 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10542 = v10541 ? 0.0f : v10538;
+      const float v10543 = v10537 - v10542;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10544 = iron_exp2_approx(v10543);
+      v8094.x[53] = v10544;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10547 = v8094.x[54];
+      const float v10548 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10551 = v10548 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10552 = v10551 ? 0.0f : v10548;
+      const float v10553 = v10547 - v10552;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10554 = iron_exp2_approx(v10553);
+      v8094.x[54] = v10554;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10557 = v8094.x[55];
+      const float v10558 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10561 = v10558 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10562 = v10561 ? 0.0f : v10558;
+      const float v10563 = v10557 - v10562;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10564 = iron_exp2_approx(v10563);
+      v8094.x[55] = v10564;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10567 = v8094.x[56];
+      const float v10568 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10571 = v10568 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10572 = v10571 ? 0.0f : v10568;
+      const float v10573 = v10567 - v10572;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10574 = iron_exp2_approx(v10573);
+      v8094.x[56] = v10574;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10577 = v8094.x[57];
+      const float v10578 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10581 = v10578 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10582 = v10581 ? 0.0f : v10578;
+      const float v10583 = v10577 - v10582;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10584 = iron_exp2_approx(v10583);
+      v8094.x[57] = v10584;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10587 = v8094.x[58];
+      const float v10588 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10591 = v10588 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10592 = v10591 ? 0.0f : v10588;
+      const float v10593 = v10587 - v10592;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10594 = iron_exp2_approx(v10593);
+      v8094.x[58] = v10594;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10597 = v8094.x[59];
+      const float v10598 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10601 = v10598 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10602 = v10601 ? 0.0f : v10598;
+      const float v10603 = v10597 - v10602;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10604 = iron_exp2_approx(v10603);
+      v8094.x[59] = v10604;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10607 = v8094.x[60];
+      const float v10608 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10611 = v10608 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10612 = v10611 ? 0.0f : v10608;
+      const float v10613 = v10607 - v10612;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10614 = iron_exp2_approx(v10613);
+      v8094.x[60] = v10614;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10617 = v8094.x[61];
+      const float v10618 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10621 = v10618 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10622 = v10621 ? 0.0f : v10618;
+      const float v10623 = v10617 - v10622;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10624 = iron_exp2_approx(v10623);
+      v8094.x[61] = v10624;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10627 = v8094.x[62];
+      const float v10628 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10631 = v10628 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10632 = v10631 ? 0.0f : v10628;
+      const float v10633 = v10627 - v10632;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10634 = iron_exp2_approx(v10633);
+      v8094.x[62] = v10634;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10637 = v8094.x[63];
+      const float v10638 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10641 = v10638 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10642 = v10641 ? 0.0f : v10638;
+      const float v10643 = v10637 - v10642;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10644 = iron_exp2_approx(v10643);
+      v8094.x[63] = v10644;  // kernels/sdpa/flash_tile.hpp:191
+      iron_frag<float, 2, 16, 8> v10646;  // kernels/sdpa/flash_tile.hpp:194
+      iron_frag_fill(v10646, 0.0f);
+      iron_frag_row_reduce<true>(v10646, v8094);
+      const float v10649 = v339.x[0];  // kernels/sdpa/flash_tile.hpp:195
+      const float v10650 = v10646.x[0];  // kernels/sdpa/flash_tile.hpp:196
+      const float v10651 = v9934.x[0];
+      const float v10652 = v10649 * v10651;
+      const float v10653 = v10652 + v10650;
+      v339.x[0] = v10653;  // kernels/sdpa/flash_tile.hpp:195
+      const float v10656 = v339.x[1];
+      const float v10657 = v10646.x[1];  // kernels/sdpa/flash_tile.hpp:196
+      const float v10658 = v9934.x[1];
+      const float v10659 = v10656 * v10658;
+      const float v10660 = v10659 + v10657;
+      v339.x[1] = v10660;  // kernels/sdpa/flash_tile.hpp:195
+      const float v10663 = v339.x[2];
+      const float v10664 = v10646.x[2];  // kernels/sdpa/flash_tile.hpp:196
+      const float v10665 = v9934.x[2];
+      const float v10666 = v10663 * v10665;
+      const float v10667 = v10666 + v10664;
+      v339.x[2] = v10667;  // kernels/sdpa/flash_tile.hpp:195
+      const float v10670 = v339.x[3];
+      const float v10671 = v10646.x[3];  // kernels/sdpa/flash_tile.hpp:196
+      const float v10672 = v9934.x[3];
+      const float v10673 = v10670 * v10672;
+      const float v10674 = v10673 + v10671;
+      v339.x[3] = v10674;  // kernels/sdpa/flash_tile.hpp:195
+      const float v10677 = v341.x[0];  // kernels/sdpa/flash_tile.hpp:205
+      const float v10678 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10679 = v10677 * v10678;
+      v341.x[0] = v10679;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10682 = v341.x[1];
+      const float v10683 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10684 = v10682 * v10683;
+      v341.x[1] = v10684;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10687 = v341.x[2];
+      const float v10688 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10689 = v10687 * v10688;
+      v341.x[2] = v10689;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10692 = v341.x[3];
+      const float v10693 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10694 = v10692 * v10693;
+      v341.x[3] = v10694;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10697 = v341.x[4];
+      const float v10698 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10699 = v10697 * v10698;
+      v341.x[4] = v10699;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10702 = v341.x[5];
+      const float v10703 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10704 = v10702 * v10703;
+      v341.x[5] = v10704;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10707 = v341.x[6];
+      const float v10708 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10709 = v10707 * v10708;
+      v341.x[6] = v10709;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10712 = v341.x[7];
+      const float v10713 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10714 = v10712 * v10713;
+      v341.x[7] = v10714;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10717 = v341.x[8];
+      const float v10718 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10719 = v10717 * v10718;
+      v341.x[8] = v10719;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10722 = v341.x[9];
+      const float v10723 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10724 = v10722 * v10723;
+      v341.x[9] = v10724;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10727 = v341.x[10];
+      const float v10728 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10729 = v10727 * v10728;
+      v341.x[10] = v10729;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10732 = v341.x[11];
+      const float v10733 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10734 = v10732 * v10733;
+      v341.x[11] = v10734;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10737 = v341.x[12];
+      const float v10738 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10739 = v10737 * v10738;
+      v341.x[12] = v10739;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10742 = v341.x[13];
+      const float v10743 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10744 = v10742 * v10743;
+      v341.x[13] = v10744;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10747 = v341.x[14];
+      const float v10748 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10749 = v10747 * v10748;
+      v341.x[14] = v10749;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10752 = v341.x[15];
+      const float v10753 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10754 = v10752 * v10753;
+      v341.x[15] = v10754;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10757 = v341.x[16];
+      const float v10758 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10759 = v10757 * v10758;
+      v341.x[16] = v10759;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10762 = v341.x[17];
+      const float v10763 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10764 = v10762 * v10763;
+      v341.x[17] = v10764;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10767 = v341.x[18];
+      const float v10768 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10769 = v10767 * v10768;
+      v341.x[18] = v10769;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10772 = v341.x[19];
+      const float v10773 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10774 = v10772 * v10773;
+      v341.x[19] = v10774;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10777 = v341.x[20];
+      const float v10778 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10779 = v10777 * v10778;
+      v341.x[20] = v10779;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10782 = v341.x[21];
+      const float v10783 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10784 = v10782 * v10783;
+      v341.x[21] = v10784;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10787 = v341.x[22];
+      const float v10788 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10789 = v10787 * v10788;
+      v341.x[22] = v10789;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10792 = v341.x[23];
+      const float v10793 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10794 = v10792 * v10793;
+      v341.x[23] = v10794;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10797 = v341.x[24];
+      const float v10798 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10799 = v10797 * v10798;
+      v341.x[24] = v10799;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10802 = v341.x[25];
+      const float v10803 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10804 = v10802 * v10803;
+      v341.x[25] = v10804;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10807 = v341.x[26];
+      const float v10808 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10809 = v10807 * v10808;
+      v341.x[26] = v10809;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10812 = v341.x[27];
+      const float v10813 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10814 = v10812 * v10813;
+      v341.x[27] = v10814;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10817 = v341.x[28];
+      const float v10818 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10819 = v10817 * v10818;
+      v341.x[28] = v10819;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10822 = v341.x[29];
+      const float v10823 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10824 = v10822 * v10823;
+      v341.x[29] = v10824;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10827 = v341.x[30];
+      const float v10828 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10829 = v10827 * v10828;
+      v341.x[30] = v10829;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10832 = v341.x[31];
+      const float v10833 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10834 = v10832 * v10833;
+      v341.x[31] = v10834;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10837 = v343.x[0];
+      const float v10838 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10839 = v10837 * v10838;
+      v343.x[0] = v10839;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10842 = v343.x[1];
+      const float v10843 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10844 = v10842 * v10843;
+      v343.x[1] = v10844;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10847 = v343.x[2];
+      const float v10848 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10849 = v10847 * v10848;
+      v343.x[2] = v10849;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10852 = v343.x[3];
+      const float v10853 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10854 = v10852 * v10853;
+      v343.x[3] = v10854;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10857 = v343.x[4];
+      const float v10858 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10859 = v10857 * v10858;
+      v343.x[4] = v10859;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10862 = v343.x[5];
+      const float v10863 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10864 = v10862 * v10863;
+      v343.x[5] = v10864;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10867 = v343.x[6];
+      const float v10868 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10869 = v10867 * v10868;
+      v343.x[6] = v10869;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10872 = v343.x[7];
+      const float v10873 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10874 = v10872 * v10873;
+      v343.x[7] = v10874;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10877 = v343.x[8];
+      const float v10878 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10879 = v10877 * v10878;
+      v343.x[8] = v10879;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10882 = v343.x[9];
+      const float v10883 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10884 = v10882 * v10883;
+      v343.x[9] = v10884;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10887 = v343.x[10];
+      const float v10888 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10889 = v10887 * v10888;
+      v343.x[10] = v10889;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10892 = v343.x[11];
+      const float v10893 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10894 = v10892 * v10893;
+      v343.x[11] = v10894;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10897 = v343.x[12];
+      const float v10898 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10899 = v10897 * v10898;
+      v343.x[12] = v10899;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10902 = v343.x[13];
+      const float v10903 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10904 = v10902 * v10903;
+      v343.x[13] = v10904;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10907 = v343.x[14];
+      const float v10908 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10909 = v10907 * v10908;
+      v343.x[14] = v10909;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10912 = v343.x[15];
+      const float v10913 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10914 = v10912 * v10913;
+      v343.x[15] = v10914;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10917 = v343.x[16];
+      const float v10918 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10919 = v10917 * v10918;
+      v343.x[16] = v10919;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10922 = v343.x[17];
+      const float v10923 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10924 = v10922 * v10923;
+      v343.x[17] = v10924;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10927 = v343.x[18];
+      const float v10928 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10929 = v10927 * v10928;
+      v343.x[18] = v10929;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10932 = v343.x[19];
+      const float v10933 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10934 = v10932 * v10933;
+      v343.x[19] = v10934;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10937 = v343.x[20];
+      const float v10938 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10939 = v10937 * v10938;
+      v343.x[20] = v10939;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10942 = v343.x[21];
+      const float v10943 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10944 = v10942 * v10943;
+      v343.x[21] = v10944;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10947 = v343.x[22];
+      const float v10948 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10949 = v10947 * v10948;
+      v343.x[22] = v10949;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10952 = v343.x[23];
+      const float v10953 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10954 = v10952 * v10953;
+      v343.x[23] = v10954;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10957 = v343.x[24];
+      const float v10958 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10959 = v10957 * v10958;
+      v343.x[24] = v10959;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10962 = v343.x[25];
+      const float v10963 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10964 = v10962 * v10963;
+      v343.x[25] = v10964;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10967 = v343.x[26];
+      const float v10968 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10969 = v10967 * v10968;
+      v343.x[26] = v10969;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10972 = v343.x[27];
+      const float v10973 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10974 = v10972 * v10973;
+      v343.x[27] = v10974;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10977 = v343.x[28];
+      const float v10978 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10979 = v10977 * v10978;
+      v343.x[28] = v10979;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10982 = v343.x[29];
+      const float v10983 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10984 = v10982 * v10983;
+      v343.x[29] = v10984;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10987 = v343.x[30];
+      const float v10988 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10989 = v10987 * v10988;
+      v343.x[30] = v10989;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10992 = v343.x[31];
+      const float v10993 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10994 = v10992 * v10993;
+      v343.x[31] = v10994;  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag<iron_bf16, 0, 16, 128> v10996;  // kernels/sdpa/flash_warpgroup.hpp:115
+      iron_frag_fill(v10996, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v10996, v8094);
+      iron_frag_store<false>(v10996, shm3, v11003, 128u);  // kernels/sdpa/flash_warpgroup.hpp:122
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:124
+      iron_frag<iron_bf16, 0, 16, 16> v11167;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v11167, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11167, shm3, v11158, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11169;
+      iron_frag_fill(v11169, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11169, shm2, v8098, 64u);
+      iron_frag_mma_sync(v341, v11167, v11169);
+      const unsigned int v11176 = v8098 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v11178;
+      iron_frag_fill(v11178, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11178, shm3, v11171, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11180;
+      iron_frag_fill(v11180, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11180, shm2, v11176, 64u);
+      iron_frag_mma_sync(v341, v11178, v11180);
+      const unsigned int v11187 = v8098 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v11189;
+      iron_frag_fill(v11189, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11189, shm3, v11182, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11191;
+      iron_frag_fill(v11191, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11191, shm2, v11187, 64u);
+      iron_frag_mma_sync(v341, v11189, v11191);
+      const unsigned int v11198 = v8098 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v11200;
+      iron_frag_fill(v11200, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11200, shm3, v11193, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11202;
+      iron_frag_fill(v11202, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11202, shm2, v11198, 64u);
+      iron_frag_mma_sync(v341, v11200, v11202);
+      const unsigned int v11024 = v8098 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:128
+      iron_frag<iron_bf16, 0, 16, 16> v11220;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v11220, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11220, shm3, v11211, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11222;
+      iron_frag_fill(v11222, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11222, shm2, v11024, 64u);
+      iron_frag_mma_sync(v341, v11220, v11222);
+      const unsigned int v11229 = v11024 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v11231;
+      iron_frag_fill(v11231, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11231, shm3, v11224, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11233;
+      iron_frag_fill(v11233, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11233, shm2, v11229, 64u);
+      iron_frag_mma_sync(v341, v11231, v11233);
+      const unsigned int v11240 = v11024 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v11242;
+      iron_frag_fill(v11242, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11242, shm3, v11235, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11244;
+      iron_frag_fill(v11244, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11244, shm2, v11240, 64u);
+      iron_frag_mma_sync(v341, v11242, v11244);
+      const unsigned int v11251 = v11024 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v11253;
+      iron_frag_fill(v11253, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11253, shm3, v11246, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11255;
+      iron_frag_fill(v11255, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11255, shm2, v11251, 64u);
+      iron_frag_mma_sync(v341, v11253, v11255);
+      iron_frag<iron_bf16, 0, 16, 16> v11273;
+      iron_frag_fill(v11273, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11273, shm3, v11158, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11275;
+      iron_frag_fill(v11275, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11275, shm2, v8111, 64u);
+      iron_frag_mma_sync(v343, v11273, v11275);
+      const unsigned int v11282 = v8111 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v11284;
+      iron_frag_fill(v11284, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11284, shm3, v11171, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11286;
+      iron_frag_fill(v11286, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11286, shm2, v11282, 64u);
+      iron_frag_mma_sync(v343, v11284, v11286);
+      const unsigned int v11293 = v8111 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v11295;
+      iron_frag_fill(v11295, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11295, shm3, v11182, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11297;
+      iron_frag_fill(v11297, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11297, shm2, v11293, 64u);
+      iron_frag_mma_sync(v343, v11295, v11297);
+      const unsigned int v11304 = v8111 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v11306;
+      iron_frag_fill(v11306, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11306, shm3, v11193, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11308;
+      iron_frag_fill(v11308, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11308, shm2, v11304, 64u);
+      iron_frag_mma_sync(v343, v11306, v11308);
+      const unsigned int v11052 = v8111 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:128
+      iron_frag<iron_bf16, 0, 16, 16> v11326;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v11326, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11326, shm3, v11211, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11328;
+      iron_frag_fill(v11328, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11328, shm2, v11052, 64u);
+      iron_frag_mma_sync(v343, v11326, v11328);
+      const unsigned int v11335 = v11052 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v11337;
+      iron_frag_fill(v11337, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11337, shm3, v11224, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11339;
+      iron_frag_fill(v11339, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11339, shm2, v11335, 64u);
+      iron_frag_mma_sync(v343, v11337, v11339);
+      const unsigned int v11346 = v11052 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v11348;
+      iron_frag_fill(v11348, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11348, shm3, v11235, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11350;
+      iron_frag_fill(v11350, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11350, shm2, v11346, 64u);
+      iron_frag_mma_sync(v343, v11348, v11350);
+      const unsigned int v11357 = v11052 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v11359;
+      iron_frag_fill(v11359, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11359, shm3, v11246, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11361;
+      iron_frag_fill(v11361, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11361, shm2, v11357, 64u);
+      iron_frag_mma_sync(v343, v11359, v11361);
+    }
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:92
+    const float v4519 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:219
+    iron_frag<float, 2, 16, 8> v4521;  // kernels/sdpa/flash_tile.hpp:220
+    iron_frag_fill(v4521, 0.0f);
+    const float v4525 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:222
+    const float v4526 = fmaxf(v4525, v4519);
+    const bool v4529 = v4526 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v4530 = v4529 ? 0.0f : v4526;
+    v4521.x[0] = v4530;  // kernels/sdpa/flash_tile.hpp:221
+    const float v4534 = v337.x[1];  // kernels/sdpa/flash_tile.hpp:222
+    const float v4535 = fmaxf(v4534, v4519);
+    const bool v4538 = v4535 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v4539 = v4538 ? 0.0f : v4535;
+    v4521.x[1] = v4539;  // kernels/sdpa/flash_tile.hpp:221
+    const float v4543 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:222
+    const float v4544 = fmaxf(v4543, v4519);
+    const bool v4547 = v4544 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v4548 = v4547 ? 0.0f : v4544;
+    v4521.x[2] = v4548;  // kernels/sdpa/flash_tile.hpp:221
+    const float v4552 = v337.x[3];  // kernels/sdpa/flash_tile.hpp:222
+    const float v4553 = fmaxf(v4552, v4519);
+    const bool v4556 = v4553 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v4557 = v4556 ? 0.0f : v4553;
+    v4521.x[3] = v4557;  // kernels/sdpa/flash_tile.hpp:221
+    iron_frag<float, 2, 16, 8> v4559;  // kernels/sdpa/flash_tile.hpp:224
+    iron_frag_fill(v4559, 0.0f);
+    const float v4563 = v4521.x[0];  // kernels/sdpa/flash_tile.hpp:226
+    const float v4564 = v4519 - v4563;
+    const float v4565 = exp2f(v4564);
+    const float v4567 = v337.x[0];
+    const float v4568 = v4567 - v4563;
+    const float v4569 = exp2f(v4568);
+    const float v4570 = v339.x[0];
+    const float v4571 = v4570 * v4569;
+    const float v4572 = v4571 + v4565;
+    v4559.x[0] = v4572;  // kernels/sdpa/flash_tile.hpp:225
+    const float v4576 = v4521.x[1];  // kernels/sdpa/flash_tile.hpp:226
+    const float v4577 = v4519 - v4576;
+    const float v4578 = exp2f(v4577);
+    const float v4580 = v337.x[1];
+    const float v4581 = v4580 - v4576;
+    const float v4582 = exp2f(v4581);
+    const float v4583 = v339.x[1];
+    const float v4584 = v4583 * v4582;
+    const float v4585 = v4584 + v4578;
+    v4559.x[1] = v4585;  // kernels/sdpa/flash_tile.hpp:225
+    const float v4589 = v4521.x[2];  // kernels/sdpa/flash_tile.hpp:226
+    const float v4590 = v4519 - v4589;
+    const float v4591 = exp2f(v4590);
+    const float v4593 = v337.x[2];
+    const float v4594 = v4593 - v4589;
+    const float v4595 = exp2f(v4594);
+    const float v4596 = v339.x[2];
+    const float v4597 = v4596 * v4595;
+    const float v4598 = v4597 + v4591;
+    v4559.x[2] = v4598;  // kernels/sdpa/flash_tile.hpp:225
+    const float v4602 = v4521.x[3];  // kernels/sdpa/flash_tile.hpp:226
+    const float v4603 = v4519 - v4602;
+    const float v4604 = exp2f(v4603);
+    const float v4606 = v337.x[3];
+    const float v4607 = v4606 - v4602;
+    const float v4608 = exp2f(v4607);
+    const float v4609 = v339.x[3];
+    const float v4610 = v4609 * v4608;
+    const float v4611 = v4610 + v4604;
+    v4559.x[3] = v4611;  // kernels/sdpa/flash_tile.hpp:225
+    iron_frag<float, 2, 16, 8> v4613;  // kernels/sdpa/flash_tile.hpp:228
+    iron_frag_fill(v4613, 0.0f);
+    const float v4617 = v4559.x[0];  // kernels/sdpa/flash_tile.hpp:230
+    const float v4619 = v4521.x[0];  // kernels/sdpa/flash_tile.hpp:231
+    const float v4620 = v337.x[0];
+    const float v4621 = v4620 - v4619;
+    const float v4622 = exp2f(v4621);
+    const float v4623 = v4622 / v4617;
+    const bool v4625 = v4617 > 0.0f;
+    const float v4626 = v4625 ? v4623 : 0.0f;
+    v4613.x[0] = v4626;  // kernels/sdpa/flash_tile.hpp:229
+    const float v4630 = v4559.x[1];  // kernels/sdpa/flash_tile.hpp:230
+    const float v4632 = v4521.x[1];  // kernels/sdpa/flash_tile.hpp:231
+    const float v4633 = v337.x[1];
+    const float v4634 = v4633 - v4632;
+    const float v4635 = exp2f(v4634);
+    const float v4636 = v4635 / v4630;
+    const bool v4638 = v4630 > 0.0f;
+    const float v4639 = v4638 ? v4636 : 0.0f;
+    v4613.x[1] = v4639;  // kernels/sdpa/flash_tile.hpp:229
+    const float v4643 = v4559.x[2];  // kernels/sdpa/flash_tile.hpp:230
+    const float v4645 = v4521.x[2];  // kernels/sdpa/flash_tile.hpp:231
+    const float v4646 = v337.x[2];
+    const float v4647 = v4646 - v4645;
+    const float v4648 = exp2f(v4647);
+    const float v4649 = v4648 / v4643;
+    const bool v4651 = v4643 > 0.0f;
+    const float v4652 = v4651 ? v4649 : 0.0f;
+    v4613.x[2] = v4652;  // kernels/sdpa/flash_tile.hpp:229
+    const float v4656 = v4559.x[3];  // kernels/sdpa/flash_tile.hpp:230
+    const float v4658 = v4521.x[3];  // kernels/sdpa/flash_tile.hpp:231
+    const float v4659 = v337.x[3];
+    const float v4660 = v4659 - v4658;
+    const float v4661 = exp2f(v4660);
+    const float v4662 = v4661 / v4656;
+    const bool v4664 = v4656 > 0.0f;
+    const float v4665 = v4664 ? v4662 : 0.0f;
+    v4613.x[3] = v4665;  // kernels/sdpa/flash_tile.hpp:229
+    const unsigned int v4667 = v56 + v10676;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4668 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4669 = v341.x[0];
+    const float v4670 = v4669 * v4668;
+    const bool v4671 = v4667 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4671) {
+      const iron_bf16 v4675 = iron_f32_to_bf16(v4670);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4677 = v13 + v4667;
+      const unsigned int v4678 = v4677 * v1;
+      const unsigned int v4679 = v4678 + v28;
+      const unsigned int v4680 = v4679 << 7u;
+      const unsigned int v4681 = v4680 + v10675;
+      out[v4681] = v4675;
+    }
+    const unsigned int v4683 = v56 + v10681;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4684 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4685 = v341.x[1];
+    const float v4686 = v4685 * v4684;
+    const bool v4687 = v4683 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4687) {
+      const iron_bf16 v4691 = iron_f32_to_bf16(v4686);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4693 = v13 + v4683;
+      const unsigned int v4694 = v4693 * v1;
+      const unsigned int v4695 = v4694 + v28;
+      const unsigned int v4696 = v4695 << 7u;
+      const unsigned int v4697 = v4696 + v10680;
+      out[v4697] = v4691;
+    }
+    const unsigned int v4699 = v56 + v10686;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4700 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4701 = v341.x[2];
+    const float v4702 = v4701 * v4700;
+    const bool v4703 = v4699 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4703) {
+      const iron_bf16 v4707 = iron_f32_to_bf16(v4702);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4709 = v13 + v4699;
+      const unsigned int v4710 = v4709 * v1;
+      const unsigned int v4711 = v4710 + v28;
+      const unsigned int v4712 = v4711 << 7u;
+      const unsigned int v4713 = v4712 + v10685;
+      out[v4713] = v4707;
+    }
+    const unsigned int v4715 = v56 + v10691;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4716 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4717 = v341.x[3];
+    const float v4718 = v4717 * v4716;
+    const bool v4719 = v4715 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4719) {
+      const iron_bf16 v4723 = iron_f32_to_bf16(v4718);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4725 = v13 + v4715;
+      const unsigned int v4726 = v4725 * v1;
+      const unsigned int v4727 = v4726 + v28;
+      const unsigned int v4728 = v4727 << 7u;
+      const unsigned int v4729 = v4728 + v10690;
+      out[v4729] = v4723;
+    }
+    const unsigned int v4731 = v56 + v10696;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4732 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4733 = v341.x[4];
+    const float v4734 = v4733 * v4732;
+    const bool v4735 = v4731 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4735) {
+      const iron_bf16 v4739 = iron_f32_to_bf16(v4734);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4741 = v13 + v4731;
+      const unsigned int v4742 = v4741 * v1;
+      const unsigned int v4743 = v4742 + v28;
+      const unsigned int v4744 = v4743 << 7u;
+      const unsigned int v4745 = v4744 + v10695;
+      out[v4745] = v4739;
+    }
+    const unsigned int v4747 = v56 + v10701;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4748 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4749 = v341.x[5];
+    const float v4750 = v4749 * v4748;
+    const bool v4751 = v4747 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4751) {
+      const iron_bf16 v4755 = iron_f32_to_bf16(v4750);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4757 = v13 + v4747;
+      const unsigned int v4758 = v4757 * v1;
+      const unsigned int v4759 = v4758 + v28;
+      const unsigned int v4760 = v4759 << 7u;
+      const unsigned int v4761 = v4760 + v10700;
+      out[v4761] = v4755;
+    }
+    const unsigned int v4763 = v56 + v10706;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4764 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4765 = v341.x[6];
+    const float v4766 = v4765 * v4764;
+    const bool v4767 = v4763 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4767) {
+      const iron_bf16 v4771 = iron_f32_to_bf16(v4766);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4773 = v13 + v4763;
+      const unsigned int v4774 = v4773 * v1;
+      const unsigned int v4775 = v4774 + v28;
+      const unsigned int v4776 = v4775 << 7u;
+      const unsigned int v4777 = v4776 + v10705;
+      out[v4777] = v4771;
+    }
+    const unsigned int v4779 = v56 + v10711;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4780 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4781 = v341.x[7];
+    const float v4782 = v4781 * v4780;
+    const bool v4783 = v4779 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4783) {
+      const iron_bf16 v4787 = iron_f32_to_bf16(v4782);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4789 = v13 + v4779;
+      const unsigned int v4790 = v4789 * v1;
+      const unsigned int v4791 = v4790 + v28;
+      const unsigned int v4792 = v4791 << 7u;
+      const unsigned int v4793 = v4792 + v10710;
+      out[v4793] = v4787;
+    }
+    const unsigned int v4795 = v56 + v10716;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4796 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4797 = v341.x[8];
+    const float v4798 = v4797 * v4796;
+    const bool v4799 = v4795 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4799) {
+      const iron_bf16 v4803 = iron_f32_to_bf16(v4798);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4805 = v13 + v4795;
+      const unsigned int v4806 = v4805 * v1;
+      const unsigned int v4807 = v4806 + v28;
+      const unsigned int v4808 = v4807 << 7u;
+      const unsigned int v4809 = v4808 + v10715;
+      out[v4809] = v4803;
+    }
+    const unsigned int v4811 = v56 + v10721;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4812 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4813 = v341.x[9];
+    const float v4814 = v4813 * v4812;
+    const bool v4815 = v4811 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4815) {
+      const iron_bf16 v4819 = iron_f32_to_bf16(v4814);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4821 = v13 + v4811;
+      const unsigned int v4822 = v4821 * v1;
+      const unsigned int v4823 = v4822 + v28;
+      const unsigned int v4824 = v4823 << 7u;
+      const unsigned int v4825 = v4824 + v10720;
+      out[v4825] = v4819;
+    }
+    const unsigned int v4827 = v56 + v10726;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4828 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4829 = v341.x[10];
+    const float v4830 = v4829 * v4828;
+    const bool v4831 = v4827 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4831) {
+      const iron_bf16 v4835 = iron_f32_to_bf16(v4830);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4837 = v13 + v4827;
+      const unsigned int v4838 = v4837 * v1;
+      const unsigned int v4839 = v4838 + v28;
+      const unsigned int v4840 = v4839 << 7u;
+      const unsigned int v4841 = v4840 + v10725;
+      out[v4841] = v4835;
+    }
+    const unsigned int v4843 = v56 + v10731;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4844 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4845 = v341.x[11];
+    const float v4846 = v4845 * v4844;
+    const bool v4847 = v4843 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4847) {
+      const iron_bf16 v4851 = iron_f32_to_bf16(v4846);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4853 = v13 + v4843;
+      const unsigned int v4854 = v4853 * v1;
+      const unsigned int v4855 = v4854 + v28;
+      const unsigned int v4856 = v4855 << 7u;
+      const unsigned int v4857 = v4856 + v10730;
+      out[v4857] = v4851;
+    }
+    const unsigned int v4859 = v56 + v10736;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4860 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4861 = v341.x[12];
+    const float v4862 = v4861 * v4860;
+    const bool v4863 = v4859 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4863) {
+      const iron_bf16 v4867 = iron_f32_to_bf16(v4862);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4869 = v13 + v4859;
+      const unsigned int v4870 = v4869 * v1;
+      const unsigned int v4871 = v4870 + v28;
+      const unsigned int v4872 = v4871 << 7u;
+      const unsigned int v4873 = v4872 + v10735;
+      out[v4873] = v4867;
+    }
+    const unsigned int v4875 = v56 + v10741;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4876 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4877 = v341.x[13];
+    const float v4878 = v4877 * v4876;
+    const bool v4879 = v4875 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4879) {
+      const iron_bf16 v4883 = iron_f32_to_bf16(v4878);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4885 = v13 + v4875;
+      const unsigned int v4886 = v4885 * v1;
+      const unsigned int v4887 = v4886 + v28;
+      const unsigned int v4888 = v4887 << 7u;
+      const unsigned int v4889 = v4888 + v10740;
+      out[v4889] = v4883;
+    }
+    const unsigned int v4891 = v56 + v10746;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4892 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4893 = v341.x[14];
+    const float v4894 = v4893 * v4892;
+    const bool v4895 = v4891 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4895) {
+      const iron_bf16 v4899 = iron_f32_to_bf16(v4894);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4901 = v13 + v4891;
+      const unsigned int v4902 = v4901 * v1;
+      const unsigned int v4903 = v4902 + v28;
+      const unsigned int v4904 = v4903 << 7u;
+      const unsigned int v4905 = v4904 + v10745;
+      out[v4905] = v4899;
+    }
+    const unsigned int v4907 = v56 + v10751;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4908 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4909 = v341.x[15];
+    const float v4910 = v4909 * v4908;
+    const bool v4911 = v4907 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4911) {
+      const iron_bf16 v4915 = iron_f32_to_bf16(v4910);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4917 = v13 + v4907;
+      const unsigned int v4918 = v4917 * v1;
+      const unsigned int v4919 = v4918 + v28;
+      const unsigned int v4920 = v4919 << 7u;
+      const unsigned int v4921 = v4920 + v10750;
+      out[v4921] = v4915;
+    }
+    const unsigned int v4923 = v56 + v10756;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4924 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4925 = v341.x[16];
+    const float v4926 = v4925 * v4924;
+    const bool v4927 = v4923 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4927) {
+      const iron_bf16 v4931 = iron_f32_to_bf16(v4926);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4933 = v13 + v4923;
+      const unsigned int v4934 = v4933 * v1;
+      const unsigned int v4935 = v4934 + v28;
+      const unsigned int v4936 = v4935 << 7u;
+      const unsigned int v4937 = v4936 + v10755;
+      out[v4937] = v4931;
+    }
+    const unsigned int v4939 = v56 + v10761;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4940 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4941 = v341.x[17];
+    const float v4942 = v4941 * v4940;
+    const bool v4943 = v4939 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4943) {
+      const iron_bf16 v4947 = iron_f32_to_bf16(v4942);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4949 = v13 + v4939;
+      const unsigned int v4950 = v4949 * v1;
+      const unsigned int v4951 = v4950 + v28;
+      const unsigned int v4952 = v4951 << 7u;
+      const unsigned int v4953 = v4952 + v10760;
+      out[v4953] = v4947;
+    }
+    const unsigned int v4955 = v56 + v10766;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4956 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4957 = v341.x[18];
+    const float v4958 = v4957 * v4956;
+    const bool v4959 = v4955 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4959) {
+      const iron_bf16 v4963 = iron_f32_to_bf16(v4958);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4965 = v13 + v4955;
+      const unsigned int v4966 = v4965 * v1;
+      const unsigned int v4967 = v4966 + v28;
+      const unsigned int v4968 = v4967 << 7u;
+      const unsigned int v4969 = v4968 + v10765;
+      out[v4969] = v4963;
+    }
+    const unsigned int v4971 = v56 + v10771;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4972 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4973 = v341.x[19];
+    const float v4974 = v4973 * v4972;
+    const bool v4975 = v4971 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4975) {
+      const iron_bf16 v4979 = iron_f32_to_bf16(v4974);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4981 = v13 + v4971;
+      const unsigned int v4982 = v4981 * v1;
+      const unsigned int v4983 = v4982 + v28;
+      const unsigned int v4984 = v4983 << 7u;
+      const unsigned int v4985 = v4984 + v10770;
+      out[v4985] = v4979;
+    }
+    const unsigned int v4987 = v56 + v10776;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4988 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4989 = v341.x[20];
+    const float v4990 = v4989 * v4988;
+    const bool v4991 = v4987 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4991) {
+      const iron_bf16 v4995 = iron_f32_to_bf16(v4990);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4997 = v13 + v4987;
+      const unsigned int v4998 = v4997 * v1;
+      const unsigned int v4999 = v4998 + v28;
+      const unsigned int v5000 = v4999 << 7u;
+      const unsigned int v5001 = v5000 + v10775;
+      out[v5001] = v4995;
+    }
+    const unsigned int v5003 = v56 + v10781;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5004 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5005 = v341.x[21];
+    const float v5006 = v5005 * v5004;
+    const bool v5007 = v5003 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5007) {
+      const iron_bf16 v5011 = iron_f32_to_bf16(v5006);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5013 = v13 + v5003;
+      const unsigned int v5014 = v5013 * v1;
+      const unsigned int v5015 = v5014 + v28;
+      const unsigned int v5016 = v5015 << 7u;
+      const unsigned int v5017 = v5016 + v10780;
+      out[v5017] = v5011;
+    }
+    const unsigned int v5019 = v56 + v10786;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5020 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5021 = v341.x[22];
+    const float v5022 = v5021 * v5020;
+    const bool v5023 = v5019 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5023) {
+      const iron_bf16 v5027 = iron_f32_to_bf16(v5022);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5029 = v13 + v5019;
+      const unsigned int v5030 = v5029 * v1;
+      const unsigned int v5031 = v5030 + v28;
+      const unsigned int v5032 = v5031 << 7u;
+      const unsigned int v5033 = v5032 + v10785;
+      out[v5033] = v5027;
+    }
+    const unsigned int v5035 = v56 + v10791;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5036 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5037 = v341.x[23];
+    const float v5038 = v5037 * v5036;
+    const bool v5039 = v5035 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5039) {
+      const iron_bf16 v5043 = iron_f32_to_bf16(v5038);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5045 = v13 + v5035;
+      const unsigned int v5046 = v5045 * v1;
+      const unsigned int v5047 = v5046 + v28;
+      const unsigned int v5048 = v5047 << 7u;
+      const unsigned int v5049 = v5048 + v10790;
+      out[v5049] = v5043;
+    }
+    const unsigned int v5051 = v56 + v10796;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5052 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5053 = v341.x[24];
+    const float v5054 = v5053 * v5052;
+    const bool v5055 = v5051 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5055) {
+      const iron_bf16 v5059 = iron_f32_to_bf16(v5054);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5061 = v13 + v5051;
+      const unsigned int v5062 = v5061 * v1;
+      const unsigned int v5063 = v5062 + v28;
+      const unsigned int v5064 = v5063 << 7u;
+      const unsigned int v5065 = v5064 + v10795;
+      out[v5065] = v5059;
+    }
+    const unsigned int v5067 = v56 + v10801;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5068 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5069 = v341.x[25];
+    const float v5070 = v5069 * v5068;
+    const bool v5071 = v5067 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5071) {
+      const iron_bf16 v5075 = iron_f32_to_bf16(v5070);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5077 = v13 + v5067;
+      const unsigned int v5078 = v5077 * v1;
+      const unsigned int v5079 = v5078 + v28;
+      const unsigned int v5080 = v5079 << 7u;
+      const unsigned int v5081 = v5080 + v10800;
+      out[v5081] = v5075;
+    }
+    const unsigned int v5083 = v56 + v10806;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5084 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5085 = v341.x[26];
+    const float v5086 = v5085 * v5084;
+    const bool v5087 = v5083 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5087) {
+      const iron_bf16 v5091 = iron_f32_to_bf16(v5086);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5093 = v13 + v5083;
+      const unsigned int v5094 = v5093 * v1;
+      const unsigned int v5095 = v5094 + v28;
+      const unsigned int v5096 = v5095 << 7u;
+      const unsigned int v5097 = v5096 + v10805;
+      out[v5097] = v5091;
+    }
+    const unsigned int v5099 = v56 + v10811;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5100 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5101 = v341.x[27];
+    const float v5102 = v5101 * v5100;
+    const bool v5103 = v5099 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5103) {
+      const iron_bf16 v5107 = iron_f32_to_bf16(v5102);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5109 = v13 + v5099;
+      const unsigned int v5110 = v5109 * v1;
+      const unsigned int v5111 = v5110 + v28;
+      const unsigned int v5112 = v5111 << 7u;
+      const unsigned int v5113 = v5112 + v10810;
+      out[v5113] = v5107;
+    }
+    const unsigned int v5115 = v56 + v10816;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5116 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5117 = v341.x[28];
+    const float v5118 = v5117 * v5116;
+    const bool v5119 = v5115 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5119) {
+      const iron_bf16 v5123 = iron_f32_to_bf16(v5118);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5125 = v13 + v5115;
+      const unsigned int v5126 = v5125 * v1;
+      const unsigned int v5127 = v5126 + v28;
+      const unsigned int v5128 = v5127 << 7u;
+      const unsigned int v5129 = v5128 + v10815;
+      out[v5129] = v5123;
+    }
+    const unsigned int v5131 = v56 + v10821;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5132 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5133 = v341.x[29];
+    const float v5134 = v5133 * v5132;
+    const bool v5135 = v5131 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5135) {
+      const iron_bf16 v5139 = iron_f32_to_bf16(v5134);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5141 = v13 + v5131;
+      const unsigned int v5142 = v5141 * v1;
+      const unsigned int v5143 = v5142 + v28;
+      const unsigned int v5144 = v5143 << 7u;
+      const unsigned int v5145 = v5144 + v10820;
+      out[v5145] = v5139;
+    }
+    const unsigned int v5147 = v56 + v10826;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5148 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5149 = v341.x[30];
+    const float v5150 = v5149 * v5148;
+    const bool v5151 = v5147 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5151) {
+      const iron_bf16 v5155 = iron_f32_to_bf16(v5150);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5157 = v13 + v5147;
+      const unsigned int v5158 = v5157 * v1;
+      const unsigned int v5159 = v5158 + v28;
+      const unsigned int v5160 = v5159 << 7u;
+      const unsigned int v5161 = v5160 + v10825;
+      out[v5161] = v5155;
+    }
+    const unsigned int v5163 = v56 + v10831;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5164 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5165 = v341.x[31];
+    const float v5166 = v5165 * v5164;
+    const bool v5167 = v5163 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5167) {
+      const iron_bf16 v5171 = iron_f32_to_bf16(v5166);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5173 = v13 + v5163;
+      const unsigned int v5174 = v5173 * v1;
+      const unsigned int v5175 = v5174 + v28;
+      const unsigned int v5176 = v5175 << 7u;
+      const unsigned int v5177 = v5176 + v10830;
+      out[v5177] = v5171;
+    }
+    const unsigned int v5179 = v56 + v10836;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5180 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5181 = v343.x[0];
+    const float v5182 = v5181 * v5180;
+    const bool v5183 = v5179 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5183) {
+      const unsigned int v5186 = 64u + v10835;
+      const iron_bf16 v5187 = iron_f32_to_bf16(v5182);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5189 = v13 + v5179;
+      const unsigned int v5190 = v5189 * v1;
+      const unsigned int v5191 = v5190 + v28;
+      const unsigned int v5192 = v5191 << 7u;
+      const unsigned int v5193 = v5192 + v5186;
+      out[v5193] = v5187;
+    }
+    const unsigned int v5195 = v56 + v10841;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5196 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5197 = v343.x[1];
+    const float v5198 = v5197 * v5196;
+    const bool v5199 = v5195 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5199) {
+      const unsigned int v5202 = 64u + v10840;
+      const iron_bf16 v5203 = iron_f32_to_bf16(v5198);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5205 = v13 + v5195;
+      const unsigned int v5206 = v5205 * v1;
+      const unsigned int v5207 = v5206 + v28;
+      const unsigned int v5208 = v5207 << 7u;
+      const unsigned int v5209 = v5208 + v5202;
+      out[v5209] = v5203;
+    }
+    const unsigned int v5211 = v56 + v10846;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5212 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5213 = v343.x[2];
+    const float v5214 = v5213 * v5212;
+    const bool v5215 = v5211 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5215) {
+      const unsigned int v5218 = 64u + v10845;
+      const iron_bf16 v5219 = iron_f32_to_bf16(v5214);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5221 = v13 + v5211;
+      const unsigned int v5222 = v5221 * v1;
+      const unsigned int v5223 = v5222 + v28;
+      const unsigned int v5224 = v5223 << 7u;
+      const unsigned int v5225 = v5224 + v5218;
+      out[v5225] = v5219;
+    }
+    const unsigned int v5227 = v56 + v10851;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5228 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5229 = v343.x[3];
+    const float v5230 = v5229 * v5228;
+    const bool v5231 = v5227 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5231) {
+      const unsigned int v5234 = 64u + v10850;
+      const iron_bf16 v5235 = iron_f32_to_bf16(v5230);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5237 = v13 + v5227;
+      const unsigned int v5238 = v5237 * v1;
+      const unsigned int v5239 = v5238 + v28;
+      const unsigned int v5240 = v5239 << 7u;
+      const unsigned int v5241 = v5240 + v5234;
+      out[v5241] = v5235;
+    }
+    const unsigned int v5243 = v56 + v10856;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5244 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5245 = v343.x[4];
+    const float v5246 = v5245 * v5244;
+    const bool v5247 = v5243 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5247) {
+      const unsigned int v5250 = 64u + v10855;
+      const iron_bf16 v5251 = iron_f32_to_bf16(v5246);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5253 = v13 + v5243;
+      const unsigned int v5254 = v5253 * v1;
+      const unsigned int v5255 = v5254 + v28;
+      const unsigned int v5256 = v5255 << 7u;
+      const unsigned int v5257 = v5256 + v5250;
+      out[v5257] = v5251;
+    }
+    const unsigned int v5259 = v56 + v10861;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5260 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5261 = v343.x[5];
+    const float v5262 = v5261 * v5260;
+    const bool v5263 = v5259 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5263) {
+      const unsigned int v5266 = 64u + v10860;
+      const iron_bf16 v5267 = iron_f32_to_bf16(v5262);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5269 = v13 + v5259;
+      const unsigned int v5270 = v5269 * v1;
+      const unsigned int v5271 = v5270 + v28;
+      const unsigned int v5272 = v5271 << 7u;
+      const unsigned int v5273 = v5272 + v5266;
+      out[v5273] = v5267;
+    }
+    const unsigned int v5275 = v56 + v10866;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5276 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5277 = v343.x[6];
+    const float v5278 = v5277 * v5276;
+    const bool v5279 = v5275 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5279) {
+      const unsigned int v5282 = 64u + v10865;
+      const iron_bf16 v5283 = iron_f32_to_bf16(v5278);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5285 = v13 + v5275;
+      const unsigned int v5286 = v5285 * v1;
+      const unsigned int v5287 = v5286 + v28;
+      const unsigned int v5288 = v5287 << 7u;
+      const unsigned int v5289 = v5288 + v5282;
+      out[v5289] = v5283;
+    }
+    const unsigned int v5291 = v56 + v10871;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5292 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5293 = v343.x[7];
+    const float v5294 = v5293 * v5292;
+    const bool v5295 = v5291 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5295) {
+      const unsigned int v5298 = 64u + v10870;
+      const iron_bf16 v5299 = iron_f32_to_bf16(v5294);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5301 = v13 + v5291;
+      const unsigned int v5302 = v5301 * v1;
+      const unsigned int v5303 = v5302 + v28;
+      const unsigned int v5304 = v5303 << 7u;
+      const unsigned int v5305 = v5304 + v5298;
+      out[v5305] = v5299;
+    }
+    const unsigned int v5307 = v56 + v10876;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5308 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5309 = v343.x[8];
+    const float v5310 = v5309 * v5308;
+    const bool v5311 = v5307 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5311) {
+      const unsigned int v5314 = 64u + v10875;
+      const iron_bf16 v5315 = iron_f32_to_bf16(v5310);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5317 = v13 + v5307;
+      const unsigned int v5318 = v5317 * v1;
+      const unsigned int v5319 = v5318 + v28;
+      const unsigned int v5320 = v5319 << 7u;
+      const unsigned int v5321 = v5320 + v5314;
+      out[v5321] = v5315;
+    }
+    const unsigned int v5323 = v56 + v10881;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5324 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5325 = v343.x[9];
+    const float v5326 = v5325 * v5324;
+    const bool v5327 = v5323 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5327) {
+      const unsigned int v5330 = 64u + v10880;
+      const iron_bf16 v5331 = iron_f32_to_bf16(v5326);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5333 = v13 + v5323;
+      const unsigned int v5334 = v5333 * v1;
+      const unsigned int v5335 = v5334 + v28;
+      const unsigned int v5336 = v5335 << 7u;
+      const unsigned int v5337 = v5336 + v5330;
+      out[v5337] = v5331;
+    }
+    const unsigned int v5339 = v56 + v10886;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5340 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5341 = v343.x[10];
+    const float v5342 = v5341 * v5340;
+    const bool v5343 = v5339 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5343) {
+      const unsigned int v5346 = 64u + v10885;
+      const iron_bf16 v5347 = iron_f32_to_bf16(v5342);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5349 = v13 + v5339;
+      const unsigned int v5350 = v5349 * v1;
+      const unsigned int v5351 = v5350 + v28;
+      const unsigned int v5352 = v5351 << 7u;
+      const unsigned int v5353 = v5352 + v5346;
+      out[v5353] = v5347;
+    }
+    const unsigned int v5355 = v56 + v10891;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5356 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5357 = v343.x[11];
+    const float v5358 = v5357 * v5356;
+    const bool v5359 = v5355 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5359) {
+      const unsigned int v5362 = 64u + v10890;
+      const iron_bf16 v5363 = iron_f32_to_bf16(v5358);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5365 = v13 + v5355;
+      const unsigned int v5366 = v5365 * v1;
+      const unsigned int v5367 = v5366 + v28;
+      const unsigned int v5368 = v5367 << 7u;
+      const unsigned int v5369 = v5368 + v5362;
+      out[v5369] = v5363;
+    }
+    const unsigned int v5371 = v56 + v10896;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5372 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5373 = v343.x[12];
+    const float v5374 = v5373 * v5372;
+    const bool v5375 = v5371 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5375) {
+      const unsigned int v5378 = 64u + v10895;
+      const iron_bf16 v5379 = iron_f32_to_bf16(v5374);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5381 = v13 + v5371;
+      const unsigned int v5382 = v5381 * v1;
+      const unsigned int v5383 = v5382 + v28;
+      const unsigned int v5384 = v5383 << 7u;
+      const unsigned int v5385 = v5384 + v5378;
+      out[v5385] = v5379;
+    }
+    const unsigned int v5387 = v56 + v10901;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5388 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5389 = v343.x[13];
+    const float v5390 = v5389 * v5388;
+    const bool v5391 = v5387 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5391) {
+      const unsigned int v5394 = 64u + v10900;
+      const iron_bf16 v5395 = iron_f32_to_bf16(v5390);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5397 = v13 + v5387;
+      const unsigned int v5398 = v5397 * v1;
+      const unsigned int v5399 = v5398 + v28;
+      const unsigned int v5400 = v5399 << 7u;
+      const unsigned int v5401 = v5400 + v5394;
+      out[v5401] = v5395;
+    }
+    const unsigned int v5403 = v56 + v10906;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5404 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5405 = v343.x[14];
+    const float v5406 = v5405 * v5404;
+    const bool v5407 = v5403 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5407) {
+      const unsigned int v5410 = 64u + v10905;
+      const iron_bf16 v5411 = iron_f32_to_bf16(v5406);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5413 = v13 + v5403;
+      const unsigned int v5414 = v5413 * v1;
+      const unsigned int v5415 = v5414 + v28;
+      const unsigned int v5416 = v5415 << 7u;
+      const unsigned int v5417 = v5416 + v5410;
+      out[v5417] = v5411;
+    }
+    const unsigned int v5419 = v56 + v10911;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5420 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5421 = v343.x[15];
+    const float v5422 = v5421 * v5420;
+    const bool v5423 = v5419 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5423) {
+      const unsigned int v5426 = 64u + v10910;
+      const iron_bf16 v5427 = iron_f32_to_bf16(v5422);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5429 = v13 + v5419;
+      const unsigned int v5430 = v5429 * v1;
+      const unsigned int v5431 = v5430 + v28;
+      const unsigned int v5432 = v5431 << 7u;
+      const unsigned int v5433 = v5432 + v5426;
+      out[v5433] = v5427;
+    }
+    const unsigned int v5435 = v56 + v10916;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5436 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5437 = v343.x[16];
+    const float v5438 = v5437 * v5436;
+    const bool v5439 = v5435 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5439) {
+      const unsigned int v5442 = 64u + v10915;
+      const iron_bf16 v5443 = iron_f32_to_bf16(v5438);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5445 = v13 + v5435;
+      const unsigned int v5446 = v5445 * v1;
+      const unsigned int v5447 = v5446 + v28;
+      const unsigned int v5448 = v5447 << 7u;
+      const unsigned int v5449 = v5448 + v5442;
+      out[v5449] = v5443;
+    }
+    const unsigned int v5451 = v56 + v10921;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5452 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5453 = v343.x[17];
+    const float v5454 = v5453 * v5452;
+    const bool v5455 = v5451 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5455) {
+      const unsigned int v5458 = 64u + v10920;
+      const iron_bf16 v5459 = iron_f32_to_bf16(v5454);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5461 = v13 + v5451;
+      const unsigned int v5462 = v5461 * v1;
+      const unsigned int v5463 = v5462 + v28;
+      const unsigned int v5464 = v5463 << 7u;
+      const unsigned int v5465 = v5464 + v5458;
+      out[v5465] = v5459;
+    }
+    const unsigned int v5467 = v56 + v10926;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5468 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5469 = v343.x[18];
+    const float v5470 = v5469 * v5468;
+    const bool v5471 = v5467 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5471) {
+      const unsigned int v5474 = 64u + v10925;
+      const iron_bf16 v5475 = iron_f32_to_bf16(v5470);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5477 = v13 + v5467;
+      const unsigned int v5478 = v5477 * v1;
+      const unsigned int v5479 = v5478 + v28;
+      const unsigned int v5480 = v5479 << 7u;
+      const unsigned int v5481 = v5480 + v5474;
+      out[v5481] = v5475;
+    }
+    const unsigned int v5483 = v56 + v10931;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5484 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5485 = v343.x[19];
+    const float v5486 = v5485 * v5484;
+    const bool v5487 = v5483 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5487) {
+      const unsigned int v5490 = 64u + v10930;
+      const iron_bf16 v5491 = iron_f32_to_bf16(v5486);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5493 = v13 + v5483;
+      const unsigned int v5494 = v5493 * v1;
+      const unsigned int v5495 = v5494 + v28;
+      const unsigned int v5496 = v5495 << 7u;
+      const unsigned int v5497 = v5496 + v5490;
+      out[v5497] = v5491;
+    }
+    const unsigned int v5499 = v56 + v10936;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5500 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5501 = v343.x[20];
+    const float v5502 = v5501 * v5500;
+    const bool v5503 = v5499 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5503) {
+      const unsigned int v5506 = 64u + v10935;
+      const iron_bf16 v5507 = iron_f32_to_bf16(v5502);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5509 = v13 + v5499;
+      const unsigned int v5510 = v5509 * v1;
+      const unsigned int v5511 = v5510 + v28;
+      const unsigned int v5512 = v5511 << 7u;
+      const unsigned int v5513 = v5512 + v5506;
+      out[v5513] = v5507;
+    }
+    const unsigned int v5515 = v56 + v10941;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5516 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5517 = v343.x[21];
+    const float v5518 = v5517 * v5516;
+    const bool v5519 = v5515 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5519) {
+      const unsigned int v5522 = 64u + v10940;
+      const iron_bf16 v5523 = iron_f32_to_bf16(v5518);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5525 = v13 + v5515;
+      const unsigned int v5526 = v5525 * v1;
+      const unsigned int v5527 = v5526 + v28;
+      const unsigned int v5528 = v5527 << 7u;
+      const unsigned int v5529 = v5528 + v5522;
+      out[v5529] = v5523;
+    }
+    const unsigned int v5531 = v56 + v10946;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5532 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5533 = v343.x[22];
+    const float v5534 = v5533 * v5532;
+    const bool v5535 = v5531 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5535) {
+      const unsigned int v5538 = 64u + v10945;
+      const iron_bf16 v5539 = iron_f32_to_bf16(v5534);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5541 = v13 + v5531;
+      const unsigned int v5542 = v5541 * v1;
+      const unsigned int v5543 = v5542 + v28;
+      const unsigned int v5544 = v5543 << 7u;
+      const unsigned int v5545 = v5544 + v5538;
+      out[v5545] = v5539;
+    }
+    const unsigned int v5547 = v56 + v10951;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5548 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5549 = v343.x[23];
+    const float v5550 = v5549 * v5548;
+    const bool v5551 = v5547 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5551) {
+      const unsigned int v5554 = 64u + v10950;
+      const iron_bf16 v5555 = iron_f32_to_bf16(v5550);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5557 = v13 + v5547;
+      const unsigned int v5558 = v5557 * v1;
+      const unsigned int v5559 = v5558 + v28;
+      const unsigned int v5560 = v5559 << 7u;
+      const unsigned int v5561 = v5560 + v5554;
+      out[v5561] = v5555;
+    }
+    const unsigned int v5563 = v56 + v10956;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5564 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5565 = v343.x[24];
+    const float v5566 = v5565 * v5564;
+    const bool v5567 = v5563 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5567) {
+      const unsigned int v5570 = 64u + v10955;
+      const iron_bf16 v5571 = iron_f32_to_bf16(v5566);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5573 = v13 + v5563;
+      const unsigned int v5574 = v5573 * v1;
+      const unsigned int v5575 = v5574 + v28;
+      const unsigned int v5576 = v5575 << 7u;
+      const unsigned int v5577 = v5576 + v5570;
+      out[v5577] = v5571;
+    }
+    const unsigned int v5579 = v56 + v10961;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5580 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5581 = v343.x[25];
+    const float v5582 = v5581 * v5580;
+    const bool v5583 = v5579 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5583) {
+      const unsigned int v5586 = 64u + v10960;
+      const iron_bf16 v5587 = iron_f32_to_bf16(v5582);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5589 = v13 + v5579;
+      const unsigned int v5590 = v5589 * v1;
+      const unsigned int v5591 = v5590 + v28;
+      const unsigned int v5592 = v5591 << 7u;
+      const unsigned int v5593 = v5592 + v5586;
+      out[v5593] = v5587;
+    }
+    const unsigned int v5595 = v56 + v10966;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5596 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5597 = v343.x[26];
+    const float v5598 = v5597 * v5596;
+    const bool v5599 = v5595 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5599) {
+      const unsigned int v5602 = 64u + v10965;
+      const iron_bf16 v5603 = iron_f32_to_bf16(v5598);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5605 = v13 + v5595;
+      const unsigned int v5606 = v5605 * v1;
+      const unsigned int v5607 = v5606 + v28;
+      const unsigned int v5608 = v5607 << 7u;
+      const unsigned int v5609 = v5608 + v5602;
+      out[v5609] = v5603;
+    }
+    const unsigned int v5611 = v56 + v10971;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5612 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5613 = v343.x[27];
+    const float v5614 = v5613 * v5612;
+    const bool v5615 = v5611 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5615) {
+      const unsigned int v5618 = 64u + v10970;
+      const iron_bf16 v5619 = iron_f32_to_bf16(v5614);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5621 = v13 + v5611;
+      const unsigned int v5622 = v5621 * v1;
+      const unsigned int v5623 = v5622 + v28;
+      const unsigned int v5624 = v5623 << 7u;
+      const unsigned int v5625 = v5624 + v5618;
+      out[v5625] = v5619;
+    }
+    const unsigned int v5627 = v56 + v10976;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5628 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5629 = v343.x[28];
+    const float v5630 = v5629 * v5628;
+    const bool v5631 = v5627 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5631) {
+      const unsigned int v5634 = 64u + v10975;
+      const iron_bf16 v5635 = iron_f32_to_bf16(v5630);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5637 = v13 + v5627;
+      const unsigned int v5638 = v5637 * v1;
+      const unsigned int v5639 = v5638 + v28;
+      const unsigned int v5640 = v5639 << 7u;
+      const unsigned int v5641 = v5640 + v5634;
+      out[v5641] = v5635;
+    }
+    const unsigned int v5643 = v56 + v10981;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5644 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5645 = v343.x[29];
+    const float v5646 = v5645 * v5644;
+    const bool v5647 = v5643 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5647) {
+      const unsigned int v5650 = 64u + v10980;
+      const iron_bf16 v5651 = iron_f32_to_bf16(v5646);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5653 = v13 + v5643;
+      const unsigned int v5654 = v5653 * v1;
+      const unsigned int v5655 = v5654 + v28;
+      const unsigned int v5656 = v5655 << 7u;
+      const unsigned int v5657 = v5656 + v5650;
+      out[v5657] = v5651;
+    }
+    const unsigned int v5659 = v56 + v10986;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5660 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5661 = v343.x[30];
+    const float v5662 = v5661 * v5660;
+    const bool v5663 = v5659 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5663) {
+      const unsigned int v5666 = 64u + v10985;
+      const iron_bf16 v5667 = iron_f32_to_bf16(v5662);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5669 = v13 + v5659;
+      const unsigned int v5670 = v5669 * v1;
+      const unsigned int v5671 = v5670 + v28;
+      const unsigned int v5672 = v5671 << 7u;
+      const unsigned int v5673 = v5672 + v5666;
+      out[v5673] = v5667;
+    }
+    const unsigned int v5675 = v56 + v10991;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5676 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5677 = v343.x[31];
+    const float v5678 = v5677 * v5676;
+    const bool v5679 = v5675 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5679) {
+      const unsigned int v5682 = 64u + v10990;
+      const iron_bf16 v5683 = iron_f32_to_bf16(v5678);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5685 = v13 + v5675;
+      const unsigned int v5686 = v5685 * v1;
+      const unsigned int v5687 = v5686 + v28;
+      const unsigned int v5688 = v5687 << 7u;
+      const unsigned int v5689 = v5688 + v5682;
+      out[v5689] = v5683;
     }
   }
 }

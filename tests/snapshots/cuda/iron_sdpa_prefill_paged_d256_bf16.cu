@@ -373,335 +373,335 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
     const unsigned int v52 = v51 >> 2u;
     const unsigned int v55 = v51 << 4u;  // kernels/sdpa/flash_warpgroup.hpp:73
     const unsigned int v56 = v27 + v55;
-    const unsigned int v59 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v62 = v59 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v65 = v59 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    const unsigned int v59 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v62 = v59 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v65 = v59 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v66 = v65 << 3u;
-    const unsigned int v67 = v27 + v62;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v67 = v27 + v62;  // kernels/sdpa/flash_tile.hpp:84
     const bool v68 = v67 < v20;
-    const unsigned int v71 = v68 ? v67 : v42;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v71 = v68 ? v67 : v42;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v73 = v13 + v71;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v74 = v73 * v1;
     const unsigned int v75 = v74 + v28;
     const unsigned int v76 = v75 << 8u;
-    const unsigned int v77 = v76 + v66;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v77 = v76 + v66;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v79 = v66 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v81 = v62 << 6u;
     const unsigned int v84 = v66 >> 6u;
     const unsigned int v85 = v84 << 13u;
     const unsigned int v87 = v85 + v81;
     const unsigned int v88 = v87 + v79;
-    iron_copy_async<16>(shm0 + (v88 ^ (((v88 >> 6u) & 7u) << 3u)), q + v77, v68);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v91 = v59 + 256u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v93 = v91 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v96 = v91 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v88 ^ (((v88 >> 6u) & 7u) << 3u)), q + v77, v68);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v91 = v59 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v93 = v91 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v96 = v91 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v97 = v96 << 3u;
-    const unsigned int v98 = v27 + v93;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v98 = v27 + v93;  // kernels/sdpa/flash_tile.hpp:84
     const bool v99 = v98 < v20;
-    const unsigned int v102 = v99 ? v98 : v42;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v102 = v99 ? v98 : v42;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v104 = v13 + v102;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v105 = v104 * v1;
     const unsigned int v106 = v105 + v28;
     const unsigned int v107 = v106 << 8u;
-    const unsigned int v108 = v107 + v97;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v108 = v107 + v97;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v110 = v97 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v112 = v93 << 6u;
     const unsigned int v115 = v97 >> 6u;
     const unsigned int v116 = v115 << 13u;
     const unsigned int v118 = v116 + v112;
     const unsigned int v119 = v118 + v110;
-    iron_copy_async<16>(shm0 + (v119 ^ (((v119 >> 6u) & 7u) << 3u)), q + v108, v99);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v122 = v59 + 512u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v124 = v122 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v127 = v122 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v119 ^ (((v119 >> 6u) & 7u) << 3u)), q + v108, v99);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v122 = v59 + 512u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v124 = v122 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v127 = v122 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v128 = v127 << 3u;
-    const unsigned int v129 = v27 + v124;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v129 = v27 + v124;  // kernels/sdpa/flash_tile.hpp:84
     const bool v130 = v129 < v20;
-    const unsigned int v133 = v130 ? v129 : v42;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v133 = v130 ? v129 : v42;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v135 = v13 + v133;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v136 = v135 * v1;
     const unsigned int v137 = v136 + v28;
     const unsigned int v138 = v137 << 8u;
-    const unsigned int v139 = v138 + v128;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v139 = v138 + v128;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v141 = v128 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v143 = v124 << 6u;
     const unsigned int v146 = v128 >> 6u;
     const unsigned int v147 = v146 << 13u;
     const unsigned int v149 = v147 + v143;
     const unsigned int v150 = v149 + v141;
-    iron_copy_async<16>(shm0 + (v150 ^ (((v150 >> 6u) & 7u) << 3u)), q + v139, v130);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v153 = v59 + 768u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v155 = v153 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v158 = v153 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v150 ^ (((v150 >> 6u) & 7u) << 3u)), q + v139, v130);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v153 = v59 + 768u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v155 = v153 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v158 = v153 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v159 = v158 << 3u;
-    const unsigned int v160 = v27 + v155;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v160 = v27 + v155;  // kernels/sdpa/flash_tile.hpp:84
     const bool v161 = v160 < v20;
-    const unsigned int v164 = v161 ? v160 : v42;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v164 = v161 ? v160 : v42;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v166 = v13 + v164;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v167 = v166 * v1;
     const unsigned int v168 = v167 + v28;
     const unsigned int v169 = v168 << 8u;
-    const unsigned int v170 = v169 + v159;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v170 = v169 + v159;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v172 = v159 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v174 = v155 << 6u;
     const unsigned int v177 = v159 >> 6u;
     const unsigned int v178 = v177 << 13u;
     const unsigned int v180 = v178 + v174;
     const unsigned int v181 = v180 + v172;
-    iron_copy_async<16>(shm0 + (v181 ^ (((v181 >> 6u) & 7u) << 3u)), q + v170, v161);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v184 = v59 + 1024u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v186 = v184 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v189 = v184 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v181 ^ (((v181 >> 6u) & 7u) << 3u)), q + v170, v161);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v184 = v59 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v186 = v184 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v189 = v184 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v190 = v189 << 3u;
-    const unsigned int v191 = v27 + v186;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v191 = v27 + v186;  // kernels/sdpa/flash_tile.hpp:84
     const bool v192 = v191 < v20;
-    const unsigned int v195 = v192 ? v191 : v42;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v195 = v192 ? v191 : v42;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v197 = v13 + v195;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v198 = v197 * v1;
     const unsigned int v199 = v198 + v28;
     const unsigned int v200 = v199 << 8u;
-    const unsigned int v201 = v200 + v190;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v201 = v200 + v190;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v203 = v190 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v205 = v186 << 6u;
     const unsigned int v208 = v190 >> 6u;
     const unsigned int v209 = v208 << 13u;
     const unsigned int v211 = v209 + v205;
     const unsigned int v212 = v211 + v203;
-    iron_copy_async<16>(shm0 + (v212 ^ (((v212 >> 6u) & 7u) << 3u)), q + v201, v192);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v215 = v59 + 1280u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v217 = v215 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v220 = v215 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v212 ^ (((v212 >> 6u) & 7u) << 3u)), q + v201, v192);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v215 = v59 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v217 = v215 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v220 = v215 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v221 = v220 << 3u;
-    const unsigned int v222 = v27 + v217;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v222 = v27 + v217;  // kernels/sdpa/flash_tile.hpp:84
     const bool v223 = v222 < v20;
-    const unsigned int v226 = v223 ? v222 : v42;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v226 = v223 ? v222 : v42;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v228 = v13 + v226;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v229 = v228 * v1;
     const unsigned int v230 = v229 + v28;
     const unsigned int v231 = v230 << 8u;
-    const unsigned int v232 = v231 + v221;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v232 = v231 + v221;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v234 = v221 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v236 = v217 << 6u;
     const unsigned int v239 = v221 >> 6u;
     const unsigned int v240 = v239 << 13u;
     const unsigned int v242 = v240 + v236;
     const unsigned int v243 = v242 + v234;
-    iron_copy_async<16>(shm0 + (v243 ^ (((v243 >> 6u) & 7u) << 3u)), q + v232, v223);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v246 = v59 + 1536u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v248 = v246 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v251 = v246 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v243 ^ (((v243 >> 6u) & 7u) << 3u)), q + v232, v223);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v246 = v59 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v248 = v246 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v251 = v246 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v252 = v251 << 3u;
-    const unsigned int v253 = v27 + v248;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v253 = v27 + v248;  // kernels/sdpa/flash_tile.hpp:84
     const bool v254 = v253 < v20;
-    const unsigned int v257 = v254 ? v253 : v42;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v257 = v254 ? v253 : v42;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v259 = v13 + v257;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v260 = v259 * v1;
     const unsigned int v261 = v260 + v28;
     const unsigned int v262 = v261 << 8u;
-    const unsigned int v263 = v262 + v252;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v263 = v262 + v252;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v265 = v252 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v267 = v248 << 6u;
     const unsigned int v270 = v252 >> 6u;
     const unsigned int v271 = v270 << 13u;
     const unsigned int v273 = v271 + v267;
     const unsigned int v274 = v273 + v265;
-    iron_copy_async<16>(shm0 + (v274 ^ (((v274 >> 6u) & 7u) << 3u)), q + v263, v254);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v277 = v59 + 1792u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v279 = v277 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v282 = v277 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v274 ^ (((v274 >> 6u) & 7u) << 3u)), q + v263, v254);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v277 = v59 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v279 = v277 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v282 = v277 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v283 = v282 << 3u;
-    const unsigned int v284 = v27 + v279;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v284 = v27 + v279;  // kernels/sdpa/flash_tile.hpp:84
     const bool v285 = v284 < v20;
-    const unsigned int v288 = v285 ? v284 : v42;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v288 = v285 ? v284 : v42;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v290 = v13 + v288;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v291 = v290 * v1;
     const unsigned int v292 = v291 + v28;
     const unsigned int v293 = v292 << 8u;
-    const unsigned int v294 = v293 + v283;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v294 = v293 + v283;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v296 = v283 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v298 = v279 << 6u;
     const unsigned int v301 = v283 >> 6u;
     const unsigned int v302 = v301 << 13u;
     const unsigned int v304 = v302 + v298;
     const unsigned int v305 = v304 + v296;
-    iron_copy_async<16>(shm0 + (v305 ^ (((v305 >> 6u) & 7u) << 3u)), q + v294, v285);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v308 = v59 + 2048u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v310 = v308 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v313 = v308 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v305 ^ (((v305 >> 6u) & 7u) << 3u)), q + v294, v285);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v308 = v59 + 2048u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v310 = v308 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v313 = v308 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v314 = v313 << 3u;
-    const unsigned int v315 = v27 + v310;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v315 = v27 + v310;  // kernels/sdpa/flash_tile.hpp:84
     const bool v316 = v315 < v20;
-    const unsigned int v319 = v316 ? v315 : v42;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v319 = v316 ? v315 : v42;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v321 = v13 + v319;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v322 = v321 * v1;
     const unsigned int v323 = v322 + v28;
     const unsigned int v324 = v323 << 8u;
-    const unsigned int v325 = v324 + v314;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v325 = v324 + v314;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v327 = v314 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v329 = v310 << 6u;
     const unsigned int v332 = v314 >> 6u;
     const unsigned int v333 = v332 << 13u;
     const unsigned int v335 = v333 + v329;
     const unsigned int v336 = v335 + v327;
-    iron_copy_async<16>(shm0 + (v336 ^ (((v336 >> 6u) & 7u) << 3u)), q + v325, v316);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v339 = v59 + 2304u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v341 = v339 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v344 = v339 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v336 ^ (((v336 >> 6u) & 7u) << 3u)), q + v325, v316);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v339 = v59 + 2304u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v341 = v339 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v344 = v339 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v345 = v344 << 3u;
-    const unsigned int v346 = v27 + v341;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v346 = v27 + v341;  // kernels/sdpa/flash_tile.hpp:84
     const bool v347 = v346 < v20;
-    const unsigned int v350 = v347 ? v346 : v42;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v350 = v347 ? v346 : v42;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v352 = v13 + v350;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v353 = v352 * v1;
     const unsigned int v354 = v353 + v28;
     const unsigned int v355 = v354 << 8u;
-    const unsigned int v356 = v355 + v345;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v356 = v355 + v345;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v358 = v345 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v360 = v341 << 6u;
     const unsigned int v363 = v345 >> 6u;
     const unsigned int v364 = v363 << 13u;
     const unsigned int v366 = v364 + v360;
     const unsigned int v367 = v366 + v358;
-    iron_copy_async<16>(shm0 + (v367 ^ (((v367 >> 6u) & 7u) << 3u)), q + v356, v347);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v370 = v59 + 2560u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v372 = v370 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v375 = v370 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v367 ^ (((v367 >> 6u) & 7u) << 3u)), q + v356, v347);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v370 = v59 + 2560u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v372 = v370 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v375 = v370 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v376 = v375 << 3u;
-    const unsigned int v377 = v27 + v372;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v377 = v27 + v372;  // kernels/sdpa/flash_tile.hpp:84
     const bool v378 = v377 < v20;
-    const unsigned int v381 = v378 ? v377 : v42;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v381 = v378 ? v377 : v42;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v383 = v13 + v381;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v384 = v383 * v1;
     const unsigned int v385 = v384 + v28;
     const unsigned int v386 = v385 << 8u;
-    const unsigned int v387 = v386 + v376;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v387 = v386 + v376;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v389 = v376 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v391 = v372 << 6u;
     const unsigned int v394 = v376 >> 6u;
     const unsigned int v395 = v394 << 13u;
     const unsigned int v397 = v395 + v391;
     const unsigned int v398 = v397 + v389;
-    iron_copy_async<16>(shm0 + (v398 ^ (((v398 >> 6u) & 7u) << 3u)), q + v387, v378);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v401 = v59 + 2816u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v403 = v401 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v406 = v401 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v398 ^ (((v398 >> 6u) & 7u) << 3u)), q + v387, v378);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v401 = v59 + 2816u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v403 = v401 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v406 = v401 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v407 = v406 << 3u;
-    const unsigned int v408 = v27 + v403;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v408 = v27 + v403;  // kernels/sdpa/flash_tile.hpp:84
     const bool v409 = v408 < v20;
-    const unsigned int v412 = v409 ? v408 : v42;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v412 = v409 ? v408 : v42;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v414 = v13 + v412;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v415 = v414 * v1;
     const unsigned int v416 = v415 + v28;
     const unsigned int v417 = v416 << 8u;
-    const unsigned int v418 = v417 + v407;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v418 = v417 + v407;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v420 = v407 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v422 = v403 << 6u;
     const unsigned int v425 = v407 >> 6u;
     const unsigned int v426 = v425 << 13u;
     const unsigned int v428 = v426 + v422;
     const unsigned int v429 = v428 + v420;
-    iron_copy_async<16>(shm0 + (v429 ^ (((v429 >> 6u) & 7u) << 3u)), q + v418, v409);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v432 = v59 + 3072u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v434 = v432 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v437 = v432 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v429 ^ (((v429 >> 6u) & 7u) << 3u)), q + v418, v409);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v432 = v59 + 3072u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v434 = v432 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v437 = v432 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v438 = v437 << 3u;
-    const unsigned int v439 = v27 + v434;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v439 = v27 + v434;  // kernels/sdpa/flash_tile.hpp:84
     const bool v440 = v439 < v20;
-    const unsigned int v443 = v440 ? v439 : v42;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v443 = v440 ? v439 : v42;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v445 = v13 + v443;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v446 = v445 * v1;
     const unsigned int v447 = v446 + v28;
     const unsigned int v448 = v447 << 8u;
-    const unsigned int v449 = v448 + v438;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v449 = v448 + v438;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v451 = v438 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v453 = v434 << 6u;
     const unsigned int v456 = v438 >> 6u;
     const unsigned int v457 = v456 << 13u;
     const unsigned int v459 = v457 + v453;
     const unsigned int v460 = v459 + v451;
-    iron_copy_async<16>(shm0 + (v460 ^ (((v460 >> 6u) & 7u) << 3u)), q + v449, v440);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v463 = v59 + 3328u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v465 = v463 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v468 = v463 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v460 ^ (((v460 >> 6u) & 7u) << 3u)), q + v449, v440);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v463 = v59 + 3328u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v465 = v463 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v468 = v463 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v469 = v468 << 3u;
-    const unsigned int v470 = v27 + v465;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v470 = v27 + v465;  // kernels/sdpa/flash_tile.hpp:84
     const bool v471 = v470 < v20;
-    const unsigned int v474 = v471 ? v470 : v42;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v474 = v471 ? v470 : v42;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v476 = v13 + v474;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v477 = v476 * v1;
     const unsigned int v478 = v477 + v28;
     const unsigned int v479 = v478 << 8u;
-    const unsigned int v480 = v479 + v469;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v480 = v479 + v469;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v482 = v469 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v484 = v465 << 6u;
     const unsigned int v487 = v469 >> 6u;
     const unsigned int v488 = v487 << 13u;
     const unsigned int v490 = v488 + v484;
     const unsigned int v491 = v490 + v482;
-    iron_copy_async<16>(shm0 + (v491 ^ (((v491 >> 6u) & 7u) << 3u)), q + v480, v471);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v494 = v59 + 3584u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v496 = v494 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v499 = v494 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v491 ^ (((v491 >> 6u) & 7u) << 3u)), q + v480, v471);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v494 = v59 + 3584u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v496 = v494 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v499 = v494 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v500 = v499 << 3u;
-    const unsigned int v501 = v27 + v496;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v501 = v27 + v496;  // kernels/sdpa/flash_tile.hpp:84
     const bool v502 = v501 < v20;
-    const unsigned int v505 = v502 ? v501 : v42;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v505 = v502 ? v501 : v42;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v507 = v13 + v505;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v508 = v507 * v1;
     const unsigned int v509 = v508 + v28;
     const unsigned int v510 = v509 << 8u;
-    const unsigned int v511 = v510 + v500;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v511 = v510 + v500;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v513 = v500 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v515 = v496 << 6u;
     const unsigned int v518 = v500 >> 6u;
     const unsigned int v519 = v518 << 13u;
     const unsigned int v521 = v519 + v515;
     const unsigned int v522 = v521 + v513;
-    iron_copy_async<16>(shm0 + (v522 ^ (((v522 >> 6u) & 7u) << 3u)), q + v511, v502);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v525 = v59 + 3840u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v527 = v525 >> 5u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v530 = v525 & 31u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v522 ^ (((v522 >> 6u) & 7u) << 3u)), q + v511, v502);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v525 = v59 + 3840u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v527 = v525 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v530 = v525 & 31u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v531 = v530 << 3u;
-    const unsigned int v532 = v27 + v527;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v532 = v27 + v527;  // kernels/sdpa/flash_tile.hpp:84
     const bool v533 = v532 < v20;
-    const unsigned int v536 = v533 ? v532 : v42;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v536 = v533 ? v532 : v42;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v538 = v13 + v536;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v539 = v538 * v1;
     const unsigned int v540 = v539 + v28;
     const unsigned int v541 = v540 << 8u;
-    const unsigned int v542 = v541 + v531;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v542 = v541 + v531;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v544 = v531 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v546 = v527 << 6u;
     const unsigned int v549 = v531 >> 6u;
     const unsigned int v550 = v549 << 13u;
     const unsigned int v552 = v550 + v546;
     const unsigned int v553 = v552 + v544;
-    iron_copy_async<16>(shm0 + (v553 ^ (((v553 >> 6u) & 7u) << 3u)), q + v542, v533);  // kernels/sdpa/flash_tile.hpp:94
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:79
-    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:80
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:82
-    const unsigned int v555 = v27 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:84
+    iron_copy_async<16>(shm0 + (v553 ^ (((v553 >> 6u) & 7u) << 3u)), q + v542, v533);  // kernels/sdpa/flash_tile.hpp:86
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:78
+    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:79
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:81
+    const unsigned int v555 = v27 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:83
     const unsigned int v556 = min(v555, v20);
-    const unsigned int v557 = v556 + v35;  // kernels/sdpa/flash_tile.hpp:136
-    const unsigned int v559 = v557 - v20;  // kernels/sdpa/flash_tile.hpp:138
+    const unsigned int v557 = v556 + v35;  // kernels/sdpa/flash_tile.hpp:127
+    const unsigned int v559 = v557 - v20;  // kernels/sdpa/flash_tile.hpp:129
     const unsigned int v560 = min(v35, v559);
     const bool v561 = v557 > v20;
     const unsigned int v562 = v561 ? v560 : v42;
-    const bool v564 = v8 == v42;  // kernels/sdpa/flash_tile.hpp:137
+    const bool v564 = v8 == v42;  // kernels/sdpa/flash_tile.hpp:128
     const unsigned int v565 = v564 ? v35 : v562;
-    const unsigned int v567 = v27 + v35;  // kernels/sdpa/flash_tile.hpp:139
+    const unsigned int v567 = v27 + v35;  // kernels/sdpa/flash_tile.hpp:130
     const unsigned int v568 = v567 + 1u;
-    const unsigned int v572 = v568 - v20;  // kernels/sdpa/flash_tile.hpp:141
+    const unsigned int v572 = v568 - v20;  // kernels/sdpa/flash_tile.hpp:132
     const unsigned int v573 = v572 - v9;
     const unsigned int v574 = v573 >> 6u;
     const unsigned int v575 = v574 << 6u;
-    const bool v577 = v9 > v42;  // kernels/sdpa/flash_tile.hpp:140
+    const bool v577 = v9 > v42;  // kernels/sdpa/flash_tile.hpp:131
     const unsigned int v578 = v20 + v9;
     const bool v579 = v568 > v578;
     const bool v580 = v577 && v579;
     const unsigned int v581 = v580 ? v575 : v42;
-    const float v583 = v10 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:86
-    iron_frag<float, 2, 16, 8> v585;  // kernels/sdpa/flash_tile.hpp:174
+    const float v583 = v10 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:85
+    iron_frag<float, 2, 16, 8> v585;  // kernels/sdpa/flash_tile.hpp:165
     iron_frag_fill(v585, __uint_as_float(0xff800000u));
     iron_frag<float, 2, 16, 8> v587;
     iron_frag_fill(v587, 0.0f);
@@ -714,4714 +714,4938 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
     iron_frag<float, 2, 16, 64> v595;
     iron_frag_fill(v595, 0.0f);
 
-    for (unsigned int v5687 = v42; v5687 < 1u; v5687 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:93
-      const unsigned int v5688 = v5687 << 6u;
-      const unsigned int v5689 = v581 + v5688;
-      const bool v5690 = v5689 < v565;
-      if (v5690) {
+    for (unsigned int v6107 = v42; v6107 < 1u; v6107 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v6108 = v6107 << 6u;
+      const unsigned int v6109 = v581 + v6108;
+      const bool v6110 = v6109 < v565;
+      if (v6110) {
         if (v47) {  // kernels/sdpa/kv_sources.hpp:87
-          const unsigned int v5692 = v5687 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:98
-          const unsigned int v5702 = v5689 + v62;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v5703 = v5702 < v35;
-          const unsigned int v5706 = v5703 ? v5702 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5708 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5709 = v5706 & v5708;
-          const unsigned int v5710 = v5706 >> (v41 & 31);
-          const unsigned int v5711 = v32 + v5710;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5712 = block_table[v5711];
-          const unsigned int v5714 = v5712 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5715 = v5714 + v30;
-          const unsigned int v5716 = v5715 * v6;
-          const unsigned int v5717 = v5716 + v5709;
-          const unsigned int v5718 = v5717 << 8u;
-          const unsigned int v5719 = v5718 + v66;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5727 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5728 = v5692 + v5727;
-          const unsigned int v5729 = v5728 + v81;
-          const unsigned int v5730 = v5729 + v79;
-          iron_copy_async<16>(shm1 + (v5730 ^ (((v5730 >> 6u) & 7u) << 3u)), k_pages + v5719, v5703);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v5730 ^ (((v5730 >> 6u) & 7u) << 3u)), v_pages + v5719, v5703);
-          const unsigned int v5751 = v5689 + v93;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v5752 = v5751 < v35;
-          const unsigned int v5755 = v5752 ? v5751 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5758 = v5755 & v5708;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5759 = v5755 >> (v41 & 31);
-          const unsigned int v5760 = v32 + v5759;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5761 = block_table[v5760];
-          const unsigned int v5763 = v5761 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5764 = v5763 + v30;
-          const unsigned int v5765 = v5764 * v6;
-          const unsigned int v5766 = v5765 + v5758;
-          const unsigned int v5767 = v5766 << 8u;
-          const unsigned int v5768 = v5767 + v97;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5776 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5777 = v5692 + v5776;
-          const unsigned int v5778 = v5777 + v112;
-          const unsigned int v5779 = v5778 + v110;
-          iron_copy_async<16>(shm1 + (v5779 ^ (((v5779 >> 6u) & 7u) << 3u)), k_pages + v5768, v5752);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v5779 ^ (((v5779 >> 6u) & 7u) << 3u)), v_pages + v5768, v5752);
-          const unsigned int v5800 = v5689 + v124;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v5801 = v5800 < v35;
-          const unsigned int v5804 = v5801 ? v5800 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5807 = v5804 & v5708;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5808 = v5804 >> (v41 & 31);
-          const unsigned int v5809 = v32 + v5808;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5810 = block_table[v5809];
-          const unsigned int v5812 = v5810 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5813 = v5812 + v30;
-          const unsigned int v5814 = v5813 * v6;
-          const unsigned int v5815 = v5814 + v5807;
-          const unsigned int v5816 = v5815 << 8u;
-          const unsigned int v5817 = v5816 + v128;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5825 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5826 = v5692 + v5825;
-          const unsigned int v5827 = v5826 + v143;
-          const unsigned int v5828 = v5827 + v141;
-          iron_copy_async<16>(shm1 + (v5828 ^ (((v5828 >> 6u) & 7u) << 3u)), k_pages + v5817, v5801);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v5828 ^ (((v5828 >> 6u) & 7u) << 3u)), v_pages + v5817, v5801);
-          const unsigned int v5849 = v5689 + v155;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v5850 = v5849 < v35;
-          const unsigned int v5853 = v5850 ? v5849 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5856 = v5853 & v5708;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5857 = v5853 >> (v41 & 31);
-          const unsigned int v5858 = v32 + v5857;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5859 = block_table[v5858];
-          const unsigned int v5861 = v5859 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5862 = v5861 + v30;
-          const unsigned int v5863 = v5862 * v6;
-          const unsigned int v5864 = v5863 + v5856;
-          const unsigned int v5865 = v5864 << 8u;
-          const unsigned int v5866 = v5865 + v159;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5874 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5875 = v5692 + v5874;
-          const unsigned int v5876 = v5875 + v174;
-          const unsigned int v5877 = v5876 + v172;
-          iron_copy_async<16>(shm1 + (v5877 ^ (((v5877 >> 6u) & 7u) << 3u)), k_pages + v5866, v5850);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v5877 ^ (((v5877 >> 6u) & 7u) << 3u)), v_pages + v5866, v5850);
-          const unsigned int v5898 = v5689 + v186;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v5899 = v5898 < v35;
-          const unsigned int v5902 = v5899 ? v5898 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5905 = v5902 & v5708;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5906 = v5902 >> (v41 & 31);
-          const unsigned int v5907 = v32 + v5906;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5908 = block_table[v5907];
-          const unsigned int v5910 = v5908 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5911 = v5910 + v30;
-          const unsigned int v5912 = v5911 * v6;
-          const unsigned int v5913 = v5912 + v5905;
-          const unsigned int v5914 = v5913 << 8u;
-          const unsigned int v5915 = v5914 + v190;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5923 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5924 = v5692 + v5923;
-          const unsigned int v5925 = v5924 + v205;
-          const unsigned int v5926 = v5925 + v203;
-          iron_copy_async<16>(shm1 + (v5926 ^ (((v5926 >> 6u) & 7u) << 3u)), k_pages + v5915, v5899);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v5926 ^ (((v5926 >> 6u) & 7u) << 3u)), v_pages + v5915, v5899);
-          const unsigned int v5947 = v5689 + v217;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v5948 = v5947 < v35;
-          const unsigned int v5951 = v5948 ? v5947 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5954 = v5951 & v5708;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5955 = v5951 >> (v41 & 31);
-          const unsigned int v5956 = v32 + v5955;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5957 = block_table[v5956];
-          const unsigned int v5959 = v5957 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5960 = v5959 + v30;
-          const unsigned int v5961 = v5960 * v6;
-          const unsigned int v5962 = v5961 + v5954;
-          const unsigned int v5963 = v5962 << 8u;
-          const unsigned int v5964 = v5963 + v221;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v5972 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5973 = v5692 + v5972;
-          const unsigned int v5974 = v5973 + v236;
-          const unsigned int v5975 = v5974 + v234;
-          iron_copy_async<16>(shm1 + (v5975 ^ (((v5975 >> 6u) & 7u) << 3u)), k_pages + v5964, v5948);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v5975 ^ (((v5975 >> 6u) & 7u) << 3u)), v_pages + v5964, v5948);
-          const unsigned int v5996 = v5689 + v248;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v5997 = v5996 < v35;
-          const unsigned int v6000 = v5997 ? v5996 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6003 = v6000 & v5708;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6004 = v6000 >> (v41 & 31);
-          const unsigned int v6005 = v32 + v6004;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6006 = block_table[v6005];
-          const unsigned int v6008 = v6006 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6009 = v6008 + v30;
-          const unsigned int v6010 = v6009 * v6;
-          const unsigned int v6011 = v6010 + v6003;
-          const unsigned int v6012 = v6011 << 8u;
-          const unsigned int v6013 = v6012 + v252;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6021 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6022 = v5692 + v6021;
-          const unsigned int v6023 = v6022 + v267;
-          const unsigned int v6024 = v6023 + v265;
-          iron_copy_async<16>(shm1 + (v6024 ^ (((v6024 >> 6u) & 7u) << 3u)), k_pages + v6013, v5997);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6024 ^ (((v6024 >> 6u) & 7u) << 3u)), v_pages + v6013, v5997);
-          const unsigned int v6045 = v5689 + v279;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6046 = v6045 < v35;
-          const unsigned int v6049 = v6046 ? v6045 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6052 = v6049 & v5708;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6053 = v6049 >> (v41 & 31);
-          const unsigned int v6054 = v32 + v6053;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6055 = block_table[v6054];
-          const unsigned int v6057 = v6055 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6058 = v6057 + v30;
-          const unsigned int v6059 = v6058 * v6;
-          const unsigned int v6060 = v6059 + v6052;
-          const unsigned int v6061 = v6060 << 8u;
-          const unsigned int v6062 = v6061 + v283;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6070 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6071 = v5692 + v6070;
-          const unsigned int v6072 = v6071 + v298;
-          const unsigned int v6073 = v6072 + v296;
-          iron_copy_async<16>(shm1 + (v6073 ^ (((v6073 >> 6u) & 7u) << 3u)), k_pages + v6062, v6046);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6073 ^ (((v6073 >> 6u) & 7u) << 3u)), v_pages + v6062, v6046);
+          const unsigned int v6112 = v6107 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v6122 = v6109 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6123 = v6122 < v35;
+          const unsigned int v6126 = v6123 ? v6122 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6128 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6129 = v6126 & v6128;
+          const unsigned int v6130 = v6126 >> (v41 & 31);
+          const unsigned int v6131 = v32 + v6130;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6132 = block_table[v6131];
+          const unsigned int v6134 = v6132 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6135 = v6134 + v30;
+          const unsigned int v6136 = v6135 * v6;
+          const unsigned int v6137 = v6136 + v6129;
+          const unsigned int v6138 = v6137 << 8u;
+          const unsigned int v6139 = v6138 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6147 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6148 = v6112 + v6147;
+          const unsigned int v6149 = v6148 + v81;
+          const unsigned int v6150 = v6149 + v79;
+          iron_copy_async<16>(shm1 + (v6150 ^ (((v6150 >> 6u) & 7u) << 3u)), k_pages + v6139, v6123);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6160 = v6109 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6161 = v6160 < v35;
+          const unsigned int v6164 = v6161 ? v6160 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6167 = v6164 & v6128;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6168 = v6164 >> (v41 & 31);
+          const unsigned int v6169 = v32 + v6168;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6170 = block_table[v6169];
+          const unsigned int v6172 = v6170 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6173 = v6172 + v30;
+          const unsigned int v6174 = v6173 * v6;
+          const unsigned int v6175 = v6174 + v6167;
+          const unsigned int v6176 = v6175 << 8u;
+          const unsigned int v6177 = v6176 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6185 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6186 = v6112 + v6185;
+          const unsigned int v6187 = v6186 + v112;
+          const unsigned int v6188 = v6187 + v110;
+          iron_copy_async<16>(shm1 + (v6188 ^ (((v6188 >> 6u) & 7u) << 3u)), k_pages + v6177, v6161);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6198 = v6109 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6199 = v6198 < v35;
+          const unsigned int v6202 = v6199 ? v6198 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6205 = v6202 & v6128;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6206 = v6202 >> (v41 & 31);
+          const unsigned int v6207 = v32 + v6206;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6208 = block_table[v6207];
+          const unsigned int v6210 = v6208 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6211 = v6210 + v30;
+          const unsigned int v6212 = v6211 * v6;
+          const unsigned int v6213 = v6212 + v6205;
+          const unsigned int v6214 = v6213 << 8u;
+          const unsigned int v6215 = v6214 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6223 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6224 = v6112 + v6223;
+          const unsigned int v6225 = v6224 + v143;
+          const unsigned int v6226 = v6225 + v141;
+          iron_copy_async<16>(shm1 + (v6226 ^ (((v6226 >> 6u) & 7u) << 3u)), k_pages + v6215, v6199);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6236 = v6109 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6237 = v6236 < v35;
+          const unsigned int v6240 = v6237 ? v6236 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6243 = v6240 & v6128;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6244 = v6240 >> (v41 & 31);
+          const unsigned int v6245 = v32 + v6244;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6246 = block_table[v6245];
+          const unsigned int v6248 = v6246 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6249 = v6248 + v30;
+          const unsigned int v6250 = v6249 * v6;
+          const unsigned int v6251 = v6250 + v6243;
+          const unsigned int v6252 = v6251 << 8u;
+          const unsigned int v6253 = v6252 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6261 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6262 = v6112 + v6261;
+          const unsigned int v6263 = v6262 + v174;
+          const unsigned int v6264 = v6263 + v172;
+          iron_copy_async<16>(shm1 + (v6264 ^ (((v6264 >> 6u) & 7u) << 3u)), k_pages + v6253, v6237);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6274 = v6109 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6275 = v6274 < v35;
+          const unsigned int v6278 = v6275 ? v6274 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6281 = v6278 & v6128;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6282 = v6278 >> (v41 & 31);
+          const unsigned int v6283 = v32 + v6282;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6284 = block_table[v6283];
+          const unsigned int v6286 = v6284 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6287 = v6286 + v30;
+          const unsigned int v6288 = v6287 * v6;
+          const unsigned int v6289 = v6288 + v6281;
+          const unsigned int v6290 = v6289 << 8u;
+          const unsigned int v6291 = v6290 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6299 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6300 = v6112 + v6299;
+          const unsigned int v6301 = v6300 + v205;
+          const unsigned int v6302 = v6301 + v203;
+          iron_copy_async<16>(shm1 + (v6302 ^ (((v6302 >> 6u) & 7u) << 3u)), k_pages + v6291, v6275);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6312 = v6109 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6313 = v6312 < v35;
+          const unsigned int v6316 = v6313 ? v6312 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6319 = v6316 & v6128;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6320 = v6316 >> (v41 & 31);
+          const unsigned int v6321 = v32 + v6320;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6322 = block_table[v6321];
+          const unsigned int v6324 = v6322 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6325 = v6324 + v30;
+          const unsigned int v6326 = v6325 * v6;
+          const unsigned int v6327 = v6326 + v6319;
+          const unsigned int v6328 = v6327 << 8u;
+          const unsigned int v6329 = v6328 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6337 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6338 = v6112 + v6337;
+          const unsigned int v6339 = v6338 + v236;
+          const unsigned int v6340 = v6339 + v234;
+          iron_copy_async<16>(shm1 + (v6340 ^ (((v6340 >> 6u) & 7u) << 3u)), k_pages + v6329, v6313);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6350 = v6109 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6351 = v6350 < v35;
+          const unsigned int v6354 = v6351 ? v6350 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6357 = v6354 & v6128;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6358 = v6354 >> (v41 & 31);
+          const unsigned int v6359 = v32 + v6358;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6360 = block_table[v6359];
+          const unsigned int v6362 = v6360 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6363 = v6362 + v30;
+          const unsigned int v6364 = v6363 * v6;
+          const unsigned int v6365 = v6364 + v6357;
+          const unsigned int v6366 = v6365 << 8u;
+          const unsigned int v6367 = v6366 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6375 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6376 = v6112 + v6375;
+          const unsigned int v6377 = v6376 + v267;
+          const unsigned int v6378 = v6377 + v265;
+          iron_copy_async<16>(shm1 + (v6378 ^ (((v6378 >> 6u) & 7u) << 3u)), k_pages + v6367, v6351);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6388 = v6109 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6389 = v6388 < v35;
+          const unsigned int v6392 = v6389 ? v6388 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6395 = v6392 & v6128;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6396 = v6392 >> (v41 & 31);
+          const unsigned int v6397 = v32 + v6396;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6398 = block_table[v6397];
+          const unsigned int v6400 = v6398 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6401 = v6400 + v30;
+          const unsigned int v6402 = v6401 * v6;
+          const unsigned int v6403 = v6402 + v6395;
+          const unsigned int v6404 = v6403 << 8u;
+          const unsigned int v6405 = v6404 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6413 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6414 = v6112 + v6413;
+          const unsigned int v6415 = v6414 + v298;
+          const unsigned int v6416 = v6415 + v296;
+          iron_copy_async<16>(shm1 + (v6416 ^ (((v6416 >> 6u) & 7u) << 3u)), k_pages + v6405, v6389);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6438 = block_table[v6131];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6440 = v6438 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6441 = v6440 + v30;
+          const unsigned int v6442 = v6441 * v6;
+          const unsigned int v6443 = v6442 + v6129;
+          const unsigned int v6444 = v6443 << 8u;
+          const unsigned int v6445 = v6444 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6150 ^ (((v6150 >> 6u) & 7u) << 3u)), v_pages + v6445, v6123);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6476 = block_table[v6169];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6478 = v6476 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6479 = v6478 + v30;
+          const unsigned int v6480 = v6479 * v6;
+          const unsigned int v6481 = v6480 + v6167;
+          const unsigned int v6482 = v6481 << 8u;
+          const unsigned int v6483 = v6482 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6188 ^ (((v6188 >> 6u) & 7u) << 3u)), v_pages + v6483, v6161);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6514 = block_table[v6207];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6516 = v6514 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6517 = v6516 + v30;
+          const unsigned int v6518 = v6517 * v6;
+          const unsigned int v6519 = v6518 + v6205;
+          const unsigned int v6520 = v6519 << 8u;
+          const unsigned int v6521 = v6520 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6226 ^ (((v6226 >> 6u) & 7u) << 3u)), v_pages + v6521, v6199);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6552 = block_table[v6245];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6554 = v6552 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6555 = v6554 + v30;
+          const unsigned int v6556 = v6555 * v6;
+          const unsigned int v6557 = v6556 + v6243;
+          const unsigned int v6558 = v6557 << 8u;
+          const unsigned int v6559 = v6558 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6264 ^ (((v6264 >> 6u) & 7u) << 3u)), v_pages + v6559, v6237);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6590 = block_table[v6283];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6592 = v6590 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6593 = v6592 + v30;
+          const unsigned int v6594 = v6593 * v6;
+          const unsigned int v6595 = v6594 + v6281;
+          const unsigned int v6596 = v6595 << 8u;
+          const unsigned int v6597 = v6596 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6302 ^ (((v6302 >> 6u) & 7u) << 3u)), v_pages + v6597, v6275);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6628 = block_table[v6321];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6630 = v6628 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6631 = v6630 + v30;
+          const unsigned int v6632 = v6631 * v6;
+          const unsigned int v6633 = v6632 + v6319;
+          const unsigned int v6634 = v6633 << 8u;
+          const unsigned int v6635 = v6634 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6340 ^ (((v6340 >> 6u) & 7u) << 3u)), v_pages + v6635, v6313);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6666 = block_table[v6359];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6668 = v6666 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6669 = v6668 + v30;
+          const unsigned int v6670 = v6669 * v6;
+          const unsigned int v6671 = v6670 + v6357;
+          const unsigned int v6672 = v6671 << 8u;
+          const unsigned int v6673 = v6672 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6378 ^ (((v6378 >> 6u) & 7u) << 3u)), v_pages + v6673, v6351);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6704 = block_table[v6397];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6706 = v6704 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6707 = v6706 + v30;
+          const unsigned int v6708 = v6707 * v6;
+          const unsigned int v6709 = v6708 + v6395;
+          const unsigned int v6710 = v6709 << 8u;
+          const unsigned int v6711 = v6710 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6416 ^ (((v6416 >> 6u) & 7u) << 3u)), v_pages + v6711, v6389);  // kernels/sdpa/flash_tile.hpp:86
         } else {
-          const unsigned int v6086 = v5687 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:98
-          const unsigned int v6096 = v5689 + v62;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6097 = v6096 < v35;
-          const unsigned int v6100 = v6097 ? v6096 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6101 = v6100 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6102 = v6100 / v6;
-          const unsigned int v6103 = v32 + v6102;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6104 = block_table[v6103];
-          const unsigned int v6106 = v6104 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6107 = v6106 + v30;
-          const unsigned int v6108 = v6107 * v6;
-          const unsigned int v6109 = v6108 + v6101;
-          const unsigned int v6110 = v6109 << 8u;
-          const unsigned int v6111 = v6110 + v66;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6119 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6120 = v6086 + v6119;
-          const unsigned int v6121 = v6120 + v81;
-          const unsigned int v6122 = v6121 + v79;
-          iron_copy_async<16>(shm1 + (v6122 ^ (((v6122 >> 6u) & 7u) << 3u)), k_pages + v6111, v6097);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6122 ^ (((v6122 >> 6u) & 7u) << 3u)), v_pages + v6111, v6097);
-          const unsigned int v6143 = v5689 + v93;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6144 = v6143 < v35;
-          const unsigned int v6147 = v6144 ? v6143 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6148 = v6147 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6149 = v6147 / v6;
-          const unsigned int v6150 = v32 + v6149;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6151 = block_table[v6150];
-          const unsigned int v6153 = v6151 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6154 = v6153 + v30;
-          const unsigned int v6155 = v6154 * v6;
-          const unsigned int v6156 = v6155 + v6148;
-          const unsigned int v6157 = v6156 << 8u;
-          const unsigned int v6158 = v6157 + v97;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6166 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6167 = v6086 + v6166;
-          const unsigned int v6168 = v6167 + v112;
-          const unsigned int v6169 = v6168 + v110;
-          iron_copy_async<16>(shm1 + (v6169 ^ (((v6169 >> 6u) & 7u) << 3u)), k_pages + v6158, v6144);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6169 ^ (((v6169 >> 6u) & 7u) << 3u)), v_pages + v6158, v6144);
-          const unsigned int v6190 = v5689 + v124;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6191 = v6190 < v35;
-          const unsigned int v6194 = v6191 ? v6190 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6195 = v6194 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6196 = v6194 / v6;
-          const unsigned int v6197 = v32 + v6196;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6198 = block_table[v6197];
-          const unsigned int v6200 = v6198 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6201 = v6200 + v30;
-          const unsigned int v6202 = v6201 * v6;
-          const unsigned int v6203 = v6202 + v6195;
-          const unsigned int v6204 = v6203 << 8u;
-          const unsigned int v6205 = v6204 + v128;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6213 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6214 = v6086 + v6213;
-          const unsigned int v6215 = v6214 + v143;
-          const unsigned int v6216 = v6215 + v141;
-          iron_copy_async<16>(shm1 + (v6216 ^ (((v6216 >> 6u) & 7u) << 3u)), k_pages + v6205, v6191);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6216 ^ (((v6216 >> 6u) & 7u) << 3u)), v_pages + v6205, v6191);
-          const unsigned int v6237 = v5689 + v155;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6238 = v6237 < v35;
-          const unsigned int v6241 = v6238 ? v6237 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6242 = v6241 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6243 = v6241 / v6;
-          const unsigned int v6244 = v32 + v6243;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6245 = block_table[v6244];
-          const unsigned int v6247 = v6245 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6248 = v6247 + v30;
-          const unsigned int v6249 = v6248 * v6;
-          const unsigned int v6250 = v6249 + v6242;
-          const unsigned int v6251 = v6250 << 8u;
-          const unsigned int v6252 = v6251 + v159;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6260 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6261 = v6086 + v6260;
-          const unsigned int v6262 = v6261 + v174;
-          const unsigned int v6263 = v6262 + v172;
-          iron_copy_async<16>(shm1 + (v6263 ^ (((v6263 >> 6u) & 7u) << 3u)), k_pages + v6252, v6238);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6263 ^ (((v6263 >> 6u) & 7u) << 3u)), v_pages + v6252, v6238);
-          const unsigned int v6284 = v5689 + v186;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6285 = v6284 < v35;
-          const unsigned int v6288 = v6285 ? v6284 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6289 = v6288 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6290 = v6288 / v6;
-          const unsigned int v6291 = v32 + v6290;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6292 = block_table[v6291];
-          const unsigned int v6294 = v6292 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6295 = v6294 + v30;
-          const unsigned int v6296 = v6295 * v6;
-          const unsigned int v6297 = v6296 + v6289;
-          const unsigned int v6298 = v6297 << 8u;
-          const unsigned int v6299 = v6298 + v190;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6307 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6308 = v6086 + v6307;
-          const unsigned int v6309 = v6308 + v205;
-          const unsigned int v6310 = v6309 + v203;
-          iron_copy_async<16>(shm1 + (v6310 ^ (((v6310 >> 6u) & 7u) << 3u)), k_pages + v6299, v6285);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6310 ^ (((v6310 >> 6u) & 7u) << 3u)), v_pages + v6299, v6285);
-          const unsigned int v6331 = v5689 + v217;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6332 = v6331 < v35;
-          const unsigned int v6335 = v6332 ? v6331 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6336 = v6335 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6337 = v6335 / v6;
-          const unsigned int v6338 = v32 + v6337;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6339 = block_table[v6338];
-          const unsigned int v6341 = v6339 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6342 = v6341 + v30;
-          const unsigned int v6343 = v6342 * v6;
-          const unsigned int v6344 = v6343 + v6336;
-          const unsigned int v6345 = v6344 << 8u;
-          const unsigned int v6346 = v6345 + v221;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6354 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6355 = v6086 + v6354;
-          const unsigned int v6356 = v6355 + v236;
-          const unsigned int v6357 = v6356 + v234;
-          iron_copy_async<16>(shm1 + (v6357 ^ (((v6357 >> 6u) & 7u) << 3u)), k_pages + v6346, v6332);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6357 ^ (((v6357 >> 6u) & 7u) << 3u)), v_pages + v6346, v6332);
-          const unsigned int v6378 = v5689 + v248;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6379 = v6378 < v35;
-          const unsigned int v6382 = v6379 ? v6378 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6383 = v6382 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6384 = v6382 / v6;
-          const unsigned int v6385 = v32 + v6384;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6386 = block_table[v6385];
-          const unsigned int v6388 = v6386 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6389 = v6388 + v30;
-          const unsigned int v6390 = v6389 * v6;
-          const unsigned int v6391 = v6390 + v6383;
-          const unsigned int v6392 = v6391 << 8u;
-          const unsigned int v6393 = v6392 + v252;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6401 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6402 = v6086 + v6401;
-          const unsigned int v6403 = v6402 + v267;
-          const unsigned int v6404 = v6403 + v265;
-          iron_copy_async<16>(shm1 + (v6404 ^ (((v6404 >> 6u) & 7u) << 3u)), k_pages + v6393, v6379);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6404 ^ (((v6404 >> 6u) & 7u) << 3u)), v_pages + v6393, v6379);
-          const unsigned int v6425 = v5689 + v279;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6426 = v6425 < v35;
-          const unsigned int v6429 = v6426 ? v6425 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6430 = v6429 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6431 = v6429 / v6;
-          const unsigned int v6432 = v32 + v6431;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6433 = block_table[v6432];
-          const unsigned int v6435 = v6433 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6436 = v6435 + v30;
-          const unsigned int v6437 = v6436 * v6;
-          const unsigned int v6438 = v6437 + v6430;
-          const unsigned int v6439 = v6438 << 8u;
-          const unsigned int v6440 = v6439 + v283;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6448 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6449 = v6086 + v6448;
-          const unsigned int v6450 = v6449 + v298;
-          const unsigned int v6451 = v6450 + v296;
-          iron_copy_async<16>(shm1 + (v6451 ^ (((v6451 >> 6u) & 7u) << 3u)), k_pages + v6440, v6426);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6451 ^ (((v6451 >> 6u) & 7u) << 3u)), v_pages + v6440, v6426);
+          const unsigned int v6724 = v6107 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v6734 = v6109 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6735 = v6734 < v35;
+          const unsigned int v6738 = v6735 ? v6734 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6739 = v6738 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6740 = v6738 / v6;
+          const unsigned int v6741 = v32 + v6740;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6742 = block_table[v6741];
+          const unsigned int v6744 = v6742 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6745 = v6744 + v30;
+          const unsigned int v6746 = v6745 * v6;
+          const unsigned int v6747 = v6746 + v6739;
+          const unsigned int v6748 = v6747 << 8u;
+          const unsigned int v6749 = v6748 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6757 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6758 = v6724 + v6757;
+          const unsigned int v6759 = v6758 + v81;
+          const unsigned int v6760 = v6759 + v79;
+          iron_copy_async<16>(shm1 + (v6760 ^ (((v6760 >> 6u) & 7u) << 3u)), k_pages + v6749, v6735);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6770 = v6109 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6771 = v6770 < v35;
+          const unsigned int v6774 = v6771 ? v6770 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6775 = v6774 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6776 = v6774 / v6;
+          const unsigned int v6777 = v32 + v6776;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6778 = block_table[v6777];
+          const unsigned int v6780 = v6778 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6781 = v6780 + v30;
+          const unsigned int v6782 = v6781 * v6;
+          const unsigned int v6783 = v6782 + v6775;
+          const unsigned int v6784 = v6783 << 8u;
+          const unsigned int v6785 = v6784 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6793 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6794 = v6724 + v6793;
+          const unsigned int v6795 = v6794 + v112;
+          const unsigned int v6796 = v6795 + v110;
+          iron_copy_async<16>(shm1 + (v6796 ^ (((v6796 >> 6u) & 7u) << 3u)), k_pages + v6785, v6771);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6806 = v6109 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6807 = v6806 < v35;
+          const unsigned int v6810 = v6807 ? v6806 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6811 = v6810 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6812 = v6810 / v6;
+          const unsigned int v6813 = v32 + v6812;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6814 = block_table[v6813];
+          const unsigned int v6816 = v6814 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6817 = v6816 + v30;
+          const unsigned int v6818 = v6817 * v6;
+          const unsigned int v6819 = v6818 + v6811;
+          const unsigned int v6820 = v6819 << 8u;
+          const unsigned int v6821 = v6820 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6829 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6830 = v6724 + v6829;
+          const unsigned int v6831 = v6830 + v143;
+          const unsigned int v6832 = v6831 + v141;
+          iron_copy_async<16>(shm1 + (v6832 ^ (((v6832 >> 6u) & 7u) << 3u)), k_pages + v6821, v6807);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6842 = v6109 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6843 = v6842 < v35;
+          const unsigned int v6846 = v6843 ? v6842 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6847 = v6846 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6848 = v6846 / v6;
+          const unsigned int v6849 = v32 + v6848;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6850 = block_table[v6849];
+          const unsigned int v6852 = v6850 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6853 = v6852 + v30;
+          const unsigned int v6854 = v6853 * v6;
+          const unsigned int v6855 = v6854 + v6847;
+          const unsigned int v6856 = v6855 << 8u;
+          const unsigned int v6857 = v6856 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6865 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6866 = v6724 + v6865;
+          const unsigned int v6867 = v6866 + v174;
+          const unsigned int v6868 = v6867 + v172;
+          iron_copy_async<16>(shm1 + (v6868 ^ (((v6868 >> 6u) & 7u) << 3u)), k_pages + v6857, v6843);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6878 = v6109 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6879 = v6878 < v35;
+          const unsigned int v6882 = v6879 ? v6878 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6883 = v6882 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6884 = v6882 / v6;
+          const unsigned int v6885 = v32 + v6884;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6886 = block_table[v6885];
+          const unsigned int v6888 = v6886 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6889 = v6888 + v30;
+          const unsigned int v6890 = v6889 * v6;
+          const unsigned int v6891 = v6890 + v6883;
+          const unsigned int v6892 = v6891 << 8u;
+          const unsigned int v6893 = v6892 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6901 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6902 = v6724 + v6901;
+          const unsigned int v6903 = v6902 + v205;
+          const unsigned int v6904 = v6903 + v203;
+          iron_copy_async<16>(shm1 + (v6904 ^ (((v6904 >> 6u) & 7u) << 3u)), k_pages + v6893, v6879);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6914 = v6109 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6915 = v6914 < v35;
+          const unsigned int v6918 = v6915 ? v6914 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6919 = v6918 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6920 = v6918 / v6;
+          const unsigned int v6921 = v32 + v6920;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6922 = block_table[v6921];
+          const unsigned int v6924 = v6922 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6925 = v6924 + v30;
+          const unsigned int v6926 = v6925 * v6;
+          const unsigned int v6927 = v6926 + v6919;
+          const unsigned int v6928 = v6927 << 8u;
+          const unsigned int v6929 = v6928 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6937 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6938 = v6724 + v6937;
+          const unsigned int v6939 = v6938 + v236;
+          const unsigned int v6940 = v6939 + v234;
+          iron_copy_async<16>(shm1 + (v6940 ^ (((v6940 >> 6u) & 7u) << 3u)), k_pages + v6929, v6915);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6950 = v6109 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6951 = v6950 < v35;
+          const unsigned int v6954 = v6951 ? v6950 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6955 = v6954 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6956 = v6954 / v6;
+          const unsigned int v6957 = v32 + v6956;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6958 = block_table[v6957];
+          const unsigned int v6960 = v6958 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6961 = v6960 + v30;
+          const unsigned int v6962 = v6961 * v6;
+          const unsigned int v6963 = v6962 + v6955;
+          const unsigned int v6964 = v6963 << 8u;
+          const unsigned int v6965 = v6964 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6973 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6974 = v6724 + v6973;
+          const unsigned int v6975 = v6974 + v267;
+          const unsigned int v6976 = v6975 + v265;
+          iron_copy_async<16>(shm1 + (v6976 ^ (((v6976 >> 6u) & 7u) << 3u)), k_pages + v6965, v6951);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6986 = v6109 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6987 = v6986 < v35;
+          const unsigned int v6990 = v6987 ? v6986 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6991 = v6990 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6992 = v6990 / v6;
+          const unsigned int v6993 = v32 + v6992;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6994 = block_table[v6993];
+          const unsigned int v6996 = v6994 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6997 = v6996 + v30;
+          const unsigned int v6998 = v6997 * v6;
+          const unsigned int v6999 = v6998 + v6991;
+          const unsigned int v7000 = v6999 << 8u;
+          const unsigned int v7001 = v7000 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7009 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7010 = v6724 + v7009;
+          const unsigned int v7011 = v7010 + v298;
+          const unsigned int v7012 = v7011 + v296;
+          iron_copy_async<16>(shm1 + (v7012 ^ (((v7012 >> 6u) & 7u) << 3u)), k_pages + v7001, v6987);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7032 = block_table[v6741];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7034 = v7032 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7035 = v7034 + v30;
+          const unsigned int v7036 = v7035 * v6;
+          const unsigned int v7037 = v7036 + v6739;
+          const unsigned int v7038 = v7037 << 8u;
+          const unsigned int v7039 = v7038 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6760 ^ (((v6760 >> 6u) & 7u) << 3u)), v_pages + v7039, v6735);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7068 = block_table[v6777];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7070 = v7068 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7071 = v7070 + v30;
+          const unsigned int v7072 = v7071 * v6;
+          const unsigned int v7073 = v7072 + v6775;
+          const unsigned int v7074 = v7073 << 8u;
+          const unsigned int v7075 = v7074 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6796 ^ (((v6796 >> 6u) & 7u) << 3u)), v_pages + v7075, v6771);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7104 = block_table[v6813];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7106 = v7104 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7107 = v7106 + v30;
+          const unsigned int v7108 = v7107 * v6;
+          const unsigned int v7109 = v7108 + v6811;
+          const unsigned int v7110 = v7109 << 8u;
+          const unsigned int v7111 = v7110 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6832 ^ (((v6832 >> 6u) & 7u) << 3u)), v_pages + v7111, v6807);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7140 = block_table[v6849];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7142 = v7140 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7143 = v7142 + v30;
+          const unsigned int v7144 = v7143 * v6;
+          const unsigned int v7145 = v7144 + v6847;
+          const unsigned int v7146 = v7145 << 8u;
+          const unsigned int v7147 = v7146 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6868 ^ (((v6868 >> 6u) & 7u) << 3u)), v_pages + v7147, v6843);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7176 = block_table[v6885];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7178 = v7176 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7179 = v7178 + v30;
+          const unsigned int v7180 = v7179 * v6;
+          const unsigned int v7181 = v7180 + v6883;
+          const unsigned int v7182 = v7181 << 8u;
+          const unsigned int v7183 = v7182 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6904 ^ (((v6904 >> 6u) & 7u) << 3u)), v_pages + v7183, v6879);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7212 = block_table[v6921];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7214 = v7212 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7215 = v7214 + v30;
+          const unsigned int v7216 = v7215 * v6;
+          const unsigned int v7217 = v7216 + v6919;
+          const unsigned int v7218 = v7217 << 8u;
+          const unsigned int v7219 = v7218 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6940 ^ (((v6940 >> 6u) & 7u) << 3u)), v_pages + v7219, v6915);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7248 = block_table[v6957];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7250 = v7248 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7251 = v7250 + v30;
+          const unsigned int v7252 = v7251 * v6;
+          const unsigned int v7253 = v7252 + v6955;
+          const unsigned int v7254 = v7253 << 8u;
+          const unsigned int v7255 = v7254 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6976 ^ (((v6976 >> 6u) & 7u) << 3u)), v_pages + v7255, v6951);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7284 = block_table[v6993];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7286 = v7284 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7287 = v7286 + v30;
+          const unsigned int v7288 = v7287 * v6;
+          const unsigned int v7289 = v7288 + v6991;
+          const unsigned int v7290 = v7289 << 8u;
+          const unsigned int v7291 = v7290 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7012 ^ (((v7012 >> 6u) & 7u) << 3u)), v_pages + v7291, v6987);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:93
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
     }
-    const unsigned int v7257 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:107
-    const unsigned int v7258 = v7257 << 6u;
-    const unsigned int v9344 = v51 & 3u;
-    const unsigned int v9346 = v9344 << 4u;
-    const unsigned int v9348 = v9346 << 6u;
-    const unsigned int v9350 = v7258 + v9348;
-    const unsigned int v9361 = v9350 + 16u;
-    const unsigned int v9370 = v9350 + 32u;
-    const unsigned int v9379 = v9350 + 48u;
-    const unsigned int v7272 = 8192u + v7258;
-    const unsigned int v9395 = v7272 + v9348;
-    const unsigned int v9406 = v9395 + 16u;
-    const unsigned int v9415 = v9395 + 32u;
-    const unsigned int v9424 = v9395 + 48u;
-    const unsigned int v7284 = 16384u + v7258;
-    const unsigned int v9440 = v7284 + v9348;
-    const unsigned int v9451 = v9440 + 16u;
-    const unsigned int v9460 = v9440 + 32u;
-    const unsigned int v9469 = v9440 + 48u;
-    const unsigned int v7296 = 24576u + v7258;
-    const unsigned int v9485 = v7296 + v9348;
-    const unsigned int v9496 = v9485 + 16u;
-    const unsigned int v9505 = v9485 + 32u;
-    const unsigned int v9514 = v9485 + 48u;
-    const bool v7312 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:156
-    const unsigned int v8637 = static_cast<unsigned int>(v589.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:214
-    const unsigned int v8638 = static_cast<unsigned int>(v589.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8642 = static_cast<unsigned int>(v589.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8643 = static_cast<unsigned int>(v589.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8647 = static_cast<unsigned int>(v589.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8648 = static_cast<unsigned int>(v589.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8652 = static_cast<unsigned int>(v589.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8653 = static_cast<unsigned int>(v589.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8657 = static_cast<unsigned int>(v589.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8658 = static_cast<unsigned int>(v589.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8662 = static_cast<unsigned int>(v589.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8663 = static_cast<unsigned int>(v589.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8667 = static_cast<unsigned int>(v589.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8668 = static_cast<unsigned int>(v589.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8672 = static_cast<unsigned int>(v589.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8673 = static_cast<unsigned int>(v589.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8677 = static_cast<unsigned int>(v589.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8678 = static_cast<unsigned int>(v589.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8682 = static_cast<unsigned int>(v589.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8683 = static_cast<unsigned int>(v589.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8687 = static_cast<unsigned int>(v589.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8688 = static_cast<unsigned int>(v589.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8692 = static_cast<unsigned int>(v589.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8693 = static_cast<unsigned int>(v589.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8697 = static_cast<unsigned int>(v589.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8698 = static_cast<unsigned int>(v589.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8702 = static_cast<unsigned int>(v589.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8703 = static_cast<unsigned int>(v589.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8707 = static_cast<unsigned int>(v589.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8708 = static_cast<unsigned int>(v589.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8712 = static_cast<unsigned int>(v589.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8713 = static_cast<unsigned int>(v589.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8717 = static_cast<unsigned int>(v589.col(16, iron_linear_thread() & 31u));
-    const unsigned int v8718 = static_cast<unsigned int>(v589.row(16, iron_linear_thread() & 31u));
-    const unsigned int v8722 = static_cast<unsigned int>(v589.col(17, iron_linear_thread() & 31u));
-    const unsigned int v8723 = static_cast<unsigned int>(v589.row(17, iron_linear_thread() & 31u));
-    const unsigned int v8727 = static_cast<unsigned int>(v589.col(18, iron_linear_thread() & 31u));
-    const unsigned int v8728 = static_cast<unsigned int>(v589.row(18, iron_linear_thread() & 31u));
-    const unsigned int v8732 = static_cast<unsigned int>(v589.col(19, iron_linear_thread() & 31u));
-    const unsigned int v8733 = static_cast<unsigned int>(v589.row(19, iron_linear_thread() & 31u));
-    const unsigned int v8737 = static_cast<unsigned int>(v589.col(20, iron_linear_thread() & 31u));
-    const unsigned int v8738 = static_cast<unsigned int>(v589.row(20, iron_linear_thread() & 31u));
-    const unsigned int v8742 = static_cast<unsigned int>(v589.col(21, iron_linear_thread() & 31u));
-    const unsigned int v8743 = static_cast<unsigned int>(v589.row(21, iron_linear_thread() & 31u));
-    const unsigned int v8747 = static_cast<unsigned int>(v589.col(22, iron_linear_thread() & 31u));
-    const unsigned int v8748 = static_cast<unsigned int>(v589.row(22, iron_linear_thread() & 31u));
-    const unsigned int v8752 = static_cast<unsigned int>(v589.col(23, iron_linear_thread() & 31u));
-    const unsigned int v8753 = static_cast<unsigned int>(v589.row(23, iron_linear_thread() & 31u));
-    const unsigned int v8757 = static_cast<unsigned int>(v589.col(24, iron_linear_thread() & 31u));
-    const unsigned int v8758 = static_cast<unsigned int>(v589.row(24, iron_linear_thread() & 31u));
-    const unsigned int v8762 = static_cast<unsigned int>(v589.col(25, iron_linear_thread() & 31u));
-    const unsigned int v8763 = static_cast<unsigned int>(v589.row(25, iron_linear_thread() & 31u));
-    const unsigned int v8767 = static_cast<unsigned int>(v589.col(26, iron_linear_thread() & 31u));
-    const unsigned int v8768 = static_cast<unsigned int>(v589.row(26, iron_linear_thread() & 31u));
-    const unsigned int v8772 = static_cast<unsigned int>(v589.col(27, iron_linear_thread() & 31u));
-    const unsigned int v8773 = static_cast<unsigned int>(v589.row(27, iron_linear_thread() & 31u));
-    const unsigned int v8777 = static_cast<unsigned int>(v589.col(28, iron_linear_thread() & 31u));
-    const unsigned int v8778 = static_cast<unsigned int>(v589.row(28, iron_linear_thread() & 31u));
-    const unsigned int v8782 = static_cast<unsigned int>(v589.col(29, iron_linear_thread() & 31u));
-    const unsigned int v8783 = static_cast<unsigned int>(v589.row(29, iron_linear_thread() & 31u));
-    const unsigned int v8787 = static_cast<unsigned int>(v589.col(30, iron_linear_thread() & 31u));
-    const unsigned int v8788 = static_cast<unsigned int>(v589.row(30, iron_linear_thread() & 31u));
-    const unsigned int v8792 = static_cast<unsigned int>(v589.col(31, iron_linear_thread() & 31u));
-    const unsigned int v8793 = static_cast<unsigned int>(v589.row(31, iron_linear_thread() & 31u));
-    const unsigned int v8797 = static_cast<unsigned int>(v591.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8798 = static_cast<unsigned int>(v591.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8802 = static_cast<unsigned int>(v591.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8803 = static_cast<unsigned int>(v591.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8807 = static_cast<unsigned int>(v591.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8808 = static_cast<unsigned int>(v591.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8812 = static_cast<unsigned int>(v591.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8813 = static_cast<unsigned int>(v591.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8817 = static_cast<unsigned int>(v591.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8818 = static_cast<unsigned int>(v591.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8822 = static_cast<unsigned int>(v591.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8823 = static_cast<unsigned int>(v591.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8827 = static_cast<unsigned int>(v591.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8828 = static_cast<unsigned int>(v591.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8832 = static_cast<unsigned int>(v591.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8833 = static_cast<unsigned int>(v591.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8837 = static_cast<unsigned int>(v591.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8838 = static_cast<unsigned int>(v591.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8842 = static_cast<unsigned int>(v591.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8843 = static_cast<unsigned int>(v591.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8847 = static_cast<unsigned int>(v591.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8848 = static_cast<unsigned int>(v591.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8852 = static_cast<unsigned int>(v591.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8853 = static_cast<unsigned int>(v591.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8857 = static_cast<unsigned int>(v591.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8858 = static_cast<unsigned int>(v591.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8862 = static_cast<unsigned int>(v591.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8863 = static_cast<unsigned int>(v591.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8867 = static_cast<unsigned int>(v591.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8868 = static_cast<unsigned int>(v591.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8872 = static_cast<unsigned int>(v591.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8873 = static_cast<unsigned int>(v591.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8877 = static_cast<unsigned int>(v591.col(16, iron_linear_thread() & 31u));
-    const unsigned int v8878 = static_cast<unsigned int>(v591.row(16, iron_linear_thread() & 31u));
-    const unsigned int v8882 = static_cast<unsigned int>(v591.col(17, iron_linear_thread() & 31u));
-    const unsigned int v8883 = static_cast<unsigned int>(v591.row(17, iron_linear_thread() & 31u));
-    const unsigned int v8887 = static_cast<unsigned int>(v591.col(18, iron_linear_thread() & 31u));
-    const unsigned int v8888 = static_cast<unsigned int>(v591.row(18, iron_linear_thread() & 31u));
-    const unsigned int v8892 = static_cast<unsigned int>(v591.col(19, iron_linear_thread() & 31u));
-    const unsigned int v8893 = static_cast<unsigned int>(v591.row(19, iron_linear_thread() & 31u));
-    const unsigned int v8897 = static_cast<unsigned int>(v591.col(20, iron_linear_thread() & 31u));
-    const unsigned int v8898 = static_cast<unsigned int>(v591.row(20, iron_linear_thread() & 31u));
-    const unsigned int v8902 = static_cast<unsigned int>(v591.col(21, iron_linear_thread() & 31u));
-    const unsigned int v8903 = static_cast<unsigned int>(v591.row(21, iron_linear_thread() & 31u));
-    const unsigned int v8907 = static_cast<unsigned int>(v591.col(22, iron_linear_thread() & 31u));
-    const unsigned int v8908 = static_cast<unsigned int>(v591.row(22, iron_linear_thread() & 31u));
-    const unsigned int v8912 = static_cast<unsigned int>(v591.col(23, iron_linear_thread() & 31u));
-    const unsigned int v8913 = static_cast<unsigned int>(v591.row(23, iron_linear_thread() & 31u));
-    const unsigned int v8917 = static_cast<unsigned int>(v591.col(24, iron_linear_thread() & 31u));
-    const unsigned int v8918 = static_cast<unsigned int>(v591.row(24, iron_linear_thread() & 31u));
-    const unsigned int v8922 = static_cast<unsigned int>(v591.col(25, iron_linear_thread() & 31u));
-    const unsigned int v8923 = static_cast<unsigned int>(v591.row(25, iron_linear_thread() & 31u));
-    const unsigned int v8927 = static_cast<unsigned int>(v591.col(26, iron_linear_thread() & 31u));
-    const unsigned int v8928 = static_cast<unsigned int>(v591.row(26, iron_linear_thread() & 31u));
-    const unsigned int v8932 = static_cast<unsigned int>(v591.col(27, iron_linear_thread() & 31u));
-    const unsigned int v8933 = static_cast<unsigned int>(v591.row(27, iron_linear_thread() & 31u));
-    const unsigned int v8937 = static_cast<unsigned int>(v591.col(28, iron_linear_thread() & 31u));
-    const unsigned int v8938 = static_cast<unsigned int>(v591.row(28, iron_linear_thread() & 31u));
-    const unsigned int v8942 = static_cast<unsigned int>(v591.col(29, iron_linear_thread() & 31u));
-    const unsigned int v8943 = static_cast<unsigned int>(v591.row(29, iron_linear_thread() & 31u));
-    const unsigned int v8947 = static_cast<unsigned int>(v591.col(30, iron_linear_thread() & 31u));
-    const unsigned int v8948 = static_cast<unsigned int>(v591.row(30, iron_linear_thread() & 31u));
-    const unsigned int v8952 = static_cast<unsigned int>(v591.col(31, iron_linear_thread() & 31u));
-    const unsigned int v8953 = static_cast<unsigned int>(v591.row(31, iron_linear_thread() & 31u));
-    const unsigned int v8957 = static_cast<unsigned int>(v593.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8958 = static_cast<unsigned int>(v593.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8962 = static_cast<unsigned int>(v593.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8963 = static_cast<unsigned int>(v593.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8967 = static_cast<unsigned int>(v593.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8968 = static_cast<unsigned int>(v593.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8972 = static_cast<unsigned int>(v593.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8973 = static_cast<unsigned int>(v593.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8977 = static_cast<unsigned int>(v593.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8978 = static_cast<unsigned int>(v593.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8982 = static_cast<unsigned int>(v593.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8983 = static_cast<unsigned int>(v593.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8987 = static_cast<unsigned int>(v593.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8988 = static_cast<unsigned int>(v593.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8992 = static_cast<unsigned int>(v593.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8993 = static_cast<unsigned int>(v593.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8997 = static_cast<unsigned int>(v593.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8998 = static_cast<unsigned int>(v593.row(8, iron_linear_thread() & 31u));
-    const unsigned int v9002 = static_cast<unsigned int>(v593.col(9, iron_linear_thread() & 31u));
-    const unsigned int v9003 = static_cast<unsigned int>(v593.row(9, iron_linear_thread() & 31u));
-    const unsigned int v9007 = static_cast<unsigned int>(v593.col(10, iron_linear_thread() & 31u));
-    const unsigned int v9008 = static_cast<unsigned int>(v593.row(10, iron_linear_thread() & 31u));
-    const unsigned int v9012 = static_cast<unsigned int>(v593.col(11, iron_linear_thread() & 31u));
-    const unsigned int v9013 = static_cast<unsigned int>(v593.row(11, iron_linear_thread() & 31u));
-    const unsigned int v9017 = static_cast<unsigned int>(v593.col(12, iron_linear_thread() & 31u));
-    const unsigned int v9018 = static_cast<unsigned int>(v593.row(12, iron_linear_thread() & 31u));
-    const unsigned int v9022 = static_cast<unsigned int>(v593.col(13, iron_linear_thread() & 31u));
-    const unsigned int v9023 = static_cast<unsigned int>(v593.row(13, iron_linear_thread() & 31u));
-    const unsigned int v9027 = static_cast<unsigned int>(v593.col(14, iron_linear_thread() & 31u));
-    const unsigned int v9028 = static_cast<unsigned int>(v593.row(14, iron_linear_thread() & 31u));
-    const unsigned int v9032 = static_cast<unsigned int>(v593.col(15, iron_linear_thread() & 31u));
-    const unsigned int v9033 = static_cast<unsigned int>(v593.row(15, iron_linear_thread() & 31u));
-    const unsigned int v9037 = static_cast<unsigned int>(v593.col(16, iron_linear_thread() & 31u));
-    const unsigned int v9038 = static_cast<unsigned int>(v593.row(16, iron_linear_thread() & 31u));
-    const unsigned int v9042 = static_cast<unsigned int>(v593.col(17, iron_linear_thread() & 31u));
-    const unsigned int v9043 = static_cast<unsigned int>(v593.row(17, iron_linear_thread() & 31u));
-    const unsigned int v9047 = static_cast<unsigned int>(v593.col(18, iron_linear_thread() & 31u));
-    const unsigned int v9048 = static_cast<unsigned int>(v593.row(18, iron_linear_thread() & 31u));
-    const unsigned int v9052 = static_cast<unsigned int>(v593.col(19, iron_linear_thread() & 31u));
-    const unsigned int v9053 = static_cast<unsigned int>(v593.row(19, iron_linear_thread() & 31u));
-    const unsigned int v9057 = static_cast<unsigned int>(v593.col(20, iron_linear_thread() & 31u));
-    const unsigned int v9058 = static_cast<unsigned int>(v593.row(20, iron_linear_thread() & 31u));
-    const unsigned int v9062 = static_cast<unsigned int>(v593.col(21, iron_linear_thread() & 31u));
-    const unsigned int v9063 = static_cast<unsigned int>(v593.row(21, iron_linear_thread() & 31u));
-    const unsigned int v9067 = static_cast<unsigned int>(v593.col(22, iron_linear_thread() & 31u));
-    const unsigned int v9068 = static_cast<unsigned int>(v593.row(22, iron_linear_thread() & 31u));
-    const unsigned int v9072 = static_cast<unsigned int>(v593.col(23, iron_linear_thread() & 31u));
-    const unsigned int v9073 = static_cast<unsigned int>(v593.row(23, iron_linear_thread() & 31u));
-    const unsigned int v9077 = static_cast<unsigned int>(v593.col(24, iron_linear_thread() & 31u));
-    const unsigned int v9078 = static_cast<unsigned int>(v593.row(24, iron_linear_thread() & 31u));
-    const unsigned int v9082 = static_cast<unsigned int>(v593.col(25, iron_linear_thread() & 31u));
-    const unsigned int v9083 = static_cast<unsigned int>(v593.row(25, iron_linear_thread() & 31u));
-    const unsigned int v9087 = static_cast<unsigned int>(v593.col(26, iron_linear_thread() & 31u));
-    const unsigned int v9088 = static_cast<unsigned int>(v593.row(26, iron_linear_thread() & 31u));
-    const unsigned int v9092 = static_cast<unsigned int>(v593.col(27, iron_linear_thread() & 31u));
-    const unsigned int v9093 = static_cast<unsigned int>(v593.row(27, iron_linear_thread() & 31u));
-    const unsigned int v9097 = static_cast<unsigned int>(v593.col(28, iron_linear_thread() & 31u));
-    const unsigned int v9098 = static_cast<unsigned int>(v593.row(28, iron_linear_thread() & 31u));
-    const unsigned int v9102 = static_cast<unsigned int>(v593.col(29, iron_linear_thread() & 31u));
-    const unsigned int v9103 = static_cast<unsigned int>(v593.row(29, iron_linear_thread() & 31u));
-    const unsigned int v9107 = static_cast<unsigned int>(v593.col(30, iron_linear_thread() & 31u));
-    const unsigned int v9108 = static_cast<unsigned int>(v593.row(30, iron_linear_thread() & 31u));
-    const unsigned int v9112 = static_cast<unsigned int>(v593.col(31, iron_linear_thread() & 31u));
-    const unsigned int v9113 = static_cast<unsigned int>(v593.row(31, iron_linear_thread() & 31u));
-    const unsigned int v9117 = static_cast<unsigned int>(v595.col(0, iron_linear_thread() & 31u));
-    const unsigned int v9118 = static_cast<unsigned int>(v595.row(0, iron_linear_thread() & 31u));
-    const unsigned int v9122 = static_cast<unsigned int>(v595.col(1, iron_linear_thread() & 31u));
-    const unsigned int v9123 = static_cast<unsigned int>(v595.row(1, iron_linear_thread() & 31u));
-    const unsigned int v9127 = static_cast<unsigned int>(v595.col(2, iron_linear_thread() & 31u));
-    const unsigned int v9128 = static_cast<unsigned int>(v595.row(2, iron_linear_thread() & 31u));
-    const unsigned int v9132 = static_cast<unsigned int>(v595.col(3, iron_linear_thread() & 31u));
-    const unsigned int v9133 = static_cast<unsigned int>(v595.row(3, iron_linear_thread() & 31u));
-    const unsigned int v9137 = static_cast<unsigned int>(v595.col(4, iron_linear_thread() & 31u));
-    const unsigned int v9138 = static_cast<unsigned int>(v595.row(4, iron_linear_thread() & 31u));
-    const unsigned int v9142 = static_cast<unsigned int>(v595.col(5, iron_linear_thread() & 31u));
-    const unsigned int v9143 = static_cast<unsigned int>(v595.row(5, iron_linear_thread() & 31u));
-    const unsigned int v9147 = static_cast<unsigned int>(v595.col(6, iron_linear_thread() & 31u));
-    const unsigned int v9148 = static_cast<unsigned int>(v595.row(6, iron_linear_thread() & 31u));
-    const unsigned int v9152 = static_cast<unsigned int>(v595.col(7, iron_linear_thread() & 31u));
-    const unsigned int v9153 = static_cast<unsigned int>(v595.row(7, iron_linear_thread() & 31u));
-    const unsigned int v9157 = static_cast<unsigned int>(v595.col(8, iron_linear_thread() & 31u));
-    const unsigned int v9158 = static_cast<unsigned int>(v595.row(8, iron_linear_thread() & 31u));
-    const unsigned int v9162 = static_cast<unsigned int>(v595.col(9, iron_linear_thread() & 31u));
-    const unsigned int v9163 = static_cast<unsigned int>(v595.row(9, iron_linear_thread() & 31u));
-    const unsigned int v9167 = static_cast<unsigned int>(v595.col(10, iron_linear_thread() & 31u));
-    const unsigned int v9168 = static_cast<unsigned int>(v595.row(10, iron_linear_thread() & 31u));
-    const unsigned int v9172 = static_cast<unsigned int>(v595.col(11, iron_linear_thread() & 31u));
-    const unsigned int v9173 = static_cast<unsigned int>(v595.row(11, iron_linear_thread() & 31u));
-    const unsigned int v9177 = static_cast<unsigned int>(v595.col(12, iron_linear_thread() & 31u));
-    const unsigned int v9178 = static_cast<unsigned int>(v595.row(12, iron_linear_thread() & 31u));
-    const unsigned int v9182 = static_cast<unsigned int>(v595.col(13, iron_linear_thread() & 31u));
-    const unsigned int v9183 = static_cast<unsigned int>(v595.row(13, iron_linear_thread() & 31u));
-    const unsigned int v9187 = static_cast<unsigned int>(v595.col(14, iron_linear_thread() & 31u));
-    const unsigned int v9188 = static_cast<unsigned int>(v595.row(14, iron_linear_thread() & 31u));
-    const unsigned int v9192 = static_cast<unsigned int>(v595.col(15, iron_linear_thread() & 31u));
-    const unsigned int v9193 = static_cast<unsigned int>(v595.row(15, iron_linear_thread() & 31u));
-    const unsigned int v9197 = static_cast<unsigned int>(v595.col(16, iron_linear_thread() & 31u));
-    const unsigned int v9198 = static_cast<unsigned int>(v595.row(16, iron_linear_thread() & 31u));
-    const unsigned int v9202 = static_cast<unsigned int>(v595.col(17, iron_linear_thread() & 31u));
-    const unsigned int v9203 = static_cast<unsigned int>(v595.row(17, iron_linear_thread() & 31u));
-    const unsigned int v9207 = static_cast<unsigned int>(v595.col(18, iron_linear_thread() & 31u));
-    const unsigned int v9208 = static_cast<unsigned int>(v595.row(18, iron_linear_thread() & 31u));
-    const unsigned int v9212 = static_cast<unsigned int>(v595.col(19, iron_linear_thread() & 31u));
-    const unsigned int v9213 = static_cast<unsigned int>(v595.row(19, iron_linear_thread() & 31u));
-    const unsigned int v9217 = static_cast<unsigned int>(v595.col(20, iron_linear_thread() & 31u));
-    const unsigned int v9218 = static_cast<unsigned int>(v595.row(20, iron_linear_thread() & 31u));
-    const unsigned int v9222 = static_cast<unsigned int>(v595.col(21, iron_linear_thread() & 31u));
-    const unsigned int v9223 = static_cast<unsigned int>(v595.row(21, iron_linear_thread() & 31u));
-    const unsigned int v9227 = static_cast<unsigned int>(v595.col(22, iron_linear_thread() & 31u));
-    const unsigned int v9228 = static_cast<unsigned int>(v595.row(22, iron_linear_thread() & 31u));
-    const unsigned int v9232 = static_cast<unsigned int>(v595.col(23, iron_linear_thread() & 31u));
-    const unsigned int v9233 = static_cast<unsigned int>(v595.row(23, iron_linear_thread() & 31u));
-    const unsigned int v9237 = static_cast<unsigned int>(v595.col(24, iron_linear_thread() & 31u));
-    const unsigned int v9238 = static_cast<unsigned int>(v595.row(24, iron_linear_thread() & 31u));
-    const unsigned int v9242 = static_cast<unsigned int>(v595.col(25, iron_linear_thread() & 31u));
-    const unsigned int v9243 = static_cast<unsigned int>(v595.row(25, iron_linear_thread() & 31u));
-    const unsigned int v9247 = static_cast<unsigned int>(v595.col(26, iron_linear_thread() & 31u));
-    const unsigned int v9248 = static_cast<unsigned int>(v595.row(26, iron_linear_thread() & 31u));
-    const unsigned int v9252 = static_cast<unsigned int>(v595.col(27, iron_linear_thread() & 31u));
-    const unsigned int v9253 = static_cast<unsigned int>(v595.row(27, iron_linear_thread() & 31u));
-    const unsigned int v9257 = static_cast<unsigned int>(v595.col(28, iron_linear_thread() & 31u));
-    const unsigned int v9258 = static_cast<unsigned int>(v595.row(28, iron_linear_thread() & 31u));
-    const unsigned int v9262 = static_cast<unsigned int>(v595.col(29, iron_linear_thread() & 31u));
-    const unsigned int v9263 = static_cast<unsigned int>(v595.row(29, iron_linear_thread() & 31u));
-    const unsigned int v9267 = static_cast<unsigned int>(v595.col(30, iron_linear_thread() & 31u));
-    const unsigned int v9268 = static_cast<unsigned int>(v595.row(30, iron_linear_thread() & 31u));
-    const unsigned int v9272 = static_cast<unsigned int>(v595.col(31, iron_linear_thread() & 31u));
-    const unsigned int v9273 = static_cast<unsigned int>(v595.row(31, iron_linear_thread() & 31u));
-    const unsigned int v9285 = v55 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:124
+    const unsigned int v8517 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
+    const unsigned int v8518 = v8517 << 6u;
+    const unsigned int v10604 = v51 & 3u;
+    const unsigned int v10606 = v10604 << 4u;
+    const unsigned int v10608 = v10606 << 6u;
+    const unsigned int v10610 = v8518 + v10608;
+    const unsigned int v10621 = v10610 + 16u;
+    const unsigned int v10630 = v10610 + 32u;
+    const unsigned int v10639 = v10610 + 48u;
+    const unsigned int v8532 = 8192u + v8518;
+    const unsigned int v10655 = v8532 + v10608;
+    const unsigned int v10666 = v10655 + 16u;
+    const unsigned int v10675 = v10655 + 32u;
+    const unsigned int v10684 = v10655 + 48u;
+    const unsigned int v8544 = 16384u + v8518;
+    const unsigned int v10700 = v8544 + v10608;
+    const unsigned int v10711 = v10700 + 16u;
+    const unsigned int v10720 = v10700 + 32u;
+    const unsigned int v10729 = v10700 + 48u;
+    const unsigned int v8556 = 24576u + v8518;
+    const unsigned int v10745 = v8556 + v10608;
+    const unsigned int v10756 = v10745 + 16u;
+    const unsigned int v10765 = v10745 + 32u;
+    const unsigned int v10774 = v10745 + 48u;
+    const bool v8572 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:147
+    const unsigned int v9897 = static_cast<unsigned int>(v589.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:205
+    const unsigned int v9898 = static_cast<unsigned int>(v589.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9902 = static_cast<unsigned int>(v589.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9903 = static_cast<unsigned int>(v589.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9907 = static_cast<unsigned int>(v589.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9908 = static_cast<unsigned int>(v589.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9912 = static_cast<unsigned int>(v589.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9913 = static_cast<unsigned int>(v589.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9917 = static_cast<unsigned int>(v589.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9918 = static_cast<unsigned int>(v589.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9922 = static_cast<unsigned int>(v589.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9923 = static_cast<unsigned int>(v589.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9927 = static_cast<unsigned int>(v589.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9928 = static_cast<unsigned int>(v589.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9932 = static_cast<unsigned int>(v589.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9933 = static_cast<unsigned int>(v589.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9937 = static_cast<unsigned int>(v589.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9938 = static_cast<unsigned int>(v589.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9942 = static_cast<unsigned int>(v589.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9943 = static_cast<unsigned int>(v589.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9947 = static_cast<unsigned int>(v589.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9948 = static_cast<unsigned int>(v589.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9952 = static_cast<unsigned int>(v589.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9953 = static_cast<unsigned int>(v589.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9957 = static_cast<unsigned int>(v589.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9958 = static_cast<unsigned int>(v589.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9962 = static_cast<unsigned int>(v589.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9963 = static_cast<unsigned int>(v589.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9967 = static_cast<unsigned int>(v589.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9968 = static_cast<unsigned int>(v589.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9972 = static_cast<unsigned int>(v589.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9973 = static_cast<unsigned int>(v589.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9977 = static_cast<unsigned int>(v589.col(16, iron_linear_thread() & 31u));
+    const unsigned int v9978 = static_cast<unsigned int>(v589.row(16, iron_linear_thread() & 31u));
+    const unsigned int v9982 = static_cast<unsigned int>(v589.col(17, iron_linear_thread() & 31u));
+    const unsigned int v9983 = static_cast<unsigned int>(v589.row(17, iron_linear_thread() & 31u));
+    const unsigned int v9987 = static_cast<unsigned int>(v589.col(18, iron_linear_thread() & 31u));
+    const unsigned int v9988 = static_cast<unsigned int>(v589.row(18, iron_linear_thread() & 31u));
+    const unsigned int v9992 = static_cast<unsigned int>(v589.col(19, iron_linear_thread() & 31u));
+    const unsigned int v9993 = static_cast<unsigned int>(v589.row(19, iron_linear_thread() & 31u));
+    const unsigned int v9997 = static_cast<unsigned int>(v589.col(20, iron_linear_thread() & 31u));
+    const unsigned int v9998 = static_cast<unsigned int>(v589.row(20, iron_linear_thread() & 31u));
+    const unsigned int v10002 = static_cast<unsigned int>(v589.col(21, iron_linear_thread() & 31u));
+    const unsigned int v10003 = static_cast<unsigned int>(v589.row(21, iron_linear_thread() & 31u));
+    const unsigned int v10007 = static_cast<unsigned int>(v589.col(22, iron_linear_thread() & 31u));
+    const unsigned int v10008 = static_cast<unsigned int>(v589.row(22, iron_linear_thread() & 31u));
+    const unsigned int v10012 = static_cast<unsigned int>(v589.col(23, iron_linear_thread() & 31u));
+    const unsigned int v10013 = static_cast<unsigned int>(v589.row(23, iron_linear_thread() & 31u));
+    const unsigned int v10017 = static_cast<unsigned int>(v589.col(24, iron_linear_thread() & 31u));
+    const unsigned int v10018 = static_cast<unsigned int>(v589.row(24, iron_linear_thread() & 31u));
+    const unsigned int v10022 = static_cast<unsigned int>(v589.col(25, iron_linear_thread() & 31u));
+    const unsigned int v10023 = static_cast<unsigned int>(v589.row(25, iron_linear_thread() & 31u));
+    const unsigned int v10027 = static_cast<unsigned int>(v589.col(26, iron_linear_thread() & 31u));
+    const unsigned int v10028 = static_cast<unsigned int>(v589.row(26, iron_linear_thread() & 31u));
+    const unsigned int v10032 = static_cast<unsigned int>(v589.col(27, iron_linear_thread() & 31u));
+    const unsigned int v10033 = static_cast<unsigned int>(v589.row(27, iron_linear_thread() & 31u));
+    const unsigned int v10037 = static_cast<unsigned int>(v589.col(28, iron_linear_thread() & 31u));
+    const unsigned int v10038 = static_cast<unsigned int>(v589.row(28, iron_linear_thread() & 31u));
+    const unsigned int v10042 = static_cast<unsigned int>(v589.col(29, iron_linear_thread() & 31u));
+    const unsigned int v10043 = static_cast<unsigned int>(v589.row(29, iron_linear_thread() & 31u));
+    const unsigned int v10047 = static_cast<unsigned int>(v589.col(30, iron_linear_thread() & 31u));
+    const unsigned int v10048 = static_cast<unsigned int>(v589.row(30, iron_linear_thread() & 31u));
+    const unsigned int v10052 = static_cast<unsigned int>(v589.col(31, iron_linear_thread() & 31u));
+    const unsigned int v10053 = static_cast<unsigned int>(v589.row(31, iron_linear_thread() & 31u));
+    const unsigned int v10057 = static_cast<unsigned int>(v591.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10058 = static_cast<unsigned int>(v591.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10062 = static_cast<unsigned int>(v591.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10063 = static_cast<unsigned int>(v591.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10067 = static_cast<unsigned int>(v591.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10068 = static_cast<unsigned int>(v591.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10072 = static_cast<unsigned int>(v591.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10073 = static_cast<unsigned int>(v591.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10077 = static_cast<unsigned int>(v591.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10078 = static_cast<unsigned int>(v591.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10082 = static_cast<unsigned int>(v591.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10083 = static_cast<unsigned int>(v591.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10087 = static_cast<unsigned int>(v591.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10088 = static_cast<unsigned int>(v591.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10092 = static_cast<unsigned int>(v591.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10093 = static_cast<unsigned int>(v591.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10097 = static_cast<unsigned int>(v591.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10098 = static_cast<unsigned int>(v591.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10102 = static_cast<unsigned int>(v591.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10103 = static_cast<unsigned int>(v591.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10107 = static_cast<unsigned int>(v591.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10108 = static_cast<unsigned int>(v591.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10112 = static_cast<unsigned int>(v591.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10113 = static_cast<unsigned int>(v591.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10117 = static_cast<unsigned int>(v591.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10118 = static_cast<unsigned int>(v591.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10122 = static_cast<unsigned int>(v591.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10123 = static_cast<unsigned int>(v591.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10127 = static_cast<unsigned int>(v591.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10128 = static_cast<unsigned int>(v591.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10132 = static_cast<unsigned int>(v591.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10133 = static_cast<unsigned int>(v591.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10137 = static_cast<unsigned int>(v591.col(16, iron_linear_thread() & 31u));
+    const unsigned int v10138 = static_cast<unsigned int>(v591.row(16, iron_linear_thread() & 31u));
+    const unsigned int v10142 = static_cast<unsigned int>(v591.col(17, iron_linear_thread() & 31u));
+    const unsigned int v10143 = static_cast<unsigned int>(v591.row(17, iron_linear_thread() & 31u));
+    const unsigned int v10147 = static_cast<unsigned int>(v591.col(18, iron_linear_thread() & 31u));
+    const unsigned int v10148 = static_cast<unsigned int>(v591.row(18, iron_linear_thread() & 31u));
+    const unsigned int v10152 = static_cast<unsigned int>(v591.col(19, iron_linear_thread() & 31u));
+    const unsigned int v10153 = static_cast<unsigned int>(v591.row(19, iron_linear_thread() & 31u));
+    const unsigned int v10157 = static_cast<unsigned int>(v591.col(20, iron_linear_thread() & 31u));
+    const unsigned int v10158 = static_cast<unsigned int>(v591.row(20, iron_linear_thread() & 31u));
+    const unsigned int v10162 = static_cast<unsigned int>(v591.col(21, iron_linear_thread() & 31u));
+    const unsigned int v10163 = static_cast<unsigned int>(v591.row(21, iron_linear_thread() & 31u));
+    const unsigned int v10167 = static_cast<unsigned int>(v591.col(22, iron_linear_thread() & 31u));
+    const unsigned int v10168 = static_cast<unsigned int>(v591.row(22, iron_linear_thread() & 31u));
+    const unsigned int v10172 = static_cast<unsigned int>(v591.col(23, iron_linear_thread() & 31u));
+    const unsigned int v10173 = static_cast<unsigned int>(v591.row(23, iron_linear_thread() & 31u));
+    const unsigned int v10177 = static_cast<unsigned int>(v591.col(24, iron_linear_thread() & 31u));
+    const unsigned int v10178 = static_cast<unsigned int>(v591.row(24, iron_linear_thread() & 31u));
+    const unsigned int v10182 = static_cast<unsigned int>(v591.col(25, iron_linear_thread() & 31u));
+    const unsigned int v10183 = static_cast<unsigned int>(v591.row(25, iron_linear_thread() & 31u));
+    const unsigned int v10187 = static_cast<unsigned int>(v591.col(26, iron_linear_thread() & 31u));
+    const unsigned int v10188 = static_cast<unsigned int>(v591.row(26, iron_linear_thread() & 31u));
+    const unsigned int v10192 = static_cast<unsigned int>(v591.col(27, iron_linear_thread() & 31u));
+    const unsigned int v10193 = static_cast<unsigned int>(v591.row(27, iron_linear_thread() & 31u));
+    const unsigned int v10197 = static_cast<unsigned int>(v591.col(28, iron_linear_thread() & 31u));
+    const unsigned int v10198 = static_cast<unsigned int>(v591.row(28, iron_linear_thread() & 31u));
+    const unsigned int v10202 = static_cast<unsigned int>(v591.col(29, iron_linear_thread() & 31u));
+    const unsigned int v10203 = static_cast<unsigned int>(v591.row(29, iron_linear_thread() & 31u));
+    const unsigned int v10207 = static_cast<unsigned int>(v591.col(30, iron_linear_thread() & 31u));
+    const unsigned int v10208 = static_cast<unsigned int>(v591.row(30, iron_linear_thread() & 31u));
+    const unsigned int v10212 = static_cast<unsigned int>(v591.col(31, iron_linear_thread() & 31u));
+    const unsigned int v10213 = static_cast<unsigned int>(v591.row(31, iron_linear_thread() & 31u));
+    const unsigned int v10217 = static_cast<unsigned int>(v593.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10218 = static_cast<unsigned int>(v593.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10222 = static_cast<unsigned int>(v593.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10223 = static_cast<unsigned int>(v593.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10227 = static_cast<unsigned int>(v593.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10228 = static_cast<unsigned int>(v593.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10232 = static_cast<unsigned int>(v593.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10233 = static_cast<unsigned int>(v593.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10237 = static_cast<unsigned int>(v593.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10238 = static_cast<unsigned int>(v593.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10242 = static_cast<unsigned int>(v593.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10243 = static_cast<unsigned int>(v593.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10247 = static_cast<unsigned int>(v593.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10248 = static_cast<unsigned int>(v593.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10252 = static_cast<unsigned int>(v593.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10253 = static_cast<unsigned int>(v593.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10257 = static_cast<unsigned int>(v593.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10258 = static_cast<unsigned int>(v593.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10262 = static_cast<unsigned int>(v593.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10263 = static_cast<unsigned int>(v593.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10267 = static_cast<unsigned int>(v593.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10268 = static_cast<unsigned int>(v593.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10272 = static_cast<unsigned int>(v593.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10273 = static_cast<unsigned int>(v593.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10277 = static_cast<unsigned int>(v593.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10278 = static_cast<unsigned int>(v593.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10282 = static_cast<unsigned int>(v593.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10283 = static_cast<unsigned int>(v593.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10287 = static_cast<unsigned int>(v593.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10288 = static_cast<unsigned int>(v593.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10292 = static_cast<unsigned int>(v593.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10293 = static_cast<unsigned int>(v593.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10297 = static_cast<unsigned int>(v593.col(16, iron_linear_thread() & 31u));
+    const unsigned int v10298 = static_cast<unsigned int>(v593.row(16, iron_linear_thread() & 31u));
+    const unsigned int v10302 = static_cast<unsigned int>(v593.col(17, iron_linear_thread() & 31u));
+    const unsigned int v10303 = static_cast<unsigned int>(v593.row(17, iron_linear_thread() & 31u));
+    const unsigned int v10307 = static_cast<unsigned int>(v593.col(18, iron_linear_thread() & 31u));
+    const unsigned int v10308 = static_cast<unsigned int>(v593.row(18, iron_linear_thread() & 31u));
+    const unsigned int v10312 = static_cast<unsigned int>(v593.col(19, iron_linear_thread() & 31u));
+    const unsigned int v10313 = static_cast<unsigned int>(v593.row(19, iron_linear_thread() & 31u));
+    const unsigned int v10317 = static_cast<unsigned int>(v593.col(20, iron_linear_thread() & 31u));
+    const unsigned int v10318 = static_cast<unsigned int>(v593.row(20, iron_linear_thread() & 31u));
+    const unsigned int v10322 = static_cast<unsigned int>(v593.col(21, iron_linear_thread() & 31u));
+    const unsigned int v10323 = static_cast<unsigned int>(v593.row(21, iron_linear_thread() & 31u));
+    const unsigned int v10327 = static_cast<unsigned int>(v593.col(22, iron_linear_thread() & 31u));
+    const unsigned int v10328 = static_cast<unsigned int>(v593.row(22, iron_linear_thread() & 31u));
+    const unsigned int v10332 = static_cast<unsigned int>(v593.col(23, iron_linear_thread() & 31u));
+    const unsigned int v10333 = static_cast<unsigned int>(v593.row(23, iron_linear_thread() & 31u));
+    const unsigned int v10337 = static_cast<unsigned int>(v593.col(24, iron_linear_thread() & 31u));
+    const unsigned int v10338 = static_cast<unsigned int>(v593.row(24, iron_linear_thread() & 31u));
+    const unsigned int v10342 = static_cast<unsigned int>(v593.col(25, iron_linear_thread() & 31u));
+    const unsigned int v10343 = static_cast<unsigned int>(v593.row(25, iron_linear_thread() & 31u));
+    const unsigned int v10347 = static_cast<unsigned int>(v593.col(26, iron_linear_thread() & 31u));
+    const unsigned int v10348 = static_cast<unsigned int>(v593.row(26, iron_linear_thread() & 31u));
+    const unsigned int v10352 = static_cast<unsigned int>(v593.col(27, iron_linear_thread() & 31u));
+    const unsigned int v10353 = static_cast<unsigned int>(v593.row(27, iron_linear_thread() & 31u));
+    const unsigned int v10357 = static_cast<unsigned int>(v593.col(28, iron_linear_thread() & 31u));
+    const unsigned int v10358 = static_cast<unsigned int>(v593.row(28, iron_linear_thread() & 31u));
+    const unsigned int v10362 = static_cast<unsigned int>(v593.col(29, iron_linear_thread() & 31u));
+    const unsigned int v10363 = static_cast<unsigned int>(v593.row(29, iron_linear_thread() & 31u));
+    const unsigned int v10367 = static_cast<unsigned int>(v593.col(30, iron_linear_thread() & 31u));
+    const unsigned int v10368 = static_cast<unsigned int>(v593.row(30, iron_linear_thread() & 31u));
+    const unsigned int v10372 = static_cast<unsigned int>(v593.col(31, iron_linear_thread() & 31u));
+    const unsigned int v10373 = static_cast<unsigned int>(v593.row(31, iron_linear_thread() & 31u));
+    const unsigned int v10377 = static_cast<unsigned int>(v595.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10378 = static_cast<unsigned int>(v595.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10382 = static_cast<unsigned int>(v595.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10383 = static_cast<unsigned int>(v595.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10387 = static_cast<unsigned int>(v595.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10388 = static_cast<unsigned int>(v595.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10392 = static_cast<unsigned int>(v595.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10393 = static_cast<unsigned int>(v595.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10397 = static_cast<unsigned int>(v595.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10398 = static_cast<unsigned int>(v595.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10402 = static_cast<unsigned int>(v595.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10403 = static_cast<unsigned int>(v595.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10407 = static_cast<unsigned int>(v595.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10408 = static_cast<unsigned int>(v595.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10412 = static_cast<unsigned int>(v595.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10413 = static_cast<unsigned int>(v595.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10417 = static_cast<unsigned int>(v595.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10418 = static_cast<unsigned int>(v595.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10422 = static_cast<unsigned int>(v595.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10423 = static_cast<unsigned int>(v595.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10427 = static_cast<unsigned int>(v595.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10428 = static_cast<unsigned int>(v595.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10432 = static_cast<unsigned int>(v595.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10433 = static_cast<unsigned int>(v595.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10437 = static_cast<unsigned int>(v595.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10438 = static_cast<unsigned int>(v595.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10442 = static_cast<unsigned int>(v595.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10443 = static_cast<unsigned int>(v595.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10447 = static_cast<unsigned int>(v595.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10448 = static_cast<unsigned int>(v595.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10452 = static_cast<unsigned int>(v595.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10453 = static_cast<unsigned int>(v595.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10457 = static_cast<unsigned int>(v595.col(16, iron_linear_thread() & 31u));
+    const unsigned int v10458 = static_cast<unsigned int>(v595.row(16, iron_linear_thread() & 31u));
+    const unsigned int v10462 = static_cast<unsigned int>(v595.col(17, iron_linear_thread() & 31u));
+    const unsigned int v10463 = static_cast<unsigned int>(v595.row(17, iron_linear_thread() & 31u));
+    const unsigned int v10467 = static_cast<unsigned int>(v595.col(18, iron_linear_thread() & 31u));
+    const unsigned int v10468 = static_cast<unsigned int>(v595.row(18, iron_linear_thread() & 31u));
+    const unsigned int v10472 = static_cast<unsigned int>(v595.col(19, iron_linear_thread() & 31u));
+    const unsigned int v10473 = static_cast<unsigned int>(v595.row(19, iron_linear_thread() & 31u));
+    const unsigned int v10477 = static_cast<unsigned int>(v595.col(20, iron_linear_thread() & 31u));
+    const unsigned int v10478 = static_cast<unsigned int>(v595.row(20, iron_linear_thread() & 31u));
+    const unsigned int v10482 = static_cast<unsigned int>(v595.col(21, iron_linear_thread() & 31u));
+    const unsigned int v10483 = static_cast<unsigned int>(v595.row(21, iron_linear_thread() & 31u));
+    const unsigned int v10487 = static_cast<unsigned int>(v595.col(22, iron_linear_thread() & 31u));
+    const unsigned int v10488 = static_cast<unsigned int>(v595.row(22, iron_linear_thread() & 31u));
+    const unsigned int v10492 = static_cast<unsigned int>(v595.col(23, iron_linear_thread() & 31u));
+    const unsigned int v10493 = static_cast<unsigned int>(v595.row(23, iron_linear_thread() & 31u));
+    const unsigned int v10497 = static_cast<unsigned int>(v595.col(24, iron_linear_thread() & 31u));
+    const unsigned int v10498 = static_cast<unsigned int>(v595.row(24, iron_linear_thread() & 31u));
+    const unsigned int v10502 = static_cast<unsigned int>(v595.col(25, iron_linear_thread() & 31u));
+    const unsigned int v10503 = static_cast<unsigned int>(v595.row(25, iron_linear_thread() & 31u));
+    const unsigned int v10507 = static_cast<unsigned int>(v595.col(26, iron_linear_thread() & 31u));
+    const unsigned int v10508 = static_cast<unsigned int>(v595.row(26, iron_linear_thread() & 31u));
+    const unsigned int v10512 = static_cast<unsigned int>(v595.col(27, iron_linear_thread() & 31u));
+    const unsigned int v10513 = static_cast<unsigned int>(v595.row(27, iron_linear_thread() & 31u));
+    const unsigned int v10517 = static_cast<unsigned int>(v595.col(28, iron_linear_thread() & 31u));
+    const unsigned int v10518 = static_cast<unsigned int>(v595.row(28, iron_linear_thread() & 31u));
+    const unsigned int v10522 = static_cast<unsigned int>(v595.col(29, iron_linear_thread() & 31u));
+    const unsigned int v10523 = static_cast<unsigned int>(v595.row(29, iron_linear_thread() & 31u));
+    const unsigned int v10527 = static_cast<unsigned int>(v595.col(30, iron_linear_thread() & 31u));
+    const unsigned int v10528 = static_cast<unsigned int>(v595.row(30, iron_linear_thread() & 31u));
+    const unsigned int v10532 = static_cast<unsigned int>(v595.col(31, iron_linear_thread() & 31u));
+    const unsigned int v10533 = static_cast<unsigned int>(v595.row(31, iron_linear_thread() & 31u));
+    const unsigned int v10545 = v55 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:122
 
-    for (unsigned int v6463 = v581; v6463 < v565; v6463 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:93
-      const unsigned int v6464 = v6463 - v581;
-      const unsigned int v6465 = v6464 >> 6u;
-      const unsigned int v6467 = v6465 & 1u;
+    for (unsigned int v7303 = v581; v7303 < v565; v7303 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v7304 = v7303 - v581;
+      const unsigned int v7305 = v7304 >> 6u;
+      const unsigned int v7307 = v7305 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v6470 = v6463 + 64u;
-      const unsigned int v6472 = v6465 + 1u;
-      const unsigned int v6473 = v6472 & 1u;
-      const bool v6474 = v6470 < v565;
-      if (v6474) {
+      const unsigned int v7310 = v7303 + 64u;
+      const unsigned int v7312 = v7305 + 1u;
+      const unsigned int v7313 = v7312 & 1u;
+      const bool v7314 = v7310 < v565;
+      if (v7314) {
         if (v47) {  // kernels/sdpa/kv_sources.hpp:87
-          const unsigned int v6476 = v6473 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:98
-          const unsigned int v6486 = v6470 + v62;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6487 = v6486 < v35;
-          const unsigned int v6490 = v6487 ? v6486 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6492 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6493 = v6490 & v6492;
-          const unsigned int v6494 = v6490 >> (v41 & 31);
-          const unsigned int v6495 = v32 + v6494;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6496 = block_table[v6495];
-          const unsigned int v6498 = v6496 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6499 = v6498 + v30;
-          const unsigned int v6500 = v6499 * v6;
-          const unsigned int v6501 = v6500 + v6493;
-          const unsigned int v6502 = v6501 << 8u;
-          const unsigned int v6503 = v6502 + v66;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6511 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6512 = v6476 + v6511;
-          const unsigned int v6513 = v6512 + v81;
-          const unsigned int v6514 = v6513 + v79;
-          iron_copy_async<16>(shm1 + (v6514 ^ (((v6514 >> 6u) & 7u) << 3u)), k_pages + v6503, v6487);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6514 ^ (((v6514 >> 6u) & 7u) << 3u)), v_pages + v6503, v6487);
-          const unsigned int v6535 = v6470 + v93;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6536 = v6535 < v35;
-          const unsigned int v6539 = v6536 ? v6535 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6542 = v6539 & v6492;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6543 = v6539 >> (v41 & 31);
-          const unsigned int v6544 = v32 + v6543;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6545 = block_table[v6544];
-          const unsigned int v6547 = v6545 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6548 = v6547 + v30;
-          const unsigned int v6549 = v6548 * v6;
-          const unsigned int v6550 = v6549 + v6542;
-          const unsigned int v6551 = v6550 << 8u;
-          const unsigned int v6552 = v6551 + v97;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6560 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6561 = v6476 + v6560;
-          const unsigned int v6562 = v6561 + v112;
-          const unsigned int v6563 = v6562 + v110;
-          iron_copy_async<16>(shm1 + (v6563 ^ (((v6563 >> 6u) & 7u) << 3u)), k_pages + v6552, v6536);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6563 ^ (((v6563 >> 6u) & 7u) << 3u)), v_pages + v6552, v6536);
-          const unsigned int v6584 = v6470 + v124;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6585 = v6584 < v35;
-          const unsigned int v6588 = v6585 ? v6584 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6591 = v6588 & v6492;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6592 = v6588 >> (v41 & 31);
-          const unsigned int v6593 = v32 + v6592;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6594 = block_table[v6593];
-          const unsigned int v6596 = v6594 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6597 = v6596 + v30;
-          const unsigned int v6598 = v6597 * v6;
-          const unsigned int v6599 = v6598 + v6591;
-          const unsigned int v6600 = v6599 << 8u;
-          const unsigned int v6601 = v6600 + v128;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6609 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6610 = v6476 + v6609;
-          const unsigned int v6611 = v6610 + v143;
-          const unsigned int v6612 = v6611 + v141;
-          iron_copy_async<16>(shm1 + (v6612 ^ (((v6612 >> 6u) & 7u) << 3u)), k_pages + v6601, v6585);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6612 ^ (((v6612 >> 6u) & 7u) << 3u)), v_pages + v6601, v6585);
-          const unsigned int v6633 = v6470 + v155;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6634 = v6633 < v35;
-          const unsigned int v6637 = v6634 ? v6633 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6640 = v6637 & v6492;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6641 = v6637 >> (v41 & 31);
-          const unsigned int v6642 = v32 + v6641;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6643 = block_table[v6642];
-          const unsigned int v6645 = v6643 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6646 = v6645 + v30;
-          const unsigned int v6647 = v6646 * v6;
-          const unsigned int v6648 = v6647 + v6640;
-          const unsigned int v6649 = v6648 << 8u;
-          const unsigned int v6650 = v6649 + v159;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6658 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6659 = v6476 + v6658;
-          const unsigned int v6660 = v6659 + v174;
-          const unsigned int v6661 = v6660 + v172;
-          iron_copy_async<16>(shm1 + (v6661 ^ (((v6661 >> 6u) & 7u) << 3u)), k_pages + v6650, v6634);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6661 ^ (((v6661 >> 6u) & 7u) << 3u)), v_pages + v6650, v6634);
-          const unsigned int v6682 = v6470 + v186;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6683 = v6682 < v35;
-          const unsigned int v6686 = v6683 ? v6682 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6689 = v6686 & v6492;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6690 = v6686 >> (v41 & 31);
-          const unsigned int v6691 = v32 + v6690;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6692 = block_table[v6691];
-          const unsigned int v6694 = v6692 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6695 = v6694 + v30;
-          const unsigned int v6696 = v6695 * v6;
-          const unsigned int v6697 = v6696 + v6689;
-          const unsigned int v6698 = v6697 << 8u;
-          const unsigned int v6699 = v6698 + v190;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6707 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6708 = v6476 + v6707;
-          const unsigned int v6709 = v6708 + v205;
-          const unsigned int v6710 = v6709 + v203;
-          iron_copy_async<16>(shm1 + (v6710 ^ (((v6710 >> 6u) & 7u) << 3u)), k_pages + v6699, v6683);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6710 ^ (((v6710 >> 6u) & 7u) << 3u)), v_pages + v6699, v6683);
-          const unsigned int v6731 = v6470 + v217;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6732 = v6731 < v35;
-          const unsigned int v6735 = v6732 ? v6731 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6738 = v6735 & v6492;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6739 = v6735 >> (v41 & 31);
-          const unsigned int v6740 = v32 + v6739;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6741 = block_table[v6740];
-          const unsigned int v6743 = v6741 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6744 = v6743 + v30;
-          const unsigned int v6745 = v6744 * v6;
-          const unsigned int v6746 = v6745 + v6738;
-          const unsigned int v6747 = v6746 << 8u;
-          const unsigned int v6748 = v6747 + v221;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6756 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6757 = v6476 + v6756;
-          const unsigned int v6758 = v6757 + v236;
-          const unsigned int v6759 = v6758 + v234;
-          iron_copy_async<16>(shm1 + (v6759 ^ (((v6759 >> 6u) & 7u) << 3u)), k_pages + v6748, v6732);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6759 ^ (((v6759 >> 6u) & 7u) << 3u)), v_pages + v6748, v6732);
-          const unsigned int v6780 = v6470 + v248;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6781 = v6780 < v35;
-          const unsigned int v6784 = v6781 ? v6780 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6787 = v6784 & v6492;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6788 = v6784 >> (v41 & 31);
-          const unsigned int v6789 = v32 + v6788;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6790 = block_table[v6789];
-          const unsigned int v6792 = v6790 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6793 = v6792 + v30;
-          const unsigned int v6794 = v6793 * v6;
-          const unsigned int v6795 = v6794 + v6787;
-          const unsigned int v6796 = v6795 << 8u;
-          const unsigned int v6797 = v6796 + v252;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6805 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6806 = v6476 + v6805;
-          const unsigned int v6807 = v6806 + v267;
-          const unsigned int v6808 = v6807 + v265;
-          iron_copy_async<16>(shm1 + (v6808 ^ (((v6808 >> 6u) & 7u) << 3u)), k_pages + v6797, v6781);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6808 ^ (((v6808 >> 6u) & 7u) << 3u)), v_pages + v6797, v6781);
-          const unsigned int v6829 = v6470 + v279;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6830 = v6829 < v35;
-          const unsigned int v6833 = v6830 ? v6829 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6836 = v6833 & v6492;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6837 = v6833 >> (v41 & 31);
-          const unsigned int v6838 = v32 + v6837;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6839 = block_table[v6838];
-          const unsigned int v6841 = v6839 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6842 = v6841 + v30;
-          const unsigned int v6843 = v6842 * v6;
-          const unsigned int v6844 = v6843 + v6836;
-          const unsigned int v6845 = v6844 << 8u;
-          const unsigned int v6846 = v6845 + v283;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6854 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6855 = v6476 + v6854;
-          const unsigned int v6856 = v6855 + v298;
-          const unsigned int v6857 = v6856 + v296;
-          iron_copy_async<16>(shm1 + (v6857 ^ (((v6857 >> 6u) & 7u) << 3u)), k_pages + v6846, v6830);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6857 ^ (((v6857 >> 6u) & 7u) << 3u)), v_pages + v6846, v6830);
+          const unsigned int v7316 = v7313 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v7326 = v7310 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7327 = v7326 < v35;
+          const unsigned int v7330 = v7327 ? v7326 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7332 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7333 = v7330 & v7332;
+          const unsigned int v7334 = v7330 >> (v41 & 31);
+          const unsigned int v7335 = v32 + v7334;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7336 = block_table[v7335];
+          const unsigned int v7338 = v7336 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7339 = v7338 + v30;
+          const unsigned int v7340 = v7339 * v6;
+          const unsigned int v7341 = v7340 + v7333;
+          const unsigned int v7342 = v7341 << 8u;
+          const unsigned int v7343 = v7342 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7351 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7352 = v7316 + v7351;
+          const unsigned int v7353 = v7352 + v81;
+          const unsigned int v7354 = v7353 + v79;
+          iron_copy_async<16>(shm1 + (v7354 ^ (((v7354 >> 6u) & 7u) << 3u)), k_pages + v7343, v7327);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7364 = v7310 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7365 = v7364 < v35;
+          const unsigned int v7368 = v7365 ? v7364 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7371 = v7368 & v7332;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7372 = v7368 >> (v41 & 31);
+          const unsigned int v7373 = v32 + v7372;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7374 = block_table[v7373];
+          const unsigned int v7376 = v7374 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7377 = v7376 + v30;
+          const unsigned int v7378 = v7377 * v6;
+          const unsigned int v7379 = v7378 + v7371;
+          const unsigned int v7380 = v7379 << 8u;
+          const unsigned int v7381 = v7380 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7389 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7390 = v7316 + v7389;
+          const unsigned int v7391 = v7390 + v112;
+          const unsigned int v7392 = v7391 + v110;
+          iron_copy_async<16>(shm1 + (v7392 ^ (((v7392 >> 6u) & 7u) << 3u)), k_pages + v7381, v7365);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7402 = v7310 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7403 = v7402 < v35;
+          const unsigned int v7406 = v7403 ? v7402 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7409 = v7406 & v7332;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7410 = v7406 >> (v41 & 31);
+          const unsigned int v7411 = v32 + v7410;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7412 = block_table[v7411];
+          const unsigned int v7414 = v7412 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7415 = v7414 + v30;
+          const unsigned int v7416 = v7415 * v6;
+          const unsigned int v7417 = v7416 + v7409;
+          const unsigned int v7418 = v7417 << 8u;
+          const unsigned int v7419 = v7418 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7427 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7428 = v7316 + v7427;
+          const unsigned int v7429 = v7428 + v143;
+          const unsigned int v7430 = v7429 + v141;
+          iron_copy_async<16>(shm1 + (v7430 ^ (((v7430 >> 6u) & 7u) << 3u)), k_pages + v7419, v7403);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7440 = v7310 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7441 = v7440 < v35;
+          const unsigned int v7444 = v7441 ? v7440 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7447 = v7444 & v7332;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7448 = v7444 >> (v41 & 31);
+          const unsigned int v7449 = v32 + v7448;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7450 = block_table[v7449];
+          const unsigned int v7452 = v7450 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7453 = v7452 + v30;
+          const unsigned int v7454 = v7453 * v6;
+          const unsigned int v7455 = v7454 + v7447;
+          const unsigned int v7456 = v7455 << 8u;
+          const unsigned int v7457 = v7456 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7465 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7466 = v7316 + v7465;
+          const unsigned int v7467 = v7466 + v174;
+          const unsigned int v7468 = v7467 + v172;
+          iron_copy_async<16>(shm1 + (v7468 ^ (((v7468 >> 6u) & 7u) << 3u)), k_pages + v7457, v7441);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7478 = v7310 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7479 = v7478 < v35;
+          const unsigned int v7482 = v7479 ? v7478 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7485 = v7482 & v7332;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7486 = v7482 >> (v41 & 31);
+          const unsigned int v7487 = v32 + v7486;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7488 = block_table[v7487];
+          const unsigned int v7490 = v7488 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7491 = v7490 + v30;
+          const unsigned int v7492 = v7491 * v6;
+          const unsigned int v7493 = v7492 + v7485;
+          const unsigned int v7494 = v7493 << 8u;
+          const unsigned int v7495 = v7494 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7503 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7504 = v7316 + v7503;
+          const unsigned int v7505 = v7504 + v205;
+          const unsigned int v7506 = v7505 + v203;
+          iron_copy_async<16>(shm1 + (v7506 ^ (((v7506 >> 6u) & 7u) << 3u)), k_pages + v7495, v7479);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7516 = v7310 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7517 = v7516 < v35;
+          const unsigned int v7520 = v7517 ? v7516 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7523 = v7520 & v7332;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7524 = v7520 >> (v41 & 31);
+          const unsigned int v7525 = v32 + v7524;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7526 = block_table[v7525];
+          const unsigned int v7528 = v7526 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7529 = v7528 + v30;
+          const unsigned int v7530 = v7529 * v6;
+          const unsigned int v7531 = v7530 + v7523;
+          const unsigned int v7532 = v7531 << 8u;
+          const unsigned int v7533 = v7532 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7541 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7542 = v7316 + v7541;
+          const unsigned int v7543 = v7542 + v236;
+          const unsigned int v7544 = v7543 + v234;
+          iron_copy_async<16>(shm1 + (v7544 ^ (((v7544 >> 6u) & 7u) << 3u)), k_pages + v7533, v7517);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7554 = v7310 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7555 = v7554 < v35;
+          const unsigned int v7558 = v7555 ? v7554 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7561 = v7558 & v7332;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7562 = v7558 >> (v41 & 31);
+          const unsigned int v7563 = v32 + v7562;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7564 = block_table[v7563];
+          const unsigned int v7566 = v7564 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7567 = v7566 + v30;
+          const unsigned int v7568 = v7567 * v6;
+          const unsigned int v7569 = v7568 + v7561;
+          const unsigned int v7570 = v7569 << 8u;
+          const unsigned int v7571 = v7570 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7579 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7580 = v7316 + v7579;
+          const unsigned int v7581 = v7580 + v267;
+          const unsigned int v7582 = v7581 + v265;
+          iron_copy_async<16>(shm1 + (v7582 ^ (((v7582 >> 6u) & 7u) << 3u)), k_pages + v7571, v7555);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7592 = v7310 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7593 = v7592 < v35;
+          const unsigned int v7596 = v7593 ? v7592 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7599 = v7596 & v7332;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7600 = v7596 >> (v41 & 31);
+          const unsigned int v7601 = v32 + v7600;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7602 = block_table[v7601];
+          const unsigned int v7604 = v7602 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7605 = v7604 + v30;
+          const unsigned int v7606 = v7605 * v6;
+          const unsigned int v7607 = v7606 + v7599;
+          const unsigned int v7608 = v7607 << 8u;
+          const unsigned int v7609 = v7608 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7617 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7618 = v7316 + v7617;
+          const unsigned int v7619 = v7618 + v298;
+          const unsigned int v7620 = v7619 + v296;
+          iron_copy_async<16>(shm1 + (v7620 ^ (((v7620 >> 6u) & 7u) << 3u)), k_pages + v7609, v7593);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7642 = block_table[v7335];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7644 = v7642 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7645 = v7644 + v30;
+          const unsigned int v7646 = v7645 * v6;
+          const unsigned int v7647 = v7646 + v7333;
+          const unsigned int v7648 = v7647 << 8u;
+          const unsigned int v7649 = v7648 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7354 ^ (((v7354 >> 6u) & 7u) << 3u)), v_pages + v7649, v7327);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7680 = block_table[v7373];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7682 = v7680 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7683 = v7682 + v30;
+          const unsigned int v7684 = v7683 * v6;
+          const unsigned int v7685 = v7684 + v7371;
+          const unsigned int v7686 = v7685 << 8u;
+          const unsigned int v7687 = v7686 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7392 ^ (((v7392 >> 6u) & 7u) << 3u)), v_pages + v7687, v7365);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7718 = block_table[v7411];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7720 = v7718 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7721 = v7720 + v30;
+          const unsigned int v7722 = v7721 * v6;
+          const unsigned int v7723 = v7722 + v7409;
+          const unsigned int v7724 = v7723 << 8u;
+          const unsigned int v7725 = v7724 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7430 ^ (((v7430 >> 6u) & 7u) << 3u)), v_pages + v7725, v7403);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7756 = block_table[v7449];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7758 = v7756 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7759 = v7758 + v30;
+          const unsigned int v7760 = v7759 * v6;
+          const unsigned int v7761 = v7760 + v7447;
+          const unsigned int v7762 = v7761 << 8u;
+          const unsigned int v7763 = v7762 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7468 ^ (((v7468 >> 6u) & 7u) << 3u)), v_pages + v7763, v7441);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7794 = block_table[v7487];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7796 = v7794 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7797 = v7796 + v30;
+          const unsigned int v7798 = v7797 * v6;
+          const unsigned int v7799 = v7798 + v7485;
+          const unsigned int v7800 = v7799 << 8u;
+          const unsigned int v7801 = v7800 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7506 ^ (((v7506 >> 6u) & 7u) << 3u)), v_pages + v7801, v7479);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7832 = block_table[v7525];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7834 = v7832 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7835 = v7834 + v30;
+          const unsigned int v7836 = v7835 * v6;
+          const unsigned int v7837 = v7836 + v7523;
+          const unsigned int v7838 = v7837 << 8u;
+          const unsigned int v7839 = v7838 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7544 ^ (((v7544 >> 6u) & 7u) << 3u)), v_pages + v7839, v7517);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7870 = block_table[v7563];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7872 = v7870 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7873 = v7872 + v30;
+          const unsigned int v7874 = v7873 * v6;
+          const unsigned int v7875 = v7874 + v7561;
+          const unsigned int v7876 = v7875 << 8u;
+          const unsigned int v7877 = v7876 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7582 ^ (((v7582 >> 6u) & 7u) << 3u)), v_pages + v7877, v7555);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7908 = block_table[v7601];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7910 = v7908 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7911 = v7910 + v30;
+          const unsigned int v7912 = v7911 * v6;
+          const unsigned int v7913 = v7912 + v7599;
+          const unsigned int v7914 = v7913 << 8u;
+          const unsigned int v7915 = v7914 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7620 ^ (((v7620 >> 6u) & 7u) << 3u)), v_pages + v7915, v7593);  // kernels/sdpa/flash_tile.hpp:86
         } else {
-          const unsigned int v6870 = v6473 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:98
-          const unsigned int v6880 = v6470 + v62;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6881 = v6880 < v35;
-          const unsigned int v6884 = v6881 ? v6880 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6885 = v6884 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6886 = v6884 / v6;
-          const unsigned int v6887 = v32 + v6886;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6888 = block_table[v6887];
-          const unsigned int v6890 = v6888 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6891 = v6890 + v30;
-          const unsigned int v6892 = v6891 * v6;
-          const unsigned int v6893 = v6892 + v6885;
-          const unsigned int v6894 = v6893 << 8u;
-          const unsigned int v6895 = v6894 + v66;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6903 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6904 = v6870 + v6903;
-          const unsigned int v6905 = v6904 + v81;
-          const unsigned int v6906 = v6905 + v79;
-          iron_copy_async<16>(shm1 + (v6906 ^ (((v6906 >> 6u) & 7u) << 3u)), k_pages + v6895, v6881);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6906 ^ (((v6906 >> 6u) & 7u) << 3u)), v_pages + v6895, v6881);
-          const unsigned int v6927 = v6470 + v93;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6928 = v6927 < v35;
-          const unsigned int v6931 = v6928 ? v6927 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6932 = v6931 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6933 = v6931 / v6;
-          const unsigned int v6934 = v32 + v6933;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6935 = block_table[v6934];
-          const unsigned int v6937 = v6935 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6938 = v6937 + v30;
-          const unsigned int v6939 = v6938 * v6;
-          const unsigned int v6940 = v6939 + v6932;
-          const unsigned int v6941 = v6940 << 8u;
-          const unsigned int v6942 = v6941 + v97;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6950 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6951 = v6870 + v6950;
-          const unsigned int v6952 = v6951 + v112;
-          const unsigned int v6953 = v6952 + v110;
-          iron_copy_async<16>(shm1 + (v6953 ^ (((v6953 >> 6u) & 7u) << 3u)), k_pages + v6942, v6928);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v6953 ^ (((v6953 >> 6u) & 7u) << 3u)), v_pages + v6942, v6928);
-          const unsigned int v6974 = v6470 + v124;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v6975 = v6974 < v35;
-          const unsigned int v6978 = v6975 ? v6974 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6979 = v6978 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6980 = v6978 / v6;
-          const unsigned int v6981 = v32 + v6980;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6982 = block_table[v6981];
-          const unsigned int v6984 = v6982 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6985 = v6984 + v30;
-          const unsigned int v6986 = v6985 * v6;
-          const unsigned int v6987 = v6986 + v6979;
-          const unsigned int v6988 = v6987 << 8u;
-          const unsigned int v6989 = v6988 + v128;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v6997 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6998 = v6870 + v6997;
-          const unsigned int v6999 = v6998 + v143;
-          const unsigned int v7000 = v6999 + v141;
-          iron_copy_async<16>(shm1 + (v7000 ^ (((v7000 >> 6u) & 7u) << 3u)), k_pages + v6989, v6975);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v7000 ^ (((v7000 >> 6u) & 7u) << 3u)), v_pages + v6989, v6975);
-          const unsigned int v7021 = v6470 + v155;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v7022 = v7021 < v35;
-          const unsigned int v7025 = v7022 ? v7021 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v7026 = v7025 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7027 = v7025 / v6;
-          const unsigned int v7028 = v32 + v7027;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7029 = block_table[v7028];
-          const unsigned int v7031 = v7029 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7032 = v7031 + v30;
-          const unsigned int v7033 = v7032 * v6;
-          const unsigned int v7034 = v7033 + v7026;
-          const unsigned int v7035 = v7034 << 8u;
-          const unsigned int v7036 = v7035 + v159;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v7044 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7045 = v6870 + v7044;
-          const unsigned int v7046 = v7045 + v174;
-          const unsigned int v7047 = v7046 + v172;
-          iron_copy_async<16>(shm1 + (v7047 ^ (((v7047 >> 6u) & 7u) << 3u)), k_pages + v7036, v7022);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v7047 ^ (((v7047 >> 6u) & 7u) << 3u)), v_pages + v7036, v7022);
-          const unsigned int v7068 = v6470 + v186;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v7069 = v7068 < v35;
-          const unsigned int v7072 = v7069 ? v7068 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v7073 = v7072 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7074 = v7072 / v6;
-          const unsigned int v7075 = v32 + v7074;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7076 = block_table[v7075];
-          const unsigned int v7078 = v7076 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7079 = v7078 + v30;
-          const unsigned int v7080 = v7079 * v6;
-          const unsigned int v7081 = v7080 + v7073;
-          const unsigned int v7082 = v7081 << 8u;
-          const unsigned int v7083 = v7082 + v190;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v7091 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7092 = v6870 + v7091;
-          const unsigned int v7093 = v7092 + v205;
-          const unsigned int v7094 = v7093 + v203;
-          iron_copy_async<16>(shm1 + (v7094 ^ (((v7094 >> 6u) & 7u) << 3u)), k_pages + v7083, v7069);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v7094 ^ (((v7094 >> 6u) & 7u) << 3u)), v_pages + v7083, v7069);
-          const unsigned int v7115 = v6470 + v217;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v7116 = v7115 < v35;
-          const unsigned int v7119 = v7116 ? v7115 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v7120 = v7119 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7121 = v7119 / v6;
-          const unsigned int v7122 = v32 + v7121;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7123 = block_table[v7122];
-          const unsigned int v7125 = v7123 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7126 = v7125 + v30;
-          const unsigned int v7127 = v7126 * v6;
-          const unsigned int v7128 = v7127 + v7120;
-          const unsigned int v7129 = v7128 << 8u;
-          const unsigned int v7130 = v7129 + v221;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v7138 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7139 = v6870 + v7138;
-          const unsigned int v7140 = v7139 + v236;
-          const unsigned int v7141 = v7140 + v234;
-          iron_copy_async<16>(shm1 + (v7141 ^ (((v7141 >> 6u) & 7u) << 3u)), k_pages + v7130, v7116);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v7141 ^ (((v7141 >> 6u) & 7u) << 3u)), v_pages + v7130, v7116);
-          const unsigned int v7162 = v6470 + v248;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v7163 = v7162 < v35;
-          const unsigned int v7166 = v7163 ? v7162 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v7167 = v7166 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7168 = v7166 / v6;
-          const unsigned int v7169 = v32 + v7168;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7170 = block_table[v7169];
-          const unsigned int v7172 = v7170 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7173 = v7172 + v30;
-          const unsigned int v7174 = v7173 * v6;
-          const unsigned int v7175 = v7174 + v7167;
-          const unsigned int v7176 = v7175 << 8u;
-          const unsigned int v7177 = v7176 + v252;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v7185 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7186 = v6870 + v7185;
-          const unsigned int v7187 = v7186 + v267;
-          const unsigned int v7188 = v7187 + v265;
-          iron_copy_async<16>(shm1 + (v7188 ^ (((v7188 >> 6u) & 7u) << 3u)), k_pages + v7177, v7163);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v7188 ^ (((v7188 >> 6u) & 7u) << 3u)), v_pages + v7177, v7163);
-          const unsigned int v7209 = v6470 + v279;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v7210 = v7209 < v35;
-          const unsigned int v7213 = v7210 ? v7209 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v7214 = v7213 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7215 = v7213 / v6;
-          const unsigned int v7216 = v32 + v7215;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7217 = block_table[v7216];
-          const unsigned int v7219 = v7217 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7220 = v7219 + v30;
-          const unsigned int v7221 = v7220 * v6;
-          const unsigned int v7222 = v7221 + v7214;
-          const unsigned int v7223 = v7222 << 8u;
-          const unsigned int v7224 = v7223 + v283;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v7232 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7233 = v6870 + v7232;
-          const unsigned int v7234 = v7233 + v298;
-          const unsigned int v7235 = v7234 + v296;
-          iron_copy_async<16>(shm1 + (v7235 ^ (((v7235 >> 6u) & 7u) << 3u)), k_pages + v7224, v7210);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v7235 ^ (((v7235 >> 6u) & 7u) << 3u)), v_pages + v7224, v7210);
+          const unsigned int v7928 = v7313 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v7938 = v7310 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7939 = v7938 < v35;
+          const unsigned int v7942 = v7939 ? v7938 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7943 = v7942 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7944 = v7942 / v6;
+          const unsigned int v7945 = v32 + v7944;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7946 = block_table[v7945];
+          const unsigned int v7948 = v7946 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7949 = v7948 + v30;
+          const unsigned int v7950 = v7949 * v6;
+          const unsigned int v7951 = v7950 + v7943;
+          const unsigned int v7952 = v7951 << 8u;
+          const unsigned int v7953 = v7952 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7961 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7962 = v7928 + v7961;
+          const unsigned int v7963 = v7962 + v81;
+          const unsigned int v7964 = v7963 + v79;
+          iron_copy_async<16>(shm1 + (v7964 ^ (((v7964 >> 6u) & 7u) << 3u)), k_pages + v7953, v7939);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7974 = v7310 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7975 = v7974 < v35;
+          const unsigned int v7978 = v7975 ? v7974 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7979 = v7978 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7980 = v7978 / v6;
+          const unsigned int v7981 = v32 + v7980;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7982 = block_table[v7981];
+          const unsigned int v7984 = v7982 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7985 = v7984 + v30;
+          const unsigned int v7986 = v7985 * v6;
+          const unsigned int v7987 = v7986 + v7979;
+          const unsigned int v7988 = v7987 << 8u;
+          const unsigned int v7989 = v7988 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7997 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7998 = v7928 + v7997;
+          const unsigned int v7999 = v7998 + v112;
+          const unsigned int v8000 = v7999 + v110;
+          iron_copy_async<16>(shm1 + (v8000 ^ (((v8000 >> 6u) & 7u) << 3u)), k_pages + v7989, v7975);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8010 = v7310 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8011 = v8010 < v35;
+          const unsigned int v8014 = v8011 ? v8010 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8015 = v8014 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v8016 = v8014 / v6;
+          const unsigned int v8017 = v32 + v8016;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8018 = block_table[v8017];
+          const unsigned int v8020 = v8018 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8021 = v8020 + v30;
+          const unsigned int v8022 = v8021 * v6;
+          const unsigned int v8023 = v8022 + v8015;
+          const unsigned int v8024 = v8023 << 8u;
+          const unsigned int v8025 = v8024 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8033 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v8034 = v7928 + v8033;
+          const unsigned int v8035 = v8034 + v143;
+          const unsigned int v8036 = v8035 + v141;
+          iron_copy_async<16>(shm1 + (v8036 ^ (((v8036 >> 6u) & 7u) << 3u)), k_pages + v8025, v8011);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8046 = v7310 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8047 = v8046 < v35;
+          const unsigned int v8050 = v8047 ? v8046 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8051 = v8050 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v8052 = v8050 / v6;
+          const unsigned int v8053 = v32 + v8052;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8054 = block_table[v8053];
+          const unsigned int v8056 = v8054 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8057 = v8056 + v30;
+          const unsigned int v8058 = v8057 * v6;
+          const unsigned int v8059 = v8058 + v8051;
+          const unsigned int v8060 = v8059 << 8u;
+          const unsigned int v8061 = v8060 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8069 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v8070 = v7928 + v8069;
+          const unsigned int v8071 = v8070 + v174;
+          const unsigned int v8072 = v8071 + v172;
+          iron_copy_async<16>(shm1 + (v8072 ^ (((v8072 >> 6u) & 7u) << 3u)), k_pages + v8061, v8047);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8082 = v7310 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8083 = v8082 < v35;
+          const unsigned int v8086 = v8083 ? v8082 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8087 = v8086 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v8088 = v8086 / v6;
+          const unsigned int v8089 = v32 + v8088;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8090 = block_table[v8089];
+          const unsigned int v8092 = v8090 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8093 = v8092 + v30;
+          const unsigned int v8094 = v8093 * v6;
+          const unsigned int v8095 = v8094 + v8087;
+          const unsigned int v8096 = v8095 << 8u;
+          const unsigned int v8097 = v8096 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8105 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v8106 = v7928 + v8105;
+          const unsigned int v8107 = v8106 + v205;
+          const unsigned int v8108 = v8107 + v203;
+          iron_copy_async<16>(shm1 + (v8108 ^ (((v8108 >> 6u) & 7u) << 3u)), k_pages + v8097, v8083);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8118 = v7310 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8119 = v8118 < v35;
+          const unsigned int v8122 = v8119 ? v8118 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8123 = v8122 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v8124 = v8122 / v6;
+          const unsigned int v8125 = v32 + v8124;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8126 = block_table[v8125];
+          const unsigned int v8128 = v8126 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8129 = v8128 + v30;
+          const unsigned int v8130 = v8129 * v6;
+          const unsigned int v8131 = v8130 + v8123;
+          const unsigned int v8132 = v8131 << 8u;
+          const unsigned int v8133 = v8132 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8141 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v8142 = v7928 + v8141;
+          const unsigned int v8143 = v8142 + v236;
+          const unsigned int v8144 = v8143 + v234;
+          iron_copy_async<16>(shm1 + (v8144 ^ (((v8144 >> 6u) & 7u) << 3u)), k_pages + v8133, v8119);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8154 = v7310 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8155 = v8154 < v35;
+          const unsigned int v8158 = v8155 ? v8154 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8159 = v8158 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v8160 = v8158 / v6;
+          const unsigned int v8161 = v32 + v8160;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8162 = block_table[v8161];
+          const unsigned int v8164 = v8162 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8165 = v8164 + v30;
+          const unsigned int v8166 = v8165 * v6;
+          const unsigned int v8167 = v8166 + v8159;
+          const unsigned int v8168 = v8167 << 8u;
+          const unsigned int v8169 = v8168 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8177 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v8178 = v7928 + v8177;
+          const unsigned int v8179 = v8178 + v267;
+          const unsigned int v8180 = v8179 + v265;
+          iron_copy_async<16>(shm1 + (v8180 ^ (((v8180 >> 6u) & 7u) << 3u)), k_pages + v8169, v8155);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8190 = v7310 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8191 = v8190 < v35;
+          const unsigned int v8194 = v8191 ? v8190 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8195 = v8194 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v8196 = v8194 / v6;
+          const unsigned int v8197 = v32 + v8196;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8198 = block_table[v8197];
+          const unsigned int v8200 = v8198 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8201 = v8200 + v30;
+          const unsigned int v8202 = v8201 * v6;
+          const unsigned int v8203 = v8202 + v8195;
+          const unsigned int v8204 = v8203 << 8u;
+          const unsigned int v8205 = v8204 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8213 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v8214 = v7928 + v8213;
+          const unsigned int v8215 = v8214 + v298;
+          const unsigned int v8216 = v8215 + v296;
+          iron_copy_async<16>(shm1 + (v8216 ^ (((v8216 >> 6u) & 7u) << 3u)), k_pages + v8205, v8191);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8236 = block_table[v7945];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8238 = v8236 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8239 = v8238 + v30;
+          const unsigned int v8240 = v8239 * v6;
+          const unsigned int v8241 = v8240 + v7943;
+          const unsigned int v8242 = v8241 << 8u;
+          const unsigned int v8243 = v8242 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7964 ^ (((v7964 >> 6u) & 7u) << 3u)), v_pages + v8243, v7939);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8272 = block_table[v7981];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8274 = v8272 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8275 = v8274 + v30;
+          const unsigned int v8276 = v8275 * v6;
+          const unsigned int v8277 = v8276 + v7979;
+          const unsigned int v8278 = v8277 << 8u;
+          const unsigned int v8279 = v8278 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8000 ^ (((v8000 >> 6u) & 7u) << 3u)), v_pages + v8279, v7975);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8308 = block_table[v8017];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8310 = v8308 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8311 = v8310 + v30;
+          const unsigned int v8312 = v8311 * v6;
+          const unsigned int v8313 = v8312 + v8015;
+          const unsigned int v8314 = v8313 << 8u;
+          const unsigned int v8315 = v8314 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8036 ^ (((v8036 >> 6u) & 7u) << 3u)), v_pages + v8315, v8011);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8344 = block_table[v8053];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8346 = v8344 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8347 = v8346 + v30;
+          const unsigned int v8348 = v8347 * v6;
+          const unsigned int v8349 = v8348 + v8051;
+          const unsigned int v8350 = v8349 << 8u;
+          const unsigned int v8351 = v8350 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8072 ^ (((v8072 >> 6u) & 7u) << 3u)), v_pages + v8351, v8047);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8380 = block_table[v8089];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8382 = v8380 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8383 = v8382 + v30;
+          const unsigned int v8384 = v8383 * v6;
+          const unsigned int v8385 = v8384 + v8087;
+          const unsigned int v8386 = v8385 << 8u;
+          const unsigned int v8387 = v8386 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8108 ^ (((v8108 >> 6u) & 7u) << 3u)), v_pages + v8387, v8083);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8416 = block_table[v8125];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8418 = v8416 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8419 = v8418 + v30;
+          const unsigned int v8420 = v8419 * v6;
+          const unsigned int v8421 = v8420 + v8123;
+          const unsigned int v8422 = v8421 << 8u;
+          const unsigned int v8423 = v8422 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8144 ^ (((v8144 >> 6u) & 7u) << 3u)), v_pages + v8423, v8119);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8452 = block_table[v8161];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8454 = v8452 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8455 = v8454 + v30;
+          const unsigned int v8456 = v8455 * v6;
+          const unsigned int v8457 = v8456 + v8159;
+          const unsigned int v8458 = v8457 << 8u;
+          const unsigned int v8459 = v8458 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8180 ^ (((v8180 >> 6u) & 7u) << 3u)), v_pages + v8459, v8155);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8488 = block_table[v8197];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8490 = v8488 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8491 = v8490 + v30;
+          const unsigned int v8492 = v8491 * v6;
+          const unsigned int v8493 = v8492 + v8195;
+          const unsigned int v8494 = v8493 << 8u;
+          const unsigned int v8495 = v8494 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8216 ^ (((v8216 >> 6u) & 7u) << 3u)), v_pages + v8495, v8191);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:93
-      iron_frag<float, 2, 16, 64> v7248;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v7248, 0.0f);
-      const unsigned int v7252 = v6467 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag<iron_bf16, 0, 16, 16> v9357;  // kernels/sdpa/flash_warpgroup.hpp:107
-      iron_frag_fill(v9357, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9357, shm0, v9350, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9359;
-      iron_frag_fill(v9359, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9359, shm1, v7252, 64u);
-      iron_frag_mma_sync(v7248, v9357, v9359);
-      const unsigned int v9364 = v7252 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v9366;
-      iron_frag_fill(v9366, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9366, shm0, v9361, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9368;
-      iron_frag_fill(v9368, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9368, shm1, v9364, 64u);
-      iron_frag_mma_sync(v7248, v9366, v9368);
-      const unsigned int v9373 = v7252 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v9375;
-      iron_frag_fill(v9375, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9375, shm0, v9370, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9377;
-      iron_frag_fill(v9377, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9377, shm1, v9373, 64u);
-      iron_frag_mma_sync(v7248, v9375, v9377);
-      const unsigned int v9382 = v7252 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v9384;
-      iron_frag_fill(v9384, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9384, shm0, v9379, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9386;
-      iron_frag_fill(v9386, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9386, shm1, v9382, 64u);
-      iron_frag_mma_sync(v7248, v9384, v9386);
-      const unsigned int v7265 = v7252 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag<iron_bf16, 0, 16, 16> v9402;  // kernels/sdpa/flash_warpgroup.hpp:107
-      iron_frag_fill(v9402, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9402, shm0, v9395, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9404;
-      iron_frag_fill(v9404, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9404, shm1, v7265, 64u);
-      iron_frag_mma_sync(v7248, v9402, v9404);
-      const unsigned int v9409 = v7265 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v9411;
-      iron_frag_fill(v9411, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9411, shm0, v9406, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9413;
-      iron_frag_fill(v9413, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9413, shm1, v9409, 64u);
-      iron_frag_mma_sync(v7248, v9411, v9413);
-      const unsigned int v9418 = v7265 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v9420;
-      iron_frag_fill(v9420, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9420, shm0, v9415, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9422;
-      iron_frag_fill(v9422, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9422, shm1, v9418, 64u);
-      iron_frag_mma_sync(v7248, v9420, v9422);
-      const unsigned int v9427 = v7265 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v9429;
-      iron_frag_fill(v9429, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9429, shm0, v9424, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9431;
-      iron_frag_fill(v9431, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9431, shm1, v9427, 64u);
-      iron_frag_mma_sync(v7248, v9429, v9431);
-      const unsigned int v7277 = v7252 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag<iron_bf16, 0, 16, 16> v9447;  // kernels/sdpa/flash_warpgroup.hpp:107
-      iron_frag_fill(v9447, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9447, shm0, v9440, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9449;
-      iron_frag_fill(v9449, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9449, shm1, v7277, 64u);
-      iron_frag_mma_sync(v7248, v9447, v9449);
-      const unsigned int v9454 = v7277 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v9456;
-      iron_frag_fill(v9456, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9456, shm0, v9451, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9458;
-      iron_frag_fill(v9458, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9458, shm1, v9454, 64u);
-      iron_frag_mma_sync(v7248, v9456, v9458);
-      const unsigned int v9463 = v7277 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v9465;
-      iron_frag_fill(v9465, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9465, shm0, v9460, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9467;
-      iron_frag_fill(v9467, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9467, shm1, v9463, 64u);
-      iron_frag_mma_sync(v7248, v9465, v9467);
-      const unsigned int v9472 = v7277 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v9474;
-      iron_frag_fill(v9474, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9474, shm0, v9469, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9476;
-      iron_frag_fill(v9476, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9476, shm1, v9472, 64u);
-      iron_frag_mma_sync(v7248, v9474, v9476);
-      const unsigned int v7289 = v7252 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag<iron_bf16, 0, 16, 16> v9492;  // kernels/sdpa/flash_warpgroup.hpp:107
-      iron_frag_fill(v9492, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9492, shm0, v9485, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9494;
-      iron_frag_fill(v9494, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9494, shm1, v7289, 64u);
-      iron_frag_mma_sync(v7248, v9492, v9494);
-      const unsigned int v9499 = v7289 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v9501;
-      iron_frag_fill(v9501, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9501, shm0, v9496, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9503;
-      iron_frag_fill(v9503, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9503, shm1, v9499, 64u);
-      iron_frag_mma_sync(v7248, v9501, v9503);
-      const unsigned int v9508 = v7289 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v9510;
-      iron_frag_fill(v9510, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9510, shm0, v9505, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9512;
-      iron_frag_fill(v9512, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9512, shm1, v9508, 64u);
-      iron_frag_mma_sync(v7248, v9510, v9512);
-      const unsigned int v9517 = v7289 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v9519;
-      iron_frag_fill(v9519, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9519, shm0, v9514, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9521;
-      iron_frag_fill(v9521, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9521, shm1, v9517, 64u);
-      iron_frag_mma_sync(v7248, v9519, v9521);
-      const bool v7299 = v6470 <= v35;  // kernels/sdpa/flash_tile.hpp:155
-      const unsigned int v7307 = v6470 + v20;
-      const bool v7308 = v7307 <= v568;
-      const bool v7309 = v564 || v7308;
-      const bool v7310 = v7299 && v7309;
-      const unsigned int v7313 = v6463 + v9;  // kernels/sdpa/flash_tile.hpp:156
-      const unsigned int v7314 = v7313 + v20;
-      const bool v7316 = v557 <= v7314;
-      const bool v7317 = v7312 || v7316;
-      const bool v7318 = v7310 && v7317;  // kernels/sdpa/flash_tile.hpp:155
-      if (v7318) {  // kernels/sdpa/flash_tile.hpp:157
-        const float v7321 = v7248.x[0];  // kernels/sdpa/flash_tile.hpp:158
-        const float v7322 = v7321 * v583;
-        v7248.x[0] = v7322;
-        const float v7325 = v7248.x[1];
-        const float v7326 = v7325 * v583;
-        v7248.x[1] = v7326;
-        const float v7329 = v7248.x[2];
-        const float v7330 = v7329 * v583;
-        v7248.x[2] = v7330;
-        const float v7333 = v7248.x[3];
-        const float v7334 = v7333 * v583;
-        v7248.x[3] = v7334;
-        const float v7337 = v7248.x[4];
-        const float v7338 = v7337 * v583;
-        v7248.x[4] = v7338;
-        const float v7341 = v7248.x[5];
-        const float v7342 = v7341 * v583;
-        v7248.x[5] = v7342;
-        const float v7345 = v7248.x[6];
-        const float v7346 = v7345 * v583;
-        v7248.x[6] = v7346;
-        const float v7349 = v7248.x[7];
-        const float v7350 = v7349 * v583;
-        v7248.x[7] = v7350;
-        const float v7353 = v7248.x[8];
-        const float v7354 = v7353 * v583;
-        v7248.x[8] = v7354;
-        const float v7357 = v7248.x[9];
-        const float v7358 = v7357 * v583;
-        v7248.x[9] = v7358;
-        const float v7361 = v7248.x[10];
-        const float v7362 = v7361 * v583;
-        v7248.x[10] = v7362;
-        const float v7365 = v7248.x[11];
-        const float v7366 = v7365 * v583;
-        v7248.x[11] = v7366;
-        const float v7369 = v7248.x[12];
-        const float v7370 = v7369 * v583;
-        v7248.x[12] = v7370;
-        const float v7373 = v7248.x[13];
-        const float v7374 = v7373 * v583;
-        v7248.x[13] = v7374;
-        const float v7377 = v7248.x[14];
-        const float v7378 = v7377 * v583;
-        v7248.x[14] = v7378;
-        const float v7381 = v7248.x[15];
-        const float v7382 = v7381 * v583;
-        v7248.x[15] = v7382;
-        const float v7385 = v7248.x[16];
-        const float v7386 = v7385 * v583;
-        v7248.x[16] = v7386;
-        const float v7389 = v7248.x[17];
-        const float v7390 = v7389 * v583;
-        v7248.x[17] = v7390;
-        const float v7393 = v7248.x[18];
-        const float v7394 = v7393 * v583;
-        v7248.x[18] = v7394;
-        const float v7397 = v7248.x[19];
-        const float v7398 = v7397 * v583;
-        v7248.x[19] = v7398;
-        const float v7401 = v7248.x[20];
-        const float v7402 = v7401 * v583;
-        v7248.x[20] = v7402;
-        const float v7405 = v7248.x[21];
-        const float v7406 = v7405 * v583;
-        v7248.x[21] = v7406;
-        const float v7409 = v7248.x[22];
-        const float v7410 = v7409 * v583;
-        v7248.x[22] = v7410;
-        const float v7413 = v7248.x[23];
-        const float v7414 = v7413 * v583;
-        v7248.x[23] = v7414;
-        const float v7417 = v7248.x[24];
-        const float v7418 = v7417 * v583;
-        v7248.x[24] = v7418;
-        const float v7421 = v7248.x[25];
-        const float v7422 = v7421 * v583;
-        v7248.x[25] = v7422;
-        const float v7425 = v7248.x[26];
-        const float v7426 = v7425 * v583;
-        v7248.x[26] = v7426;
-        const float v7429 = v7248.x[27];
-        const float v7430 = v7429 * v583;
-        v7248.x[27] = v7430;
-        const float v7433 = v7248.x[28];
-        const float v7434 = v7433 * v583;
-        v7248.x[28] = v7434;
-        const float v7437 = v7248.x[29];
-        const float v7438 = v7437 * v583;
-        v7248.x[29] = v7438;
-        const float v7441 = v7248.x[30];
-        const float v7442 = v7441 * v583;
-        v7248.x[30] = v7442;
-        const float v7445 = v7248.x[31];
-        const float v7446 = v7445 * v583;
-        v7248.x[31] = v7446;
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
+      iron_frag<float, 2, 16, 64> v8508;  // kernels/sdpa/flash_warpgroup.hpp:103
+      iron_frag_fill(v8508, 0.0f);
+      const unsigned int v8512 = v7307 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v10617;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v10617, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10617, shm0, v10610, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10619;
+      iron_frag_fill(v10619, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10619, shm1, v8512, 64u);
+      iron_frag_mma_sync(v8508, v10617, v10619);
+      const unsigned int v10624 = v8512 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v10626;
+      iron_frag_fill(v10626, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10626, shm0, v10621, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10628;
+      iron_frag_fill(v10628, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10628, shm1, v10624, 64u);
+      iron_frag_mma_sync(v8508, v10626, v10628);
+      const unsigned int v10633 = v8512 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v10635;
+      iron_frag_fill(v10635, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10635, shm0, v10630, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10637;
+      iron_frag_fill(v10637, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10637, shm1, v10633, 64u);
+      iron_frag_mma_sync(v8508, v10635, v10637);
+      const unsigned int v10642 = v8512 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v10644;
+      iron_frag_fill(v10644, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10644, shm0, v10639, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10646;
+      iron_frag_fill(v10646, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10646, shm1, v10642, 64u);
+      iron_frag_mma_sync(v8508, v10644, v10646);
+      const unsigned int v8525 = v8512 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v10662;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v10662, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10662, shm0, v10655, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10664;
+      iron_frag_fill(v10664, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10664, shm1, v8525, 64u);
+      iron_frag_mma_sync(v8508, v10662, v10664);
+      const unsigned int v10669 = v8525 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v10671;
+      iron_frag_fill(v10671, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10671, shm0, v10666, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10673;
+      iron_frag_fill(v10673, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10673, shm1, v10669, 64u);
+      iron_frag_mma_sync(v8508, v10671, v10673);
+      const unsigned int v10678 = v8525 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v10680;
+      iron_frag_fill(v10680, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10680, shm0, v10675, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10682;
+      iron_frag_fill(v10682, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10682, shm1, v10678, 64u);
+      iron_frag_mma_sync(v8508, v10680, v10682);
+      const unsigned int v10687 = v8525 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v10689;
+      iron_frag_fill(v10689, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10689, shm0, v10684, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10691;
+      iron_frag_fill(v10691, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10691, shm1, v10687, 64u);
+      iron_frag_mma_sync(v8508, v10689, v10691);
+      const unsigned int v8537 = v8512 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v10707;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v10707, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10707, shm0, v10700, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10709;
+      iron_frag_fill(v10709, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10709, shm1, v8537, 64u);
+      iron_frag_mma_sync(v8508, v10707, v10709);
+      const unsigned int v10714 = v8537 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v10716;
+      iron_frag_fill(v10716, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10716, shm0, v10711, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10718;
+      iron_frag_fill(v10718, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10718, shm1, v10714, 64u);
+      iron_frag_mma_sync(v8508, v10716, v10718);
+      const unsigned int v10723 = v8537 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v10725;
+      iron_frag_fill(v10725, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10725, shm0, v10720, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10727;
+      iron_frag_fill(v10727, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10727, shm1, v10723, 64u);
+      iron_frag_mma_sync(v8508, v10725, v10727);
+      const unsigned int v10732 = v8537 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v10734;
+      iron_frag_fill(v10734, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10734, shm0, v10729, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10736;
+      iron_frag_fill(v10736, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10736, shm1, v10732, 64u);
+      iron_frag_mma_sync(v8508, v10734, v10736);
+      const unsigned int v8549 = v8512 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v10752;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v10752, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10752, shm0, v10745, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10754;
+      iron_frag_fill(v10754, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10754, shm1, v8549, 64u);
+      iron_frag_mma_sync(v8508, v10752, v10754);
+      const unsigned int v10759 = v8549 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v10761;
+      iron_frag_fill(v10761, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10761, shm0, v10756, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10763;
+      iron_frag_fill(v10763, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10763, shm1, v10759, 64u);
+      iron_frag_mma_sync(v8508, v10761, v10763);
+      const unsigned int v10768 = v8549 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v10770;
+      iron_frag_fill(v10770, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10770, shm0, v10765, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10772;
+      iron_frag_fill(v10772, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10772, shm1, v10768, 64u);
+      iron_frag_mma_sync(v8508, v10770, v10772);
+      const unsigned int v10777 = v8549 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v10779;
+      iron_frag_fill(v10779, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10779, shm0, v10774, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10781;
+      iron_frag_fill(v10781, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10781, shm1, v10777, 64u);
+      iron_frag_mma_sync(v8508, v10779, v10781);
+      const bool v8559 = v7310 <= v35;  // kernels/sdpa/flash_tile.hpp:146
+      const unsigned int v8567 = v7310 + v20;
+      const bool v8568 = v8567 <= v568;
+      const bool v8569 = v564 || v8568;
+      const bool v8570 = v8559 && v8569;
+      const unsigned int v8573 = v7303 + v9;  // kernels/sdpa/flash_tile.hpp:147
+      const unsigned int v8574 = v8573 + v20;
+      const bool v8576 = v557 <= v8574;
+      const bool v8577 = v8572 || v8576;
+      const bool v8578 = v8570 && v8577;  // kernels/sdpa/flash_tile.hpp:146
+      if (v8578) {  // kernels/sdpa/flash_tile.hpp:148
+        const float v8581 = v8508.x[0];  // kernels/sdpa/flash_tile.hpp:149
+        const float v8582 = v8581 * v583;
+        v8508.x[0] = v8582;
+        const float v8585 = v8508.x[1];
+        const float v8586 = v8585 * v583;
+        v8508.x[1] = v8586;
+        const float v8589 = v8508.x[2];
+        const float v8590 = v8589 * v583;
+        v8508.x[2] = v8590;
+        const float v8593 = v8508.x[3];
+        const float v8594 = v8593 * v583;
+        v8508.x[3] = v8594;
+        const float v8597 = v8508.x[4];
+        const float v8598 = v8597 * v583;
+        v8508.x[4] = v8598;
+        const float v8601 = v8508.x[5];
+        const float v8602 = v8601 * v583;
+        v8508.x[5] = v8602;
+        const float v8605 = v8508.x[6];
+        const float v8606 = v8605 * v583;
+        v8508.x[6] = v8606;
+        const float v8609 = v8508.x[7];
+        const float v8610 = v8609 * v583;
+        v8508.x[7] = v8610;
+        const float v8613 = v8508.x[8];
+        const float v8614 = v8613 * v583;
+        v8508.x[8] = v8614;
+        const float v8617 = v8508.x[9];
+        const float v8618 = v8617 * v583;
+        v8508.x[9] = v8618;
+        const float v8621 = v8508.x[10];
+        const float v8622 = v8621 * v583;
+        v8508.x[10] = v8622;
+        const float v8625 = v8508.x[11];
+        const float v8626 = v8625 * v583;
+        v8508.x[11] = v8626;
+        const float v8629 = v8508.x[12];
+        const float v8630 = v8629 * v583;
+        v8508.x[12] = v8630;
+        const float v8633 = v8508.x[13];
+        const float v8634 = v8633 * v583;
+        v8508.x[13] = v8634;
+        const float v8637 = v8508.x[14];
+        const float v8638 = v8637 * v583;
+        v8508.x[14] = v8638;
+        const float v8641 = v8508.x[15];
+        const float v8642 = v8641 * v583;
+        v8508.x[15] = v8642;
+        const float v8645 = v8508.x[16];
+        const float v8646 = v8645 * v583;
+        v8508.x[16] = v8646;
+        const float v8649 = v8508.x[17];
+        const float v8650 = v8649 * v583;
+        v8508.x[17] = v8650;
+        const float v8653 = v8508.x[18];
+        const float v8654 = v8653 * v583;
+        v8508.x[18] = v8654;
+        const float v8657 = v8508.x[19];
+        const float v8658 = v8657 * v583;
+        v8508.x[19] = v8658;
+        const float v8661 = v8508.x[20];
+        const float v8662 = v8661 * v583;
+        v8508.x[20] = v8662;
+        const float v8665 = v8508.x[21];
+        const float v8666 = v8665 * v583;
+        v8508.x[21] = v8666;
+        const float v8669 = v8508.x[22];
+        const float v8670 = v8669 * v583;
+        v8508.x[22] = v8670;
+        const float v8673 = v8508.x[23];
+        const float v8674 = v8673 * v583;
+        v8508.x[23] = v8674;
+        const float v8677 = v8508.x[24];
+        const float v8678 = v8677 * v583;
+        v8508.x[24] = v8678;
+        const float v8681 = v8508.x[25];
+        const float v8682 = v8681 * v583;
+        v8508.x[25] = v8682;
+        const float v8685 = v8508.x[26];
+        const float v8686 = v8685 * v583;
+        v8508.x[26] = v8686;
+        const float v8689 = v8508.x[27];
+        const float v8690 = v8689 * v583;
+        v8508.x[27] = v8690;
+        const float v8693 = v8508.x[28];
+        const float v8694 = v8693 * v583;
+        v8508.x[28] = v8694;
+        const float v8697 = v8508.x[29];
+        const float v8698 = v8697 * v583;
+        v8508.x[29] = v8698;
+        const float v8701 = v8508.x[30];
+        const float v8702 = v8701 * v583;
+        v8508.x[30] = v8702;
+        const float v8705 = v8508.x[31];
+        const float v8706 = v8705 * v583;
+        v8508.x[31] = v8706;
       } else {
-        const unsigned int v7447 = static_cast<unsigned int>(v7248.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7448 = static_cast<unsigned int>(v7248.row(0, iron_linear_thread() & 31u));
-        const float v7449 = v7248.x[0];
-        const unsigned int v7450 = v56 + v7448;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7451 = v6463 + v7447;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7452 = v7451 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7455 = v7450 + v35;
-        const unsigned int v7456 = v7451 + v20;
-        const bool v7457 = v7456 <= v7455;
-        const bool v7458 = v564 || v7457;
-        const bool v7459 = v7452 && v7458;
-        const unsigned int v7462 = v7451 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7463 = v7462 + v20;
-        const bool v7465 = v7455 < v7463;
-        const bool v7466 = v7312 || v7465;
-        const bool v7467 = v7459 && v7466;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7469 = v7449 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7470 = v7467 ? v7469 : __uint_as_float(0xff800000u);
-        v7248.x[0] = v7470;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7471 = static_cast<unsigned int>(v7248.col(1, iron_linear_thread() & 31u));
-        const unsigned int v7472 = static_cast<unsigned int>(v7248.row(1, iron_linear_thread() & 31u));
-        const float v7473 = v7248.x[1];
-        const unsigned int v7474 = v56 + v7472;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7475 = v6463 + v7471;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7476 = v7475 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7479 = v7474 + v35;
-        const unsigned int v7480 = v7475 + v20;
-        const bool v7481 = v7480 <= v7479;
-        const bool v7482 = v564 || v7481;
-        const bool v7483 = v7476 && v7482;
-        const unsigned int v7486 = v7475 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7487 = v7486 + v20;
-        const bool v7489 = v7479 < v7487;
-        const bool v7490 = v7312 || v7489;
-        const bool v7491 = v7483 && v7490;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7493 = v7473 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7494 = v7491 ? v7493 : __uint_as_float(0xff800000u);
-        v7248.x[1] = v7494;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7495 = static_cast<unsigned int>(v7248.col(2, iron_linear_thread() & 31u));
-        const unsigned int v7496 = static_cast<unsigned int>(v7248.row(2, iron_linear_thread() & 31u));
-        const float v7497 = v7248.x[2];
-        const unsigned int v7498 = v56 + v7496;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7499 = v6463 + v7495;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7500 = v7499 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7503 = v7498 + v35;
-        const unsigned int v7504 = v7499 + v20;
-        const bool v7505 = v7504 <= v7503;
-        const bool v7506 = v564 || v7505;
-        const bool v7507 = v7500 && v7506;
-        const unsigned int v7510 = v7499 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7511 = v7510 + v20;
-        const bool v7513 = v7503 < v7511;
-        const bool v7514 = v7312 || v7513;
-        const bool v7515 = v7507 && v7514;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7517 = v7497 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7518 = v7515 ? v7517 : __uint_as_float(0xff800000u);
-        v7248.x[2] = v7518;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7519 = static_cast<unsigned int>(v7248.col(3, iron_linear_thread() & 31u));
-        const unsigned int v7520 = static_cast<unsigned int>(v7248.row(3, iron_linear_thread() & 31u));
-        const float v7521 = v7248.x[3];
-        const unsigned int v7522 = v56 + v7520;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7523 = v6463 + v7519;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7524 = v7523 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7527 = v7522 + v35;
-        const unsigned int v7528 = v7523 + v20;
-        const bool v7529 = v7528 <= v7527;
-        const bool v7530 = v564 || v7529;
-        const bool v7531 = v7524 && v7530;
-        const unsigned int v7534 = v7523 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7535 = v7534 + v20;
-        const bool v7537 = v7527 < v7535;
-        const bool v7538 = v7312 || v7537;
-        const bool v7539 = v7531 && v7538;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7541 = v7521 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7542 = v7539 ? v7541 : __uint_as_float(0xff800000u);
-        v7248.x[3] = v7542;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7543 = static_cast<unsigned int>(v7248.col(4, iron_linear_thread() & 31u));
-        const unsigned int v7544 = static_cast<unsigned int>(v7248.row(4, iron_linear_thread() & 31u));
-        const float v7545 = v7248.x[4];
-        const unsigned int v7546 = v56 + v7544;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7547 = v6463 + v7543;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7548 = v7547 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7551 = v7546 + v35;
-        const unsigned int v7552 = v7547 + v20;
-        const bool v7553 = v7552 <= v7551;
-        const bool v7554 = v564 || v7553;
-        const bool v7555 = v7548 && v7554;
-        const unsigned int v7558 = v7547 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7559 = v7558 + v20;
-        const bool v7561 = v7551 < v7559;
-        const bool v7562 = v7312 || v7561;
-        const bool v7563 = v7555 && v7562;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7565 = v7545 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7566 = v7563 ? v7565 : __uint_as_float(0xff800000u);
-        v7248.x[4] = v7566;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7567 = static_cast<unsigned int>(v7248.col(5, iron_linear_thread() & 31u));
-        const unsigned int v7568 = static_cast<unsigned int>(v7248.row(5, iron_linear_thread() & 31u));
-        const float v7569 = v7248.x[5];
-        const unsigned int v7570 = v56 + v7568;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7571 = v6463 + v7567;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7572 = v7571 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7575 = v7570 + v35;
-        const unsigned int v7576 = v7571 + v20;
-        const bool v7577 = v7576 <= v7575;
-        const bool v7578 = v564 || v7577;
-        const bool v7579 = v7572 && v7578;
-        const unsigned int v7582 = v7571 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7583 = v7582 + v20;
-        const bool v7585 = v7575 < v7583;
-        const bool v7586 = v7312 || v7585;
-        const bool v7587 = v7579 && v7586;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7589 = v7569 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7590 = v7587 ? v7589 : __uint_as_float(0xff800000u);
-        v7248.x[5] = v7590;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7591 = static_cast<unsigned int>(v7248.col(6, iron_linear_thread() & 31u));
-        const unsigned int v7592 = static_cast<unsigned int>(v7248.row(6, iron_linear_thread() & 31u));
-        const float v7593 = v7248.x[6];
-        const unsigned int v7594 = v56 + v7592;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7595 = v6463 + v7591;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7596 = v7595 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7599 = v7594 + v35;
-        const unsigned int v7600 = v7595 + v20;
-        const bool v7601 = v7600 <= v7599;
-        const bool v7602 = v564 || v7601;
-        const bool v7603 = v7596 && v7602;
-        const unsigned int v7606 = v7595 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7607 = v7606 + v20;
-        const bool v7609 = v7599 < v7607;
-        const bool v7610 = v7312 || v7609;
-        const bool v7611 = v7603 && v7610;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7613 = v7593 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7614 = v7611 ? v7613 : __uint_as_float(0xff800000u);
-        v7248.x[6] = v7614;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7615 = static_cast<unsigned int>(v7248.col(7, iron_linear_thread() & 31u));
-        const unsigned int v7616 = static_cast<unsigned int>(v7248.row(7, iron_linear_thread() & 31u));
-        const float v7617 = v7248.x[7];
-        const unsigned int v7618 = v56 + v7616;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7619 = v6463 + v7615;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7620 = v7619 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7623 = v7618 + v35;
-        const unsigned int v7624 = v7619 + v20;
-        const bool v7625 = v7624 <= v7623;
-        const bool v7626 = v564 || v7625;
-        const bool v7627 = v7620 && v7626;
-        const unsigned int v7630 = v7619 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7631 = v7630 + v20;
-        const bool v7633 = v7623 < v7631;
-        const bool v7634 = v7312 || v7633;
-        const bool v7635 = v7627 && v7634;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7637 = v7617 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7638 = v7635 ? v7637 : __uint_as_float(0xff800000u);
-        v7248.x[7] = v7638;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7639 = static_cast<unsigned int>(v7248.col(8, iron_linear_thread() & 31u));
-        const unsigned int v7640 = static_cast<unsigned int>(v7248.row(8, iron_linear_thread() & 31u));
-        const float v7641 = v7248.x[8];
-        const unsigned int v7642 = v56 + v7640;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7643 = v6463 + v7639;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7644 = v7643 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7647 = v7642 + v35;
-        const unsigned int v7648 = v7643 + v20;
-        const bool v7649 = v7648 <= v7647;
-        const bool v7650 = v564 || v7649;
-        const bool v7651 = v7644 && v7650;
-        const unsigned int v7654 = v7643 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7655 = v7654 + v20;
-        const bool v7657 = v7647 < v7655;
-        const bool v7658 = v7312 || v7657;
-        const bool v7659 = v7651 && v7658;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7661 = v7641 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7662 = v7659 ? v7661 : __uint_as_float(0xff800000u);
-        v7248.x[8] = v7662;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7663 = static_cast<unsigned int>(v7248.col(9, iron_linear_thread() & 31u));
-        const unsigned int v7664 = static_cast<unsigned int>(v7248.row(9, iron_linear_thread() & 31u));
-        const float v7665 = v7248.x[9];
-        const unsigned int v7666 = v56 + v7664;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7667 = v6463 + v7663;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7668 = v7667 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7671 = v7666 + v35;
-        const unsigned int v7672 = v7667 + v20;
-        const bool v7673 = v7672 <= v7671;
-        const bool v7674 = v564 || v7673;
-        const bool v7675 = v7668 && v7674;
-        const unsigned int v7678 = v7667 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7679 = v7678 + v20;
-        const bool v7681 = v7671 < v7679;
-        const bool v7682 = v7312 || v7681;
-        const bool v7683 = v7675 && v7682;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7685 = v7665 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7686 = v7683 ? v7685 : __uint_as_float(0xff800000u);
-        v7248.x[9] = v7686;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7687 = static_cast<unsigned int>(v7248.col(10, iron_linear_thread() & 31u));
-        const unsigned int v7688 = static_cast<unsigned int>(v7248.row(10, iron_linear_thread() & 31u));
-        const float v7689 = v7248.x[10];
-        const unsigned int v7690 = v56 + v7688;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7691 = v6463 + v7687;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7692 = v7691 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7695 = v7690 + v35;
-        const unsigned int v7696 = v7691 + v20;
-        const bool v7697 = v7696 <= v7695;
-        const bool v7698 = v564 || v7697;
-        const bool v7699 = v7692 && v7698;
-        const unsigned int v7702 = v7691 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7703 = v7702 + v20;
-        const bool v7705 = v7695 < v7703;
-        const bool v7706 = v7312 || v7705;
-        const bool v7707 = v7699 && v7706;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7709 = v7689 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7710 = v7707 ? v7709 : __uint_as_float(0xff800000u);
-        v7248.x[10] = v7710;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7711 = static_cast<unsigned int>(v7248.col(11, iron_linear_thread() & 31u));
-        const unsigned int v7712 = static_cast<unsigned int>(v7248.row(11, iron_linear_thread() & 31u));
-        const float v7713 = v7248.x[11];
-        const unsigned int v7714 = v56 + v7712;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7715 = v6463 + v7711;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7716 = v7715 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7719 = v7714 + v35;
-        const unsigned int v7720 = v7715 + v20;
-        const bool v7721 = v7720 <= v7719;
-        const bool v7722 = v564 || v7721;
-        const bool v7723 = v7716 && v7722;
-        const unsigned int v7726 = v7715 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7727 = v7726 + v20;
-        const bool v7729 = v7719 < v7727;
-        const bool v7730 = v7312 || v7729;
-        const bool v7731 = v7723 && v7730;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7733 = v7713 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7734 = v7731 ? v7733 : __uint_as_float(0xff800000u);
-        v7248.x[11] = v7734;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7735 = static_cast<unsigned int>(v7248.col(12, iron_linear_thread() & 31u));
-        const unsigned int v7736 = static_cast<unsigned int>(v7248.row(12, iron_linear_thread() & 31u));
-        const float v7737 = v7248.x[12];
-        const unsigned int v7738 = v56 + v7736;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7739 = v6463 + v7735;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7740 = v7739 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7743 = v7738 + v35;
-        const unsigned int v7744 = v7739 + v20;
-        const bool v7745 = v7744 <= v7743;
-        const bool v7746 = v564 || v7745;
-        const bool v7747 = v7740 && v7746;
-        const unsigned int v7750 = v7739 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7751 = v7750 + v20;
-        const bool v7753 = v7743 < v7751;
-        const bool v7754 = v7312 || v7753;
-        const bool v7755 = v7747 && v7754;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7757 = v7737 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7758 = v7755 ? v7757 : __uint_as_float(0xff800000u);
-        v7248.x[12] = v7758;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7759 = static_cast<unsigned int>(v7248.col(13, iron_linear_thread() & 31u));
-        const unsigned int v7760 = static_cast<unsigned int>(v7248.row(13, iron_linear_thread() & 31u));
-        const float v7761 = v7248.x[13];
-        const unsigned int v7762 = v56 + v7760;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7763 = v6463 + v7759;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7764 = v7763 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7767 = v7762 + v35;
-        const unsigned int v7768 = v7763 + v20;
-        const bool v7769 = v7768 <= v7767;
-        const bool v7770 = v564 || v7769;
-        const bool v7771 = v7764 && v7770;
-        const unsigned int v7774 = v7763 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7775 = v7774 + v20;
-        const bool v7777 = v7767 < v7775;
-        const bool v7778 = v7312 || v7777;
-        const bool v7779 = v7771 && v7778;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7781 = v7761 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7782 = v7779 ? v7781 : __uint_as_float(0xff800000u);
-        v7248.x[13] = v7782;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7783 = static_cast<unsigned int>(v7248.col(14, iron_linear_thread() & 31u));
-        const unsigned int v7784 = static_cast<unsigned int>(v7248.row(14, iron_linear_thread() & 31u));
-        const float v7785 = v7248.x[14];
-        const unsigned int v7786 = v56 + v7784;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7787 = v6463 + v7783;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7788 = v7787 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7791 = v7786 + v35;
-        const unsigned int v7792 = v7787 + v20;
-        const bool v7793 = v7792 <= v7791;
-        const bool v7794 = v564 || v7793;
-        const bool v7795 = v7788 && v7794;
-        const unsigned int v7798 = v7787 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7799 = v7798 + v20;
-        const bool v7801 = v7791 < v7799;
-        const bool v7802 = v7312 || v7801;
-        const bool v7803 = v7795 && v7802;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7805 = v7785 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7806 = v7803 ? v7805 : __uint_as_float(0xff800000u);
-        v7248.x[14] = v7806;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7807 = static_cast<unsigned int>(v7248.col(15, iron_linear_thread() & 31u));
-        const unsigned int v7808 = static_cast<unsigned int>(v7248.row(15, iron_linear_thread() & 31u));
-        const float v7809 = v7248.x[15];
-        const unsigned int v7810 = v56 + v7808;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7811 = v6463 + v7807;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7812 = v7811 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7815 = v7810 + v35;
-        const unsigned int v7816 = v7811 + v20;
-        const bool v7817 = v7816 <= v7815;
-        const bool v7818 = v564 || v7817;
-        const bool v7819 = v7812 && v7818;
-        const unsigned int v7822 = v7811 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7823 = v7822 + v20;
-        const bool v7825 = v7815 < v7823;
-        const bool v7826 = v7312 || v7825;
-        const bool v7827 = v7819 && v7826;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7829 = v7809 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7830 = v7827 ? v7829 : __uint_as_float(0xff800000u);
-        v7248.x[15] = v7830;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7831 = static_cast<unsigned int>(v7248.col(16, iron_linear_thread() & 31u));
-        const unsigned int v7832 = static_cast<unsigned int>(v7248.row(16, iron_linear_thread() & 31u));
-        const float v7833 = v7248.x[16];
-        const unsigned int v7834 = v56 + v7832;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7835 = v6463 + v7831;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7836 = v7835 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7839 = v7834 + v35;
-        const unsigned int v7840 = v7835 + v20;
-        const bool v7841 = v7840 <= v7839;
-        const bool v7842 = v564 || v7841;
-        const bool v7843 = v7836 && v7842;
-        const unsigned int v7846 = v7835 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7847 = v7846 + v20;
-        const bool v7849 = v7839 < v7847;
-        const bool v7850 = v7312 || v7849;
-        const bool v7851 = v7843 && v7850;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7853 = v7833 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7854 = v7851 ? v7853 : __uint_as_float(0xff800000u);
-        v7248.x[16] = v7854;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7855 = static_cast<unsigned int>(v7248.col(17, iron_linear_thread() & 31u));
-        const unsigned int v7856 = static_cast<unsigned int>(v7248.row(17, iron_linear_thread() & 31u));
-        const float v7857 = v7248.x[17];
-        const unsigned int v7858 = v56 + v7856;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7859 = v6463 + v7855;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7860 = v7859 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7863 = v7858 + v35;
-        const unsigned int v7864 = v7859 + v20;
-        const bool v7865 = v7864 <= v7863;
-        const bool v7866 = v564 || v7865;
-        const bool v7867 = v7860 && v7866;
-        const unsigned int v7870 = v7859 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7871 = v7870 + v20;
-        const bool v7873 = v7863 < v7871;
-        const bool v7874 = v7312 || v7873;
-        const bool v7875 = v7867 && v7874;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7877 = v7857 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7878 = v7875 ? v7877 : __uint_as_float(0xff800000u);
-        v7248.x[17] = v7878;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7879 = static_cast<unsigned int>(v7248.col(18, iron_linear_thread() & 31u));
-        const unsigned int v7880 = static_cast<unsigned int>(v7248.row(18, iron_linear_thread() & 31u));
-        const float v7881 = v7248.x[18];
-        const unsigned int v7882 = v56 + v7880;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7883 = v6463 + v7879;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7884 = v7883 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7887 = v7882 + v35;
-        const unsigned int v7888 = v7883 + v20;
-        const bool v7889 = v7888 <= v7887;
-        const bool v7890 = v564 || v7889;
-        const bool v7891 = v7884 && v7890;
-        const unsigned int v7894 = v7883 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7895 = v7894 + v20;
-        const bool v7897 = v7887 < v7895;
-        const bool v7898 = v7312 || v7897;
-        const bool v7899 = v7891 && v7898;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7901 = v7881 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7902 = v7899 ? v7901 : __uint_as_float(0xff800000u);
-        v7248.x[18] = v7902;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7903 = static_cast<unsigned int>(v7248.col(19, iron_linear_thread() & 31u));
-        const unsigned int v7904 = static_cast<unsigned int>(v7248.row(19, iron_linear_thread() & 31u));
-        const float v7905 = v7248.x[19];
-        const unsigned int v7906 = v56 + v7904;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7907 = v6463 + v7903;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7908 = v7907 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7911 = v7906 + v35;
-        const unsigned int v7912 = v7907 + v20;
-        const bool v7913 = v7912 <= v7911;
-        const bool v7914 = v564 || v7913;
-        const bool v7915 = v7908 && v7914;
-        const unsigned int v7918 = v7907 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7919 = v7918 + v20;
-        const bool v7921 = v7911 < v7919;
-        const bool v7922 = v7312 || v7921;
-        const bool v7923 = v7915 && v7922;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7925 = v7905 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7926 = v7923 ? v7925 : __uint_as_float(0xff800000u);
-        v7248.x[19] = v7926;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7927 = static_cast<unsigned int>(v7248.col(20, iron_linear_thread() & 31u));
-        const unsigned int v7928 = static_cast<unsigned int>(v7248.row(20, iron_linear_thread() & 31u));
-        const float v7929 = v7248.x[20];
-        const unsigned int v7930 = v56 + v7928;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7931 = v6463 + v7927;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7932 = v7931 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7935 = v7930 + v35;
-        const unsigned int v7936 = v7931 + v20;
-        const bool v7937 = v7936 <= v7935;
-        const bool v7938 = v564 || v7937;
-        const bool v7939 = v7932 && v7938;
-        const unsigned int v7942 = v7931 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7943 = v7942 + v20;
-        const bool v7945 = v7935 < v7943;
-        const bool v7946 = v7312 || v7945;
-        const bool v7947 = v7939 && v7946;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7949 = v7929 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7950 = v7947 ? v7949 : __uint_as_float(0xff800000u);
-        v7248.x[20] = v7950;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7951 = static_cast<unsigned int>(v7248.col(21, iron_linear_thread() & 31u));
-        const unsigned int v7952 = static_cast<unsigned int>(v7248.row(21, iron_linear_thread() & 31u));
-        const float v7953 = v7248.x[21];
-        const unsigned int v7954 = v56 + v7952;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7955 = v6463 + v7951;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7956 = v7955 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7959 = v7954 + v35;
-        const unsigned int v7960 = v7955 + v20;
-        const bool v7961 = v7960 <= v7959;
-        const bool v7962 = v564 || v7961;
-        const bool v7963 = v7956 && v7962;
-        const unsigned int v7966 = v7955 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7967 = v7966 + v20;
-        const bool v7969 = v7959 < v7967;
-        const bool v7970 = v7312 || v7969;
-        const bool v7971 = v7963 && v7970;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7973 = v7953 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7974 = v7971 ? v7973 : __uint_as_float(0xff800000u);
-        v7248.x[21] = v7974;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7975 = static_cast<unsigned int>(v7248.col(22, iron_linear_thread() & 31u));
-        const unsigned int v7976 = static_cast<unsigned int>(v7248.row(22, iron_linear_thread() & 31u));
-        const float v7977 = v7248.x[22];
-        const unsigned int v7978 = v56 + v7976;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v7979 = v6463 + v7975;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v7980 = v7979 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v7983 = v7978 + v35;
-        const unsigned int v7984 = v7979 + v20;
-        const bool v7985 = v7984 <= v7983;
-        const bool v7986 = v564 || v7985;
-        const bool v7987 = v7980 && v7986;
-        const unsigned int v7990 = v7979 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v7991 = v7990 + v20;
-        const bool v7993 = v7983 < v7991;
-        const bool v7994 = v7312 || v7993;
-        const bool v7995 = v7987 && v7994;  // kernels/sdpa/flash_tile.hpp:164
-        const float v7997 = v7977 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v7998 = v7995 ? v7997 : __uint_as_float(0xff800000u);
-        v7248.x[22] = v7998;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v7999 = static_cast<unsigned int>(v7248.col(23, iron_linear_thread() & 31u));
-        const unsigned int v8000 = static_cast<unsigned int>(v7248.row(23, iron_linear_thread() & 31u));
-        const float v8001 = v7248.x[23];
-        const unsigned int v8002 = v56 + v8000;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8003 = v6463 + v7999;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8004 = v8003 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8007 = v8002 + v35;
-        const unsigned int v8008 = v8003 + v20;
-        const bool v8009 = v8008 <= v8007;
-        const bool v8010 = v564 || v8009;
-        const bool v8011 = v8004 && v8010;
-        const unsigned int v8014 = v8003 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8015 = v8014 + v20;
-        const bool v8017 = v8007 < v8015;
-        const bool v8018 = v7312 || v8017;
-        const bool v8019 = v8011 && v8018;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8021 = v8001 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8022 = v8019 ? v8021 : __uint_as_float(0xff800000u);
-        v7248.x[23] = v8022;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8023 = static_cast<unsigned int>(v7248.col(24, iron_linear_thread() & 31u));
-        const unsigned int v8024 = static_cast<unsigned int>(v7248.row(24, iron_linear_thread() & 31u));
-        const float v8025 = v7248.x[24];
-        const unsigned int v8026 = v56 + v8024;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8027 = v6463 + v8023;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8028 = v8027 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8031 = v8026 + v35;
-        const unsigned int v8032 = v8027 + v20;
-        const bool v8033 = v8032 <= v8031;
-        const bool v8034 = v564 || v8033;
-        const bool v8035 = v8028 && v8034;
-        const unsigned int v8038 = v8027 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8039 = v8038 + v20;
-        const bool v8041 = v8031 < v8039;
-        const bool v8042 = v7312 || v8041;
-        const bool v8043 = v8035 && v8042;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8045 = v8025 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8046 = v8043 ? v8045 : __uint_as_float(0xff800000u);
-        v7248.x[24] = v8046;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8047 = static_cast<unsigned int>(v7248.col(25, iron_linear_thread() & 31u));
-        const unsigned int v8048 = static_cast<unsigned int>(v7248.row(25, iron_linear_thread() & 31u));
-        const float v8049 = v7248.x[25];
-        const unsigned int v8050 = v56 + v8048;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8051 = v6463 + v8047;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8052 = v8051 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8055 = v8050 + v35;
-        const unsigned int v8056 = v8051 + v20;
-        const bool v8057 = v8056 <= v8055;
-        const bool v8058 = v564 || v8057;
-        const bool v8059 = v8052 && v8058;
-        const unsigned int v8062 = v8051 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8063 = v8062 + v20;
-        const bool v8065 = v8055 < v8063;
-        const bool v8066 = v7312 || v8065;
-        const bool v8067 = v8059 && v8066;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8069 = v8049 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8070 = v8067 ? v8069 : __uint_as_float(0xff800000u);
-        v7248.x[25] = v8070;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8071 = static_cast<unsigned int>(v7248.col(26, iron_linear_thread() & 31u));
-        const unsigned int v8072 = static_cast<unsigned int>(v7248.row(26, iron_linear_thread() & 31u));
-        const float v8073 = v7248.x[26];
-        const unsigned int v8074 = v56 + v8072;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8075 = v6463 + v8071;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8076 = v8075 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8079 = v8074 + v35;
-        const unsigned int v8080 = v8075 + v20;
-        const bool v8081 = v8080 <= v8079;
-        const bool v8082 = v564 || v8081;
-        const bool v8083 = v8076 && v8082;
-        const unsigned int v8086 = v8075 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8087 = v8086 + v20;
-        const bool v8089 = v8079 < v8087;
-        const bool v8090 = v7312 || v8089;
-        const bool v8091 = v8083 && v8090;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8093 = v8073 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8094 = v8091 ? v8093 : __uint_as_float(0xff800000u);
-        v7248.x[26] = v8094;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8095 = static_cast<unsigned int>(v7248.col(27, iron_linear_thread() & 31u));
-        const unsigned int v8096 = static_cast<unsigned int>(v7248.row(27, iron_linear_thread() & 31u));
-        const float v8097 = v7248.x[27];
-        const unsigned int v8098 = v56 + v8096;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8099 = v6463 + v8095;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8100 = v8099 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8103 = v8098 + v35;
-        const unsigned int v8104 = v8099 + v20;
-        const bool v8105 = v8104 <= v8103;
-        const bool v8106 = v564 || v8105;
-        const bool v8107 = v8100 && v8106;
-        const unsigned int v8110 = v8099 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8111 = v8110 + v20;
-        const bool v8113 = v8103 < v8111;
-        const bool v8114 = v7312 || v8113;
-        const bool v8115 = v8107 && v8114;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8117 = v8097 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8118 = v8115 ? v8117 : __uint_as_float(0xff800000u);
-        v7248.x[27] = v8118;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8119 = static_cast<unsigned int>(v7248.col(28, iron_linear_thread() & 31u));
-        const unsigned int v8120 = static_cast<unsigned int>(v7248.row(28, iron_linear_thread() & 31u));
-        const float v8121 = v7248.x[28];
-        const unsigned int v8122 = v56 + v8120;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8123 = v6463 + v8119;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8124 = v8123 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8127 = v8122 + v35;
-        const unsigned int v8128 = v8123 + v20;
-        const bool v8129 = v8128 <= v8127;
-        const bool v8130 = v564 || v8129;
-        const bool v8131 = v8124 && v8130;
-        const unsigned int v8134 = v8123 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8135 = v8134 + v20;
-        const bool v8137 = v8127 < v8135;
-        const bool v8138 = v7312 || v8137;
-        const bool v8139 = v8131 && v8138;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8141 = v8121 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8142 = v8139 ? v8141 : __uint_as_float(0xff800000u);
-        v7248.x[28] = v8142;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8143 = static_cast<unsigned int>(v7248.col(29, iron_linear_thread() & 31u));
-        const unsigned int v8144 = static_cast<unsigned int>(v7248.row(29, iron_linear_thread() & 31u));
-        const float v8145 = v7248.x[29];
-        const unsigned int v8146 = v56 + v8144;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8147 = v6463 + v8143;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8148 = v8147 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8151 = v8146 + v35;
-        const unsigned int v8152 = v8147 + v20;
-        const bool v8153 = v8152 <= v8151;
-        const bool v8154 = v564 || v8153;
-        const bool v8155 = v8148 && v8154;
-        const unsigned int v8158 = v8147 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8159 = v8158 + v20;
-        const bool v8161 = v8151 < v8159;
-        const bool v8162 = v7312 || v8161;
-        const bool v8163 = v8155 && v8162;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8165 = v8145 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8166 = v8163 ? v8165 : __uint_as_float(0xff800000u);
-        v7248.x[29] = v8166;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8167 = static_cast<unsigned int>(v7248.col(30, iron_linear_thread() & 31u));
-        const unsigned int v8168 = static_cast<unsigned int>(v7248.row(30, iron_linear_thread() & 31u));
-        const float v8169 = v7248.x[30];
-        const unsigned int v8170 = v56 + v8168;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8171 = v6463 + v8167;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8172 = v8171 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8175 = v8170 + v35;
-        const unsigned int v8176 = v8171 + v20;
-        const bool v8177 = v8176 <= v8175;
-        const bool v8178 = v564 || v8177;
-        const bool v8179 = v8172 && v8178;
-        const unsigned int v8182 = v8171 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8183 = v8182 + v20;
-        const bool v8185 = v8175 < v8183;
-        const bool v8186 = v7312 || v8185;
-        const bool v8187 = v8179 && v8186;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8189 = v8169 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8190 = v8187 ? v8189 : __uint_as_float(0xff800000u);
-        v7248.x[30] = v8190;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v8191 = static_cast<unsigned int>(v7248.col(31, iron_linear_thread() & 31u));
-        const unsigned int v8192 = static_cast<unsigned int>(v7248.row(31, iron_linear_thread() & 31u));
-        const float v8193 = v7248.x[31];
-        const unsigned int v8194 = v56 + v8192;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v8195 = v6463 + v8191;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v8196 = v8195 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v8199 = v8194 + v35;
-        const unsigned int v8200 = v8195 + v20;
-        const bool v8201 = v8200 <= v8199;
-        const bool v8202 = v564 || v8201;
-        const bool v8203 = v8196 && v8202;
-        const unsigned int v8206 = v8195 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v8207 = v8206 + v20;
-        const bool v8209 = v8199 < v8207;
-        const bool v8210 = v7312 || v8209;
-        const bool v8211 = v8203 && v8210;  // kernels/sdpa/flash_tile.hpp:164
-        const float v8213 = v8193 * v583;  // kernels/sdpa/flash_tile.hpp:166
-        const float v8214 = v8211 ? v8213 : __uint_as_float(0xff800000u);
-        v7248.x[31] = v8214;  // kernels/sdpa/flash_tile.hpp:161
+        const unsigned int v8707 = static_cast<unsigned int>(v8508.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8708 = static_cast<unsigned int>(v8508.row(0, iron_linear_thread() & 31u));
+        const float v8709 = v8508.x[0];
+        const unsigned int v8710 = v56 + v8708;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8711 = v7303 + v8707;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8712 = v8711 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8715 = v8710 + v35;
+        const unsigned int v8716 = v8711 + v20;
+        const bool v8717 = v8716 <= v8715;
+        const bool v8718 = v564 || v8717;
+        const bool v8719 = v8712 && v8718;
+        const unsigned int v8722 = v8711 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8723 = v8722 + v20;
+        const bool v8725 = v8715 < v8723;
+        const bool v8726 = v8572 || v8725;
+        const bool v8727 = v8719 && v8726;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8729 = v8709 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8730 = v8727 ? v8729 : __uint_as_float(0xff800000u);
+        v8508.x[0] = v8730;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8731 = static_cast<unsigned int>(v8508.col(1, iron_linear_thread() & 31u));
+        const unsigned int v8732 = static_cast<unsigned int>(v8508.row(1, iron_linear_thread() & 31u));
+        const float v8733 = v8508.x[1];
+        const unsigned int v8734 = v56 + v8732;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8735 = v7303 + v8731;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8736 = v8735 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8739 = v8734 + v35;
+        const unsigned int v8740 = v8735 + v20;
+        const bool v8741 = v8740 <= v8739;
+        const bool v8742 = v564 || v8741;
+        const bool v8743 = v8736 && v8742;
+        const unsigned int v8746 = v8735 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8747 = v8746 + v20;
+        const bool v8749 = v8739 < v8747;
+        const bool v8750 = v8572 || v8749;
+        const bool v8751 = v8743 && v8750;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8753 = v8733 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8754 = v8751 ? v8753 : __uint_as_float(0xff800000u);
+        v8508.x[1] = v8754;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8755 = static_cast<unsigned int>(v8508.col(2, iron_linear_thread() & 31u));
+        const unsigned int v8756 = static_cast<unsigned int>(v8508.row(2, iron_linear_thread() & 31u));
+        const float v8757 = v8508.x[2];
+        const unsigned int v8758 = v56 + v8756;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8759 = v7303 + v8755;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8760 = v8759 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8763 = v8758 + v35;
+        const unsigned int v8764 = v8759 + v20;
+        const bool v8765 = v8764 <= v8763;
+        const bool v8766 = v564 || v8765;
+        const bool v8767 = v8760 && v8766;
+        const unsigned int v8770 = v8759 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8771 = v8770 + v20;
+        const bool v8773 = v8763 < v8771;
+        const bool v8774 = v8572 || v8773;
+        const bool v8775 = v8767 && v8774;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8777 = v8757 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8778 = v8775 ? v8777 : __uint_as_float(0xff800000u);
+        v8508.x[2] = v8778;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8779 = static_cast<unsigned int>(v8508.col(3, iron_linear_thread() & 31u));
+        const unsigned int v8780 = static_cast<unsigned int>(v8508.row(3, iron_linear_thread() & 31u));
+        const float v8781 = v8508.x[3];
+        const unsigned int v8782 = v56 + v8780;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8783 = v7303 + v8779;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8784 = v8783 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8787 = v8782 + v35;
+        const unsigned int v8788 = v8783 + v20;
+        const bool v8789 = v8788 <= v8787;
+        const bool v8790 = v564 || v8789;
+        const bool v8791 = v8784 && v8790;
+        const unsigned int v8794 = v8783 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8795 = v8794 + v20;
+        const bool v8797 = v8787 < v8795;
+        const bool v8798 = v8572 || v8797;
+        const bool v8799 = v8791 && v8798;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8801 = v8781 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8802 = v8799 ? v8801 : __uint_as_float(0xff800000u);
+        v8508.x[3] = v8802;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8803 = static_cast<unsigned int>(v8508.col(4, iron_linear_thread() & 31u));
+        const unsigned int v8804 = static_cast<unsigned int>(v8508.row(4, iron_linear_thread() & 31u));
+        const float v8805 = v8508.x[4];
+        const unsigned int v8806 = v56 + v8804;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8807 = v7303 + v8803;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8808 = v8807 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8811 = v8806 + v35;
+        const unsigned int v8812 = v8807 + v20;
+        const bool v8813 = v8812 <= v8811;
+        const bool v8814 = v564 || v8813;
+        const bool v8815 = v8808 && v8814;
+        const unsigned int v8818 = v8807 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8819 = v8818 + v20;
+        const bool v8821 = v8811 < v8819;
+        const bool v8822 = v8572 || v8821;
+        const bool v8823 = v8815 && v8822;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8825 = v8805 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8826 = v8823 ? v8825 : __uint_as_float(0xff800000u);
+        v8508.x[4] = v8826;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8827 = static_cast<unsigned int>(v8508.col(5, iron_linear_thread() & 31u));
+        const unsigned int v8828 = static_cast<unsigned int>(v8508.row(5, iron_linear_thread() & 31u));
+        const float v8829 = v8508.x[5];
+        const unsigned int v8830 = v56 + v8828;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8831 = v7303 + v8827;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8832 = v8831 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8835 = v8830 + v35;
+        const unsigned int v8836 = v8831 + v20;
+        const bool v8837 = v8836 <= v8835;
+        const bool v8838 = v564 || v8837;
+        const bool v8839 = v8832 && v8838;
+        const unsigned int v8842 = v8831 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8843 = v8842 + v20;
+        const bool v8845 = v8835 < v8843;
+        const bool v8846 = v8572 || v8845;
+        const bool v8847 = v8839 && v8846;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8849 = v8829 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8850 = v8847 ? v8849 : __uint_as_float(0xff800000u);
+        v8508.x[5] = v8850;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8851 = static_cast<unsigned int>(v8508.col(6, iron_linear_thread() & 31u));
+        const unsigned int v8852 = static_cast<unsigned int>(v8508.row(6, iron_linear_thread() & 31u));
+        const float v8853 = v8508.x[6];
+        const unsigned int v8854 = v56 + v8852;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8855 = v7303 + v8851;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8856 = v8855 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8859 = v8854 + v35;
+        const unsigned int v8860 = v8855 + v20;
+        const bool v8861 = v8860 <= v8859;
+        const bool v8862 = v564 || v8861;
+        const bool v8863 = v8856 && v8862;
+        const unsigned int v8866 = v8855 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8867 = v8866 + v20;
+        const bool v8869 = v8859 < v8867;
+        const bool v8870 = v8572 || v8869;
+        const bool v8871 = v8863 && v8870;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8873 = v8853 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8874 = v8871 ? v8873 : __uint_as_float(0xff800000u);
+        v8508.x[6] = v8874;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8875 = static_cast<unsigned int>(v8508.col(7, iron_linear_thread() & 31u));
+        const unsigned int v8876 = static_cast<unsigned int>(v8508.row(7, iron_linear_thread() & 31u));
+        const float v8877 = v8508.x[7];
+        const unsigned int v8878 = v56 + v8876;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8879 = v7303 + v8875;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8880 = v8879 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8883 = v8878 + v35;
+        const unsigned int v8884 = v8879 + v20;
+        const bool v8885 = v8884 <= v8883;
+        const bool v8886 = v564 || v8885;
+        const bool v8887 = v8880 && v8886;
+        const unsigned int v8890 = v8879 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8891 = v8890 + v20;
+        const bool v8893 = v8883 < v8891;
+        const bool v8894 = v8572 || v8893;
+        const bool v8895 = v8887 && v8894;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8897 = v8877 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8898 = v8895 ? v8897 : __uint_as_float(0xff800000u);
+        v8508.x[7] = v8898;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8899 = static_cast<unsigned int>(v8508.col(8, iron_linear_thread() & 31u));
+        const unsigned int v8900 = static_cast<unsigned int>(v8508.row(8, iron_linear_thread() & 31u));
+        const float v8901 = v8508.x[8];
+        const unsigned int v8902 = v56 + v8900;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8903 = v7303 + v8899;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8904 = v8903 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8907 = v8902 + v35;
+        const unsigned int v8908 = v8903 + v20;
+        const bool v8909 = v8908 <= v8907;
+        const bool v8910 = v564 || v8909;
+        const bool v8911 = v8904 && v8910;
+        const unsigned int v8914 = v8903 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8915 = v8914 + v20;
+        const bool v8917 = v8907 < v8915;
+        const bool v8918 = v8572 || v8917;
+        const bool v8919 = v8911 && v8918;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8921 = v8901 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8922 = v8919 ? v8921 : __uint_as_float(0xff800000u);
+        v8508.x[8] = v8922;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8923 = static_cast<unsigned int>(v8508.col(9, iron_linear_thread() & 31u));
+        const unsigned int v8924 = static_cast<unsigned int>(v8508.row(9, iron_linear_thread() & 31u));
+        const float v8925 = v8508.x[9];
+        const unsigned int v8926 = v56 + v8924;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8927 = v7303 + v8923;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8928 = v8927 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8931 = v8926 + v35;
+        const unsigned int v8932 = v8927 + v20;
+        const bool v8933 = v8932 <= v8931;
+        const bool v8934 = v564 || v8933;
+        const bool v8935 = v8928 && v8934;
+        const unsigned int v8938 = v8927 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8939 = v8938 + v20;
+        const bool v8941 = v8931 < v8939;
+        const bool v8942 = v8572 || v8941;
+        const bool v8943 = v8935 && v8942;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8945 = v8925 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8946 = v8943 ? v8945 : __uint_as_float(0xff800000u);
+        v8508.x[9] = v8946;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8947 = static_cast<unsigned int>(v8508.col(10, iron_linear_thread() & 31u));
+        const unsigned int v8948 = static_cast<unsigned int>(v8508.row(10, iron_linear_thread() & 31u));
+        const float v8949 = v8508.x[10];
+        const unsigned int v8950 = v56 + v8948;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8951 = v7303 + v8947;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8952 = v8951 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8955 = v8950 + v35;
+        const unsigned int v8956 = v8951 + v20;
+        const bool v8957 = v8956 <= v8955;
+        const bool v8958 = v564 || v8957;
+        const bool v8959 = v8952 && v8958;
+        const unsigned int v8962 = v8951 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8963 = v8962 + v20;
+        const bool v8965 = v8955 < v8963;
+        const bool v8966 = v8572 || v8965;
+        const bool v8967 = v8959 && v8966;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8969 = v8949 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8970 = v8967 ? v8969 : __uint_as_float(0xff800000u);
+        v8508.x[10] = v8970;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8971 = static_cast<unsigned int>(v8508.col(11, iron_linear_thread() & 31u));
+        const unsigned int v8972 = static_cast<unsigned int>(v8508.row(11, iron_linear_thread() & 31u));
+        const float v8973 = v8508.x[11];
+        const unsigned int v8974 = v56 + v8972;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8975 = v7303 + v8971;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8976 = v8975 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8979 = v8974 + v35;
+        const unsigned int v8980 = v8975 + v20;
+        const bool v8981 = v8980 <= v8979;
+        const bool v8982 = v564 || v8981;
+        const bool v8983 = v8976 && v8982;
+        const unsigned int v8986 = v8975 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8987 = v8986 + v20;
+        const bool v8989 = v8979 < v8987;
+        const bool v8990 = v8572 || v8989;
+        const bool v8991 = v8983 && v8990;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8993 = v8973 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8994 = v8991 ? v8993 : __uint_as_float(0xff800000u);
+        v8508.x[11] = v8994;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8995 = static_cast<unsigned int>(v8508.col(12, iron_linear_thread() & 31u));
+        const unsigned int v8996 = static_cast<unsigned int>(v8508.row(12, iron_linear_thread() & 31u));
+        const float v8997 = v8508.x[12];
+        const unsigned int v8998 = v56 + v8996;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8999 = v7303 + v8995;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9000 = v8999 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9003 = v8998 + v35;
+        const unsigned int v9004 = v8999 + v20;
+        const bool v9005 = v9004 <= v9003;
+        const bool v9006 = v564 || v9005;
+        const bool v9007 = v9000 && v9006;
+        const unsigned int v9010 = v8999 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9011 = v9010 + v20;
+        const bool v9013 = v9003 < v9011;
+        const bool v9014 = v8572 || v9013;
+        const bool v9015 = v9007 && v9014;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9017 = v8997 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9018 = v9015 ? v9017 : __uint_as_float(0xff800000u);
+        v8508.x[12] = v9018;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9019 = static_cast<unsigned int>(v8508.col(13, iron_linear_thread() & 31u));
+        const unsigned int v9020 = static_cast<unsigned int>(v8508.row(13, iron_linear_thread() & 31u));
+        const float v9021 = v8508.x[13];
+        const unsigned int v9022 = v56 + v9020;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9023 = v7303 + v9019;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9024 = v9023 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9027 = v9022 + v35;
+        const unsigned int v9028 = v9023 + v20;
+        const bool v9029 = v9028 <= v9027;
+        const bool v9030 = v564 || v9029;
+        const bool v9031 = v9024 && v9030;
+        const unsigned int v9034 = v9023 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9035 = v9034 + v20;
+        const bool v9037 = v9027 < v9035;
+        const bool v9038 = v8572 || v9037;
+        const bool v9039 = v9031 && v9038;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9041 = v9021 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9042 = v9039 ? v9041 : __uint_as_float(0xff800000u);
+        v8508.x[13] = v9042;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9043 = static_cast<unsigned int>(v8508.col(14, iron_linear_thread() & 31u));
+        const unsigned int v9044 = static_cast<unsigned int>(v8508.row(14, iron_linear_thread() & 31u));
+        const float v9045 = v8508.x[14];
+        const unsigned int v9046 = v56 + v9044;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9047 = v7303 + v9043;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9048 = v9047 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9051 = v9046 + v35;
+        const unsigned int v9052 = v9047 + v20;
+        const bool v9053 = v9052 <= v9051;
+        const bool v9054 = v564 || v9053;
+        const bool v9055 = v9048 && v9054;
+        const unsigned int v9058 = v9047 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9059 = v9058 + v20;
+        const bool v9061 = v9051 < v9059;
+        const bool v9062 = v8572 || v9061;
+        const bool v9063 = v9055 && v9062;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9065 = v9045 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9066 = v9063 ? v9065 : __uint_as_float(0xff800000u);
+        v8508.x[14] = v9066;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9067 = static_cast<unsigned int>(v8508.col(15, iron_linear_thread() & 31u));
+        const unsigned int v9068 = static_cast<unsigned int>(v8508.row(15, iron_linear_thread() & 31u));
+        const float v9069 = v8508.x[15];
+        const unsigned int v9070 = v56 + v9068;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9071 = v7303 + v9067;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9072 = v9071 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9075 = v9070 + v35;
+        const unsigned int v9076 = v9071 + v20;
+        const bool v9077 = v9076 <= v9075;
+        const bool v9078 = v564 || v9077;
+        const bool v9079 = v9072 && v9078;
+        const unsigned int v9082 = v9071 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9083 = v9082 + v20;
+        const bool v9085 = v9075 < v9083;
+        const bool v9086 = v8572 || v9085;
+        const bool v9087 = v9079 && v9086;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9089 = v9069 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9090 = v9087 ? v9089 : __uint_as_float(0xff800000u);
+        v8508.x[15] = v9090;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9091 = static_cast<unsigned int>(v8508.col(16, iron_linear_thread() & 31u));
+        const unsigned int v9092 = static_cast<unsigned int>(v8508.row(16, iron_linear_thread() & 31u));
+        const float v9093 = v8508.x[16];
+        const unsigned int v9094 = v56 + v9092;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9095 = v7303 + v9091;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9096 = v9095 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9099 = v9094 + v35;
+        const unsigned int v9100 = v9095 + v20;
+        const bool v9101 = v9100 <= v9099;
+        const bool v9102 = v564 || v9101;
+        const bool v9103 = v9096 && v9102;
+        const unsigned int v9106 = v9095 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9107 = v9106 + v20;
+        const bool v9109 = v9099 < v9107;
+        const bool v9110 = v8572 || v9109;
+        const bool v9111 = v9103 && v9110;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9113 = v9093 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9114 = v9111 ? v9113 : __uint_as_float(0xff800000u);
+        v8508.x[16] = v9114;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9115 = static_cast<unsigned int>(v8508.col(17, iron_linear_thread() & 31u));
+        const unsigned int v9116 = static_cast<unsigned int>(v8508.row(17, iron_linear_thread() & 31u));
+        const float v9117 = v8508.x[17];
+        const unsigned int v9118 = v56 + v9116;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9119 = v7303 + v9115;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9120 = v9119 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9123 = v9118 + v35;
+        const unsigned int v9124 = v9119 + v20;
+        const bool v9125 = v9124 <= v9123;
+        const bool v9126 = v564 || v9125;
+        const bool v9127 = v9120 && v9126;
+        const unsigned int v9130 = v9119 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9131 = v9130 + v20;
+        const bool v9133 = v9123 < v9131;
+        const bool v9134 = v8572 || v9133;
+        const bool v9135 = v9127 && v9134;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9137 = v9117 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9138 = v9135 ? v9137 : __uint_as_float(0xff800000u);
+        v8508.x[17] = v9138;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9139 = static_cast<unsigned int>(v8508.col(18, iron_linear_thread() & 31u));
+        const unsigned int v9140 = static_cast<unsigned int>(v8508.row(18, iron_linear_thread() & 31u));
+        const float v9141 = v8508.x[18];
+        const unsigned int v9142 = v56 + v9140;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9143 = v7303 + v9139;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9144 = v9143 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9147 = v9142 + v35;
+        const unsigned int v9148 = v9143 + v20;
+        const bool v9149 = v9148 <= v9147;
+        const bool v9150 = v564 || v9149;
+        const bool v9151 = v9144 && v9150;
+        const unsigned int v9154 = v9143 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9155 = v9154 + v20;
+        const bool v9157 = v9147 < v9155;
+        const bool v9158 = v8572 || v9157;
+        const bool v9159 = v9151 && v9158;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9161 = v9141 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9162 = v9159 ? v9161 : __uint_as_float(0xff800000u);
+        v8508.x[18] = v9162;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9163 = static_cast<unsigned int>(v8508.col(19, iron_linear_thread() & 31u));
+        const unsigned int v9164 = static_cast<unsigned int>(v8508.row(19, iron_linear_thread() & 31u));
+        const float v9165 = v8508.x[19];
+        const unsigned int v9166 = v56 + v9164;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9167 = v7303 + v9163;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9168 = v9167 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9171 = v9166 + v35;
+        const unsigned int v9172 = v9167 + v20;
+        const bool v9173 = v9172 <= v9171;
+        const bool v9174 = v564 || v9173;
+        const bool v9175 = v9168 && v9174;
+        const unsigned int v9178 = v9167 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9179 = v9178 + v20;
+        const bool v9181 = v9171 < v9179;
+        const bool v9182 = v8572 || v9181;
+        const bool v9183 = v9175 && v9182;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9185 = v9165 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9186 = v9183 ? v9185 : __uint_as_float(0xff800000u);
+        v8508.x[19] = v9186;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9187 = static_cast<unsigned int>(v8508.col(20, iron_linear_thread() & 31u));
+        const unsigned int v9188 = static_cast<unsigned int>(v8508.row(20, iron_linear_thread() & 31u));
+        const float v9189 = v8508.x[20];
+        const unsigned int v9190 = v56 + v9188;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9191 = v7303 + v9187;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9192 = v9191 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9195 = v9190 + v35;
+        const unsigned int v9196 = v9191 + v20;
+        const bool v9197 = v9196 <= v9195;
+        const bool v9198 = v564 || v9197;
+        const bool v9199 = v9192 && v9198;
+        const unsigned int v9202 = v9191 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9203 = v9202 + v20;
+        const bool v9205 = v9195 < v9203;
+        const bool v9206 = v8572 || v9205;
+        const bool v9207 = v9199 && v9206;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9209 = v9189 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9210 = v9207 ? v9209 : __uint_as_float(0xff800000u);
+        v8508.x[20] = v9210;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9211 = static_cast<unsigned int>(v8508.col(21, iron_linear_thread() & 31u));
+        const unsigned int v9212 = static_cast<unsigned int>(v8508.row(21, iron_linear_thread() & 31u));
+        const float v9213 = v8508.x[21];
+        const unsigned int v9214 = v56 + v9212;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9215 = v7303 + v9211;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9216 = v9215 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9219 = v9214 + v35;
+        const unsigned int v9220 = v9215 + v20;
+        const bool v9221 = v9220 <= v9219;
+        const bool v9222 = v564 || v9221;
+        const bool v9223 = v9216 && v9222;
+        const unsigned int v9226 = v9215 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9227 = v9226 + v20;
+        const bool v9229 = v9219 < v9227;
+        const bool v9230 = v8572 || v9229;
+        const bool v9231 = v9223 && v9230;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9233 = v9213 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9234 = v9231 ? v9233 : __uint_as_float(0xff800000u);
+        v8508.x[21] = v9234;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9235 = static_cast<unsigned int>(v8508.col(22, iron_linear_thread() & 31u));
+        const unsigned int v9236 = static_cast<unsigned int>(v8508.row(22, iron_linear_thread() & 31u));
+        const float v9237 = v8508.x[22];
+        const unsigned int v9238 = v56 + v9236;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9239 = v7303 + v9235;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9240 = v9239 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9243 = v9238 + v35;
+        const unsigned int v9244 = v9239 + v20;
+        const bool v9245 = v9244 <= v9243;
+        const bool v9246 = v564 || v9245;
+        const bool v9247 = v9240 && v9246;
+        const unsigned int v9250 = v9239 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9251 = v9250 + v20;
+        const bool v9253 = v9243 < v9251;
+        const bool v9254 = v8572 || v9253;
+        const bool v9255 = v9247 && v9254;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9257 = v9237 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9258 = v9255 ? v9257 : __uint_as_float(0xff800000u);
+        v8508.x[22] = v9258;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9259 = static_cast<unsigned int>(v8508.col(23, iron_linear_thread() & 31u));
+        const unsigned int v9260 = static_cast<unsigned int>(v8508.row(23, iron_linear_thread() & 31u));
+        const float v9261 = v8508.x[23];
+        const unsigned int v9262 = v56 + v9260;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9263 = v7303 + v9259;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9264 = v9263 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9267 = v9262 + v35;
+        const unsigned int v9268 = v9263 + v20;
+        const bool v9269 = v9268 <= v9267;
+        const bool v9270 = v564 || v9269;
+        const bool v9271 = v9264 && v9270;
+        const unsigned int v9274 = v9263 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9275 = v9274 + v20;
+        const bool v9277 = v9267 < v9275;
+        const bool v9278 = v8572 || v9277;
+        const bool v9279 = v9271 && v9278;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9281 = v9261 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9282 = v9279 ? v9281 : __uint_as_float(0xff800000u);
+        v8508.x[23] = v9282;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9283 = static_cast<unsigned int>(v8508.col(24, iron_linear_thread() & 31u));
+        const unsigned int v9284 = static_cast<unsigned int>(v8508.row(24, iron_linear_thread() & 31u));
+        const float v9285 = v8508.x[24];
+        const unsigned int v9286 = v56 + v9284;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9287 = v7303 + v9283;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9288 = v9287 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9291 = v9286 + v35;
+        const unsigned int v9292 = v9287 + v20;
+        const bool v9293 = v9292 <= v9291;
+        const bool v9294 = v564 || v9293;
+        const bool v9295 = v9288 && v9294;
+        const unsigned int v9298 = v9287 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9299 = v9298 + v20;
+        const bool v9301 = v9291 < v9299;
+        const bool v9302 = v8572 || v9301;
+        const bool v9303 = v9295 && v9302;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9305 = v9285 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9306 = v9303 ? v9305 : __uint_as_float(0xff800000u);
+        v8508.x[24] = v9306;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9307 = static_cast<unsigned int>(v8508.col(25, iron_linear_thread() & 31u));
+        const unsigned int v9308 = static_cast<unsigned int>(v8508.row(25, iron_linear_thread() & 31u));
+        const float v9309 = v8508.x[25];
+        const unsigned int v9310 = v56 + v9308;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9311 = v7303 + v9307;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9312 = v9311 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9315 = v9310 + v35;
+        const unsigned int v9316 = v9311 + v20;
+        const bool v9317 = v9316 <= v9315;
+        const bool v9318 = v564 || v9317;
+        const bool v9319 = v9312 && v9318;
+        const unsigned int v9322 = v9311 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9323 = v9322 + v20;
+        const bool v9325 = v9315 < v9323;
+        const bool v9326 = v8572 || v9325;
+        const bool v9327 = v9319 && v9326;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9329 = v9309 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9330 = v9327 ? v9329 : __uint_as_float(0xff800000u);
+        v8508.x[25] = v9330;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9331 = static_cast<unsigned int>(v8508.col(26, iron_linear_thread() & 31u));
+        const unsigned int v9332 = static_cast<unsigned int>(v8508.row(26, iron_linear_thread() & 31u));
+        const float v9333 = v8508.x[26];
+        const unsigned int v9334 = v56 + v9332;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9335 = v7303 + v9331;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9336 = v9335 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9339 = v9334 + v35;
+        const unsigned int v9340 = v9335 + v20;
+        const bool v9341 = v9340 <= v9339;
+        const bool v9342 = v564 || v9341;
+        const bool v9343 = v9336 && v9342;
+        const unsigned int v9346 = v9335 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9347 = v9346 + v20;
+        const bool v9349 = v9339 < v9347;
+        const bool v9350 = v8572 || v9349;
+        const bool v9351 = v9343 && v9350;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9353 = v9333 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9354 = v9351 ? v9353 : __uint_as_float(0xff800000u);
+        v8508.x[26] = v9354;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9355 = static_cast<unsigned int>(v8508.col(27, iron_linear_thread() & 31u));
+        const unsigned int v9356 = static_cast<unsigned int>(v8508.row(27, iron_linear_thread() & 31u));
+        const float v9357 = v8508.x[27];
+        const unsigned int v9358 = v56 + v9356;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9359 = v7303 + v9355;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9360 = v9359 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9363 = v9358 + v35;
+        const unsigned int v9364 = v9359 + v20;
+        const bool v9365 = v9364 <= v9363;
+        const bool v9366 = v564 || v9365;
+        const bool v9367 = v9360 && v9366;
+        const unsigned int v9370 = v9359 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9371 = v9370 + v20;
+        const bool v9373 = v9363 < v9371;
+        const bool v9374 = v8572 || v9373;
+        const bool v9375 = v9367 && v9374;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9377 = v9357 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9378 = v9375 ? v9377 : __uint_as_float(0xff800000u);
+        v8508.x[27] = v9378;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9379 = static_cast<unsigned int>(v8508.col(28, iron_linear_thread() & 31u));
+        const unsigned int v9380 = static_cast<unsigned int>(v8508.row(28, iron_linear_thread() & 31u));
+        const float v9381 = v8508.x[28];
+        const unsigned int v9382 = v56 + v9380;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9383 = v7303 + v9379;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9384 = v9383 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9387 = v9382 + v35;
+        const unsigned int v9388 = v9383 + v20;
+        const bool v9389 = v9388 <= v9387;
+        const bool v9390 = v564 || v9389;
+        const bool v9391 = v9384 && v9390;
+        const unsigned int v9394 = v9383 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9395 = v9394 + v20;
+        const bool v9397 = v9387 < v9395;
+        const bool v9398 = v8572 || v9397;
+        const bool v9399 = v9391 && v9398;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9401 = v9381 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9402 = v9399 ? v9401 : __uint_as_float(0xff800000u);
+        v8508.x[28] = v9402;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9403 = static_cast<unsigned int>(v8508.col(29, iron_linear_thread() & 31u));
+        const unsigned int v9404 = static_cast<unsigned int>(v8508.row(29, iron_linear_thread() & 31u));
+        const float v9405 = v8508.x[29];
+        const unsigned int v9406 = v56 + v9404;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9407 = v7303 + v9403;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9408 = v9407 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9411 = v9406 + v35;
+        const unsigned int v9412 = v9407 + v20;
+        const bool v9413 = v9412 <= v9411;
+        const bool v9414 = v564 || v9413;
+        const bool v9415 = v9408 && v9414;
+        const unsigned int v9418 = v9407 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9419 = v9418 + v20;
+        const bool v9421 = v9411 < v9419;
+        const bool v9422 = v8572 || v9421;
+        const bool v9423 = v9415 && v9422;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9425 = v9405 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9426 = v9423 ? v9425 : __uint_as_float(0xff800000u);
+        v8508.x[29] = v9426;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9427 = static_cast<unsigned int>(v8508.col(30, iron_linear_thread() & 31u));
+        const unsigned int v9428 = static_cast<unsigned int>(v8508.row(30, iron_linear_thread() & 31u));
+        const float v9429 = v8508.x[30];
+        const unsigned int v9430 = v56 + v9428;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9431 = v7303 + v9427;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9432 = v9431 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9435 = v9430 + v35;
+        const unsigned int v9436 = v9431 + v20;
+        const bool v9437 = v9436 <= v9435;
+        const bool v9438 = v564 || v9437;
+        const bool v9439 = v9432 && v9438;
+        const unsigned int v9442 = v9431 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9443 = v9442 + v20;
+        const bool v9445 = v9435 < v9443;
+        const bool v9446 = v8572 || v9445;
+        const bool v9447 = v9439 && v9446;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9449 = v9429 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9450 = v9447 ? v9449 : __uint_as_float(0xff800000u);
+        v8508.x[30] = v9450;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9451 = static_cast<unsigned int>(v8508.col(31, iron_linear_thread() & 31u));
+        const unsigned int v9452 = static_cast<unsigned int>(v8508.row(31, iron_linear_thread() & 31u));
+        const float v9453 = v8508.x[31];
+        const unsigned int v9454 = v56 + v9452;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9455 = v7303 + v9451;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9456 = v9455 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9459 = v9454 + v35;
+        const unsigned int v9460 = v9455 + v20;
+        const bool v9461 = v9460 <= v9459;
+        const bool v9462 = v564 || v9461;
+        const bool v9463 = v9456 && v9462;
+        const unsigned int v9466 = v9455 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9467 = v9466 + v20;
+        const bool v9469 = v9459 < v9467;
+        const bool v9470 = v8572 || v9469;
+        const bool v9471 = v9463 && v9470;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9473 = v9453 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9474 = v9471 ? v9473 : __uint_as_float(0xff800000u);
+        v8508.x[31] = v9474;  // kernels/sdpa/flash_tile.hpp:152
       }
-      iron_frag<float, 2, 16, 8> v8216;  // kernels/sdpa/flash_tile.hpp:182
-      iron_frag_fill(v8216, 0.0f);
-      iron_frag<float, 2, 16, 8> v8218;  // kernels/sdpa/flash_tile.hpp:192
-      iron_frag_fill(v8218, 0.0f);
-      iron_frag_row_reduce<false>(v8218, v7248);
-      const float v8222 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:194
-      const float v8223 = v8218.x[0];  // kernels/sdpa/flash_tile.hpp:195
-      const float v8224 = fmaxf(v8222, v8223);
-      const bool v8227 = v8224 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8228 = v8227 ? 0.0f : v8224;
-      const float v8229 = v8222 - v8228;  // kernels/sdpa/flash_tile.hpp:195
-      const float v8230 = iron_exp2_approx(v8229);
-      v8216.x[0] = v8230;  // kernels/sdpa/flash_tile.hpp:193
-      const float v8234 = v585.x[1];  // kernels/sdpa/flash_tile.hpp:194
-      const float v8235 = v8218.x[1];  // kernels/sdpa/flash_tile.hpp:195
-      const float v8236 = fmaxf(v8234, v8235);
-      const bool v8239 = v8236 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8240 = v8239 ? 0.0f : v8236;
-      const float v8241 = v8234 - v8240;  // kernels/sdpa/flash_tile.hpp:195
-      const float v8242 = iron_exp2_approx(v8241);
-      v8216.x[1] = v8242;  // kernels/sdpa/flash_tile.hpp:193
-      const float v8246 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:194
-      const float v8247 = v8218.x[2];  // kernels/sdpa/flash_tile.hpp:195
-      const float v8248 = fmaxf(v8246, v8247);
-      const bool v8251 = v8248 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8252 = v8251 ? 0.0f : v8248;
-      const float v8253 = v8246 - v8252;  // kernels/sdpa/flash_tile.hpp:195
-      const float v8254 = iron_exp2_approx(v8253);
-      v8216.x[2] = v8254;  // kernels/sdpa/flash_tile.hpp:193
-      const float v8258 = v585.x[3];  // kernels/sdpa/flash_tile.hpp:194
-      const float v8259 = v8218.x[3];  // kernels/sdpa/flash_tile.hpp:195
-      const float v8260 = fmaxf(v8258, v8259);
-      const bool v8263 = v8260 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8264 = v8263 ? 0.0f : v8260;
-      const float v8265 = v8258 - v8264;  // kernels/sdpa/flash_tile.hpp:195
-      const float v8266 = iron_exp2_approx(v8265);
-      v8216.x[3] = v8266;  // kernels/sdpa/flash_tile.hpp:193
-      const float v8269 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:197
-      const float v8270 = v8218.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8271 = fmaxf(v8269, v8270);
-      v585.x[0] = v8271;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8274 = v585.x[1];
-      const float v8275 = v8218.x[1];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8276 = fmaxf(v8274, v8275);
-      v585.x[1] = v8276;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8279 = v585.x[2];
-      const float v8280 = v8218.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8281 = fmaxf(v8279, v8280);
-      v585.x[2] = v8281;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8284 = v585.x[3];
-      const float v8285 = v8218.x[3];  // kernels/sdpa/flash_tile.hpp:198
-      const float v8286 = fmaxf(v8284, v8285);
-      v585.x[3] = v8286;  // kernels/sdpa/flash_tile.hpp:197
-      const float v8289 = v7248.x[0];  // kernels/sdpa/flash_tile.hpp:200
-      const float v8290 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8293 = v8290 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8294 = v8293 ? 0.0f : v8290;
-      const float v8295 = v8289 - v8294;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8296 = iron_exp2_approx(v8295);
-      v7248.x[0] = v8296;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8299 = v7248.x[1];
-      const float v8300 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8303 = v8300 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8304 = v8303 ? 0.0f : v8300;
-      const float v8305 = v8299 - v8304;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8306 = iron_exp2_approx(v8305);
-      v7248.x[1] = v8306;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8309 = v7248.x[2];
-      const float v8310 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8313 = v8310 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8314 = v8313 ? 0.0f : v8310;
-      const float v8315 = v8309 - v8314;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8316 = iron_exp2_approx(v8315);
-      v7248.x[2] = v8316;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8319 = v7248.x[3];
-      const float v8320 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8323 = v8320 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8324 = v8323 ? 0.0f : v8320;
-      const float v8325 = v8319 - v8324;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8326 = iron_exp2_approx(v8325);
-      v7248.x[3] = v8326;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8329 = v7248.x[4];
-      const float v8330 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8333 = v8330 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8334 = v8333 ? 0.0f : v8330;
-      const float v8335 = v8329 - v8334;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8336 = iron_exp2_approx(v8335);
-      v7248.x[4] = v8336;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8339 = v7248.x[5];
-      const float v8340 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8343 = v8340 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8344 = v8343 ? 0.0f : v8340;
-      const float v8345 = v8339 - v8344;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8346 = iron_exp2_approx(v8345);
-      v7248.x[5] = v8346;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8349 = v7248.x[6];
-      const float v8350 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8353 = v8350 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8354 = v8353 ? 0.0f : v8350;
-      const float v8355 = v8349 - v8354;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8356 = iron_exp2_approx(v8355);
-      v7248.x[6] = v8356;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8359 = v7248.x[7];
-      const float v8360 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8363 = v8360 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8364 = v8363 ? 0.0f : v8360;
-      const float v8365 = v8359 - v8364;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8366 = iron_exp2_approx(v8365);
-      v7248.x[7] = v8366;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8369 = v7248.x[8];
-      const float v8370 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8373 = v8370 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8374 = v8373 ? 0.0f : v8370;
-      const float v8375 = v8369 - v8374;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8376 = iron_exp2_approx(v8375);
-      v7248.x[8] = v8376;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8379 = v7248.x[9];
-      const float v8380 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8383 = v8380 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8384 = v8383 ? 0.0f : v8380;
-      const float v8385 = v8379 - v8384;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8386 = iron_exp2_approx(v8385);
-      v7248.x[9] = v8386;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8389 = v7248.x[10];
-      const float v8390 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8393 = v8390 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8394 = v8393 ? 0.0f : v8390;
-      const float v8395 = v8389 - v8394;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8396 = iron_exp2_approx(v8395);
-      v7248.x[10] = v8396;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8399 = v7248.x[11];
-      const float v8400 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8403 = v8400 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8404 = v8403 ? 0.0f : v8400;
-      const float v8405 = v8399 - v8404;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8406 = iron_exp2_approx(v8405);
-      v7248.x[11] = v8406;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8409 = v7248.x[12];
-      const float v8410 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8413 = v8410 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8414 = v8413 ? 0.0f : v8410;
-      const float v8415 = v8409 - v8414;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8416 = iron_exp2_approx(v8415);
-      v7248.x[12] = v8416;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8419 = v7248.x[13];
-      const float v8420 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8423 = v8420 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8424 = v8423 ? 0.0f : v8420;
-      const float v8425 = v8419 - v8424;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8426 = iron_exp2_approx(v8425);
-      v7248.x[13] = v8426;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8429 = v7248.x[14];
-      const float v8430 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8433 = v8430 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8434 = v8433 ? 0.0f : v8430;
-      const float v8435 = v8429 - v8434;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8436 = iron_exp2_approx(v8435);
-      v7248.x[14] = v8436;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8439 = v7248.x[15];
-      const float v8440 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8443 = v8440 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8444 = v8443 ? 0.0f : v8440;
-      const float v8445 = v8439 - v8444;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8446 = iron_exp2_approx(v8445);
-      v7248.x[15] = v8446;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8449 = v7248.x[16];
-      const float v8450 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8453 = v8450 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8454 = v8453 ? 0.0f : v8450;
-      const float v8455 = v8449 - v8454;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8456 = iron_exp2_approx(v8455);
-      v7248.x[16] = v8456;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8459 = v7248.x[17];
-      const float v8460 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8463 = v8460 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8464 = v8463 ? 0.0f : v8460;
-      const float v8465 = v8459 - v8464;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8466 = iron_exp2_approx(v8465);
-      v7248.x[17] = v8466;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8469 = v7248.x[18];
-      const float v8470 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8473 = v8470 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8474 = v8473 ? 0.0f : v8470;
-      const float v8475 = v8469 - v8474;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8476 = iron_exp2_approx(v8475);
-      v7248.x[18] = v8476;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8479 = v7248.x[19];
-      const float v8480 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8483 = v8480 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8484 = v8483 ? 0.0f : v8480;
-      const float v8485 = v8479 - v8484;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8486 = iron_exp2_approx(v8485);
-      v7248.x[19] = v8486;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8489 = v7248.x[20];
-      const float v8490 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8493 = v8490 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8494 = v8493 ? 0.0f : v8490;
-      const float v8495 = v8489 - v8494;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8496 = iron_exp2_approx(v8495);
-      v7248.x[20] = v8496;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8499 = v7248.x[21];
-      const float v8500 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8503 = v8500 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8504 = v8503 ? 0.0f : v8500;
-      const float v8505 = v8499 - v8504;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8506 = iron_exp2_approx(v8505);
-      v7248.x[21] = v8506;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8509 = v7248.x[22];
-      const float v8510 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8513 = v8510 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8514 = v8513 ? 0.0f : v8510;
-      const float v8515 = v8509 - v8514;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8516 = iron_exp2_approx(v8515);
-      v7248.x[22] = v8516;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8519 = v7248.x[23];
-      const float v8520 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8523 = v8520 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8524 = v8523 ? 0.0f : v8520;
-      const float v8525 = v8519 - v8524;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8526 = iron_exp2_approx(v8525);
-      v7248.x[23] = v8526;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8529 = v7248.x[24];
-      const float v8530 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8533 = v8530 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8534 = v8533 ? 0.0f : v8530;
-      const float v8535 = v8529 - v8534;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8536 = iron_exp2_approx(v8535);
-      v7248.x[24] = v8536;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8539 = v7248.x[25];
-      const float v8540 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8543 = v8540 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8544 = v8543 ? 0.0f : v8540;
-      const float v8545 = v8539 - v8544;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8546 = iron_exp2_approx(v8545);
-      v7248.x[25] = v8546;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8549 = v7248.x[26];
-      const float v8550 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8553 = v8550 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8554 = v8553 ? 0.0f : v8550;
-      const float v8555 = v8549 - v8554;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8556 = iron_exp2_approx(v8555);
-      v7248.x[26] = v8556;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8559 = v7248.x[27];
-      const float v8560 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8563 = v8560 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8564 = v8563 ? 0.0f : v8560;
-      const float v8565 = v8559 - v8564;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8566 = iron_exp2_approx(v8565);
-      v7248.x[27] = v8566;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8569 = v7248.x[28];
-      const float v8570 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8573 = v8570 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8574 = v8573 ? 0.0f : v8570;
-      const float v8575 = v8569 - v8574;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8576 = iron_exp2_approx(v8575);
-      v7248.x[28] = v8576;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8579 = v7248.x[29];
-      const float v8580 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8583 = v8580 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8584 = v8583 ? 0.0f : v8580;
-      const float v8585 = v8579 - v8584;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8586 = iron_exp2_approx(v8585);
-      v7248.x[29] = v8586;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8589 = v7248.x[30];
-      const float v8590 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8593 = v8590 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8594 = v8593 ? 0.0f : v8590;
-      const float v8595 = v8589 - v8594;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8596 = iron_exp2_approx(v8595);
-      v7248.x[30] = v8596;  // kernels/sdpa/flash_tile.hpp:200
-      const float v8599 = v7248.x[31];
-      const float v8600 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v8603 = v8600 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v8604 = v8603 ? 0.0f : v8600;
-      const float v8605 = v8599 - v8604;  // kernels/sdpa/flash_tile.hpp:201
-      const float v8606 = iron_exp2_approx(v8605);
-      v7248.x[31] = v8606;  // kernels/sdpa/flash_tile.hpp:200
-      iron_frag<float, 2, 16, 8> v8608;  // kernels/sdpa/flash_tile.hpp:203
-      iron_frag_fill(v8608, 0.0f);
-      iron_frag_row_reduce<true>(v8608, v7248);
-      const float v8611 = v587.x[0];  // kernels/sdpa/flash_tile.hpp:204
-      const float v8612 = v8608.x[0];  // kernels/sdpa/flash_tile.hpp:205
-      const float v8613 = v8216.x[0];
-      const float v8614 = v8611 * v8613;
-      const float v8615 = v8614 + v8612;
-      v587.x[0] = v8615;  // kernels/sdpa/flash_tile.hpp:204
-      const float v8618 = v587.x[1];
-      const float v8619 = v8608.x[1];  // kernels/sdpa/flash_tile.hpp:205
-      const float v8620 = v8216.x[1];
-      const float v8621 = v8618 * v8620;
-      const float v8622 = v8621 + v8619;
-      v587.x[1] = v8622;  // kernels/sdpa/flash_tile.hpp:204
-      const float v8625 = v587.x[2];
-      const float v8626 = v8608.x[2];  // kernels/sdpa/flash_tile.hpp:205
-      const float v8627 = v8216.x[2];
-      const float v8628 = v8625 * v8627;
-      const float v8629 = v8628 + v8626;
-      v587.x[2] = v8629;  // kernels/sdpa/flash_tile.hpp:204
-      const float v8632 = v587.x[3];
-      const float v8633 = v8608.x[3];  // kernels/sdpa/flash_tile.hpp:205
-      const float v8634 = v8216.x[3];
-      const float v8635 = v8632 * v8634;
-      const float v8636 = v8635 + v8633;
-      v587.x[3] = v8636;  // kernels/sdpa/flash_tile.hpp:204
-      const float v8639 = v589.x[0];  // kernels/sdpa/flash_tile.hpp:214
-      const float v8640 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8641 = v8639 * v8640;
-      v589.x[0] = v8641;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8644 = v589.x[1];
-      const float v8645 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8646 = v8644 * v8645;
-      v589.x[1] = v8646;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8649 = v589.x[2];
-      const float v8650 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8651 = v8649 * v8650;
-      v589.x[2] = v8651;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8654 = v589.x[3];
-      const float v8655 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8656 = v8654 * v8655;
-      v589.x[3] = v8656;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8659 = v589.x[4];
-      const float v8660 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8661 = v8659 * v8660;
-      v589.x[4] = v8661;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8664 = v589.x[5];
-      const float v8665 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8666 = v8664 * v8665;
-      v589.x[5] = v8666;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8669 = v589.x[6];
-      const float v8670 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8671 = v8669 * v8670;
-      v589.x[6] = v8671;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8674 = v589.x[7];
-      const float v8675 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8676 = v8674 * v8675;
-      v589.x[7] = v8676;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8679 = v589.x[8];
-      const float v8680 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8681 = v8679 * v8680;
-      v589.x[8] = v8681;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8684 = v589.x[9];
-      const float v8685 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8686 = v8684 * v8685;
-      v589.x[9] = v8686;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8689 = v589.x[10];
-      const float v8690 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8691 = v8689 * v8690;
-      v589.x[10] = v8691;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8694 = v589.x[11];
-      const float v8695 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8696 = v8694 * v8695;
-      v589.x[11] = v8696;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8699 = v589.x[12];
-      const float v8700 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8701 = v8699 * v8700;
-      v589.x[12] = v8701;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8704 = v589.x[13];
-      const float v8705 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8706 = v8704 * v8705;
-      v589.x[13] = v8706;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8709 = v589.x[14];
-      const float v8710 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8711 = v8709 * v8710;
-      v589.x[14] = v8711;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8714 = v589.x[15];
-      const float v8715 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8716 = v8714 * v8715;
-      v589.x[15] = v8716;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8719 = v589.x[16];
-      const float v8720 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8721 = v8719 * v8720;
-      v589.x[16] = v8721;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8724 = v589.x[17];
-      const float v8725 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8726 = v8724 * v8725;
-      v589.x[17] = v8726;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8729 = v589.x[18];
-      const float v8730 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8731 = v8729 * v8730;
-      v589.x[18] = v8731;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8734 = v589.x[19];
-      const float v8735 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8736 = v8734 * v8735;
-      v589.x[19] = v8736;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8739 = v589.x[20];
-      const float v8740 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8741 = v8739 * v8740;
-      v589.x[20] = v8741;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8744 = v589.x[21];
-      const float v8745 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8746 = v8744 * v8745;
-      v589.x[21] = v8746;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8749 = v589.x[22];
-      const float v8750 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8751 = v8749 * v8750;
-      v589.x[22] = v8751;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8754 = v589.x[23];
-      const float v8755 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8756 = v8754 * v8755;
-      v589.x[23] = v8756;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8759 = v589.x[24];
-      const float v8760 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8761 = v8759 * v8760;
-      v589.x[24] = v8761;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8764 = v589.x[25];
-      const float v8765 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8766 = v8764 * v8765;
-      v589.x[25] = v8766;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8769 = v589.x[26];
-      const float v8770 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8771 = v8769 * v8770;
-      v589.x[26] = v8771;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8774 = v589.x[27];
-      const float v8775 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8776 = v8774 * v8775;
-      v589.x[27] = v8776;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8779 = v589.x[28];
-      const float v8780 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8781 = v8779 * v8780;
-      v589.x[28] = v8781;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8784 = v589.x[29];
-      const float v8785 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8786 = v8784 * v8785;
-      v589.x[29] = v8786;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8789 = v589.x[30];
-      const float v8790 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8791 = v8789 * v8790;
-      v589.x[30] = v8791;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8794 = v589.x[31];
-      const float v8795 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8796 = v8794 * v8795;
-      v589.x[31] = v8796;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8799 = v591.x[0];
-      const float v8800 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8801 = v8799 * v8800;
-      v591.x[0] = v8801;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8804 = v591.x[1];
-      const float v8805 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8806 = v8804 * v8805;
-      v591.x[1] = v8806;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8809 = v591.x[2];
-      const float v8810 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8811 = v8809 * v8810;
-      v591.x[2] = v8811;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8814 = v591.x[3];
-      const float v8815 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8816 = v8814 * v8815;
-      v591.x[3] = v8816;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8819 = v591.x[4];
-      const float v8820 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8821 = v8819 * v8820;
-      v591.x[4] = v8821;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8824 = v591.x[5];
-      const float v8825 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8826 = v8824 * v8825;
-      v591.x[5] = v8826;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8829 = v591.x[6];
-      const float v8830 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8831 = v8829 * v8830;
-      v591.x[6] = v8831;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8834 = v591.x[7];
-      const float v8835 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8836 = v8834 * v8835;
-      v591.x[7] = v8836;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8839 = v591.x[8];
-      const float v8840 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8841 = v8839 * v8840;
-      v591.x[8] = v8841;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8844 = v591.x[9];
-      const float v8845 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8846 = v8844 * v8845;
-      v591.x[9] = v8846;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8849 = v591.x[10];
-      const float v8850 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8851 = v8849 * v8850;
-      v591.x[10] = v8851;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8854 = v591.x[11];
-      const float v8855 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8856 = v8854 * v8855;
-      v591.x[11] = v8856;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8859 = v591.x[12];
-      const float v8860 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8861 = v8859 * v8860;
-      v591.x[12] = v8861;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8864 = v591.x[13];
-      const float v8865 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8866 = v8864 * v8865;
-      v591.x[13] = v8866;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8869 = v591.x[14];
-      const float v8870 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8871 = v8869 * v8870;
-      v591.x[14] = v8871;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8874 = v591.x[15];
-      const float v8875 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8876 = v8874 * v8875;
-      v591.x[15] = v8876;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8879 = v591.x[16];
-      const float v8880 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8881 = v8879 * v8880;
-      v591.x[16] = v8881;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8884 = v591.x[17];
-      const float v8885 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8886 = v8884 * v8885;
-      v591.x[17] = v8886;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8889 = v591.x[18];
-      const float v8890 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8891 = v8889 * v8890;
-      v591.x[18] = v8891;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8894 = v591.x[19];
-      const float v8895 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8896 = v8894 * v8895;
-      v591.x[19] = v8896;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8899 = v591.x[20];
-      const float v8900 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8901 = v8899 * v8900;
-      v591.x[20] = v8901;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8904 = v591.x[21];
-      const float v8905 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8906 = v8904 * v8905;
-      v591.x[21] = v8906;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8909 = v591.x[22];
-      const float v8910 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8911 = v8909 * v8910;
-      v591.x[22] = v8911;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8914 = v591.x[23];
-      const float v8915 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8916 = v8914 * v8915;
-      v591.x[23] = v8916;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8919 = v591.x[24];
-      const float v8920 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8921 = v8919 * v8920;
-      v591.x[24] = v8921;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8924 = v591.x[25];
-      const float v8925 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8926 = v8924 * v8925;
-      v591.x[25] = v8926;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8929 = v591.x[26];
-      const float v8930 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8931 = v8929 * v8930;
-      v591.x[26] = v8931;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8934 = v591.x[27];
-      const float v8935 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8936 = v8934 * v8935;
-      v591.x[27] = v8936;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8939 = v591.x[28];
-      const float v8940 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8941 = v8939 * v8940;
-      v591.x[28] = v8941;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8944 = v591.x[29];
-      const float v8945 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8946 = v8944 * v8945;
-      v591.x[29] = v8946;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8949 = v591.x[30];
-      const float v8950 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8951 = v8949 * v8950;
-      v591.x[30] = v8951;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8954 = v591.x[31];
-      const float v8955 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8956 = v8954 * v8955;
-      v591.x[31] = v8956;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8959 = v593.x[0];
-      const float v8960 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8961 = v8959 * v8960;
-      v593.x[0] = v8961;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8964 = v593.x[1];
-      const float v8965 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8966 = v8964 * v8965;
-      v593.x[1] = v8966;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8969 = v593.x[2];
-      const float v8970 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8971 = v8969 * v8970;
-      v593.x[2] = v8971;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8974 = v593.x[3];
-      const float v8975 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8976 = v8974 * v8975;
-      v593.x[3] = v8976;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8979 = v593.x[4];
-      const float v8980 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8981 = v8979 * v8980;
-      v593.x[4] = v8981;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8984 = v593.x[5];
-      const float v8985 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8986 = v8984 * v8985;
-      v593.x[5] = v8986;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8989 = v593.x[6];
-      const float v8990 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8991 = v8989 * v8990;
-      v593.x[6] = v8991;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8994 = v593.x[7];
-      const float v8995 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v8996 = v8994 * v8995;
-      v593.x[7] = v8996;  // kernels/sdpa/flash_tile.hpp:214
-      const float v8999 = v593.x[8];
-      const float v9000 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9001 = v8999 * v9000;
-      v593.x[8] = v9001;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9004 = v593.x[9];
-      const float v9005 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9006 = v9004 * v9005;
-      v593.x[9] = v9006;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9009 = v593.x[10];
-      const float v9010 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9011 = v9009 * v9010;
-      v593.x[10] = v9011;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9014 = v593.x[11];
-      const float v9015 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9016 = v9014 * v9015;
-      v593.x[11] = v9016;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9019 = v593.x[12];
-      const float v9020 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9021 = v9019 * v9020;
-      v593.x[12] = v9021;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9024 = v593.x[13];
-      const float v9025 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9026 = v9024 * v9025;
-      v593.x[13] = v9026;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9029 = v593.x[14];
-      const float v9030 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9031 = v9029 * v9030;
-      v593.x[14] = v9031;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9034 = v593.x[15];
-      const float v9035 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9036 = v9034 * v9035;
-      v593.x[15] = v9036;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9039 = v593.x[16];
-      const float v9040 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9041 = v9039 * v9040;
-      v593.x[16] = v9041;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9044 = v593.x[17];
-      const float v9045 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9046 = v9044 * v9045;
-      v593.x[17] = v9046;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9049 = v593.x[18];
-      const float v9050 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9051 = v9049 * v9050;
-      v593.x[18] = v9051;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9054 = v593.x[19];
-      const float v9055 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9056 = v9054 * v9055;
-      v593.x[19] = v9056;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9059 = v593.x[20];
-      const float v9060 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9061 = v9059 * v9060;
-      v593.x[20] = v9061;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9064 = v593.x[21];
-      const float v9065 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9066 = v9064 * v9065;
-      v593.x[21] = v9066;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9069 = v593.x[22];
-      const float v9070 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9071 = v9069 * v9070;
-      v593.x[22] = v9071;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9074 = v593.x[23];
-      const float v9075 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9076 = v9074 * v9075;
-      v593.x[23] = v9076;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9079 = v593.x[24];
-      const float v9080 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9081 = v9079 * v9080;
-      v593.x[24] = v9081;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9084 = v593.x[25];
-      const float v9085 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9086 = v9084 * v9085;
-      v593.x[25] = v9086;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9089 = v593.x[26];
-      const float v9090 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9091 = v9089 * v9090;
-      v593.x[26] = v9091;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9094 = v593.x[27];
-      const float v9095 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9096 = v9094 * v9095;
-      v593.x[27] = v9096;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9099 = v593.x[28];
-      const float v9100 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9101 = v9099 * v9100;
-      v593.x[28] = v9101;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9104 = v593.x[29];
-      const float v9105 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9106 = v9104 * v9105;
-      v593.x[29] = v9106;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9109 = v593.x[30];
-      const float v9110 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9111 = v9109 * v9110;
-      v593.x[30] = v9111;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9114 = v593.x[31];
-      const float v9115 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9116 = v9114 * v9115;
-      v593.x[31] = v9116;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9119 = v595.x[0];
-      const float v9120 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9121 = v9119 * v9120;
-      v595.x[0] = v9121;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9124 = v595.x[1];
-      const float v9125 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9126 = v9124 * v9125;
-      v595.x[1] = v9126;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9129 = v595.x[2];
-      const float v9130 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9131 = v9129 * v9130;
-      v595.x[2] = v9131;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9134 = v595.x[3];
-      const float v9135 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9136 = v9134 * v9135;
-      v595.x[3] = v9136;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9139 = v595.x[4];
-      const float v9140 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9141 = v9139 * v9140;
-      v595.x[4] = v9141;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9144 = v595.x[5];
-      const float v9145 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9146 = v9144 * v9145;
-      v595.x[5] = v9146;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9149 = v595.x[6];
-      const float v9150 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9151 = v9149 * v9150;
-      v595.x[6] = v9151;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9154 = v595.x[7];
-      const float v9155 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9156 = v9154 * v9155;
-      v595.x[7] = v9156;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9159 = v595.x[8];
-      const float v9160 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9161 = v9159 * v9160;
-      v595.x[8] = v9161;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9164 = v595.x[9];
-      const float v9165 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9166 = v9164 * v9165;
-      v595.x[9] = v9166;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9169 = v595.x[10];
-      const float v9170 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9171 = v9169 * v9170;
-      v595.x[10] = v9171;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9174 = v595.x[11];
-      const float v9175 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9176 = v9174 * v9175;
-      v595.x[11] = v9176;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9179 = v595.x[12];
-      const float v9180 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9181 = v9179 * v9180;
-      v595.x[12] = v9181;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9184 = v595.x[13];
-      const float v9185 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9186 = v9184 * v9185;
-      v595.x[13] = v9186;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9189 = v595.x[14];
-      const float v9190 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9191 = v9189 * v9190;
-      v595.x[14] = v9191;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9194 = v595.x[15];
-      const float v9195 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9196 = v9194 * v9195;
-      v595.x[15] = v9196;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9199 = v595.x[16];
-      const float v9200 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9201 = v9199 * v9200;
-      v595.x[16] = v9201;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9204 = v595.x[17];
-      const float v9205 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9206 = v9204 * v9205;
-      v595.x[17] = v9206;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9209 = v595.x[18];
-      const float v9210 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9211 = v9209 * v9210;
-      v595.x[18] = v9211;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9214 = v595.x[19];
-      const float v9215 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9216 = v9214 * v9215;
-      v595.x[19] = v9216;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9219 = v595.x[20];
-      const float v9220 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9221 = v9219 * v9220;
-      v595.x[20] = v9221;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9224 = v595.x[21];
-      const float v9225 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9226 = v9224 * v9225;
-      v595.x[21] = v9226;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9229 = v595.x[22];
-      const float v9230 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9231 = v9229 * v9230;
-      v595.x[22] = v9231;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9234 = v595.x[23];
-      const float v9235 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9236 = v9234 * v9235;
-      v595.x[23] = v9236;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9239 = v595.x[24];
-      const float v9240 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9241 = v9239 * v9240;
-      v595.x[24] = v9241;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9244 = v595.x[25];
-      const float v9245 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9246 = v9244 * v9245;
-      v595.x[25] = v9246;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9249 = v595.x[26];
-      const float v9250 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9251 = v9249 * v9250;
-      v595.x[26] = v9251;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9254 = v595.x[27];
-      const float v9255 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9256 = v9254 * v9255;
-      v595.x[27] = v9256;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9259 = v595.x[28];
-      const float v9260 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9261 = v9259 * v9260;
-      v595.x[28] = v9261;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9264 = v595.x[29];
-      const float v9265 = v8216.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9266 = v9264 * v9265;
-      v595.x[29] = v9266;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9269 = v595.x[30];
-      const float v9270 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9271 = v9269 * v9270;
-      v595.x[30] = v9271;  // kernels/sdpa/flash_tile.hpp:214
-      const float v9274 = v595.x[31];
-      const float v9275 = v8216.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v9276 = v9274 * v9275;
-      v595.x[31] = v9276;  // kernels/sdpa/flash_tile.hpp:214
-      iron_frag<iron_bf16, 0, 16, 64> v9278;  // kernels/sdpa/flash_warpgroup.hpp:117
-      iron_frag_fill(v9278, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v9278, v7248);
-      iron_frag_store<false>(v9278, shm3, v9285, 64u);  // kernels/sdpa/flash_warpgroup.hpp:124
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:126
-      iron_frag<iron_bf16, 0, 16, 16> v9539;  // kernels/sdpa/flash_warpgroup.hpp:129
-      iron_frag_fill(v9539, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9539, shm3, v9350, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9541;
-      iron_frag_fill(v9541, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9541, shm2, v7252, 64u);
-      iron_frag_mma_sync(v589, v9539, v9541);
-      const unsigned int v9548 = v7252 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v9550;
-      iron_frag_fill(v9550, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9550, shm3, v9361, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9552;
-      iron_frag_fill(v9552, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9552, shm2, v9548, 64u);
-      iron_frag_mma_sync(v589, v9550, v9552);
-      const unsigned int v9559 = v7252 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v9561;
-      iron_frag_fill(v9561, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9561, shm3, v9370, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9563;
-      iron_frag_fill(v9563, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9563, shm2, v9559, 64u);
-      iron_frag_mma_sync(v589, v9561, v9563);
-      const unsigned int v9570 = v7252 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v9572;
-      iron_frag_fill(v9572, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9572, shm3, v9379, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9574;
-      iron_frag_fill(v9574, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9574, shm2, v9570, 64u);
-      iron_frag_mma_sync(v589, v9572, v9574);
-      iron_frag<iron_bf16, 0, 16, 16> v9592;
-      iron_frag_fill(v9592, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9592, shm3, v9350, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9594;
-      iron_frag_fill(v9594, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9594, shm2, v7265, 64u);
-      iron_frag_mma_sync(v591, v9592, v9594);
-      const unsigned int v9601 = v7265 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v9603;
-      iron_frag_fill(v9603, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9603, shm3, v9361, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9605;
-      iron_frag_fill(v9605, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9605, shm2, v9601, 64u);
-      iron_frag_mma_sync(v591, v9603, v9605);
-      const unsigned int v9612 = v7265 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v9614;
-      iron_frag_fill(v9614, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9614, shm3, v9370, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9616;
-      iron_frag_fill(v9616, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9616, shm2, v9612, 64u);
-      iron_frag_mma_sync(v591, v9614, v9616);
-      const unsigned int v9623 = v7265 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v9625;
-      iron_frag_fill(v9625, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9625, shm3, v9379, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9627;
-      iron_frag_fill(v9627, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9627, shm2, v9623, 64u);
-      iron_frag_mma_sync(v591, v9625, v9627);
-      iron_frag<iron_bf16, 0, 16, 16> v9645;
-      iron_frag_fill(v9645, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9645, shm3, v9350, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9647;
-      iron_frag_fill(v9647, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9647, shm2, v7277, 64u);
-      iron_frag_mma_sync(v593, v9645, v9647);
-      const unsigned int v9654 = v7277 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v9656;
-      iron_frag_fill(v9656, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9656, shm3, v9361, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9658;
-      iron_frag_fill(v9658, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9658, shm2, v9654, 64u);
-      iron_frag_mma_sync(v593, v9656, v9658);
-      const unsigned int v9665 = v7277 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v9667;
-      iron_frag_fill(v9667, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9667, shm3, v9370, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9669;
-      iron_frag_fill(v9669, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9669, shm2, v9665, 64u);
-      iron_frag_mma_sync(v593, v9667, v9669);
-      const unsigned int v9676 = v7277 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v9678;
-      iron_frag_fill(v9678, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9678, shm3, v9379, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9680;
-      iron_frag_fill(v9680, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9680, shm2, v9676, 64u);
-      iron_frag_mma_sync(v593, v9678, v9680);
-      iron_frag<iron_bf16, 0, 16, 16> v9698;
-      iron_frag_fill(v9698, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9698, shm3, v9350, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9700;
-      iron_frag_fill(v9700, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9700, shm2, v7289, 64u);
-      iron_frag_mma_sync(v595, v9698, v9700);
-      const unsigned int v9707 = v7289 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v9709;
-      iron_frag_fill(v9709, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9709, shm3, v9361, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9711;
-      iron_frag_fill(v9711, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9711, shm2, v9707, 64u);
-      iron_frag_mma_sync(v595, v9709, v9711);
-      const unsigned int v9718 = v7289 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v9720;
-      iron_frag_fill(v9720, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9720, shm3, v9370, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9722;
-      iron_frag_fill(v9722, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9722, shm2, v9718, 64u);
-      iron_frag_mma_sync(v595, v9720, v9722);
-      const unsigned int v9729 = v7289 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v9731;
-      iron_frag_fill(v9731, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9731, shm3, v9379, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9733;
-      iron_frag_fill(v9733, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9733, shm2, v9729, 64u);
-      iron_frag_mma_sync(v595, v9731, v9733);
-    }
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:93
-    const float v3489 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:228
-    iron_frag<float, 2, 16, 8> v3491;  // kernels/sdpa/flash_tile.hpp:229
-    iron_frag_fill(v3491, 0.0f);
-    const float v3495 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3496 = fmaxf(v3495, v3489);
-    const bool v3499 = v3496 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v3500 = v3499 ? 0.0f : v3496;
-    v3491.x[0] = v3500;  // kernels/sdpa/flash_tile.hpp:230
-    const float v3504 = v585.x[1];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3505 = fmaxf(v3504, v3489);
-    const bool v3508 = v3505 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v3509 = v3508 ? 0.0f : v3505;
-    v3491.x[1] = v3509;  // kernels/sdpa/flash_tile.hpp:230
-    const float v3513 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3514 = fmaxf(v3513, v3489);
-    const bool v3517 = v3514 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v3518 = v3517 ? 0.0f : v3514;
-    v3491.x[2] = v3518;  // kernels/sdpa/flash_tile.hpp:230
-    const float v3522 = v585.x[3];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3523 = fmaxf(v3522, v3489);
-    const bool v3526 = v3523 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v3527 = v3526 ? 0.0f : v3523;
-    v3491.x[3] = v3527;  // kernels/sdpa/flash_tile.hpp:230
-    iron_frag<float, 2, 16, 8> v3529;  // kernels/sdpa/flash_tile.hpp:233
-    iron_frag_fill(v3529, 0.0f);
-    const float v3533 = v3491.x[0];  // kernels/sdpa/flash_tile.hpp:235
-    const float v3534 = v3489 - v3533;
-    const float v3535 = exp2f(v3534);
-    const float v3537 = v585.x[0];
-    const float v3538 = v3537 - v3533;
-    const float v3539 = exp2f(v3538);
-    const float v3540 = v587.x[0];
-    const float v3541 = v3540 * v3539;
-    const float v3542 = v3541 + v3535;
-    v3529.x[0] = v3542;  // kernels/sdpa/flash_tile.hpp:234
-    const float v3546 = v3491.x[1];  // kernels/sdpa/flash_tile.hpp:235
-    const float v3547 = v3489 - v3546;
-    const float v3548 = exp2f(v3547);
-    const float v3550 = v585.x[1];
-    const float v3551 = v3550 - v3546;
-    const float v3552 = exp2f(v3551);
-    const float v3553 = v587.x[1];
-    const float v3554 = v3553 * v3552;
-    const float v3555 = v3554 + v3548;
-    v3529.x[1] = v3555;  // kernels/sdpa/flash_tile.hpp:234
-    const float v3559 = v3491.x[2];  // kernels/sdpa/flash_tile.hpp:235
-    const float v3560 = v3489 - v3559;
-    const float v3561 = exp2f(v3560);
-    const float v3563 = v585.x[2];
-    const float v3564 = v3563 - v3559;
-    const float v3565 = exp2f(v3564);
-    const float v3566 = v587.x[2];
-    const float v3567 = v3566 * v3565;
-    const float v3568 = v3567 + v3561;
-    v3529.x[2] = v3568;  // kernels/sdpa/flash_tile.hpp:234
-    const float v3572 = v3491.x[3];  // kernels/sdpa/flash_tile.hpp:235
-    const float v3573 = v3489 - v3572;
-    const float v3574 = exp2f(v3573);
-    const float v3576 = v585.x[3];
-    const float v3577 = v3576 - v3572;
-    const float v3578 = exp2f(v3577);
-    const float v3579 = v587.x[3];
-    const float v3580 = v3579 * v3578;
-    const float v3581 = v3580 + v3574;
-    v3529.x[3] = v3581;  // kernels/sdpa/flash_tile.hpp:234
-    iron_frag<float, 2, 16, 8> v3583;  // kernels/sdpa/flash_tile.hpp:237
-    iron_frag_fill(v3583, 0.0f);
-    const float v3587 = v3529.x[0];  // kernels/sdpa/flash_tile.hpp:239
-    const float v3589 = v3491.x[0];  // kernels/sdpa/flash_tile.hpp:240
-    const float v3590 = v585.x[0];
-    const float v3591 = v3590 - v3589;
-    const float v3592 = exp2f(v3591);
-    const float v3593 = v3592 / v3587;
-    const bool v3595 = v3587 > 0.0f;
-    const float v3596 = v3595 ? v3593 : 0.0f;
-    v3583.x[0] = v3596;  // kernels/sdpa/flash_tile.hpp:238
-    const float v3600 = v3529.x[1];  // kernels/sdpa/flash_tile.hpp:239
-    const float v3602 = v3491.x[1];  // kernels/sdpa/flash_tile.hpp:240
-    const float v3603 = v585.x[1];
-    const float v3604 = v3603 - v3602;
-    const float v3605 = exp2f(v3604);
-    const float v3606 = v3605 / v3600;
-    const bool v3608 = v3600 > 0.0f;
-    const float v3609 = v3608 ? v3606 : 0.0f;
-    v3583.x[1] = v3609;  // kernels/sdpa/flash_tile.hpp:238
-    const float v3613 = v3529.x[2];  // kernels/sdpa/flash_tile.hpp:239
-    const float v3615 = v3491.x[2];  // kernels/sdpa/flash_tile.hpp:240
-    const float v3616 = v585.x[2];
-    const float v3617 = v3616 - v3615;
-    const float v3618 = exp2f(v3617);
-    const float v3619 = v3618 / v3613;
-    const bool v3621 = v3613 > 0.0f;
-    const float v3622 = v3621 ? v3619 : 0.0f;
-    v3583.x[2] = v3622;  // kernels/sdpa/flash_tile.hpp:238
-    const float v3626 = v3529.x[3];  // kernels/sdpa/flash_tile.hpp:239
-    const float v3628 = v3491.x[3];  // kernels/sdpa/flash_tile.hpp:240
-    const float v3629 = v585.x[3];
-    const float v3630 = v3629 - v3628;
-    const float v3631 = exp2f(v3630);
-    const float v3632 = v3631 / v3626;
-    const bool v3634 = v3626 > 0.0f;
-    const float v3635 = v3634 ? v3632 : 0.0f;
-    v3583.x[3] = v3635;  // kernels/sdpa/flash_tile.hpp:238
-    const unsigned int v3637 = v56 + v8638;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3638 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3639 = v589.x[0];
-    const float v3640 = v3639 * v3638;
-    const bool v3641 = v3637 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3641) {
-      const iron_bf16 v3645 = iron_f32_to_bf16(v3640);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3647 = v13 + v3637;
-      const unsigned int v3648 = v3647 * v1;
-      const unsigned int v3649 = v3648 + v28;
-      const unsigned int v3650 = v3649 << 8u;
-      const unsigned int v3651 = v3650 + v8637;
-      out[v3651] = v3645;
-    }
-    const unsigned int v3653 = v56 + v8643;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3654 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3655 = v589.x[1];
-    const float v3656 = v3655 * v3654;
-    const bool v3657 = v3653 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3657) {
-      const iron_bf16 v3661 = iron_f32_to_bf16(v3656);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3663 = v13 + v3653;
-      const unsigned int v3664 = v3663 * v1;
-      const unsigned int v3665 = v3664 + v28;
-      const unsigned int v3666 = v3665 << 8u;
-      const unsigned int v3667 = v3666 + v8642;
-      out[v3667] = v3661;
-    }
-    const unsigned int v3669 = v56 + v8648;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3670 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3671 = v589.x[2];
-    const float v3672 = v3671 * v3670;
-    const bool v3673 = v3669 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3673) {
-      const iron_bf16 v3677 = iron_f32_to_bf16(v3672);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3679 = v13 + v3669;
-      const unsigned int v3680 = v3679 * v1;
-      const unsigned int v3681 = v3680 + v28;
-      const unsigned int v3682 = v3681 << 8u;
-      const unsigned int v3683 = v3682 + v8647;
-      out[v3683] = v3677;
-    }
-    const unsigned int v3685 = v56 + v8653;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3686 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3687 = v589.x[3];
-    const float v3688 = v3687 * v3686;
-    const bool v3689 = v3685 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3689) {
-      const iron_bf16 v3693 = iron_f32_to_bf16(v3688);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3695 = v13 + v3685;
-      const unsigned int v3696 = v3695 * v1;
-      const unsigned int v3697 = v3696 + v28;
-      const unsigned int v3698 = v3697 << 8u;
-      const unsigned int v3699 = v3698 + v8652;
-      out[v3699] = v3693;
-    }
-    const unsigned int v3701 = v56 + v8658;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3702 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3703 = v589.x[4];
-    const float v3704 = v3703 * v3702;
-    const bool v3705 = v3701 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3705) {
-      const iron_bf16 v3709 = iron_f32_to_bf16(v3704);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3711 = v13 + v3701;
-      const unsigned int v3712 = v3711 * v1;
-      const unsigned int v3713 = v3712 + v28;
-      const unsigned int v3714 = v3713 << 8u;
-      const unsigned int v3715 = v3714 + v8657;
-      out[v3715] = v3709;
-    }
-    const unsigned int v3717 = v56 + v8663;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3718 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3719 = v589.x[5];
-    const float v3720 = v3719 * v3718;
-    const bool v3721 = v3717 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3721) {
-      const iron_bf16 v3725 = iron_f32_to_bf16(v3720);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3727 = v13 + v3717;
-      const unsigned int v3728 = v3727 * v1;
-      const unsigned int v3729 = v3728 + v28;
-      const unsigned int v3730 = v3729 << 8u;
-      const unsigned int v3731 = v3730 + v8662;
-      out[v3731] = v3725;
-    }
-    const unsigned int v3733 = v56 + v8668;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3734 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3735 = v589.x[6];
-    const float v3736 = v3735 * v3734;
-    const bool v3737 = v3733 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3737) {
-      const iron_bf16 v3741 = iron_f32_to_bf16(v3736);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3743 = v13 + v3733;
-      const unsigned int v3744 = v3743 * v1;
-      const unsigned int v3745 = v3744 + v28;
-      const unsigned int v3746 = v3745 << 8u;
-      const unsigned int v3747 = v3746 + v8667;
-      out[v3747] = v3741;
-    }
-    const unsigned int v3749 = v56 + v8673;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3750 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3751 = v589.x[7];
-    const float v3752 = v3751 * v3750;
-    const bool v3753 = v3749 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3753) {
-      const iron_bf16 v3757 = iron_f32_to_bf16(v3752);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3759 = v13 + v3749;
-      const unsigned int v3760 = v3759 * v1;
-      const unsigned int v3761 = v3760 + v28;
-      const unsigned int v3762 = v3761 << 8u;
-      const unsigned int v3763 = v3762 + v8672;
-      out[v3763] = v3757;
-    }
-    const unsigned int v3765 = v56 + v8678;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3766 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3767 = v589.x[8];
-    const float v3768 = v3767 * v3766;
-    const bool v3769 = v3765 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3769) {
-      const iron_bf16 v3773 = iron_f32_to_bf16(v3768);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3775 = v13 + v3765;
-      const unsigned int v3776 = v3775 * v1;
-      const unsigned int v3777 = v3776 + v28;
-      const unsigned int v3778 = v3777 << 8u;
-      const unsigned int v3779 = v3778 + v8677;
-      out[v3779] = v3773;
-    }
-    const unsigned int v3781 = v56 + v8683;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3782 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3783 = v589.x[9];
-    const float v3784 = v3783 * v3782;
-    const bool v3785 = v3781 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3785) {
-      const iron_bf16 v3789 = iron_f32_to_bf16(v3784);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3791 = v13 + v3781;
-      const unsigned int v3792 = v3791 * v1;
-      const unsigned int v3793 = v3792 + v28;
-      const unsigned int v3794 = v3793 << 8u;
-      const unsigned int v3795 = v3794 + v8682;
-      out[v3795] = v3789;
-    }
-    const unsigned int v3797 = v56 + v8688;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3798 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3799 = v589.x[10];
-    const float v3800 = v3799 * v3798;
-    const bool v3801 = v3797 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3801) {
-      const iron_bf16 v3805 = iron_f32_to_bf16(v3800);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3807 = v13 + v3797;
-      const unsigned int v3808 = v3807 * v1;
-      const unsigned int v3809 = v3808 + v28;
-      const unsigned int v3810 = v3809 << 8u;
-      const unsigned int v3811 = v3810 + v8687;
-      out[v3811] = v3805;
-    }
-    const unsigned int v3813 = v56 + v8693;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3814 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3815 = v589.x[11];
-    const float v3816 = v3815 * v3814;
-    const bool v3817 = v3813 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3817) {
-      const iron_bf16 v3821 = iron_f32_to_bf16(v3816);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3823 = v13 + v3813;
-      const unsigned int v3824 = v3823 * v1;
-      const unsigned int v3825 = v3824 + v28;
-      const unsigned int v3826 = v3825 << 8u;
-      const unsigned int v3827 = v3826 + v8692;
-      out[v3827] = v3821;
-    }
-    const unsigned int v3829 = v56 + v8698;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3830 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3831 = v589.x[12];
-    const float v3832 = v3831 * v3830;
-    const bool v3833 = v3829 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3833) {
-      const iron_bf16 v3837 = iron_f32_to_bf16(v3832);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3839 = v13 + v3829;
-      const unsigned int v3840 = v3839 * v1;
-      const unsigned int v3841 = v3840 + v28;
-      const unsigned int v3842 = v3841 << 8u;
-      const unsigned int v3843 = v3842 + v8697;
-      out[v3843] = v3837;
-    }
-    const unsigned int v3845 = v56 + v8703;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3846 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3847 = v589.x[13];
-    const float v3848 = v3847 * v3846;
-    const bool v3849 = v3845 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3849) {
-      const iron_bf16 v3853 = iron_f32_to_bf16(v3848);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3855 = v13 + v3845;
-      const unsigned int v3856 = v3855 * v1;
-      const unsigned int v3857 = v3856 + v28;
-      const unsigned int v3858 = v3857 << 8u;
-      const unsigned int v3859 = v3858 + v8702;
-      out[v3859] = v3853;
-    }
-    const unsigned int v3861 = v56 + v8708;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3862 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3863 = v589.x[14];
-    const float v3864 = v3863 * v3862;
-    const bool v3865 = v3861 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3865) {
-      const iron_bf16 v3869 = iron_f32_to_bf16(v3864);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3871 = v13 + v3861;
-      const unsigned int v3872 = v3871 * v1;
-      const unsigned int v3873 = v3872 + v28;
-      const unsigned int v3874 = v3873 << 8u;
-      const unsigned int v3875 = v3874 + v8707;
-      out[v3875] = v3869;
-    }
-    const unsigned int v3877 = v56 + v8713;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3878 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3879 = v589.x[15];
-    const float v3880 = v3879 * v3878;
-    const bool v3881 = v3877 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3881) {
-      const iron_bf16 v3885 = iron_f32_to_bf16(v3880);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3887 = v13 + v3877;
-      const unsigned int v3888 = v3887 * v1;
-      const unsigned int v3889 = v3888 + v28;
-      const unsigned int v3890 = v3889 << 8u;
-      const unsigned int v3891 = v3890 + v8712;
-      out[v3891] = v3885;
-    }
-    const unsigned int v3893 = v56 + v8718;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3894 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3895 = v589.x[16];
-    const float v3896 = v3895 * v3894;
-    const bool v3897 = v3893 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3897) {
-      const iron_bf16 v3901 = iron_f32_to_bf16(v3896);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3903 = v13 + v3893;
-      const unsigned int v3904 = v3903 * v1;
-      const unsigned int v3905 = v3904 + v28;
-      const unsigned int v3906 = v3905 << 8u;
-      const unsigned int v3907 = v3906 + v8717;
-      out[v3907] = v3901;
-    }
-    const unsigned int v3909 = v56 + v8723;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3910 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3911 = v589.x[17];
-    const float v3912 = v3911 * v3910;
-    const bool v3913 = v3909 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3913) {
-      const iron_bf16 v3917 = iron_f32_to_bf16(v3912);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3919 = v13 + v3909;
-      const unsigned int v3920 = v3919 * v1;
-      const unsigned int v3921 = v3920 + v28;
-      const unsigned int v3922 = v3921 << 8u;
-      const unsigned int v3923 = v3922 + v8722;
-      out[v3923] = v3917;
-    }
-    const unsigned int v3925 = v56 + v8728;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3926 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3927 = v589.x[18];
-    const float v3928 = v3927 * v3926;
-    const bool v3929 = v3925 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3929) {
-      const iron_bf16 v3933 = iron_f32_to_bf16(v3928);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3935 = v13 + v3925;
-      const unsigned int v3936 = v3935 * v1;
-      const unsigned int v3937 = v3936 + v28;
-      const unsigned int v3938 = v3937 << 8u;
-      const unsigned int v3939 = v3938 + v8727;
-      out[v3939] = v3933;
-    }
-    const unsigned int v3941 = v56 + v8733;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3942 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3943 = v589.x[19];
-    const float v3944 = v3943 * v3942;
-    const bool v3945 = v3941 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3945) {
-      const iron_bf16 v3949 = iron_f32_to_bf16(v3944);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3951 = v13 + v3941;
-      const unsigned int v3952 = v3951 * v1;
-      const unsigned int v3953 = v3952 + v28;
-      const unsigned int v3954 = v3953 << 8u;
-      const unsigned int v3955 = v3954 + v8732;
-      out[v3955] = v3949;
-    }
-    const unsigned int v3957 = v56 + v8738;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3958 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3959 = v589.x[20];
-    const float v3960 = v3959 * v3958;
-    const bool v3961 = v3957 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3961) {
-      const iron_bf16 v3965 = iron_f32_to_bf16(v3960);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3967 = v13 + v3957;
-      const unsigned int v3968 = v3967 * v1;
-      const unsigned int v3969 = v3968 + v28;
-      const unsigned int v3970 = v3969 << 8u;
-      const unsigned int v3971 = v3970 + v8737;
-      out[v3971] = v3965;
-    }
-    const unsigned int v3973 = v56 + v8743;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3974 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3975 = v589.x[21];
-    const float v3976 = v3975 * v3974;
-    const bool v3977 = v3973 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3977) {
-      const iron_bf16 v3981 = iron_f32_to_bf16(v3976);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3983 = v13 + v3973;
-      const unsigned int v3984 = v3983 * v1;
-      const unsigned int v3985 = v3984 + v28;
-      const unsigned int v3986 = v3985 << 8u;
-      const unsigned int v3987 = v3986 + v8742;
-      out[v3987] = v3981;
-    }
-    const unsigned int v3989 = v56 + v8748;  // kernels/sdpa/flash_tile.hpp:244
-    const float v3990 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v3991 = v589.x[22];
-    const float v3992 = v3991 * v3990;
-    const bool v3993 = v3989 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v3993) {
-      const iron_bf16 v3997 = iron_f32_to_bf16(v3992);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3999 = v13 + v3989;
-      const unsigned int v4000 = v3999 * v1;
-      const unsigned int v4001 = v4000 + v28;
-      const unsigned int v4002 = v4001 << 8u;
-      const unsigned int v4003 = v4002 + v8747;
-      out[v4003] = v3997;
-    }
-    const unsigned int v4005 = v56 + v8753;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4006 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4007 = v589.x[23];
-    const float v4008 = v4007 * v4006;
-    const bool v4009 = v4005 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4009) {
-      const iron_bf16 v4013 = iron_f32_to_bf16(v4008);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4015 = v13 + v4005;
-      const unsigned int v4016 = v4015 * v1;
-      const unsigned int v4017 = v4016 + v28;
-      const unsigned int v4018 = v4017 << 8u;
-      const unsigned int v4019 = v4018 + v8752;
-      out[v4019] = v4013;
-    }
-    const unsigned int v4021 = v56 + v8758;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4022 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4023 = v589.x[24];
-    const float v4024 = v4023 * v4022;
-    const bool v4025 = v4021 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4025) {
-      const iron_bf16 v4029 = iron_f32_to_bf16(v4024);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4031 = v13 + v4021;
-      const unsigned int v4032 = v4031 * v1;
-      const unsigned int v4033 = v4032 + v28;
-      const unsigned int v4034 = v4033 << 8u;
-      const unsigned int v4035 = v4034 + v8757;
-      out[v4035] = v4029;
-    }
-    const unsigned int v4037 = v56 + v8763;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4038 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4039 = v589.x[25];
-    const float v4040 = v4039 * v4038;
-    const bool v4041 = v4037 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4041) {
-      const iron_bf16 v4045 = iron_f32_to_bf16(v4040);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4047 = v13 + v4037;
-      const unsigned int v4048 = v4047 * v1;
-      const unsigned int v4049 = v4048 + v28;
-      const unsigned int v4050 = v4049 << 8u;
-      const unsigned int v4051 = v4050 + v8762;
-      out[v4051] = v4045;
-    }
-    const unsigned int v4053 = v56 + v8768;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4054 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4055 = v589.x[26];
-    const float v4056 = v4055 * v4054;
-    const bool v4057 = v4053 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4057) {
-      const iron_bf16 v4061 = iron_f32_to_bf16(v4056);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4063 = v13 + v4053;
-      const unsigned int v4064 = v4063 * v1;
-      const unsigned int v4065 = v4064 + v28;
-      const unsigned int v4066 = v4065 << 8u;
-      const unsigned int v4067 = v4066 + v8767;
-      out[v4067] = v4061;
-    }
-    const unsigned int v4069 = v56 + v8773;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4070 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4071 = v589.x[27];
-    const float v4072 = v4071 * v4070;
-    const bool v4073 = v4069 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4073) {
-      const iron_bf16 v4077 = iron_f32_to_bf16(v4072);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4079 = v13 + v4069;
-      const unsigned int v4080 = v4079 * v1;
-      const unsigned int v4081 = v4080 + v28;
-      const unsigned int v4082 = v4081 << 8u;
-      const unsigned int v4083 = v4082 + v8772;
-      out[v4083] = v4077;
-    }
-    const unsigned int v4085 = v56 + v8778;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4086 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4087 = v589.x[28];
-    const float v4088 = v4087 * v4086;
-    const bool v4089 = v4085 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4089) {
-      const iron_bf16 v4093 = iron_f32_to_bf16(v4088);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4095 = v13 + v4085;
-      const unsigned int v4096 = v4095 * v1;
-      const unsigned int v4097 = v4096 + v28;
-      const unsigned int v4098 = v4097 << 8u;
-      const unsigned int v4099 = v4098 + v8777;
-      out[v4099] = v4093;
-    }
-    const unsigned int v4101 = v56 + v8783;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4102 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4103 = v589.x[29];
-    const float v4104 = v4103 * v4102;
-    const bool v4105 = v4101 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4105) {
-      const iron_bf16 v4109 = iron_f32_to_bf16(v4104);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4111 = v13 + v4101;
-      const unsigned int v4112 = v4111 * v1;
-      const unsigned int v4113 = v4112 + v28;
-      const unsigned int v4114 = v4113 << 8u;
-      const unsigned int v4115 = v4114 + v8782;
-      out[v4115] = v4109;
-    }
-    const unsigned int v4117 = v56 + v8788;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4118 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4119 = v589.x[30];
-    const float v4120 = v4119 * v4118;
-    const bool v4121 = v4117 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4121) {
-      const iron_bf16 v4125 = iron_f32_to_bf16(v4120);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4127 = v13 + v4117;
-      const unsigned int v4128 = v4127 * v1;
-      const unsigned int v4129 = v4128 + v28;
-      const unsigned int v4130 = v4129 << 8u;
-      const unsigned int v4131 = v4130 + v8787;
-      out[v4131] = v4125;
-    }
-    const unsigned int v4133 = v56 + v8793;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4134 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4135 = v589.x[31];
-    const float v4136 = v4135 * v4134;
-    const bool v4137 = v4133 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4137) {
-      const iron_bf16 v4141 = iron_f32_to_bf16(v4136);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4143 = v13 + v4133;
-      const unsigned int v4144 = v4143 * v1;
-      const unsigned int v4145 = v4144 + v28;
-      const unsigned int v4146 = v4145 << 8u;
-      const unsigned int v4147 = v4146 + v8792;
-      out[v4147] = v4141;
-    }
-    const unsigned int v4149 = v56 + v8798;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4150 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4151 = v591.x[0];
-    const float v4152 = v4151 * v4150;
-    const bool v4153 = v4149 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4153) {
-      const unsigned int v4156 = 64u + v8797;
-      const iron_bf16 v4157 = iron_f32_to_bf16(v4152);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4159 = v13 + v4149;
-      const unsigned int v4160 = v4159 * v1;
-      const unsigned int v4161 = v4160 + v28;
-      const unsigned int v4162 = v4161 << 8u;
-      const unsigned int v4163 = v4162 + v4156;
-      out[v4163] = v4157;
-    }
-    const unsigned int v4165 = v56 + v8803;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4166 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4167 = v591.x[1];
-    const float v4168 = v4167 * v4166;
-    const bool v4169 = v4165 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4169) {
-      const unsigned int v4172 = 64u + v8802;
-      const iron_bf16 v4173 = iron_f32_to_bf16(v4168);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4175 = v13 + v4165;
-      const unsigned int v4176 = v4175 * v1;
-      const unsigned int v4177 = v4176 + v28;
-      const unsigned int v4178 = v4177 << 8u;
-      const unsigned int v4179 = v4178 + v4172;
-      out[v4179] = v4173;
-    }
-    const unsigned int v4181 = v56 + v8808;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4182 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4183 = v591.x[2];
-    const float v4184 = v4183 * v4182;
-    const bool v4185 = v4181 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4185) {
-      const unsigned int v4188 = 64u + v8807;
-      const iron_bf16 v4189 = iron_f32_to_bf16(v4184);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4191 = v13 + v4181;
-      const unsigned int v4192 = v4191 * v1;
-      const unsigned int v4193 = v4192 + v28;
-      const unsigned int v4194 = v4193 << 8u;
-      const unsigned int v4195 = v4194 + v4188;
-      out[v4195] = v4189;
-    }
-    const unsigned int v4197 = v56 + v8813;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4198 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4199 = v591.x[3];
-    const float v4200 = v4199 * v4198;
-    const bool v4201 = v4197 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4201) {
-      const unsigned int v4204 = 64u + v8812;
-      const iron_bf16 v4205 = iron_f32_to_bf16(v4200);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4207 = v13 + v4197;
-      const unsigned int v4208 = v4207 * v1;
-      const unsigned int v4209 = v4208 + v28;
-      const unsigned int v4210 = v4209 << 8u;
-      const unsigned int v4211 = v4210 + v4204;
-      out[v4211] = v4205;
-    }
-    const unsigned int v4213 = v56 + v8818;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4214 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4215 = v591.x[4];
-    const float v4216 = v4215 * v4214;
-    const bool v4217 = v4213 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4217) {
-      const unsigned int v4220 = 64u + v8817;
-      const iron_bf16 v4221 = iron_f32_to_bf16(v4216);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4223 = v13 + v4213;
-      const unsigned int v4224 = v4223 * v1;
-      const unsigned int v4225 = v4224 + v28;
-      const unsigned int v4226 = v4225 << 8u;
-      const unsigned int v4227 = v4226 + v4220;
-      out[v4227] = v4221;
-    }
-    const unsigned int v4229 = v56 + v8823;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4230 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4231 = v591.x[5];
-    const float v4232 = v4231 * v4230;
-    const bool v4233 = v4229 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4233) {
-      const unsigned int v4236 = 64u + v8822;
-      const iron_bf16 v4237 = iron_f32_to_bf16(v4232);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4239 = v13 + v4229;
-      const unsigned int v4240 = v4239 * v1;
-      const unsigned int v4241 = v4240 + v28;
-      const unsigned int v4242 = v4241 << 8u;
-      const unsigned int v4243 = v4242 + v4236;
-      out[v4243] = v4237;
-    }
-    const unsigned int v4245 = v56 + v8828;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4246 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4247 = v591.x[6];
-    const float v4248 = v4247 * v4246;
-    const bool v4249 = v4245 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4249) {
-      const unsigned int v4252 = 64u + v8827;
-      const iron_bf16 v4253 = iron_f32_to_bf16(v4248);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4255 = v13 + v4245;
-      const unsigned int v4256 = v4255 * v1;
-      const unsigned int v4257 = v4256 + v28;
-      const unsigned int v4258 = v4257 << 8u;
-      const unsigned int v4259 = v4258 + v4252;
-      out[v4259] = v4253;
-    }
-    const unsigned int v4261 = v56 + v8833;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4262 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4263 = v591.x[7];
-    const float v4264 = v4263 * v4262;
-    const bool v4265 = v4261 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4265) {
-      const unsigned int v4268 = 64u + v8832;
-      const iron_bf16 v4269 = iron_f32_to_bf16(v4264);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4271 = v13 + v4261;
-      const unsigned int v4272 = v4271 * v1;
-      const unsigned int v4273 = v4272 + v28;
-      const unsigned int v4274 = v4273 << 8u;
-      const unsigned int v4275 = v4274 + v4268;
-      out[v4275] = v4269;
-    }
-    const unsigned int v4277 = v56 + v8838;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4278 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4279 = v591.x[8];
-    const float v4280 = v4279 * v4278;
-    const bool v4281 = v4277 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4281) {
-      const unsigned int v4284 = 64u + v8837;
-      const iron_bf16 v4285 = iron_f32_to_bf16(v4280);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4287 = v13 + v4277;
-      const unsigned int v4288 = v4287 * v1;
-      const unsigned int v4289 = v4288 + v28;
-      const unsigned int v4290 = v4289 << 8u;
-      const unsigned int v4291 = v4290 + v4284;
-      out[v4291] = v4285;
-    }
-    const unsigned int v4293 = v56 + v8843;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4294 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4295 = v591.x[9];
-    const float v4296 = v4295 * v4294;
-    const bool v4297 = v4293 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4297) {
-      const unsigned int v4300 = 64u + v8842;
-      const iron_bf16 v4301 = iron_f32_to_bf16(v4296);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4303 = v13 + v4293;
-      const unsigned int v4304 = v4303 * v1;
-      const unsigned int v4305 = v4304 + v28;
-      const unsigned int v4306 = v4305 << 8u;
-      const unsigned int v4307 = v4306 + v4300;
-      out[v4307] = v4301;
-    }
-    const unsigned int v4309 = v56 + v8848;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4310 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4311 = v591.x[10];
-    const float v4312 = v4311 * v4310;
-    const bool v4313 = v4309 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4313) {
-      const unsigned int v4316 = 64u + v8847;
-      const iron_bf16 v4317 = iron_f32_to_bf16(v4312);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4319 = v13 + v4309;
-      const unsigned int v4320 = v4319 * v1;
-      const unsigned int v4321 = v4320 + v28;
-      const unsigned int v4322 = v4321 << 8u;
-      const unsigned int v4323 = v4322 + v4316;
-      out[v4323] = v4317;
-    }
-    const unsigned int v4325 = v56 + v8853;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4326 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4327 = v591.x[11];
-    const float v4328 = v4327 * v4326;
-    const bool v4329 = v4325 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4329) {
-      const unsigned int v4332 = 64u + v8852;
-      const iron_bf16 v4333 = iron_f32_to_bf16(v4328);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4335 = v13 + v4325;
-      const unsigned int v4336 = v4335 * v1;
-      const unsigned int v4337 = v4336 + v28;
-      const unsigned int v4338 = v4337 << 8u;
-      const unsigned int v4339 = v4338 + v4332;
-      out[v4339] = v4333;
-    }
-    const unsigned int v4341 = v56 + v8858;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4342 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4343 = v591.x[12];
-    const float v4344 = v4343 * v4342;
-    const bool v4345 = v4341 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4345) {
-      const unsigned int v4348 = 64u + v8857;
-      const iron_bf16 v4349 = iron_f32_to_bf16(v4344);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4351 = v13 + v4341;
-      const unsigned int v4352 = v4351 * v1;
-      const unsigned int v4353 = v4352 + v28;
-      const unsigned int v4354 = v4353 << 8u;
-      const unsigned int v4355 = v4354 + v4348;
-      out[v4355] = v4349;
-    }
-    const unsigned int v4357 = v56 + v8863;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4358 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4359 = v591.x[13];
-    const float v4360 = v4359 * v4358;
-    const bool v4361 = v4357 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4361) {
-      const unsigned int v4364 = 64u + v8862;
-      const iron_bf16 v4365 = iron_f32_to_bf16(v4360);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4367 = v13 + v4357;
-      const unsigned int v4368 = v4367 * v1;
-      const unsigned int v4369 = v4368 + v28;
-      const unsigned int v4370 = v4369 << 8u;
-      const unsigned int v4371 = v4370 + v4364;
-      out[v4371] = v4365;
-    }
-    const unsigned int v4373 = v56 + v8868;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4374 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4375 = v591.x[14];
-    const float v4376 = v4375 * v4374;
-    const bool v4377 = v4373 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4377) {
-      const unsigned int v4380 = 64u + v8867;
-      const iron_bf16 v4381 = iron_f32_to_bf16(v4376);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4383 = v13 + v4373;
-      const unsigned int v4384 = v4383 * v1;
-      const unsigned int v4385 = v4384 + v28;
-      const unsigned int v4386 = v4385 << 8u;
-      const unsigned int v4387 = v4386 + v4380;
-      out[v4387] = v4381;
-    }
-    const unsigned int v4389 = v56 + v8873;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4390 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4391 = v591.x[15];
-    const float v4392 = v4391 * v4390;
-    const bool v4393 = v4389 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4393) {
-      const unsigned int v4396 = 64u + v8872;
-      const iron_bf16 v4397 = iron_f32_to_bf16(v4392);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4399 = v13 + v4389;
-      const unsigned int v4400 = v4399 * v1;
-      const unsigned int v4401 = v4400 + v28;
-      const unsigned int v4402 = v4401 << 8u;
-      const unsigned int v4403 = v4402 + v4396;
-      out[v4403] = v4397;
-    }
-    const unsigned int v4405 = v56 + v8878;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4406 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4407 = v591.x[16];
-    const float v4408 = v4407 * v4406;
-    const bool v4409 = v4405 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4409) {
-      const unsigned int v4412 = 64u + v8877;
-      const iron_bf16 v4413 = iron_f32_to_bf16(v4408);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4415 = v13 + v4405;
-      const unsigned int v4416 = v4415 * v1;
-      const unsigned int v4417 = v4416 + v28;
-      const unsigned int v4418 = v4417 << 8u;
-      const unsigned int v4419 = v4418 + v4412;
-      out[v4419] = v4413;
-    }
-    const unsigned int v4421 = v56 + v8883;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4422 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4423 = v591.x[17];
-    const float v4424 = v4423 * v4422;
-    const bool v4425 = v4421 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4425) {
-      const unsigned int v4428 = 64u + v8882;
-      const iron_bf16 v4429 = iron_f32_to_bf16(v4424);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4431 = v13 + v4421;
-      const unsigned int v4432 = v4431 * v1;
-      const unsigned int v4433 = v4432 + v28;
-      const unsigned int v4434 = v4433 << 8u;
-      const unsigned int v4435 = v4434 + v4428;
-      out[v4435] = v4429;
-    }
-    const unsigned int v4437 = v56 + v8888;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4438 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4439 = v591.x[18];
-    const float v4440 = v4439 * v4438;
-    const bool v4441 = v4437 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4441) {
-      const unsigned int v4444 = 64u + v8887;
-      const iron_bf16 v4445 = iron_f32_to_bf16(v4440);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4447 = v13 + v4437;
-      const unsigned int v4448 = v4447 * v1;
-      const unsigned int v4449 = v4448 + v28;
-      const unsigned int v4450 = v4449 << 8u;
-      const unsigned int v4451 = v4450 + v4444;
-      out[v4451] = v4445;
-    }
-    const unsigned int v4453 = v56 + v8893;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4454 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4455 = v591.x[19];
-    const float v4456 = v4455 * v4454;
-    const bool v4457 = v4453 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4457) {
-      const unsigned int v4460 = 64u + v8892;
-      const iron_bf16 v4461 = iron_f32_to_bf16(v4456);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4463 = v13 + v4453;
-      const unsigned int v4464 = v4463 * v1;
-      const unsigned int v4465 = v4464 + v28;
-      const unsigned int v4466 = v4465 << 8u;
-      const unsigned int v4467 = v4466 + v4460;
-      out[v4467] = v4461;
-    }
-    const unsigned int v4469 = v56 + v8898;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4470 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4471 = v591.x[20];
-    const float v4472 = v4471 * v4470;
-    const bool v4473 = v4469 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4473) {
-      const unsigned int v4476 = 64u + v8897;
-      const iron_bf16 v4477 = iron_f32_to_bf16(v4472);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4479 = v13 + v4469;
-      const unsigned int v4480 = v4479 * v1;
-      const unsigned int v4481 = v4480 + v28;
-      const unsigned int v4482 = v4481 << 8u;
-      const unsigned int v4483 = v4482 + v4476;
-      out[v4483] = v4477;
-    }
-    const unsigned int v4485 = v56 + v8903;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4486 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4487 = v591.x[21];
-    const float v4488 = v4487 * v4486;
-    const bool v4489 = v4485 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4489) {
-      const unsigned int v4492 = 64u + v8902;
-      const iron_bf16 v4493 = iron_f32_to_bf16(v4488);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4495 = v13 + v4485;
-      const unsigned int v4496 = v4495 * v1;
-      const unsigned int v4497 = v4496 + v28;
-      const unsigned int v4498 = v4497 << 8u;
-      const unsigned int v4499 = v4498 + v4492;
-      out[v4499] = v4493;
-    }
-    const unsigned int v4501 = v56 + v8908;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4502 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4503 = v591.x[22];
-    const float v4504 = v4503 * v4502;
-    const bool v4505 = v4501 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4505) {
-      const unsigned int v4508 = 64u + v8907;
-      const iron_bf16 v4509 = iron_f32_to_bf16(v4504);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4511 = v13 + v4501;
-      const unsigned int v4512 = v4511 * v1;
-      const unsigned int v4513 = v4512 + v28;
-      const unsigned int v4514 = v4513 << 8u;
-      const unsigned int v4515 = v4514 + v4508;
-      out[v4515] = v4509;
-    }
-    const unsigned int v4517 = v56 + v8913;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4518 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4519 = v591.x[23];
-    const float v4520 = v4519 * v4518;
-    const bool v4521 = v4517 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4521) {
-      const unsigned int v4524 = 64u + v8912;
-      const iron_bf16 v4525 = iron_f32_to_bf16(v4520);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4527 = v13 + v4517;
-      const unsigned int v4528 = v4527 * v1;
-      const unsigned int v4529 = v4528 + v28;
-      const unsigned int v4530 = v4529 << 8u;
-      const unsigned int v4531 = v4530 + v4524;
-      out[v4531] = v4525;
-    }
-    const unsigned int v4533 = v56 + v8918;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4534 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4535 = v591.x[24];
-    const float v4536 = v4535 * v4534;
-    const bool v4537 = v4533 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4537) {
-      const unsigned int v4540 = 64u + v8917;
-      const iron_bf16 v4541 = iron_f32_to_bf16(v4536);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4543 = v13 + v4533;
-      const unsigned int v4544 = v4543 * v1;
-      const unsigned int v4545 = v4544 + v28;
-      const unsigned int v4546 = v4545 << 8u;
-      const unsigned int v4547 = v4546 + v4540;
-      out[v4547] = v4541;
-    }
-    const unsigned int v4549 = v56 + v8923;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4550 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4551 = v591.x[25];
-    const float v4552 = v4551 * v4550;
-    const bool v4553 = v4549 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4553) {
-      const unsigned int v4556 = 64u + v8922;
-      const iron_bf16 v4557 = iron_f32_to_bf16(v4552);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4559 = v13 + v4549;
-      const unsigned int v4560 = v4559 * v1;
-      const unsigned int v4561 = v4560 + v28;
-      const unsigned int v4562 = v4561 << 8u;
-      const unsigned int v4563 = v4562 + v4556;
-      out[v4563] = v4557;
-    }
-    const unsigned int v4565 = v56 + v8928;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4566 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4567 = v591.x[26];
-    const float v4568 = v4567 * v4566;
-    const bool v4569 = v4565 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4569) {
-      const unsigned int v4572 = 64u + v8927;
-      const iron_bf16 v4573 = iron_f32_to_bf16(v4568);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4575 = v13 + v4565;
-      const unsigned int v4576 = v4575 * v1;
-      const unsigned int v4577 = v4576 + v28;
-      const unsigned int v4578 = v4577 << 8u;
-      const unsigned int v4579 = v4578 + v4572;
-      out[v4579] = v4573;
-    }
-    const unsigned int v4581 = v56 + v8933;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4582 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4583 = v591.x[27];
-    const float v4584 = v4583 * v4582;
-    const bool v4585 = v4581 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4585) {
-      const unsigned int v4588 = 64u + v8932;
-      const iron_bf16 v4589 = iron_f32_to_bf16(v4584);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4591 = v13 + v4581;
-      const unsigned int v4592 = v4591 * v1;
-      const unsigned int v4593 = v4592 + v28;
-      const unsigned int v4594 = v4593 << 8u;
-      const unsigned int v4595 = v4594 + v4588;
-      out[v4595] = v4589;
-    }
-    const unsigned int v4597 = v56 + v8938;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4598 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4599 = v591.x[28];
-    const float v4600 = v4599 * v4598;
-    const bool v4601 = v4597 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4601) {
-      const unsigned int v4604 = 64u + v8937;
-      const iron_bf16 v4605 = iron_f32_to_bf16(v4600);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4607 = v13 + v4597;
-      const unsigned int v4608 = v4607 * v1;
-      const unsigned int v4609 = v4608 + v28;
-      const unsigned int v4610 = v4609 << 8u;
-      const unsigned int v4611 = v4610 + v4604;
-      out[v4611] = v4605;
-    }
-    const unsigned int v4613 = v56 + v8943;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4614 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4615 = v591.x[29];
-    const float v4616 = v4615 * v4614;
-    const bool v4617 = v4613 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4617) {
-      const unsigned int v4620 = 64u + v8942;
-      const iron_bf16 v4621 = iron_f32_to_bf16(v4616);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4623 = v13 + v4613;
-      const unsigned int v4624 = v4623 * v1;
-      const unsigned int v4625 = v4624 + v28;
-      const unsigned int v4626 = v4625 << 8u;
-      const unsigned int v4627 = v4626 + v4620;
-      out[v4627] = v4621;
-    }
-    const unsigned int v4629 = v56 + v8948;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4630 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4631 = v591.x[30];
-    const float v4632 = v4631 * v4630;
-    const bool v4633 = v4629 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4633) {
-      const unsigned int v4636 = 64u + v8947;
-      const iron_bf16 v4637 = iron_f32_to_bf16(v4632);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4639 = v13 + v4629;
-      const unsigned int v4640 = v4639 * v1;
-      const unsigned int v4641 = v4640 + v28;
-      const unsigned int v4642 = v4641 << 8u;
-      const unsigned int v4643 = v4642 + v4636;
-      out[v4643] = v4637;
-    }
-    const unsigned int v4645 = v56 + v8953;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4646 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4647 = v591.x[31];
-    const float v4648 = v4647 * v4646;
-    const bool v4649 = v4645 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4649) {
-      const unsigned int v4652 = 64u + v8952;
-      const iron_bf16 v4653 = iron_f32_to_bf16(v4648);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4655 = v13 + v4645;
-      const unsigned int v4656 = v4655 * v1;
-      const unsigned int v4657 = v4656 + v28;
-      const unsigned int v4658 = v4657 << 8u;
-      const unsigned int v4659 = v4658 + v4652;
-      out[v4659] = v4653;
-    }
-    const unsigned int v4661 = v56 + v8958;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4662 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4663 = v593.x[0];
-    const float v4664 = v4663 * v4662;
-    const bool v4665 = v4661 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4665) {
-      const unsigned int v4668 = 128u + v8957;
-      const iron_bf16 v4669 = iron_f32_to_bf16(v4664);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4671 = v13 + v4661;
-      const unsigned int v4672 = v4671 * v1;
-      const unsigned int v4673 = v4672 + v28;
-      const unsigned int v4674 = v4673 << 8u;
-      const unsigned int v4675 = v4674 + v4668;
-      out[v4675] = v4669;
-    }
-    const unsigned int v4677 = v56 + v8963;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4678 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4679 = v593.x[1];
-    const float v4680 = v4679 * v4678;
-    const bool v4681 = v4677 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4681) {
-      const unsigned int v4684 = 128u + v8962;
-      const iron_bf16 v4685 = iron_f32_to_bf16(v4680);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4687 = v13 + v4677;
-      const unsigned int v4688 = v4687 * v1;
-      const unsigned int v4689 = v4688 + v28;
-      const unsigned int v4690 = v4689 << 8u;
-      const unsigned int v4691 = v4690 + v4684;
-      out[v4691] = v4685;
-    }
-    const unsigned int v4693 = v56 + v8968;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4694 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4695 = v593.x[2];
-    const float v4696 = v4695 * v4694;
-    const bool v4697 = v4693 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4697) {
-      const unsigned int v4700 = 128u + v8967;
-      const iron_bf16 v4701 = iron_f32_to_bf16(v4696);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4703 = v13 + v4693;
-      const unsigned int v4704 = v4703 * v1;
-      const unsigned int v4705 = v4704 + v28;
-      const unsigned int v4706 = v4705 << 8u;
-      const unsigned int v4707 = v4706 + v4700;
-      out[v4707] = v4701;
-    }
-    const unsigned int v4709 = v56 + v8973;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4710 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4711 = v593.x[3];
-    const float v4712 = v4711 * v4710;
-    const bool v4713 = v4709 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4713) {
-      const unsigned int v4716 = 128u + v8972;
-      const iron_bf16 v4717 = iron_f32_to_bf16(v4712);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4719 = v13 + v4709;
-      const unsigned int v4720 = v4719 * v1;
-      const unsigned int v4721 = v4720 + v28;
-      const unsigned int v4722 = v4721 << 8u;
-      const unsigned int v4723 = v4722 + v4716;
-      out[v4723] = v4717;
-    }
-    const unsigned int v4725 = v56 + v8978;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4726 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4727 = v593.x[4];
-    const float v4728 = v4727 * v4726;
-    const bool v4729 = v4725 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4729) {
-      const unsigned int v4732 = 128u + v8977;
-      const iron_bf16 v4733 = iron_f32_to_bf16(v4728);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4735 = v13 + v4725;
-      const unsigned int v4736 = v4735 * v1;
-      const unsigned int v4737 = v4736 + v28;
-      const unsigned int v4738 = v4737 << 8u;
-      const unsigned int v4739 = v4738 + v4732;
-      out[v4739] = v4733;
-    }
-    const unsigned int v4741 = v56 + v8983;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4742 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4743 = v593.x[5];
-    const float v4744 = v4743 * v4742;
-    const bool v4745 = v4741 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4745) {
-      const unsigned int v4748 = 128u + v8982;
-      const iron_bf16 v4749 = iron_f32_to_bf16(v4744);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4751 = v13 + v4741;
-      const unsigned int v4752 = v4751 * v1;
-      const unsigned int v4753 = v4752 + v28;
-      const unsigned int v4754 = v4753 << 8u;
-      const unsigned int v4755 = v4754 + v4748;
-      out[v4755] = v4749;
-    }
-    const unsigned int v4757 = v56 + v8988;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4758 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4759 = v593.x[6];
-    const float v4760 = v4759 * v4758;
-    const bool v4761 = v4757 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4761) {
-      const unsigned int v4764 = 128u + v8987;
-      const iron_bf16 v4765 = iron_f32_to_bf16(v4760);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4767 = v13 + v4757;
-      const unsigned int v4768 = v4767 * v1;
-      const unsigned int v4769 = v4768 + v28;
-      const unsigned int v4770 = v4769 << 8u;
-      const unsigned int v4771 = v4770 + v4764;
-      out[v4771] = v4765;
-    }
-    const unsigned int v4773 = v56 + v8993;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4774 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4775 = v593.x[7];
-    const float v4776 = v4775 * v4774;
-    const bool v4777 = v4773 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4777) {
-      const unsigned int v4780 = 128u + v8992;
-      const iron_bf16 v4781 = iron_f32_to_bf16(v4776);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4783 = v13 + v4773;
-      const unsigned int v4784 = v4783 * v1;
-      const unsigned int v4785 = v4784 + v28;
-      const unsigned int v4786 = v4785 << 8u;
-      const unsigned int v4787 = v4786 + v4780;
-      out[v4787] = v4781;
-    }
-    const unsigned int v4789 = v56 + v8998;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4790 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4791 = v593.x[8];
-    const float v4792 = v4791 * v4790;
-    const bool v4793 = v4789 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4793) {
-      const unsigned int v4796 = 128u + v8997;
-      const iron_bf16 v4797 = iron_f32_to_bf16(v4792);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4799 = v13 + v4789;
-      const unsigned int v4800 = v4799 * v1;
-      const unsigned int v4801 = v4800 + v28;
-      const unsigned int v4802 = v4801 << 8u;
-      const unsigned int v4803 = v4802 + v4796;
-      out[v4803] = v4797;
-    }
-    const unsigned int v4805 = v56 + v9003;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4806 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4807 = v593.x[9];
-    const float v4808 = v4807 * v4806;
-    const bool v4809 = v4805 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4809) {
-      const unsigned int v4812 = 128u + v9002;
-      const iron_bf16 v4813 = iron_f32_to_bf16(v4808);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4815 = v13 + v4805;
-      const unsigned int v4816 = v4815 * v1;
-      const unsigned int v4817 = v4816 + v28;
-      const unsigned int v4818 = v4817 << 8u;
-      const unsigned int v4819 = v4818 + v4812;
-      out[v4819] = v4813;
-    }
-    const unsigned int v4821 = v56 + v9008;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4822 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4823 = v593.x[10];
-    const float v4824 = v4823 * v4822;
-    const bool v4825 = v4821 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4825) {
-      const unsigned int v4828 = 128u + v9007;
-      const iron_bf16 v4829 = iron_f32_to_bf16(v4824);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4831 = v13 + v4821;
-      const unsigned int v4832 = v4831 * v1;
-      const unsigned int v4833 = v4832 + v28;
-      const unsigned int v4834 = v4833 << 8u;
-      const unsigned int v4835 = v4834 + v4828;
-      out[v4835] = v4829;
-    }
-    const unsigned int v4837 = v56 + v9013;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4838 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4839 = v593.x[11];
-    const float v4840 = v4839 * v4838;
-    const bool v4841 = v4837 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4841) {
-      const unsigned int v4844 = 128u + v9012;
-      const iron_bf16 v4845 = iron_f32_to_bf16(v4840);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4847 = v13 + v4837;
-      const unsigned int v4848 = v4847 * v1;
-      const unsigned int v4849 = v4848 + v28;
-      const unsigned int v4850 = v4849 << 8u;
-      const unsigned int v4851 = v4850 + v4844;
-      out[v4851] = v4845;
-    }
-    const unsigned int v4853 = v56 + v9018;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4854 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4855 = v593.x[12];
-    const float v4856 = v4855 * v4854;
-    const bool v4857 = v4853 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4857) {
-      const unsigned int v4860 = 128u + v9017;
-      const iron_bf16 v4861 = iron_f32_to_bf16(v4856);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4863 = v13 + v4853;
-      const unsigned int v4864 = v4863 * v1;
-      const unsigned int v4865 = v4864 + v28;
-      const unsigned int v4866 = v4865 << 8u;
-      const unsigned int v4867 = v4866 + v4860;
-      out[v4867] = v4861;
-    }
-    const unsigned int v4869 = v56 + v9023;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4870 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4871 = v593.x[13];
-    const float v4872 = v4871 * v4870;
-    const bool v4873 = v4869 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4873) {
-      const unsigned int v4876 = 128u + v9022;
-      const iron_bf16 v4877 = iron_f32_to_bf16(v4872);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4879 = v13 + v4869;
-      const unsigned int v4880 = v4879 * v1;
-      const unsigned int v4881 = v4880 + v28;
-      const unsigned int v4882 = v4881 << 8u;
-      const unsigned int v4883 = v4882 + v4876;
-      out[v4883] = v4877;
-    }
-    const unsigned int v4885 = v56 + v9028;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4886 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4887 = v593.x[14];
-    const float v4888 = v4887 * v4886;
-    const bool v4889 = v4885 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4889) {
-      const unsigned int v4892 = 128u + v9027;
-      const iron_bf16 v4893 = iron_f32_to_bf16(v4888);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4895 = v13 + v4885;
-      const unsigned int v4896 = v4895 * v1;
-      const unsigned int v4897 = v4896 + v28;
-      const unsigned int v4898 = v4897 << 8u;
-      const unsigned int v4899 = v4898 + v4892;
-      out[v4899] = v4893;
-    }
-    const unsigned int v4901 = v56 + v9033;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4902 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4903 = v593.x[15];
-    const float v4904 = v4903 * v4902;
-    const bool v4905 = v4901 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4905) {
-      const unsigned int v4908 = 128u + v9032;
-      const iron_bf16 v4909 = iron_f32_to_bf16(v4904);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4911 = v13 + v4901;
-      const unsigned int v4912 = v4911 * v1;
-      const unsigned int v4913 = v4912 + v28;
-      const unsigned int v4914 = v4913 << 8u;
-      const unsigned int v4915 = v4914 + v4908;
-      out[v4915] = v4909;
-    }
-    const unsigned int v4917 = v56 + v9038;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4918 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4919 = v593.x[16];
-    const float v4920 = v4919 * v4918;
-    const bool v4921 = v4917 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4921) {
-      const unsigned int v4924 = 128u + v9037;
-      const iron_bf16 v4925 = iron_f32_to_bf16(v4920);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4927 = v13 + v4917;
-      const unsigned int v4928 = v4927 * v1;
-      const unsigned int v4929 = v4928 + v28;
-      const unsigned int v4930 = v4929 << 8u;
-      const unsigned int v4931 = v4930 + v4924;
-      out[v4931] = v4925;
-    }
-    const unsigned int v4933 = v56 + v9043;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4934 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4935 = v593.x[17];
-    const float v4936 = v4935 * v4934;
-    const bool v4937 = v4933 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4937) {
-      const unsigned int v4940 = 128u + v9042;
-      const iron_bf16 v4941 = iron_f32_to_bf16(v4936);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4943 = v13 + v4933;
-      const unsigned int v4944 = v4943 * v1;
-      const unsigned int v4945 = v4944 + v28;
-      const unsigned int v4946 = v4945 << 8u;
-      const unsigned int v4947 = v4946 + v4940;
-      out[v4947] = v4941;
-    }
-    const unsigned int v4949 = v56 + v9048;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4950 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4951 = v593.x[18];
-    const float v4952 = v4951 * v4950;
-    const bool v4953 = v4949 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4953) {
-      const unsigned int v4956 = 128u + v9047;
-      const iron_bf16 v4957 = iron_f32_to_bf16(v4952);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4959 = v13 + v4949;
-      const unsigned int v4960 = v4959 * v1;
-      const unsigned int v4961 = v4960 + v28;
-      const unsigned int v4962 = v4961 << 8u;
-      const unsigned int v4963 = v4962 + v4956;
-      out[v4963] = v4957;
-    }
-    const unsigned int v4965 = v56 + v9053;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4966 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4967 = v593.x[19];
-    const float v4968 = v4967 * v4966;
-    const bool v4969 = v4965 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4969) {
-      const unsigned int v4972 = 128u + v9052;
-      const iron_bf16 v4973 = iron_f32_to_bf16(v4968);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4975 = v13 + v4965;
-      const unsigned int v4976 = v4975 * v1;
-      const unsigned int v4977 = v4976 + v28;
-      const unsigned int v4978 = v4977 << 8u;
-      const unsigned int v4979 = v4978 + v4972;
-      out[v4979] = v4973;
-    }
-    const unsigned int v4981 = v56 + v9058;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4982 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4983 = v593.x[20];
-    const float v4984 = v4983 * v4982;
-    const bool v4985 = v4981 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v4985) {
-      const unsigned int v4988 = 128u + v9057;
-      const iron_bf16 v4989 = iron_f32_to_bf16(v4984);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4991 = v13 + v4981;
-      const unsigned int v4992 = v4991 * v1;
-      const unsigned int v4993 = v4992 + v28;
-      const unsigned int v4994 = v4993 << 8u;
-      const unsigned int v4995 = v4994 + v4988;
-      out[v4995] = v4989;
-    }
-    const unsigned int v4997 = v56 + v9063;  // kernels/sdpa/flash_tile.hpp:244
-    const float v4998 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v4999 = v593.x[21];
-    const float v5000 = v4999 * v4998;
-    const bool v5001 = v4997 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5001) {
-      const unsigned int v5004 = 128u + v9062;
-      const iron_bf16 v5005 = iron_f32_to_bf16(v5000);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5007 = v13 + v4997;
-      const unsigned int v5008 = v5007 * v1;
-      const unsigned int v5009 = v5008 + v28;
-      const unsigned int v5010 = v5009 << 8u;
-      const unsigned int v5011 = v5010 + v5004;
-      out[v5011] = v5005;
-    }
-    const unsigned int v5013 = v56 + v9068;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5014 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5015 = v593.x[22];
-    const float v5016 = v5015 * v5014;
-    const bool v5017 = v5013 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5017) {
-      const unsigned int v5020 = 128u + v9067;
-      const iron_bf16 v5021 = iron_f32_to_bf16(v5016);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5023 = v13 + v5013;
-      const unsigned int v5024 = v5023 * v1;
-      const unsigned int v5025 = v5024 + v28;
-      const unsigned int v5026 = v5025 << 8u;
-      const unsigned int v5027 = v5026 + v5020;
-      out[v5027] = v5021;
-    }
-    const unsigned int v5029 = v56 + v9073;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5030 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5031 = v593.x[23];
-    const float v5032 = v5031 * v5030;
-    const bool v5033 = v5029 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5033) {
-      const unsigned int v5036 = 128u + v9072;
-      const iron_bf16 v5037 = iron_f32_to_bf16(v5032);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5039 = v13 + v5029;
-      const unsigned int v5040 = v5039 * v1;
-      const unsigned int v5041 = v5040 + v28;
-      const unsigned int v5042 = v5041 << 8u;
-      const unsigned int v5043 = v5042 + v5036;
-      out[v5043] = v5037;
-    }
-    const unsigned int v5045 = v56 + v9078;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5046 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5047 = v593.x[24];
-    const float v5048 = v5047 * v5046;
-    const bool v5049 = v5045 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5049) {
-      const unsigned int v5052 = 128u + v9077;
-      const iron_bf16 v5053 = iron_f32_to_bf16(v5048);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5055 = v13 + v5045;
-      const unsigned int v5056 = v5055 * v1;
-      const unsigned int v5057 = v5056 + v28;
-      const unsigned int v5058 = v5057 << 8u;
-      const unsigned int v5059 = v5058 + v5052;
-      out[v5059] = v5053;
-    }
-    const unsigned int v5061 = v56 + v9083;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5062 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5063 = v593.x[25];
-    const float v5064 = v5063 * v5062;
-    const bool v5065 = v5061 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5065) {
-      const unsigned int v5068 = 128u + v9082;
-      const iron_bf16 v5069 = iron_f32_to_bf16(v5064);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5071 = v13 + v5061;
-      const unsigned int v5072 = v5071 * v1;
-      const unsigned int v5073 = v5072 + v28;
-      const unsigned int v5074 = v5073 << 8u;
-      const unsigned int v5075 = v5074 + v5068;
-      out[v5075] = v5069;
-    }
-    const unsigned int v5077 = v56 + v9088;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5078 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5079 = v593.x[26];
-    const float v5080 = v5079 * v5078;
-    const bool v5081 = v5077 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5081) {
-      const unsigned int v5084 = 128u + v9087;
-      const iron_bf16 v5085 = iron_f32_to_bf16(v5080);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5087 = v13 + v5077;
-      const unsigned int v5088 = v5087 * v1;
-      const unsigned int v5089 = v5088 + v28;
-      const unsigned int v5090 = v5089 << 8u;
-      const unsigned int v5091 = v5090 + v5084;
-      out[v5091] = v5085;
-    }
-    const unsigned int v5093 = v56 + v9093;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5094 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5095 = v593.x[27];
-    const float v5096 = v5095 * v5094;
-    const bool v5097 = v5093 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5097) {
-      const unsigned int v5100 = 128u + v9092;
-      const iron_bf16 v5101 = iron_f32_to_bf16(v5096);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5103 = v13 + v5093;
-      const unsigned int v5104 = v5103 * v1;
-      const unsigned int v5105 = v5104 + v28;
-      const unsigned int v5106 = v5105 << 8u;
-      const unsigned int v5107 = v5106 + v5100;
-      out[v5107] = v5101;
-    }
-    const unsigned int v5109 = v56 + v9098;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5110 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5111 = v593.x[28];
-    const float v5112 = v5111 * v5110;
-    const bool v5113 = v5109 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5113) {
-      const unsigned int v5116 = 128u + v9097;
-      const iron_bf16 v5117 = iron_f32_to_bf16(v5112);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5119 = v13 + v5109;
-      const unsigned int v5120 = v5119 * v1;
-      const unsigned int v5121 = v5120 + v28;
-      const unsigned int v5122 = v5121 << 8u;
-      const unsigned int v5123 = v5122 + v5116;
-      out[v5123] = v5117;
-    }
-    const unsigned int v5125 = v56 + v9103;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5126 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5127 = v593.x[29];
-    const float v5128 = v5127 * v5126;
-    const bool v5129 = v5125 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5129) {
-      const unsigned int v5132 = 128u + v9102;
-      const iron_bf16 v5133 = iron_f32_to_bf16(v5128);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5135 = v13 + v5125;
-      const unsigned int v5136 = v5135 * v1;
-      const unsigned int v5137 = v5136 + v28;
-      const unsigned int v5138 = v5137 << 8u;
-      const unsigned int v5139 = v5138 + v5132;
-      out[v5139] = v5133;
-    }
-    const unsigned int v5141 = v56 + v9108;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5142 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5143 = v593.x[30];
-    const float v5144 = v5143 * v5142;
-    const bool v5145 = v5141 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5145) {
-      const unsigned int v5148 = 128u + v9107;
-      const iron_bf16 v5149 = iron_f32_to_bf16(v5144);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5151 = v13 + v5141;
-      const unsigned int v5152 = v5151 * v1;
-      const unsigned int v5153 = v5152 + v28;
-      const unsigned int v5154 = v5153 << 8u;
-      const unsigned int v5155 = v5154 + v5148;
-      out[v5155] = v5149;
-    }
-    const unsigned int v5157 = v56 + v9113;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5158 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5159 = v593.x[31];
-    const float v5160 = v5159 * v5158;
-    const bool v5161 = v5157 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5161) {
-      const unsigned int v5164 = 128u + v9112;
-      const iron_bf16 v5165 = iron_f32_to_bf16(v5160);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5167 = v13 + v5157;
-      const unsigned int v5168 = v5167 * v1;
-      const unsigned int v5169 = v5168 + v28;
-      const unsigned int v5170 = v5169 << 8u;
-      const unsigned int v5171 = v5170 + v5164;
-      out[v5171] = v5165;
-    }
-    const unsigned int v5173 = v56 + v9118;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5174 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5175 = v595.x[0];
-    const float v5176 = v5175 * v5174;
-    const bool v5177 = v5173 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5177) {
-      const unsigned int v5180 = 192u + v9117;
-      const iron_bf16 v5181 = iron_f32_to_bf16(v5176);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5183 = v13 + v5173;
-      const unsigned int v5184 = v5183 * v1;
-      const unsigned int v5185 = v5184 + v28;
-      const unsigned int v5186 = v5185 << 8u;
-      const unsigned int v5187 = v5186 + v5180;
-      out[v5187] = v5181;
-    }
-    const unsigned int v5189 = v56 + v9123;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5190 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5191 = v595.x[1];
-    const float v5192 = v5191 * v5190;
-    const bool v5193 = v5189 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5193) {
-      const unsigned int v5196 = 192u + v9122;
-      const iron_bf16 v5197 = iron_f32_to_bf16(v5192);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5199 = v13 + v5189;
-      const unsigned int v5200 = v5199 * v1;
-      const unsigned int v5201 = v5200 + v28;
-      const unsigned int v5202 = v5201 << 8u;
-      const unsigned int v5203 = v5202 + v5196;
-      out[v5203] = v5197;
-    }
-    const unsigned int v5205 = v56 + v9128;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5206 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5207 = v595.x[2];
-    const float v5208 = v5207 * v5206;
-    const bool v5209 = v5205 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5209) {
-      const unsigned int v5212 = 192u + v9127;
-      const iron_bf16 v5213 = iron_f32_to_bf16(v5208);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5215 = v13 + v5205;
-      const unsigned int v5216 = v5215 * v1;
-      const unsigned int v5217 = v5216 + v28;
-      const unsigned int v5218 = v5217 << 8u;
-      const unsigned int v5219 = v5218 + v5212;
-      out[v5219] = v5213;
-    }
-    const unsigned int v5221 = v56 + v9133;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5222 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5223 = v595.x[3];
-    const float v5224 = v5223 * v5222;
-    const bool v5225 = v5221 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5225) {
-      const unsigned int v5228 = 192u + v9132;
-      const iron_bf16 v5229 = iron_f32_to_bf16(v5224);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5231 = v13 + v5221;
-      const unsigned int v5232 = v5231 * v1;
-      const unsigned int v5233 = v5232 + v28;
-      const unsigned int v5234 = v5233 << 8u;
-      const unsigned int v5235 = v5234 + v5228;
-      out[v5235] = v5229;
-    }
-    const unsigned int v5237 = v56 + v9138;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5238 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5239 = v595.x[4];
-    const float v5240 = v5239 * v5238;
-    const bool v5241 = v5237 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5241) {
-      const unsigned int v5244 = 192u + v9137;
-      const iron_bf16 v5245 = iron_f32_to_bf16(v5240);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5247 = v13 + v5237;
-      const unsigned int v5248 = v5247 * v1;
-      const unsigned int v5249 = v5248 + v28;
-      const unsigned int v5250 = v5249 << 8u;
-      const unsigned int v5251 = v5250 + v5244;
-      out[v5251] = v5245;
-    }
-    const unsigned int v5253 = v56 + v9143;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5254 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5255 = v595.x[5];
-    const float v5256 = v5255 * v5254;
-    const bool v5257 = v5253 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5257) {
-      const unsigned int v5260 = 192u + v9142;
-      const iron_bf16 v5261 = iron_f32_to_bf16(v5256);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5263 = v13 + v5253;
-      const unsigned int v5264 = v5263 * v1;
-      const unsigned int v5265 = v5264 + v28;
-      const unsigned int v5266 = v5265 << 8u;
-      const unsigned int v5267 = v5266 + v5260;
-      out[v5267] = v5261;
-    }
-    const unsigned int v5269 = v56 + v9148;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5270 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5271 = v595.x[6];
-    const float v5272 = v5271 * v5270;
-    const bool v5273 = v5269 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5273) {
-      const unsigned int v5276 = 192u + v9147;
-      const iron_bf16 v5277 = iron_f32_to_bf16(v5272);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5279 = v13 + v5269;
-      const unsigned int v5280 = v5279 * v1;
-      const unsigned int v5281 = v5280 + v28;
-      const unsigned int v5282 = v5281 << 8u;
-      const unsigned int v5283 = v5282 + v5276;
-      out[v5283] = v5277;
-    }
-    const unsigned int v5285 = v56 + v9153;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5286 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5287 = v595.x[7];
-    const float v5288 = v5287 * v5286;
-    const bool v5289 = v5285 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5289) {
-      const unsigned int v5292 = 192u + v9152;
-      const iron_bf16 v5293 = iron_f32_to_bf16(v5288);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5295 = v13 + v5285;
-      const unsigned int v5296 = v5295 * v1;
-      const unsigned int v5297 = v5296 + v28;
-      const unsigned int v5298 = v5297 << 8u;
-      const unsigned int v5299 = v5298 + v5292;
-      out[v5299] = v5293;
-    }
-    const unsigned int v5301 = v56 + v9158;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5302 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5303 = v595.x[8];
-    const float v5304 = v5303 * v5302;
-    const bool v5305 = v5301 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5305) {
-      const unsigned int v5308 = 192u + v9157;
-      const iron_bf16 v5309 = iron_f32_to_bf16(v5304);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5311 = v13 + v5301;
-      const unsigned int v5312 = v5311 * v1;
-      const unsigned int v5313 = v5312 + v28;
-      const unsigned int v5314 = v5313 << 8u;
-      const unsigned int v5315 = v5314 + v5308;
-      out[v5315] = v5309;
-    }
-    const unsigned int v5317 = v56 + v9163;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5318 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5319 = v595.x[9];
-    const float v5320 = v5319 * v5318;
-    const bool v5321 = v5317 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5321) {
-      const unsigned int v5324 = 192u + v9162;
-      const iron_bf16 v5325 = iron_f32_to_bf16(v5320);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5327 = v13 + v5317;
-      const unsigned int v5328 = v5327 * v1;
-      const unsigned int v5329 = v5328 + v28;
-      const unsigned int v5330 = v5329 << 8u;
-      const unsigned int v5331 = v5330 + v5324;
-      out[v5331] = v5325;
-    }
-    const unsigned int v5333 = v56 + v9168;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5334 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5335 = v595.x[10];
-    const float v5336 = v5335 * v5334;
-    const bool v5337 = v5333 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5337) {
-      const unsigned int v5340 = 192u + v9167;
-      const iron_bf16 v5341 = iron_f32_to_bf16(v5336);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5343 = v13 + v5333;
-      const unsigned int v5344 = v5343 * v1;
-      const unsigned int v5345 = v5344 + v28;
-      const unsigned int v5346 = v5345 << 8u;
-      const unsigned int v5347 = v5346 + v5340;
-      out[v5347] = v5341;
-    }
-    const unsigned int v5349 = v56 + v9173;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5350 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5351 = v595.x[11];
-    const float v5352 = v5351 * v5350;
-    const bool v5353 = v5349 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5353) {
-      const unsigned int v5356 = 192u + v9172;
-      const iron_bf16 v5357 = iron_f32_to_bf16(v5352);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5359 = v13 + v5349;
-      const unsigned int v5360 = v5359 * v1;
-      const unsigned int v5361 = v5360 + v28;
-      const unsigned int v5362 = v5361 << 8u;
-      const unsigned int v5363 = v5362 + v5356;
-      out[v5363] = v5357;
-    }
-    const unsigned int v5365 = v56 + v9178;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5366 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5367 = v595.x[12];
-    const float v5368 = v5367 * v5366;
-    const bool v5369 = v5365 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5369) {
-      const unsigned int v5372 = 192u + v9177;
-      const iron_bf16 v5373 = iron_f32_to_bf16(v5368);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5375 = v13 + v5365;
-      const unsigned int v5376 = v5375 * v1;
-      const unsigned int v5377 = v5376 + v28;
-      const unsigned int v5378 = v5377 << 8u;
-      const unsigned int v5379 = v5378 + v5372;
-      out[v5379] = v5373;
-    }
-    const unsigned int v5381 = v56 + v9183;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5382 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5383 = v595.x[13];
-    const float v5384 = v5383 * v5382;
-    const bool v5385 = v5381 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5385) {
-      const unsigned int v5388 = 192u + v9182;
-      const iron_bf16 v5389 = iron_f32_to_bf16(v5384);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5391 = v13 + v5381;
-      const unsigned int v5392 = v5391 * v1;
-      const unsigned int v5393 = v5392 + v28;
-      const unsigned int v5394 = v5393 << 8u;
-      const unsigned int v5395 = v5394 + v5388;
-      out[v5395] = v5389;
-    }
-    const unsigned int v5397 = v56 + v9188;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5398 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5399 = v595.x[14];
-    const float v5400 = v5399 * v5398;
-    const bool v5401 = v5397 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5401) {
-      const unsigned int v5404 = 192u + v9187;
-      const iron_bf16 v5405 = iron_f32_to_bf16(v5400);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5407 = v13 + v5397;
-      const unsigned int v5408 = v5407 * v1;
-      const unsigned int v5409 = v5408 + v28;
-      const unsigned int v5410 = v5409 << 8u;
-      const unsigned int v5411 = v5410 + v5404;
-      out[v5411] = v5405;
-    }
-    const unsigned int v5413 = v56 + v9193;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5414 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5415 = v595.x[15];
-    const float v5416 = v5415 * v5414;
-    const bool v5417 = v5413 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5417) {
-      const unsigned int v5420 = 192u + v9192;
-      const iron_bf16 v5421 = iron_f32_to_bf16(v5416);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5423 = v13 + v5413;
-      const unsigned int v5424 = v5423 * v1;
-      const unsigned int v5425 = v5424 + v28;
-      const unsigned int v5426 = v5425 << 8u;
-      const unsigned int v5427 = v5426 + v5420;
-      out[v5427] = v5421;
-    }
-    const unsigned int v5429 = v56 + v9198;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5430 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5431 = v595.x[16];
-    const float v5432 = v5431 * v5430;
-    const bool v5433 = v5429 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5433) {
-      const unsigned int v5436 = 192u + v9197;
-      const iron_bf16 v5437 = iron_f32_to_bf16(v5432);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5439 = v13 + v5429;
-      const unsigned int v5440 = v5439 * v1;
-      const unsigned int v5441 = v5440 + v28;
-      const unsigned int v5442 = v5441 << 8u;
-      const unsigned int v5443 = v5442 + v5436;
-      out[v5443] = v5437;
-    }
-    const unsigned int v5445 = v56 + v9203;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5446 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5447 = v595.x[17];
-    const float v5448 = v5447 * v5446;
-    const bool v5449 = v5445 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5449) {
-      const unsigned int v5452 = 192u + v9202;
-      const iron_bf16 v5453 = iron_f32_to_bf16(v5448);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5455 = v13 + v5445;
-      const unsigned int v5456 = v5455 * v1;
-      const unsigned int v5457 = v5456 + v28;
-      const unsigned int v5458 = v5457 << 8u;
-      const unsigned int v5459 = v5458 + v5452;
-      out[v5459] = v5453;
-    }
-    const unsigned int v5461 = v56 + v9208;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5462 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5463 = v595.x[18];
-    const float v5464 = v5463 * v5462;
-    const bool v5465 = v5461 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5465) {
-      const unsigned int v5468 = 192u + v9207;
-      const iron_bf16 v5469 = iron_f32_to_bf16(v5464);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5471 = v13 + v5461;
-      const unsigned int v5472 = v5471 * v1;
-      const unsigned int v5473 = v5472 + v28;
-      const unsigned int v5474 = v5473 << 8u;
-      const unsigned int v5475 = v5474 + v5468;
-      out[v5475] = v5469;
-    }
-    const unsigned int v5477 = v56 + v9213;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5478 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5479 = v595.x[19];
-    const float v5480 = v5479 * v5478;
-    const bool v5481 = v5477 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5481) {
-      const unsigned int v5484 = 192u + v9212;
-      const iron_bf16 v5485 = iron_f32_to_bf16(v5480);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5487 = v13 + v5477;
-      const unsigned int v5488 = v5487 * v1;
-      const unsigned int v5489 = v5488 + v28;
-      const unsigned int v5490 = v5489 << 8u;
-      const unsigned int v5491 = v5490 + v5484;
-      out[v5491] = v5485;
-    }
-    const unsigned int v5493 = v56 + v9218;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5494 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5495 = v595.x[20];
-    const float v5496 = v5495 * v5494;
-    const bool v5497 = v5493 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5497) {
-      const unsigned int v5500 = 192u + v9217;
-      const iron_bf16 v5501 = iron_f32_to_bf16(v5496);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5503 = v13 + v5493;
-      const unsigned int v5504 = v5503 * v1;
-      const unsigned int v5505 = v5504 + v28;
-      const unsigned int v5506 = v5505 << 8u;
-      const unsigned int v5507 = v5506 + v5500;
-      out[v5507] = v5501;
-    }
-    const unsigned int v5509 = v56 + v9223;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5510 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5511 = v595.x[21];
-    const float v5512 = v5511 * v5510;
-    const bool v5513 = v5509 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5513) {
-      const unsigned int v5516 = 192u + v9222;
-      const iron_bf16 v5517 = iron_f32_to_bf16(v5512);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5519 = v13 + v5509;
-      const unsigned int v5520 = v5519 * v1;
-      const unsigned int v5521 = v5520 + v28;
-      const unsigned int v5522 = v5521 << 8u;
-      const unsigned int v5523 = v5522 + v5516;
-      out[v5523] = v5517;
-    }
-    const unsigned int v5525 = v56 + v9228;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5526 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5527 = v595.x[22];
-    const float v5528 = v5527 * v5526;
-    const bool v5529 = v5525 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5529) {
-      const unsigned int v5532 = 192u + v9227;
-      const iron_bf16 v5533 = iron_f32_to_bf16(v5528);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5535 = v13 + v5525;
-      const unsigned int v5536 = v5535 * v1;
-      const unsigned int v5537 = v5536 + v28;
-      const unsigned int v5538 = v5537 << 8u;
-      const unsigned int v5539 = v5538 + v5532;
-      out[v5539] = v5533;
-    }
-    const unsigned int v5541 = v56 + v9233;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5542 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5543 = v595.x[23];
-    const float v5544 = v5543 * v5542;
-    const bool v5545 = v5541 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5545) {
-      const unsigned int v5548 = 192u + v9232;
-      const iron_bf16 v5549 = iron_f32_to_bf16(v5544);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5551 = v13 + v5541;
-      const unsigned int v5552 = v5551 * v1;
-      const unsigned int v5553 = v5552 + v28;
-      const unsigned int v5554 = v5553 << 8u;
-      const unsigned int v5555 = v5554 + v5548;
-      out[v5555] = v5549;
-    }
-    const unsigned int v5557 = v56 + v9238;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5558 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5559 = v595.x[24];
-    const float v5560 = v5559 * v5558;
-    const bool v5561 = v5557 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5561) {
-      const unsigned int v5564 = 192u + v9237;
-      const iron_bf16 v5565 = iron_f32_to_bf16(v5560);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5567 = v13 + v5557;
-      const unsigned int v5568 = v5567 * v1;
-      const unsigned int v5569 = v5568 + v28;
-      const unsigned int v5570 = v5569 << 8u;
-      const unsigned int v5571 = v5570 + v5564;
-      out[v5571] = v5565;
-    }
-    const unsigned int v5573 = v56 + v9243;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5574 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5575 = v595.x[25];
-    const float v5576 = v5575 * v5574;
-    const bool v5577 = v5573 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5577) {
-      const unsigned int v5580 = 192u + v9242;
-      const iron_bf16 v5581 = iron_f32_to_bf16(v5576);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5583 = v13 + v5573;
-      const unsigned int v5584 = v5583 * v1;
-      const unsigned int v5585 = v5584 + v28;
-      const unsigned int v5586 = v5585 << 8u;
-      const unsigned int v5587 = v5586 + v5580;
-      out[v5587] = v5581;
-    }
-    const unsigned int v5589 = v56 + v9248;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5590 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5591 = v595.x[26];
-    const float v5592 = v5591 * v5590;
-    const bool v5593 = v5589 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5593) {
-      const unsigned int v5596 = 192u + v9247;
-      const iron_bf16 v5597 = iron_f32_to_bf16(v5592);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5599 = v13 + v5589;
-      const unsigned int v5600 = v5599 * v1;
-      const unsigned int v5601 = v5600 + v28;
-      const unsigned int v5602 = v5601 << 8u;
-      const unsigned int v5603 = v5602 + v5596;
-      out[v5603] = v5597;
-    }
-    const unsigned int v5605 = v56 + v9253;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5606 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5607 = v595.x[27];
-    const float v5608 = v5607 * v5606;
-    const bool v5609 = v5605 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5609) {
-      const unsigned int v5612 = 192u + v9252;
-      const iron_bf16 v5613 = iron_f32_to_bf16(v5608);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5615 = v13 + v5605;
-      const unsigned int v5616 = v5615 * v1;
-      const unsigned int v5617 = v5616 + v28;
-      const unsigned int v5618 = v5617 << 8u;
-      const unsigned int v5619 = v5618 + v5612;
-      out[v5619] = v5613;
-    }
-    const unsigned int v5621 = v56 + v9258;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5622 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5623 = v595.x[28];
-    const float v5624 = v5623 * v5622;
-    const bool v5625 = v5621 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5625) {
-      const unsigned int v5628 = 192u + v9257;
-      const iron_bf16 v5629 = iron_f32_to_bf16(v5624);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5631 = v13 + v5621;
-      const unsigned int v5632 = v5631 * v1;
-      const unsigned int v5633 = v5632 + v28;
-      const unsigned int v5634 = v5633 << 8u;
-      const unsigned int v5635 = v5634 + v5628;
-      out[v5635] = v5629;
-    }
-    const unsigned int v5637 = v56 + v9263;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5638 = v3583.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5639 = v595.x[29];
-    const float v5640 = v5639 * v5638;
-    const bool v5641 = v5637 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5641) {
-      const unsigned int v5644 = 192u + v9262;
-      const iron_bf16 v5645 = iron_f32_to_bf16(v5640);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5647 = v13 + v5637;
-      const unsigned int v5648 = v5647 * v1;
-      const unsigned int v5649 = v5648 + v28;
-      const unsigned int v5650 = v5649 << 8u;
-      const unsigned int v5651 = v5650 + v5644;
-      out[v5651] = v5645;
-    }
-    const unsigned int v5653 = v56 + v9268;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5654 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5655 = v595.x[30];
-    const float v5656 = v5655 * v5654;
-    const bool v5657 = v5653 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5657) {
-      const unsigned int v5660 = 192u + v9267;
-      const iron_bf16 v5661 = iron_f32_to_bf16(v5656);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5663 = v13 + v5653;
-      const unsigned int v5664 = v5663 * v1;
-      const unsigned int v5665 = v5664 + v28;
-      const unsigned int v5666 = v5665 << 8u;
-      const unsigned int v5667 = v5666 + v5660;
-      out[v5667] = v5661;
-    }
-    const unsigned int v5669 = v56 + v9273;  // kernels/sdpa/flash_tile.hpp:244
-    const float v5670 = v3583.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v5671 = v595.x[31];
-    const float v5672 = v5671 * v5670;
-    const bool v5673 = v5669 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v5673) {
-      const unsigned int v5676 = 192u + v9272;
-      const iron_bf16 v5677 = iron_f32_to_bf16(v5672);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v5679 = v13 + v5669;
-      const unsigned int v5680 = v5679 * v1;
-      const unsigned int v5681 = v5680 + v28;
-      const unsigned int v5682 = v5681 << 8u;
-      const unsigned int v5683 = v5682 + v5676;
-      out[v5683] = v5677;
+      iron_frag<float, 2, 16, 8> v9476;  // kernels/sdpa/flash_tile.hpp:173
+      iron_frag_fill(v9476, 0.0f);
+      iron_frag<float, 2, 16, 8> v9478;  // kernels/sdpa/flash_tile.hpp:183
+      iron_frag_fill(v9478, 0.0f);
+      iron_frag_row_reduce<false>(v9478, v8508);
+      const float v9482 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:185
+      const float v9483 = v9478.x[0];  // kernels/sdpa/flash_tile.hpp:186
+      const float v9484 = fmaxf(v9482, v9483);
+      const bool v9487 = v9484 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9488 = v9487 ? 0.0f : v9484;
+      const float v9489 = v9482 - v9488;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9490 = iron_exp2_approx(v9489);
+      v9476.x[0] = v9490;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9494 = v585.x[1];  // kernels/sdpa/flash_tile.hpp:185
+      const float v9495 = v9478.x[1];  // kernels/sdpa/flash_tile.hpp:186
+      const float v9496 = fmaxf(v9494, v9495);
+      const bool v9499 = v9496 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9500 = v9499 ? 0.0f : v9496;
+      const float v9501 = v9494 - v9500;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9502 = iron_exp2_approx(v9501);
+      v9476.x[1] = v9502;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9506 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:185
+      const float v9507 = v9478.x[2];  // kernels/sdpa/flash_tile.hpp:186
+      const float v9508 = fmaxf(v9506, v9507);
+      const bool v9511 = v9508 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9512 = v9511 ? 0.0f : v9508;
+      const float v9513 = v9506 - v9512;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9514 = iron_exp2_approx(v9513);
+      v9476.x[2] = v9514;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9518 = v585.x[3];  // kernels/sdpa/flash_tile.hpp:185
+      const float v9519 = v9478.x[3];  // kernels/sdpa/flash_tile.hpp:186
+      const float v9520 = fmaxf(v9518, v9519);
+      const bool v9523 = v9520 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9524 = v9523 ? 0.0f : v9520;
+      const float v9525 = v9518 - v9524;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9526 = iron_exp2_approx(v9525);
+      v9476.x[3] = v9526;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9529 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:188
+      const float v9530 = v9478.x[0];  // kernels/sdpa/flash_tile.hpp:189
+      const float v9531 = fmaxf(v9529, v9530);
+      v585.x[0] = v9531;  // kernels/sdpa/flash_tile.hpp:188
+      const float v9534 = v585.x[1];
+      const float v9535 = v9478.x[1];  // kernels/sdpa/flash_tile.hpp:189
+      const float v9536 = fmaxf(v9534, v9535);
+      v585.x[1] = v9536;  // kernels/sdpa/flash_tile.hpp:188
+      const float v9539 = v585.x[2];
+      const float v9540 = v9478.x[2];  // kernels/sdpa/flash_tile.hpp:189
+      const float v9541 = fmaxf(v9539, v9540);
+      v585.x[2] = v9541;  // kernels/sdpa/flash_tile.hpp:188
+      const float v9544 = v585.x[3];
+      const float v9545 = v9478.x[3];  // kernels/sdpa/flash_tile.hpp:189
+      const float v9546 = fmaxf(v9544, v9545);
+      v585.x[3] = v9546;  // kernels/sdpa/flash_tile.hpp:188
+      const float v9549 = v8508.x[0];  // kernels/sdpa/flash_tile.hpp:191
+      const float v9550 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9553 = v9550 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9554 = v9553 ? 0.0f : v9550;
+      const float v9555 = v9549 - v9554;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9556 = iron_exp2_approx(v9555);
+      v8508.x[0] = v9556;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9559 = v8508.x[1];
+      const float v9560 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9563 = v9560 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9564 = v9563 ? 0.0f : v9560;
+      const float v9565 = v9559 - v9564;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9566 = iron_exp2_approx(v9565);
+      v8508.x[1] = v9566;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9569 = v8508.x[2];
+      const float v9570 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9573 = v9570 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9574 = v9573 ? 0.0f : v9570;
+      const float v9575 = v9569 - v9574;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9576 = iron_exp2_approx(v9575);
+      v8508.x[2] = v9576;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9579 = v8508.x[3];
+      const float v9580 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9583 = v9580 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9584 = v9583 ? 0.0f : v9580;
+      const float v9585 = v9579 - v9584;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9586 = iron_exp2_approx(v9585);
+      v8508.x[3] = v9586;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9589 = v8508.x[4];
+      const float v9590 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9593 = v9590 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9594 = v9593 ? 0.0f : v9590;
+      const float v9595 = v9589 - v9594;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9596 = iron_exp2_approx(v9595);
+      v8508.x[4] = v9596;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9599 = v8508.x[5];
+      const float v9600 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9603 = v9600 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9604 = v9603 ? 0.0f : v9600;
+      const float v9605 = v9599 - v9604;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9606 = iron_exp2_approx(v9605);
+      v8508.x[5] = v9606;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9609 = v8508.x[6];
+      const float v9610 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9613 = v9610 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9614 = v9613 ? 0.0f : v9610;
+      const float v9615 = v9609 - v9614;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9616 = iron_exp2_approx(v9615);
+      v8508.x[6] = v9616;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9619 = v8508.x[7];
+      const float v9620 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9623 = v9620 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9624 = v9623 ? 0.0f : v9620;
+      const float v9625 = v9619 - v9624;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9626 = iron_exp2_approx(v9625);
+      v8508.x[7] = v9626;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9629 = v8508.x[8];
+      const float v9630 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9633 = v9630 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9634 = v9633 ? 0.0f : v9630;
+      const float v9635 = v9629 - v9634;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9636 = iron_exp2_approx(v9635);
+      v8508.x[8] = v9636;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9639 = v8508.x[9];
+      const float v9640 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9643 = v9640 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9644 = v9643 ? 0.0f : v9640;
+      const float v9645 = v9639 - v9644;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9646 = iron_exp2_approx(v9645);
+      v8508.x[9] = v9646;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9649 = v8508.x[10];
+      const float v9650 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9653 = v9650 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9654 = v9653 ? 0.0f : v9650;
+      const float v9655 = v9649 - v9654;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9656 = iron_exp2_approx(v9655);
+      v8508.x[10] = v9656;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9659 = v8508.x[11];
+      const float v9660 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9663 = v9660 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9664 = v9663 ? 0.0f : v9660;
+      const float v9665 = v9659 - v9664;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9666 = iron_exp2_approx(v9665);
+      v8508.x[11] = v9666;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9669 = v8508.x[12];
+      const float v9670 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9673 = v9670 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9674 = v9673 ? 0.0f : v9670;
+      const float v9675 = v9669 - v9674;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9676 = iron_exp2_approx(v9675);
+      v8508.x[12] = v9676;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9679 = v8508.x[13];
+      const float v9680 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9683 = v9680 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9684 = v9683 ? 0.0f : v9680;
+      const float v9685 = v9679 - v9684;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9686 = iron_exp2_approx(v9685);
+      v8508.x[13] = v9686;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9689 = v8508.x[14];
+      const float v9690 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9693 = v9690 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9694 = v9693 ? 0.0f : v9690;
+      const float v9695 = v9689 - v9694;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9696 = iron_exp2_approx(v9695);
+      v8508.x[14] = v9696;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9699 = v8508.x[15];
+      const float v9700 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9703 = v9700 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9704 = v9703 ? 0.0f : v9700;
+      const float v9705 = v9699 - v9704;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9706 = iron_exp2_approx(v9705);
+      v8508.x[15] = v9706;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9709 = v8508.x[16];
+      const float v9710 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9713 = v9710 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9714 = v9713 ? 0.0f : v9710;
+      const float v9715 = v9709 - v9714;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9716 = iron_exp2_approx(v9715);
+      v8508.x[16] = v9716;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9719 = v8508.x[17];
+      const float v9720 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9723 = v9720 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9724 = v9723 ? 0.0f : v9720;
+      const float v9725 = v9719 - v9724;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9726 = iron_exp2_approx(v9725);
+      v8508.x[17] = v9726;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9729 = v8508.x[18];
+      const float v9730 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9733 = v9730 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9734 = v9733 ? 0.0f : v9730;
+      const float v9735 = v9729 - v9734;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9736 = iron_exp2_approx(v9735);
+      v8508.x[18] = v9736;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9739 = v8508.x[19];
+      const float v9740 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9743 = v9740 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9744 = v9743 ? 0.0f : v9740;
+      const float v9745 = v9739 - v9744;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9746 = iron_exp2_approx(v9745);
+      v8508.x[19] = v9746;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9749 = v8508.x[20];
+      const float v9750 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9753 = v9750 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9754 = v9753 ? 0.0f : v9750;
+      const float v9755 = v9749 - v9754;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9756 = iron_exp2_approx(v9755);
+      v8508.x[20] = v9756;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9759 = v8508.x[21];
+      const float v9760 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9763 = v9760 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9764 = v9763 ? 0.0f : v9760;
+      const float v9765 = v9759 - v9764;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9766 = iron_exp2_approx(v9765);
+      v8508.x[21] = v9766;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9769 = v8508.x[22];
+      const float v9770 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9773 = v9770 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9774 = v9773 ? 0.0f : v9770;
+      const float v9775 = v9769 - v9774;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9776 = iron_exp2_approx(v9775);
+      v8508.x[22] = v9776;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9779 = v8508.x[23];
+      const float v9780 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9783 = v9780 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9784 = v9783 ? 0.0f : v9780;
+      const float v9785 = v9779 - v9784;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9786 = iron_exp2_approx(v9785);
+      v8508.x[23] = v9786;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9789 = v8508.x[24];
+      const float v9790 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9793 = v9790 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9794 = v9793 ? 0.0f : v9790;
+      const float v9795 = v9789 - v9794;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9796 = iron_exp2_approx(v9795);
+      v8508.x[24] = v9796;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9799 = v8508.x[25];
+      const float v9800 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9803 = v9800 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9804 = v9803 ? 0.0f : v9800;
+      const float v9805 = v9799 - v9804;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9806 = iron_exp2_approx(v9805);
+      v8508.x[25] = v9806;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9809 = v8508.x[26];
+      const float v9810 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9813 = v9810 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9814 = v9813 ? 0.0f : v9810;
+      const float v9815 = v9809 - v9814;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9816 = iron_exp2_approx(v9815);
+      v8508.x[26] = v9816;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9819 = v8508.x[27];
+      const float v9820 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9823 = v9820 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9824 = v9823 ? 0.0f : v9820;
+      const float v9825 = v9819 - v9824;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9826 = iron_exp2_approx(v9825);
+      v8508.x[27] = v9826;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9829 = v8508.x[28];
+      const float v9830 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9833 = v9830 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9834 = v9833 ? 0.0f : v9830;
+      const float v9835 = v9829 - v9834;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9836 = iron_exp2_approx(v9835);
+      v8508.x[28] = v9836;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9839 = v8508.x[29];
+      const float v9840 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9843 = v9840 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9844 = v9843 ? 0.0f : v9840;
+      const float v9845 = v9839 - v9844;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9846 = iron_exp2_approx(v9845);
+      v8508.x[29] = v9846;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9849 = v8508.x[30];
+      const float v9850 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9853 = v9850 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9854 = v9853 ? 0.0f : v9850;
+      const float v9855 = v9849 - v9854;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9856 = iron_exp2_approx(v9855);
+      v8508.x[30] = v9856;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9859 = v8508.x[31];
+      const float v9860 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9863 = v9860 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9864 = v9863 ? 0.0f : v9860;
+      const float v9865 = v9859 - v9864;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9866 = iron_exp2_approx(v9865);
+      v8508.x[31] = v9866;  // kernels/sdpa/flash_tile.hpp:191
+      iron_frag<float, 2, 16, 8> v9868;  // kernels/sdpa/flash_tile.hpp:194
+      iron_frag_fill(v9868, 0.0f);
+      iron_frag_row_reduce<true>(v9868, v8508);
+      const float v9871 = v587.x[0];  // kernels/sdpa/flash_tile.hpp:195
+      const float v9872 = v9868.x[0];  // kernels/sdpa/flash_tile.hpp:196
+      const float v9873 = v9476.x[0];
+      const float v9874 = v9871 * v9873;
+      const float v9875 = v9874 + v9872;
+      v587.x[0] = v9875;  // kernels/sdpa/flash_tile.hpp:195
+      const float v9878 = v587.x[1];
+      const float v9879 = v9868.x[1];  // kernels/sdpa/flash_tile.hpp:196
+      const float v9880 = v9476.x[1];
+      const float v9881 = v9878 * v9880;
+      const float v9882 = v9881 + v9879;
+      v587.x[1] = v9882;  // kernels/sdpa/flash_tile.hpp:195
+      const float v9885 = v587.x[2];
+      const float v9886 = v9868.x[2];  // kernels/sdpa/flash_tile.hpp:196
+      const float v9887 = v9476.x[2];
+      const float v9888 = v9885 * v9887;
+      const float v9889 = v9888 + v9886;
+      v587.x[2] = v9889;  // kernels/sdpa/flash_tile.hpp:195
+      const float v9892 = v587.x[3];
+      const float v9893 = v9868.x[3];  // kernels/sdpa/flash_tile.hpp:196
+      const float v9894 = v9476.x[3];
+      const float v9895 = v9892 * v9894;
+      const float v9896 = v9895 + v9893;
+      v587.x[3] = v9896;  // kernels/sdpa/flash_tile.hpp:195
+      const float v9899 = v589.x[0];  // kernels/sdpa/flash_tile.hpp:205
+      const float v9900 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9901 = v9899 * v9900;
+      v589.x[0] = v9901;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9904 = v589.x[1];
+      const float v9905 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9906 = v9904 * v9905;
+      v589.x[1] = v9906;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9909 = v589.x[2];
+      const float v9910 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9911 = v9909 * v9910;
+      v589.x[2] = v9911;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9914 = v589.x[3];
+      const float v9915 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9916 = v9914 * v9915;
+      v589.x[3] = v9916;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9919 = v589.x[4];
+      const float v9920 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9921 = v9919 * v9920;
+      v589.x[4] = v9921;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9924 = v589.x[5];
+      const float v9925 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9926 = v9924 * v9925;
+      v589.x[5] = v9926;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9929 = v589.x[6];
+      const float v9930 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9931 = v9929 * v9930;
+      v589.x[6] = v9931;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9934 = v589.x[7];
+      const float v9935 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9936 = v9934 * v9935;
+      v589.x[7] = v9936;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9939 = v589.x[8];
+      const float v9940 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9941 = v9939 * v9940;
+      v589.x[8] = v9941;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9944 = v589.x[9];
+      const float v9945 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9946 = v9944 * v9945;
+      v589.x[9] = v9946;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9949 = v589.x[10];
+      const float v9950 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9951 = v9949 * v9950;
+      v589.x[10] = v9951;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9954 = v589.x[11];
+      const float v9955 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9956 = v9954 * v9955;
+      v589.x[11] = v9956;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9959 = v589.x[12];
+      const float v9960 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9961 = v9959 * v9960;
+      v589.x[12] = v9961;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9964 = v589.x[13];
+      const float v9965 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9966 = v9964 * v9965;
+      v589.x[13] = v9966;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9969 = v589.x[14];
+      const float v9970 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9971 = v9969 * v9970;
+      v589.x[14] = v9971;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9974 = v589.x[15];
+      const float v9975 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9976 = v9974 * v9975;
+      v589.x[15] = v9976;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9979 = v589.x[16];
+      const float v9980 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9981 = v9979 * v9980;
+      v589.x[16] = v9981;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9984 = v589.x[17];
+      const float v9985 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9986 = v9984 * v9985;
+      v589.x[17] = v9986;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9989 = v589.x[18];
+      const float v9990 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9991 = v9989 * v9990;
+      v589.x[18] = v9991;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9994 = v589.x[19];
+      const float v9995 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9996 = v9994 * v9995;
+      v589.x[19] = v9996;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9999 = v589.x[20];
+      const float v10000 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10001 = v9999 * v10000;
+      v589.x[20] = v10001;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10004 = v589.x[21];
+      const float v10005 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10006 = v10004 * v10005;
+      v589.x[21] = v10006;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10009 = v589.x[22];
+      const float v10010 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10011 = v10009 * v10010;
+      v589.x[22] = v10011;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10014 = v589.x[23];
+      const float v10015 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10016 = v10014 * v10015;
+      v589.x[23] = v10016;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10019 = v589.x[24];
+      const float v10020 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10021 = v10019 * v10020;
+      v589.x[24] = v10021;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10024 = v589.x[25];
+      const float v10025 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10026 = v10024 * v10025;
+      v589.x[25] = v10026;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10029 = v589.x[26];
+      const float v10030 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10031 = v10029 * v10030;
+      v589.x[26] = v10031;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10034 = v589.x[27];
+      const float v10035 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10036 = v10034 * v10035;
+      v589.x[27] = v10036;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10039 = v589.x[28];
+      const float v10040 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10041 = v10039 * v10040;
+      v589.x[28] = v10041;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10044 = v589.x[29];
+      const float v10045 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10046 = v10044 * v10045;
+      v589.x[29] = v10046;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10049 = v589.x[30];
+      const float v10050 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10051 = v10049 * v10050;
+      v589.x[30] = v10051;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10054 = v589.x[31];
+      const float v10055 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10056 = v10054 * v10055;
+      v589.x[31] = v10056;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10059 = v591.x[0];
+      const float v10060 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10061 = v10059 * v10060;
+      v591.x[0] = v10061;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10064 = v591.x[1];
+      const float v10065 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10066 = v10064 * v10065;
+      v591.x[1] = v10066;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10069 = v591.x[2];
+      const float v10070 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10071 = v10069 * v10070;
+      v591.x[2] = v10071;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10074 = v591.x[3];
+      const float v10075 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10076 = v10074 * v10075;
+      v591.x[3] = v10076;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10079 = v591.x[4];
+      const float v10080 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10081 = v10079 * v10080;
+      v591.x[4] = v10081;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10084 = v591.x[5];
+      const float v10085 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10086 = v10084 * v10085;
+      v591.x[5] = v10086;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10089 = v591.x[6];
+      const float v10090 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10091 = v10089 * v10090;
+      v591.x[6] = v10091;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10094 = v591.x[7];
+      const float v10095 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10096 = v10094 * v10095;
+      v591.x[7] = v10096;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10099 = v591.x[8];
+      const float v10100 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10101 = v10099 * v10100;
+      v591.x[8] = v10101;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10104 = v591.x[9];
+      const float v10105 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10106 = v10104 * v10105;
+      v591.x[9] = v10106;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10109 = v591.x[10];
+      const float v10110 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10111 = v10109 * v10110;
+      v591.x[10] = v10111;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10114 = v591.x[11];
+      const float v10115 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10116 = v10114 * v10115;
+      v591.x[11] = v10116;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10119 = v591.x[12];
+      const float v10120 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10121 = v10119 * v10120;
+      v591.x[12] = v10121;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10124 = v591.x[13];
+      const float v10125 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10126 = v10124 * v10125;
+      v591.x[13] = v10126;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10129 = v591.x[14];
+      const float v10130 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10131 = v10129 * v10130;
+      v591.x[14] = v10131;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10134 = v591.x[15];
+      const float v10135 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10136 = v10134 * v10135;
+      v591.x[15] = v10136;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10139 = v591.x[16];
+      const float v10140 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10141 = v10139 * v10140;
+      v591.x[16] = v10141;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10144 = v591.x[17];
+      const float v10145 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10146 = v10144 * v10145;
+      v591.x[17] = v10146;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10149 = v591.x[18];
+      const float v10150 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10151 = v10149 * v10150;
+      v591.x[18] = v10151;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10154 = v591.x[19];
+      const float v10155 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10156 = v10154 * v10155;
+      v591.x[19] = v10156;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10159 = v591.x[20];
+      const float v10160 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10161 = v10159 * v10160;
+      v591.x[20] = v10161;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10164 = v591.x[21];
+      const float v10165 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10166 = v10164 * v10165;
+      v591.x[21] = v10166;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10169 = v591.x[22];
+      const float v10170 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10171 = v10169 * v10170;
+      v591.x[22] = v10171;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10174 = v591.x[23];
+      const float v10175 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10176 = v10174 * v10175;
+      v591.x[23] = v10176;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10179 = v591.x[24];
+      const float v10180 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10181 = v10179 * v10180;
+      v591.x[24] = v10181;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10184 = v591.x[25];
+      const float v10185 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10186 = v10184 * v10185;
+      v591.x[25] = v10186;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10189 = v591.x[26];
+      const float v10190 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10191 = v10189 * v10190;
+      v591.x[26] = v10191;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10194 = v591.x[27];
+      const float v10195 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10196 = v10194 * v10195;
+      v591.x[27] = v10196;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10199 = v591.x[28];
+      const float v10200 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10201 = v10199 * v10200;
+      v591.x[28] = v10201;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10204 = v591.x[29];
+      const float v10205 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10206 = v10204 * v10205;
+      v591.x[29] = v10206;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10209 = v591.x[30];
+      const float v10210 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10211 = v10209 * v10210;
+      v591.x[30] = v10211;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10214 = v591.x[31];
+      const float v10215 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10216 = v10214 * v10215;
+      v591.x[31] = v10216;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10219 = v593.x[0];
+      const float v10220 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10221 = v10219 * v10220;
+      v593.x[0] = v10221;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10224 = v593.x[1];
+      const float v10225 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10226 = v10224 * v10225;
+      v593.x[1] = v10226;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10229 = v593.x[2];
+      const float v10230 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10231 = v10229 * v10230;
+      v593.x[2] = v10231;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10234 = v593.x[3];
+      const float v10235 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10236 = v10234 * v10235;
+      v593.x[3] = v10236;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10239 = v593.x[4];
+      const float v10240 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10241 = v10239 * v10240;
+      v593.x[4] = v10241;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10244 = v593.x[5];
+      const float v10245 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10246 = v10244 * v10245;
+      v593.x[5] = v10246;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10249 = v593.x[6];
+      const float v10250 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10251 = v10249 * v10250;
+      v593.x[6] = v10251;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10254 = v593.x[7];
+      const float v10255 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10256 = v10254 * v10255;
+      v593.x[7] = v10256;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10259 = v593.x[8];
+      const float v10260 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10261 = v10259 * v10260;
+      v593.x[8] = v10261;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10264 = v593.x[9];
+      const float v10265 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10266 = v10264 * v10265;
+      v593.x[9] = v10266;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10269 = v593.x[10];
+      const float v10270 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10271 = v10269 * v10270;
+      v593.x[10] = v10271;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10274 = v593.x[11];
+      const float v10275 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10276 = v10274 * v10275;
+      v593.x[11] = v10276;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10279 = v593.x[12];
+      const float v10280 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10281 = v10279 * v10280;
+      v593.x[12] = v10281;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10284 = v593.x[13];
+      const float v10285 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10286 = v10284 * v10285;
+      v593.x[13] = v10286;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10289 = v593.x[14];
+      const float v10290 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10291 = v10289 * v10290;
+      v593.x[14] = v10291;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10294 = v593.x[15];
+      const float v10295 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10296 = v10294 * v10295;
+      v593.x[15] = v10296;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10299 = v593.x[16];
+      const float v10300 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10301 = v10299 * v10300;
+      v593.x[16] = v10301;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10304 = v593.x[17];
+      const float v10305 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10306 = v10304 * v10305;
+      v593.x[17] = v10306;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10309 = v593.x[18];
+      const float v10310 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10311 = v10309 * v10310;
+      v593.x[18] = v10311;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10314 = v593.x[19];
+      const float v10315 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10316 = v10314 * v10315;
+      v593.x[19] = v10316;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10319 = v593.x[20];
+      const float v10320 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10321 = v10319 * v10320;
+      v593.x[20] = v10321;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10324 = v593.x[21];
+      const float v10325 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10326 = v10324 * v10325;
+      v593.x[21] = v10326;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10329 = v593.x[22];
+      const float v10330 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10331 = v10329 * v10330;
+      v593.x[22] = v10331;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10334 = v593.x[23];
+      const float v10335 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10336 = v10334 * v10335;
+      v593.x[23] = v10336;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10339 = v593.x[24];
+      const float v10340 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10341 = v10339 * v10340;
+      v593.x[24] = v10341;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10344 = v593.x[25];
+      const float v10345 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10346 = v10344 * v10345;
+      v593.x[25] = v10346;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10349 = v593.x[26];
+      const float v10350 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10351 = v10349 * v10350;
+      v593.x[26] = v10351;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10354 = v593.x[27];
+      const float v10355 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10356 = v10354 * v10355;
+      v593.x[27] = v10356;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10359 = v593.x[28];
+      const float v10360 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10361 = v10359 * v10360;
+      v593.x[28] = v10361;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10364 = v593.x[29];
+      const float v10365 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10366 = v10364 * v10365;
+      v593.x[29] = v10366;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10369 = v593.x[30];
+      const float v10370 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10371 = v10369 * v10370;
+      v593.x[30] = v10371;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10374 = v593.x[31];
+      const float v10375 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10376 = v10374 * v10375;
+      v593.x[31] = v10376;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10379 = v595.x[0];
+      const float v10380 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10381 = v10379 * v10380;
+      v595.x[0] = v10381;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10384 = v595.x[1];
+      const float v10385 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10386 = v10384 * v10385;
+      v595.x[1] = v10386;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10389 = v595.x[2];
+      const float v10390 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10391 = v10389 * v10390;
+      v595.x[2] = v10391;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10394 = v595.x[3];
+      const float v10395 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10396 = v10394 * v10395;
+      v595.x[3] = v10396;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10399 = v595.x[4];
+      const float v10400 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10401 = v10399 * v10400;
+      v595.x[4] = v10401;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10404 = v595.x[5];
+      const float v10405 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10406 = v10404 * v10405;
+      v595.x[5] = v10406;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10409 = v595.x[6];
+      const float v10410 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10411 = v10409 * v10410;
+      v595.x[6] = v10411;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10414 = v595.x[7];
+      const float v10415 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10416 = v10414 * v10415;
+      v595.x[7] = v10416;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10419 = v595.x[8];
+      const float v10420 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10421 = v10419 * v10420;
+      v595.x[8] = v10421;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10424 = v595.x[9];
+      const float v10425 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10426 = v10424 * v10425;
+      v595.x[9] = v10426;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10429 = v595.x[10];
+      const float v10430 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10431 = v10429 * v10430;
+      v595.x[10] = v10431;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10434 = v595.x[11];
+      const float v10435 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10436 = v10434 * v10435;
+      v595.x[11] = v10436;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10439 = v595.x[12];
+      const float v10440 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10441 = v10439 * v10440;
+      v595.x[12] = v10441;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10444 = v595.x[13];
+      const float v10445 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10446 = v10444 * v10445;
+      v595.x[13] = v10446;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10449 = v595.x[14];
+      const float v10450 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10451 = v10449 * v10450;
+      v595.x[14] = v10451;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10454 = v595.x[15];
+      const float v10455 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10456 = v10454 * v10455;
+      v595.x[15] = v10456;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10459 = v595.x[16];
+      const float v10460 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10461 = v10459 * v10460;
+      v595.x[16] = v10461;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10464 = v595.x[17];
+      const float v10465 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10466 = v10464 * v10465;
+      v595.x[17] = v10466;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10469 = v595.x[18];
+      const float v10470 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10471 = v10469 * v10470;
+      v595.x[18] = v10471;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10474 = v595.x[19];
+      const float v10475 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10476 = v10474 * v10475;
+      v595.x[19] = v10476;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10479 = v595.x[20];
+      const float v10480 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10481 = v10479 * v10480;
+      v595.x[20] = v10481;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10484 = v595.x[21];
+      const float v10485 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10486 = v10484 * v10485;
+      v595.x[21] = v10486;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10489 = v595.x[22];
+      const float v10490 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10491 = v10489 * v10490;
+      v595.x[22] = v10491;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10494 = v595.x[23];
+      const float v10495 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10496 = v10494 * v10495;
+      v595.x[23] = v10496;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10499 = v595.x[24];
+      const float v10500 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10501 = v10499 * v10500;
+      v595.x[24] = v10501;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10504 = v595.x[25];
+      const float v10505 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10506 = v10504 * v10505;
+      v595.x[25] = v10506;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10509 = v595.x[26];
+      const float v10510 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10511 = v10509 * v10510;
+      v595.x[26] = v10511;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10514 = v595.x[27];
+      const float v10515 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10516 = v10514 * v10515;
+      v595.x[27] = v10516;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10519 = v595.x[28];
+      const float v10520 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10521 = v10519 * v10520;
+      v595.x[28] = v10521;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10524 = v595.x[29];
+      const float v10525 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10526 = v10524 * v10525;
+      v595.x[29] = v10526;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10529 = v595.x[30];
+      const float v10530 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10531 = v10529 * v10530;
+      v595.x[30] = v10531;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10534 = v595.x[31];
+      const float v10535 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10536 = v10534 * v10535;
+      v595.x[31] = v10536;  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag<iron_bf16, 0, 16, 64> v10538;  // kernels/sdpa/flash_warpgroup.hpp:115
+      iron_frag_fill(v10538, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v10538, v8508);
+      iron_frag_store<false>(v10538, shm3, v10545, 64u);  // kernels/sdpa/flash_warpgroup.hpp:122
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:124
+      iron_frag<iron_bf16, 0, 16, 16> v10799;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v10799, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10799, shm3, v10610, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10801;
+      iron_frag_fill(v10801, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10801, shm2, v8512, 64u);
+      iron_frag_mma_sync(v589, v10799, v10801);
+      const unsigned int v10808 = v8512 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v10810;
+      iron_frag_fill(v10810, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10810, shm3, v10621, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10812;
+      iron_frag_fill(v10812, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10812, shm2, v10808, 64u);
+      iron_frag_mma_sync(v589, v10810, v10812);
+      const unsigned int v10819 = v8512 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v10821;
+      iron_frag_fill(v10821, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10821, shm3, v10630, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10823;
+      iron_frag_fill(v10823, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10823, shm2, v10819, 64u);
+      iron_frag_mma_sync(v589, v10821, v10823);
+      const unsigned int v10830 = v8512 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v10832;
+      iron_frag_fill(v10832, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10832, shm3, v10639, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10834;
+      iron_frag_fill(v10834, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10834, shm2, v10830, 64u);
+      iron_frag_mma_sync(v589, v10832, v10834);
+      iron_frag<iron_bf16, 0, 16, 16> v10852;
+      iron_frag_fill(v10852, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10852, shm3, v10610, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10854;
+      iron_frag_fill(v10854, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10854, shm2, v8525, 64u);
+      iron_frag_mma_sync(v591, v10852, v10854);
+      const unsigned int v10861 = v8525 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v10863;
+      iron_frag_fill(v10863, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10863, shm3, v10621, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10865;
+      iron_frag_fill(v10865, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10865, shm2, v10861, 64u);
+      iron_frag_mma_sync(v591, v10863, v10865);
+      const unsigned int v10872 = v8525 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v10874;
+      iron_frag_fill(v10874, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10874, shm3, v10630, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10876;
+      iron_frag_fill(v10876, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10876, shm2, v10872, 64u);
+      iron_frag_mma_sync(v591, v10874, v10876);
+      const unsigned int v10883 = v8525 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v10885;
+      iron_frag_fill(v10885, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10885, shm3, v10639, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10887;
+      iron_frag_fill(v10887, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10887, shm2, v10883, 64u);
+      iron_frag_mma_sync(v591, v10885, v10887);
+      iron_frag<iron_bf16, 0, 16, 16> v10905;
+      iron_frag_fill(v10905, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10905, shm3, v10610, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10907;
+      iron_frag_fill(v10907, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10907, shm2, v8537, 64u);
+      iron_frag_mma_sync(v593, v10905, v10907);
+      const unsigned int v10914 = v8537 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v10916;
+      iron_frag_fill(v10916, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10916, shm3, v10621, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10918;
+      iron_frag_fill(v10918, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10918, shm2, v10914, 64u);
+      iron_frag_mma_sync(v593, v10916, v10918);
+      const unsigned int v10925 = v8537 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v10927;
+      iron_frag_fill(v10927, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10927, shm3, v10630, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10929;
+      iron_frag_fill(v10929, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10929, shm2, v10925, 64u);
+      iron_frag_mma_sync(v593, v10927, v10929);
+      const unsigned int v10936 = v8537 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v10938;
+      iron_frag_fill(v10938, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10938, shm3, v10639, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10940;
+      iron_frag_fill(v10940, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10940, shm2, v10936, 64u);
+      iron_frag_mma_sync(v593, v10938, v10940);
+      iron_frag<iron_bf16, 0, 16, 16> v10958;
+      iron_frag_fill(v10958, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10958, shm3, v10610, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10960;
+      iron_frag_fill(v10960, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10960, shm2, v8549, 64u);
+      iron_frag_mma_sync(v595, v10958, v10960);
+      const unsigned int v10967 = v8549 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v10969;
+      iron_frag_fill(v10969, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10969, shm3, v10621, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10971;
+      iron_frag_fill(v10971, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10971, shm2, v10967, 64u);
+      iron_frag_mma_sync(v595, v10969, v10971);
+      const unsigned int v10978 = v8549 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v10980;
+      iron_frag_fill(v10980, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10980, shm3, v10630, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10982;
+      iron_frag_fill(v10982, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10982, shm2, v10978, 64u);
+      iron_frag_mma_sync(v595, v10980, v10982);
+      const unsigned int v10989 = v8549 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v10991;
+      iron_frag_fill(v10991, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10991, shm3, v10639, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10993;
+      iron_frag_fill(v10993, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10993, shm2, v10989, 64u);
+      iron_frag_mma_sync(v595, v10991, v10993);
+    }
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:92
+    const float v3909 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:219
+    iron_frag<float, 2, 16, 8> v3911;  // kernels/sdpa/flash_tile.hpp:220
+    iron_frag_fill(v3911, 0.0f);
+    const float v3915 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3916 = fmaxf(v3915, v3909);
+    const bool v3919 = v3916 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3920 = v3919 ? 0.0f : v3916;
+    v3911.x[0] = v3920;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3924 = v585.x[1];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3925 = fmaxf(v3924, v3909);
+    const bool v3928 = v3925 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3929 = v3928 ? 0.0f : v3925;
+    v3911.x[1] = v3929;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3933 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3934 = fmaxf(v3933, v3909);
+    const bool v3937 = v3934 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3938 = v3937 ? 0.0f : v3934;
+    v3911.x[2] = v3938;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3942 = v585.x[3];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3943 = fmaxf(v3942, v3909);
+    const bool v3946 = v3943 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3947 = v3946 ? 0.0f : v3943;
+    v3911.x[3] = v3947;  // kernels/sdpa/flash_tile.hpp:221
+    iron_frag<float, 2, 16, 8> v3949;  // kernels/sdpa/flash_tile.hpp:224
+    iron_frag_fill(v3949, 0.0f);
+    const float v3953 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:226
+    const float v3954 = v3909 - v3953;
+    const float v3955 = exp2f(v3954);
+    const float v3957 = v585.x[0];
+    const float v3958 = v3957 - v3953;
+    const float v3959 = exp2f(v3958);
+    const float v3960 = v587.x[0];
+    const float v3961 = v3960 * v3959;
+    const float v3962 = v3961 + v3955;
+    v3949.x[0] = v3962;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3966 = v3911.x[1];  // kernels/sdpa/flash_tile.hpp:226
+    const float v3967 = v3909 - v3966;
+    const float v3968 = exp2f(v3967);
+    const float v3970 = v585.x[1];
+    const float v3971 = v3970 - v3966;
+    const float v3972 = exp2f(v3971);
+    const float v3973 = v587.x[1];
+    const float v3974 = v3973 * v3972;
+    const float v3975 = v3974 + v3968;
+    v3949.x[1] = v3975;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3979 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:226
+    const float v3980 = v3909 - v3979;
+    const float v3981 = exp2f(v3980);
+    const float v3983 = v585.x[2];
+    const float v3984 = v3983 - v3979;
+    const float v3985 = exp2f(v3984);
+    const float v3986 = v587.x[2];
+    const float v3987 = v3986 * v3985;
+    const float v3988 = v3987 + v3981;
+    v3949.x[2] = v3988;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3992 = v3911.x[3];  // kernels/sdpa/flash_tile.hpp:226
+    const float v3993 = v3909 - v3992;
+    const float v3994 = exp2f(v3993);
+    const float v3996 = v585.x[3];
+    const float v3997 = v3996 - v3992;
+    const float v3998 = exp2f(v3997);
+    const float v3999 = v587.x[3];
+    const float v4000 = v3999 * v3998;
+    const float v4001 = v4000 + v3994;
+    v3949.x[3] = v4001;  // kernels/sdpa/flash_tile.hpp:225
+    iron_frag<float, 2, 16, 8> v4003;  // kernels/sdpa/flash_tile.hpp:228
+    iron_frag_fill(v4003, 0.0f);
+    const float v4007 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:230
+    const float v4009 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:231
+    const float v4010 = v585.x[0];
+    const float v4011 = v4010 - v4009;
+    const float v4012 = exp2f(v4011);
+    const float v4013 = v4012 / v4007;
+    const bool v4015 = v4007 > 0.0f;
+    const float v4016 = v4015 ? v4013 : 0.0f;
+    v4003.x[0] = v4016;  // kernels/sdpa/flash_tile.hpp:229
+    const float v4020 = v3949.x[1];  // kernels/sdpa/flash_tile.hpp:230
+    const float v4022 = v3911.x[1];  // kernels/sdpa/flash_tile.hpp:231
+    const float v4023 = v585.x[1];
+    const float v4024 = v4023 - v4022;
+    const float v4025 = exp2f(v4024);
+    const float v4026 = v4025 / v4020;
+    const bool v4028 = v4020 > 0.0f;
+    const float v4029 = v4028 ? v4026 : 0.0f;
+    v4003.x[1] = v4029;  // kernels/sdpa/flash_tile.hpp:229
+    const float v4033 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:230
+    const float v4035 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:231
+    const float v4036 = v585.x[2];
+    const float v4037 = v4036 - v4035;
+    const float v4038 = exp2f(v4037);
+    const float v4039 = v4038 / v4033;
+    const bool v4041 = v4033 > 0.0f;
+    const float v4042 = v4041 ? v4039 : 0.0f;
+    v4003.x[2] = v4042;  // kernels/sdpa/flash_tile.hpp:229
+    const float v4046 = v3949.x[3];  // kernels/sdpa/flash_tile.hpp:230
+    const float v4048 = v3911.x[3];  // kernels/sdpa/flash_tile.hpp:231
+    const float v4049 = v585.x[3];
+    const float v4050 = v4049 - v4048;
+    const float v4051 = exp2f(v4050);
+    const float v4052 = v4051 / v4046;
+    const bool v4054 = v4046 > 0.0f;
+    const float v4055 = v4054 ? v4052 : 0.0f;
+    v4003.x[3] = v4055;  // kernels/sdpa/flash_tile.hpp:229
+    const unsigned int v4057 = v56 + v9898;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4058 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4059 = v589.x[0];
+    const float v4060 = v4059 * v4058;
+    const bool v4061 = v4057 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4061) {
+      const iron_bf16 v4065 = iron_f32_to_bf16(v4060);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4067 = v13 + v4057;
+      const unsigned int v4068 = v4067 * v1;
+      const unsigned int v4069 = v4068 + v28;
+      const unsigned int v4070 = v4069 << 8u;
+      const unsigned int v4071 = v4070 + v9897;
+      out[v4071] = v4065;
+    }
+    const unsigned int v4073 = v56 + v9903;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4074 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4075 = v589.x[1];
+    const float v4076 = v4075 * v4074;
+    const bool v4077 = v4073 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4077) {
+      const iron_bf16 v4081 = iron_f32_to_bf16(v4076);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4083 = v13 + v4073;
+      const unsigned int v4084 = v4083 * v1;
+      const unsigned int v4085 = v4084 + v28;
+      const unsigned int v4086 = v4085 << 8u;
+      const unsigned int v4087 = v4086 + v9902;
+      out[v4087] = v4081;
+    }
+    const unsigned int v4089 = v56 + v9908;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4090 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4091 = v589.x[2];
+    const float v4092 = v4091 * v4090;
+    const bool v4093 = v4089 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4093) {
+      const iron_bf16 v4097 = iron_f32_to_bf16(v4092);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4099 = v13 + v4089;
+      const unsigned int v4100 = v4099 * v1;
+      const unsigned int v4101 = v4100 + v28;
+      const unsigned int v4102 = v4101 << 8u;
+      const unsigned int v4103 = v4102 + v9907;
+      out[v4103] = v4097;
+    }
+    const unsigned int v4105 = v56 + v9913;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4106 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4107 = v589.x[3];
+    const float v4108 = v4107 * v4106;
+    const bool v4109 = v4105 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4109) {
+      const iron_bf16 v4113 = iron_f32_to_bf16(v4108);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4115 = v13 + v4105;
+      const unsigned int v4116 = v4115 * v1;
+      const unsigned int v4117 = v4116 + v28;
+      const unsigned int v4118 = v4117 << 8u;
+      const unsigned int v4119 = v4118 + v9912;
+      out[v4119] = v4113;
+    }
+    const unsigned int v4121 = v56 + v9918;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4122 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4123 = v589.x[4];
+    const float v4124 = v4123 * v4122;
+    const bool v4125 = v4121 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4125) {
+      const iron_bf16 v4129 = iron_f32_to_bf16(v4124);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4131 = v13 + v4121;
+      const unsigned int v4132 = v4131 * v1;
+      const unsigned int v4133 = v4132 + v28;
+      const unsigned int v4134 = v4133 << 8u;
+      const unsigned int v4135 = v4134 + v9917;
+      out[v4135] = v4129;
+    }
+    const unsigned int v4137 = v56 + v9923;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4138 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4139 = v589.x[5];
+    const float v4140 = v4139 * v4138;
+    const bool v4141 = v4137 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4141) {
+      const iron_bf16 v4145 = iron_f32_to_bf16(v4140);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4147 = v13 + v4137;
+      const unsigned int v4148 = v4147 * v1;
+      const unsigned int v4149 = v4148 + v28;
+      const unsigned int v4150 = v4149 << 8u;
+      const unsigned int v4151 = v4150 + v9922;
+      out[v4151] = v4145;
+    }
+    const unsigned int v4153 = v56 + v9928;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4154 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4155 = v589.x[6];
+    const float v4156 = v4155 * v4154;
+    const bool v4157 = v4153 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4157) {
+      const iron_bf16 v4161 = iron_f32_to_bf16(v4156);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4163 = v13 + v4153;
+      const unsigned int v4164 = v4163 * v1;
+      const unsigned int v4165 = v4164 + v28;
+      const unsigned int v4166 = v4165 << 8u;
+      const unsigned int v4167 = v4166 + v9927;
+      out[v4167] = v4161;
+    }
+    const unsigned int v4169 = v56 + v9933;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4170 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4171 = v589.x[7];
+    const float v4172 = v4171 * v4170;
+    const bool v4173 = v4169 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4173) {
+      const iron_bf16 v4177 = iron_f32_to_bf16(v4172);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4179 = v13 + v4169;
+      const unsigned int v4180 = v4179 * v1;
+      const unsigned int v4181 = v4180 + v28;
+      const unsigned int v4182 = v4181 << 8u;
+      const unsigned int v4183 = v4182 + v9932;
+      out[v4183] = v4177;
+    }
+    const unsigned int v4185 = v56 + v9938;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4186 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4187 = v589.x[8];
+    const float v4188 = v4187 * v4186;
+    const bool v4189 = v4185 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4189) {
+      const iron_bf16 v4193 = iron_f32_to_bf16(v4188);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4195 = v13 + v4185;
+      const unsigned int v4196 = v4195 * v1;
+      const unsigned int v4197 = v4196 + v28;
+      const unsigned int v4198 = v4197 << 8u;
+      const unsigned int v4199 = v4198 + v9937;
+      out[v4199] = v4193;
+    }
+    const unsigned int v4201 = v56 + v9943;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4202 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4203 = v589.x[9];
+    const float v4204 = v4203 * v4202;
+    const bool v4205 = v4201 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4205) {
+      const iron_bf16 v4209 = iron_f32_to_bf16(v4204);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4211 = v13 + v4201;
+      const unsigned int v4212 = v4211 * v1;
+      const unsigned int v4213 = v4212 + v28;
+      const unsigned int v4214 = v4213 << 8u;
+      const unsigned int v4215 = v4214 + v9942;
+      out[v4215] = v4209;
+    }
+    const unsigned int v4217 = v56 + v9948;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4218 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4219 = v589.x[10];
+    const float v4220 = v4219 * v4218;
+    const bool v4221 = v4217 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4221) {
+      const iron_bf16 v4225 = iron_f32_to_bf16(v4220);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4227 = v13 + v4217;
+      const unsigned int v4228 = v4227 * v1;
+      const unsigned int v4229 = v4228 + v28;
+      const unsigned int v4230 = v4229 << 8u;
+      const unsigned int v4231 = v4230 + v9947;
+      out[v4231] = v4225;
+    }
+    const unsigned int v4233 = v56 + v9953;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4234 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4235 = v589.x[11];
+    const float v4236 = v4235 * v4234;
+    const bool v4237 = v4233 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4237) {
+      const iron_bf16 v4241 = iron_f32_to_bf16(v4236);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4243 = v13 + v4233;
+      const unsigned int v4244 = v4243 * v1;
+      const unsigned int v4245 = v4244 + v28;
+      const unsigned int v4246 = v4245 << 8u;
+      const unsigned int v4247 = v4246 + v9952;
+      out[v4247] = v4241;
+    }
+    const unsigned int v4249 = v56 + v9958;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4250 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4251 = v589.x[12];
+    const float v4252 = v4251 * v4250;
+    const bool v4253 = v4249 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4253) {
+      const iron_bf16 v4257 = iron_f32_to_bf16(v4252);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4259 = v13 + v4249;
+      const unsigned int v4260 = v4259 * v1;
+      const unsigned int v4261 = v4260 + v28;
+      const unsigned int v4262 = v4261 << 8u;
+      const unsigned int v4263 = v4262 + v9957;
+      out[v4263] = v4257;
+    }
+    const unsigned int v4265 = v56 + v9963;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4266 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4267 = v589.x[13];
+    const float v4268 = v4267 * v4266;
+    const bool v4269 = v4265 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4269) {
+      const iron_bf16 v4273 = iron_f32_to_bf16(v4268);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4275 = v13 + v4265;
+      const unsigned int v4276 = v4275 * v1;
+      const unsigned int v4277 = v4276 + v28;
+      const unsigned int v4278 = v4277 << 8u;
+      const unsigned int v4279 = v4278 + v9962;
+      out[v4279] = v4273;
+    }
+    const unsigned int v4281 = v56 + v9968;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4282 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4283 = v589.x[14];
+    const float v4284 = v4283 * v4282;
+    const bool v4285 = v4281 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4285) {
+      const iron_bf16 v4289 = iron_f32_to_bf16(v4284);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4291 = v13 + v4281;
+      const unsigned int v4292 = v4291 * v1;
+      const unsigned int v4293 = v4292 + v28;
+      const unsigned int v4294 = v4293 << 8u;
+      const unsigned int v4295 = v4294 + v9967;
+      out[v4295] = v4289;
+    }
+    const unsigned int v4297 = v56 + v9973;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4298 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4299 = v589.x[15];
+    const float v4300 = v4299 * v4298;
+    const bool v4301 = v4297 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4301) {
+      const iron_bf16 v4305 = iron_f32_to_bf16(v4300);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4307 = v13 + v4297;
+      const unsigned int v4308 = v4307 * v1;
+      const unsigned int v4309 = v4308 + v28;
+      const unsigned int v4310 = v4309 << 8u;
+      const unsigned int v4311 = v4310 + v9972;
+      out[v4311] = v4305;
+    }
+    const unsigned int v4313 = v56 + v9978;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4314 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4315 = v589.x[16];
+    const float v4316 = v4315 * v4314;
+    const bool v4317 = v4313 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4317) {
+      const iron_bf16 v4321 = iron_f32_to_bf16(v4316);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4323 = v13 + v4313;
+      const unsigned int v4324 = v4323 * v1;
+      const unsigned int v4325 = v4324 + v28;
+      const unsigned int v4326 = v4325 << 8u;
+      const unsigned int v4327 = v4326 + v9977;
+      out[v4327] = v4321;
+    }
+    const unsigned int v4329 = v56 + v9983;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4330 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4331 = v589.x[17];
+    const float v4332 = v4331 * v4330;
+    const bool v4333 = v4329 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4333) {
+      const iron_bf16 v4337 = iron_f32_to_bf16(v4332);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4339 = v13 + v4329;
+      const unsigned int v4340 = v4339 * v1;
+      const unsigned int v4341 = v4340 + v28;
+      const unsigned int v4342 = v4341 << 8u;
+      const unsigned int v4343 = v4342 + v9982;
+      out[v4343] = v4337;
+    }
+    const unsigned int v4345 = v56 + v9988;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4346 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4347 = v589.x[18];
+    const float v4348 = v4347 * v4346;
+    const bool v4349 = v4345 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4349) {
+      const iron_bf16 v4353 = iron_f32_to_bf16(v4348);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4355 = v13 + v4345;
+      const unsigned int v4356 = v4355 * v1;
+      const unsigned int v4357 = v4356 + v28;
+      const unsigned int v4358 = v4357 << 8u;
+      const unsigned int v4359 = v4358 + v9987;
+      out[v4359] = v4353;
+    }
+    const unsigned int v4361 = v56 + v9993;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4362 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4363 = v589.x[19];
+    const float v4364 = v4363 * v4362;
+    const bool v4365 = v4361 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4365) {
+      const iron_bf16 v4369 = iron_f32_to_bf16(v4364);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4371 = v13 + v4361;
+      const unsigned int v4372 = v4371 * v1;
+      const unsigned int v4373 = v4372 + v28;
+      const unsigned int v4374 = v4373 << 8u;
+      const unsigned int v4375 = v4374 + v9992;
+      out[v4375] = v4369;
+    }
+    const unsigned int v4377 = v56 + v9998;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4378 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4379 = v589.x[20];
+    const float v4380 = v4379 * v4378;
+    const bool v4381 = v4377 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4381) {
+      const iron_bf16 v4385 = iron_f32_to_bf16(v4380);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4387 = v13 + v4377;
+      const unsigned int v4388 = v4387 * v1;
+      const unsigned int v4389 = v4388 + v28;
+      const unsigned int v4390 = v4389 << 8u;
+      const unsigned int v4391 = v4390 + v9997;
+      out[v4391] = v4385;
+    }
+    const unsigned int v4393 = v56 + v10003;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4394 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4395 = v589.x[21];
+    const float v4396 = v4395 * v4394;
+    const bool v4397 = v4393 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4397) {
+      const iron_bf16 v4401 = iron_f32_to_bf16(v4396);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4403 = v13 + v4393;
+      const unsigned int v4404 = v4403 * v1;
+      const unsigned int v4405 = v4404 + v28;
+      const unsigned int v4406 = v4405 << 8u;
+      const unsigned int v4407 = v4406 + v10002;
+      out[v4407] = v4401;
+    }
+    const unsigned int v4409 = v56 + v10008;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4410 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4411 = v589.x[22];
+    const float v4412 = v4411 * v4410;
+    const bool v4413 = v4409 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4413) {
+      const iron_bf16 v4417 = iron_f32_to_bf16(v4412);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4419 = v13 + v4409;
+      const unsigned int v4420 = v4419 * v1;
+      const unsigned int v4421 = v4420 + v28;
+      const unsigned int v4422 = v4421 << 8u;
+      const unsigned int v4423 = v4422 + v10007;
+      out[v4423] = v4417;
+    }
+    const unsigned int v4425 = v56 + v10013;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4426 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4427 = v589.x[23];
+    const float v4428 = v4427 * v4426;
+    const bool v4429 = v4425 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4429) {
+      const iron_bf16 v4433 = iron_f32_to_bf16(v4428);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4435 = v13 + v4425;
+      const unsigned int v4436 = v4435 * v1;
+      const unsigned int v4437 = v4436 + v28;
+      const unsigned int v4438 = v4437 << 8u;
+      const unsigned int v4439 = v4438 + v10012;
+      out[v4439] = v4433;
+    }
+    const unsigned int v4441 = v56 + v10018;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4442 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4443 = v589.x[24];
+    const float v4444 = v4443 * v4442;
+    const bool v4445 = v4441 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4445) {
+      const iron_bf16 v4449 = iron_f32_to_bf16(v4444);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4451 = v13 + v4441;
+      const unsigned int v4452 = v4451 * v1;
+      const unsigned int v4453 = v4452 + v28;
+      const unsigned int v4454 = v4453 << 8u;
+      const unsigned int v4455 = v4454 + v10017;
+      out[v4455] = v4449;
+    }
+    const unsigned int v4457 = v56 + v10023;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4458 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4459 = v589.x[25];
+    const float v4460 = v4459 * v4458;
+    const bool v4461 = v4457 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4461) {
+      const iron_bf16 v4465 = iron_f32_to_bf16(v4460);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4467 = v13 + v4457;
+      const unsigned int v4468 = v4467 * v1;
+      const unsigned int v4469 = v4468 + v28;
+      const unsigned int v4470 = v4469 << 8u;
+      const unsigned int v4471 = v4470 + v10022;
+      out[v4471] = v4465;
+    }
+    const unsigned int v4473 = v56 + v10028;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4474 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4475 = v589.x[26];
+    const float v4476 = v4475 * v4474;
+    const bool v4477 = v4473 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4477) {
+      const iron_bf16 v4481 = iron_f32_to_bf16(v4476);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4483 = v13 + v4473;
+      const unsigned int v4484 = v4483 * v1;
+      const unsigned int v4485 = v4484 + v28;
+      const unsigned int v4486 = v4485 << 8u;
+      const unsigned int v4487 = v4486 + v10027;
+      out[v4487] = v4481;
+    }
+    const unsigned int v4489 = v56 + v10033;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4490 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4491 = v589.x[27];
+    const float v4492 = v4491 * v4490;
+    const bool v4493 = v4489 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4493) {
+      const iron_bf16 v4497 = iron_f32_to_bf16(v4492);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4499 = v13 + v4489;
+      const unsigned int v4500 = v4499 * v1;
+      const unsigned int v4501 = v4500 + v28;
+      const unsigned int v4502 = v4501 << 8u;
+      const unsigned int v4503 = v4502 + v10032;
+      out[v4503] = v4497;
+    }
+    const unsigned int v4505 = v56 + v10038;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4506 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4507 = v589.x[28];
+    const float v4508 = v4507 * v4506;
+    const bool v4509 = v4505 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4509) {
+      const iron_bf16 v4513 = iron_f32_to_bf16(v4508);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4515 = v13 + v4505;
+      const unsigned int v4516 = v4515 * v1;
+      const unsigned int v4517 = v4516 + v28;
+      const unsigned int v4518 = v4517 << 8u;
+      const unsigned int v4519 = v4518 + v10037;
+      out[v4519] = v4513;
+    }
+    const unsigned int v4521 = v56 + v10043;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4522 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4523 = v589.x[29];
+    const float v4524 = v4523 * v4522;
+    const bool v4525 = v4521 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4525) {
+      const iron_bf16 v4529 = iron_f32_to_bf16(v4524);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4531 = v13 + v4521;
+      const unsigned int v4532 = v4531 * v1;
+      const unsigned int v4533 = v4532 + v28;
+      const unsigned int v4534 = v4533 << 8u;
+      const unsigned int v4535 = v4534 + v10042;
+      out[v4535] = v4529;
+    }
+    const unsigned int v4537 = v56 + v10048;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4538 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4539 = v589.x[30];
+    const float v4540 = v4539 * v4538;
+    const bool v4541 = v4537 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4541) {
+      const iron_bf16 v4545 = iron_f32_to_bf16(v4540);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4547 = v13 + v4537;
+      const unsigned int v4548 = v4547 * v1;
+      const unsigned int v4549 = v4548 + v28;
+      const unsigned int v4550 = v4549 << 8u;
+      const unsigned int v4551 = v4550 + v10047;
+      out[v4551] = v4545;
+    }
+    const unsigned int v4553 = v56 + v10053;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4554 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4555 = v589.x[31];
+    const float v4556 = v4555 * v4554;
+    const bool v4557 = v4553 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4557) {
+      const iron_bf16 v4561 = iron_f32_to_bf16(v4556);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4563 = v13 + v4553;
+      const unsigned int v4564 = v4563 * v1;
+      const unsigned int v4565 = v4564 + v28;
+      const unsigned int v4566 = v4565 << 8u;
+      const unsigned int v4567 = v4566 + v10052;
+      out[v4567] = v4561;
+    }
+    const unsigned int v4569 = v56 + v10058;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4570 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4571 = v591.x[0];
+    const float v4572 = v4571 * v4570;
+    const bool v4573 = v4569 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4573) {
+      const unsigned int v4576 = 64u + v10057;
+      const iron_bf16 v4577 = iron_f32_to_bf16(v4572);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4579 = v13 + v4569;
+      const unsigned int v4580 = v4579 * v1;
+      const unsigned int v4581 = v4580 + v28;
+      const unsigned int v4582 = v4581 << 8u;
+      const unsigned int v4583 = v4582 + v4576;
+      out[v4583] = v4577;
+    }
+    const unsigned int v4585 = v56 + v10063;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4586 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4587 = v591.x[1];
+    const float v4588 = v4587 * v4586;
+    const bool v4589 = v4585 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4589) {
+      const unsigned int v4592 = 64u + v10062;
+      const iron_bf16 v4593 = iron_f32_to_bf16(v4588);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4595 = v13 + v4585;
+      const unsigned int v4596 = v4595 * v1;
+      const unsigned int v4597 = v4596 + v28;
+      const unsigned int v4598 = v4597 << 8u;
+      const unsigned int v4599 = v4598 + v4592;
+      out[v4599] = v4593;
+    }
+    const unsigned int v4601 = v56 + v10068;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4602 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4603 = v591.x[2];
+    const float v4604 = v4603 * v4602;
+    const bool v4605 = v4601 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4605) {
+      const unsigned int v4608 = 64u + v10067;
+      const iron_bf16 v4609 = iron_f32_to_bf16(v4604);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4611 = v13 + v4601;
+      const unsigned int v4612 = v4611 * v1;
+      const unsigned int v4613 = v4612 + v28;
+      const unsigned int v4614 = v4613 << 8u;
+      const unsigned int v4615 = v4614 + v4608;
+      out[v4615] = v4609;
+    }
+    const unsigned int v4617 = v56 + v10073;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4618 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4619 = v591.x[3];
+    const float v4620 = v4619 * v4618;
+    const bool v4621 = v4617 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4621) {
+      const unsigned int v4624 = 64u + v10072;
+      const iron_bf16 v4625 = iron_f32_to_bf16(v4620);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4627 = v13 + v4617;
+      const unsigned int v4628 = v4627 * v1;
+      const unsigned int v4629 = v4628 + v28;
+      const unsigned int v4630 = v4629 << 8u;
+      const unsigned int v4631 = v4630 + v4624;
+      out[v4631] = v4625;
+    }
+    const unsigned int v4633 = v56 + v10078;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4634 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4635 = v591.x[4];
+    const float v4636 = v4635 * v4634;
+    const bool v4637 = v4633 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4637) {
+      const unsigned int v4640 = 64u + v10077;
+      const iron_bf16 v4641 = iron_f32_to_bf16(v4636);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4643 = v13 + v4633;
+      const unsigned int v4644 = v4643 * v1;
+      const unsigned int v4645 = v4644 + v28;
+      const unsigned int v4646 = v4645 << 8u;
+      const unsigned int v4647 = v4646 + v4640;
+      out[v4647] = v4641;
+    }
+    const unsigned int v4649 = v56 + v10083;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4650 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4651 = v591.x[5];
+    const float v4652 = v4651 * v4650;
+    const bool v4653 = v4649 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4653) {
+      const unsigned int v4656 = 64u + v10082;
+      const iron_bf16 v4657 = iron_f32_to_bf16(v4652);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4659 = v13 + v4649;
+      const unsigned int v4660 = v4659 * v1;
+      const unsigned int v4661 = v4660 + v28;
+      const unsigned int v4662 = v4661 << 8u;
+      const unsigned int v4663 = v4662 + v4656;
+      out[v4663] = v4657;
+    }
+    const unsigned int v4665 = v56 + v10088;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4666 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4667 = v591.x[6];
+    const float v4668 = v4667 * v4666;
+    const bool v4669 = v4665 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4669) {
+      const unsigned int v4672 = 64u + v10087;
+      const iron_bf16 v4673 = iron_f32_to_bf16(v4668);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4675 = v13 + v4665;
+      const unsigned int v4676 = v4675 * v1;
+      const unsigned int v4677 = v4676 + v28;
+      const unsigned int v4678 = v4677 << 8u;
+      const unsigned int v4679 = v4678 + v4672;
+      out[v4679] = v4673;
+    }
+    const unsigned int v4681 = v56 + v10093;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4682 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4683 = v591.x[7];
+    const float v4684 = v4683 * v4682;
+    const bool v4685 = v4681 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4685) {
+      const unsigned int v4688 = 64u + v10092;
+      const iron_bf16 v4689 = iron_f32_to_bf16(v4684);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4691 = v13 + v4681;
+      const unsigned int v4692 = v4691 * v1;
+      const unsigned int v4693 = v4692 + v28;
+      const unsigned int v4694 = v4693 << 8u;
+      const unsigned int v4695 = v4694 + v4688;
+      out[v4695] = v4689;
+    }
+    const unsigned int v4697 = v56 + v10098;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4698 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4699 = v591.x[8];
+    const float v4700 = v4699 * v4698;
+    const bool v4701 = v4697 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4701) {
+      const unsigned int v4704 = 64u + v10097;
+      const iron_bf16 v4705 = iron_f32_to_bf16(v4700);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4707 = v13 + v4697;
+      const unsigned int v4708 = v4707 * v1;
+      const unsigned int v4709 = v4708 + v28;
+      const unsigned int v4710 = v4709 << 8u;
+      const unsigned int v4711 = v4710 + v4704;
+      out[v4711] = v4705;
+    }
+    const unsigned int v4713 = v56 + v10103;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4714 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4715 = v591.x[9];
+    const float v4716 = v4715 * v4714;
+    const bool v4717 = v4713 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4717) {
+      const unsigned int v4720 = 64u + v10102;
+      const iron_bf16 v4721 = iron_f32_to_bf16(v4716);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4723 = v13 + v4713;
+      const unsigned int v4724 = v4723 * v1;
+      const unsigned int v4725 = v4724 + v28;
+      const unsigned int v4726 = v4725 << 8u;
+      const unsigned int v4727 = v4726 + v4720;
+      out[v4727] = v4721;
+    }
+    const unsigned int v4729 = v56 + v10108;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4730 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4731 = v591.x[10];
+    const float v4732 = v4731 * v4730;
+    const bool v4733 = v4729 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4733) {
+      const unsigned int v4736 = 64u + v10107;
+      const iron_bf16 v4737 = iron_f32_to_bf16(v4732);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4739 = v13 + v4729;
+      const unsigned int v4740 = v4739 * v1;
+      const unsigned int v4741 = v4740 + v28;
+      const unsigned int v4742 = v4741 << 8u;
+      const unsigned int v4743 = v4742 + v4736;
+      out[v4743] = v4737;
+    }
+    const unsigned int v4745 = v56 + v10113;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4746 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4747 = v591.x[11];
+    const float v4748 = v4747 * v4746;
+    const bool v4749 = v4745 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4749) {
+      const unsigned int v4752 = 64u + v10112;
+      const iron_bf16 v4753 = iron_f32_to_bf16(v4748);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4755 = v13 + v4745;
+      const unsigned int v4756 = v4755 * v1;
+      const unsigned int v4757 = v4756 + v28;
+      const unsigned int v4758 = v4757 << 8u;
+      const unsigned int v4759 = v4758 + v4752;
+      out[v4759] = v4753;
+    }
+    const unsigned int v4761 = v56 + v10118;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4762 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4763 = v591.x[12];
+    const float v4764 = v4763 * v4762;
+    const bool v4765 = v4761 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4765) {
+      const unsigned int v4768 = 64u + v10117;
+      const iron_bf16 v4769 = iron_f32_to_bf16(v4764);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4771 = v13 + v4761;
+      const unsigned int v4772 = v4771 * v1;
+      const unsigned int v4773 = v4772 + v28;
+      const unsigned int v4774 = v4773 << 8u;
+      const unsigned int v4775 = v4774 + v4768;
+      out[v4775] = v4769;
+    }
+    const unsigned int v4777 = v56 + v10123;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4778 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4779 = v591.x[13];
+    const float v4780 = v4779 * v4778;
+    const bool v4781 = v4777 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4781) {
+      const unsigned int v4784 = 64u + v10122;
+      const iron_bf16 v4785 = iron_f32_to_bf16(v4780);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4787 = v13 + v4777;
+      const unsigned int v4788 = v4787 * v1;
+      const unsigned int v4789 = v4788 + v28;
+      const unsigned int v4790 = v4789 << 8u;
+      const unsigned int v4791 = v4790 + v4784;
+      out[v4791] = v4785;
+    }
+    const unsigned int v4793 = v56 + v10128;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4794 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4795 = v591.x[14];
+    const float v4796 = v4795 * v4794;
+    const bool v4797 = v4793 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4797) {
+      const unsigned int v4800 = 64u + v10127;
+      const iron_bf16 v4801 = iron_f32_to_bf16(v4796);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4803 = v13 + v4793;
+      const unsigned int v4804 = v4803 * v1;
+      const unsigned int v4805 = v4804 + v28;
+      const unsigned int v4806 = v4805 << 8u;
+      const unsigned int v4807 = v4806 + v4800;
+      out[v4807] = v4801;
+    }
+    const unsigned int v4809 = v56 + v10133;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4810 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4811 = v591.x[15];
+    const float v4812 = v4811 * v4810;
+    const bool v4813 = v4809 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4813) {
+      const unsigned int v4816 = 64u + v10132;
+      const iron_bf16 v4817 = iron_f32_to_bf16(v4812);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4819 = v13 + v4809;
+      const unsigned int v4820 = v4819 * v1;
+      const unsigned int v4821 = v4820 + v28;
+      const unsigned int v4822 = v4821 << 8u;
+      const unsigned int v4823 = v4822 + v4816;
+      out[v4823] = v4817;
+    }
+    const unsigned int v4825 = v56 + v10138;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4826 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4827 = v591.x[16];
+    const float v4828 = v4827 * v4826;
+    const bool v4829 = v4825 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4829) {
+      const unsigned int v4832 = 64u + v10137;
+      const iron_bf16 v4833 = iron_f32_to_bf16(v4828);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4835 = v13 + v4825;
+      const unsigned int v4836 = v4835 * v1;
+      const unsigned int v4837 = v4836 + v28;
+      const unsigned int v4838 = v4837 << 8u;
+      const unsigned int v4839 = v4838 + v4832;
+      out[v4839] = v4833;
+    }
+    const unsigned int v4841 = v56 + v10143;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4842 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4843 = v591.x[17];
+    const float v4844 = v4843 * v4842;
+    const bool v4845 = v4841 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4845) {
+      const unsigned int v4848 = 64u + v10142;
+      const iron_bf16 v4849 = iron_f32_to_bf16(v4844);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4851 = v13 + v4841;
+      const unsigned int v4852 = v4851 * v1;
+      const unsigned int v4853 = v4852 + v28;
+      const unsigned int v4854 = v4853 << 8u;
+      const unsigned int v4855 = v4854 + v4848;
+      out[v4855] = v4849;
+    }
+    const unsigned int v4857 = v56 + v10148;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4858 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4859 = v591.x[18];
+    const float v4860 = v4859 * v4858;
+    const bool v4861 = v4857 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4861) {
+      const unsigned int v4864 = 64u + v10147;
+      const iron_bf16 v4865 = iron_f32_to_bf16(v4860);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4867 = v13 + v4857;
+      const unsigned int v4868 = v4867 * v1;
+      const unsigned int v4869 = v4868 + v28;
+      const unsigned int v4870 = v4869 << 8u;
+      const unsigned int v4871 = v4870 + v4864;
+      out[v4871] = v4865;
+    }
+    const unsigned int v4873 = v56 + v10153;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4874 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4875 = v591.x[19];
+    const float v4876 = v4875 * v4874;
+    const bool v4877 = v4873 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4877) {
+      const unsigned int v4880 = 64u + v10152;
+      const iron_bf16 v4881 = iron_f32_to_bf16(v4876);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4883 = v13 + v4873;
+      const unsigned int v4884 = v4883 * v1;
+      const unsigned int v4885 = v4884 + v28;
+      const unsigned int v4886 = v4885 << 8u;
+      const unsigned int v4887 = v4886 + v4880;
+      out[v4887] = v4881;
+    }
+    const unsigned int v4889 = v56 + v10158;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4890 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4891 = v591.x[20];
+    const float v4892 = v4891 * v4890;
+    const bool v4893 = v4889 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4893) {
+      const unsigned int v4896 = 64u + v10157;
+      const iron_bf16 v4897 = iron_f32_to_bf16(v4892);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4899 = v13 + v4889;
+      const unsigned int v4900 = v4899 * v1;
+      const unsigned int v4901 = v4900 + v28;
+      const unsigned int v4902 = v4901 << 8u;
+      const unsigned int v4903 = v4902 + v4896;
+      out[v4903] = v4897;
+    }
+    const unsigned int v4905 = v56 + v10163;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4906 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4907 = v591.x[21];
+    const float v4908 = v4907 * v4906;
+    const bool v4909 = v4905 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4909) {
+      const unsigned int v4912 = 64u + v10162;
+      const iron_bf16 v4913 = iron_f32_to_bf16(v4908);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4915 = v13 + v4905;
+      const unsigned int v4916 = v4915 * v1;
+      const unsigned int v4917 = v4916 + v28;
+      const unsigned int v4918 = v4917 << 8u;
+      const unsigned int v4919 = v4918 + v4912;
+      out[v4919] = v4913;
+    }
+    const unsigned int v4921 = v56 + v10168;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4922 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4923 = v591.x[22];
+    const float v4924 = v4923 * v4922;
+    const bool v4925 = v4921 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4925) {
+      const unsigned int v4928 = 64u + v10167;
+      const iron_bf16 v4929 = iron_f32_to_bf16(v4924);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4931 = v13 + v4921;
+      const unsigned int v4932 = v4931 * v1;
+      const unsigned int v4933 = v4932 + v28;
+      const unsigned int v4934 = v4933 << 8u;
+      const unsigned int v4935 = v4934 + v4928;
+      out[v4935] = v4929;
+    }
+    const unsigned int v4937 = v56 + v10173;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4938 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4939 = v591.x[23];
+    const float v4940 = v4939 * v4938;
+    const bool v4941 = v4937 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4941) {
+      const unsigned int v4944 = 64u + v10172;
+      const iron_bf16 v4945 = iron_f32_to_bf16(v4940);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4947 = v13 + v4937;
+      const unsigned int v4948 = v4947 * v1;
+      const unsigned int v4949 = v4948 + v28;
+      const unsigned int v4950 = v4949 << 8u;
+      const unsigned int v4951 = v4950 + v4944;
+      out[v4951] = v4945;
+    }
+    const unsigned int v4953 = v56 + v10178;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4954 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4955 = v591.x[24];
+    const float v4956 = v4955 * v4954;
+    const bool v4957 = v4953 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4957) {
+      const unsigned int v4960 = 64u + v10177;
+      const iron_bf16 v4961 = iron_f32_to_bf16(v4956);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4963 = v13 + v4953;
+      const unsigned int v4964 = v4963 * v1;
+      const unsigned int v4965 = v4964 + v28;
+      const unsigned int v4966 = v4965 << 8u;
+      const unsigned int v4967 = v4966 + v4960;
+      out[v4967] = v4961;
+    }
+    const unsigned int v4969 = v56 + v10183;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4970 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4971 = v591.x[25];
+    const float v4972 = v4971 * v4970;
+    const bool v4973 = v4969 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4973) {
+      const unsigned int v4976 = 64u + v10182;
+      const iron_bf16 v4977 = iron_f32_to_bf16(v4972);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4979 = v13 + v4969;
+      const unsigned int v4980 = v4979 * v1;
+      const unsigned int v4981 = v4980 + v28;
+      const unsigned int v4982 = v4981 << 8u;
+      const unsigned int v4983 = v4982 + v4976;
+      out[v4983] = v4977;
+    }
+    const unsigned int v4985 = v56 + v10188;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4986 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4987 = v591.x[26];
+    const float v4988 = v4987 * v4986;
+    const bool v4989 = v4985 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v4989) {
+      const unsigned int v4992 = 64u + v10187;
+      const iron_bf16 v4993 = iron_f32_to_bf16(v4988);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v4995 = v13 + v4985;
+      const unsigned int v4996 = v4995 * v1;
+      const unsigned int v4997 = v4996 + v28;
+      const unsigned int v4998 = v4997 << 8u;
+      const unsigned int v4999 = v4998 + v4992;
+      out[v4999] = v4993;
+    }
+    const unsigned int v5001 = v56 + v10193;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5002 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5003 = v591.x[27];
+    const float v5004 = v5003 * v5002;
+    const bool v5005 = v5001 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5005) {
+      const unsigned int v5008 = 64u + v10192;
+      const iron_bf16 v5009 = iron_f32_to_bf16(v5004);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5011 = v13 + v5001;
+      const unsigned int v5012 = v5011 * v1;
+      const unsigned int v5013 = v5012 + v28;
+      const unsigned int v5014 = v5013 << 8u;
+      const unsigned int v5015 = v5014 + v5008;
+      out[v5015] = v5009;
+    }
+    const unsigned int v5017 = v56 + v10198;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5018 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5019 = v591.x[28];
+    const float v5020 = v5019 * v5018;
+    const bool v5021 = v5017 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5021) {
+      const unsigned int v5024 = 64u + v10197;
+      const iron_bf16 v5025 = iron_f32_to_bf16(v5020);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5027 = v13 + v5017;
+      const unsigned int v5028 = v5027 * v1;
+      const unsigned int v5029 = v5028 + v28;
+      const unsigned int v5030 = v5029 << 8u;
+      const unsigned int v5031 = v5030 + v5024;
+      out[v5031] = v5025;
+    }
+    const unsigned int v5033 = v56 + v10203;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5034 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5035 = v591.x[29];
+    const float v5036 = v5035 * v5034;
+    const bool v5037 = v5033 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5037) {
+      const unsigned int v5040 = 64u + v10202;
+      const iron_bf16 v5041 = iron_f32_to_bf16(v5036);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5043 = v13 + v5033;
+      const unsigned int v5044 = v5043 * v1;
+      const unsigned int v5045 = v5044 + v28;
+      const unsigned int v5046 = v5045 << 8u;
+      const unsigned int v5047 = v5046 + v5040;
+      out[v5047] = v5041;
+    }
+    const unsigned int v5049 = v56 + v10208;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5050 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5051 = v591.x[30];
+    const float v5052 = v5051 * v5050;
+    const bool v5053 = v5049 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5053) {
+      const unsigned int v5056 = 64u + v10207;
+      const iron_bf16 v5057 = iron_f32_to_bf16(v5052);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5059 = v13 + v5049;
+      const unsigned int v5060 = v5059 * v1;
+      const unsigned int v5061 = v5060 + v28;
+      const unsigned int v5062 = v5061 << 8u;
+      const unsigned int v5063 = v5062 + v5056;
+      out[v5063] = v5057;
+    }
+    const unsigned int v5065 = v56 + v10213;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5066 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5067 = v591.x[31];
+    const float v5068 = v5067 * v5066;
+    const bool v5069 = v5065 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5069) {
+      const unsigned int v5072 = 64u + v10212;
+      const iron_bf16 v5073 = iron_f32_to_bf16(v5068);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5075 = v13 + v5065;
+      const unsigned int v5076 = v5075 * v1;
+      const unsigned int v5077 = v5076 + v28;
+      const unsigned int v5078 = v5077 << 8u;
+      const unsigned int v5079 = v5078 + v5072;
+      out[v5079] = v5073;
+    }
+    const unsigned int v5081 = v56 + v10218;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5082 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5083 = v593.x[0];
+    const float v5084 = v5083 * v5082;
+    const bool v5085 = v5081 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5085) {
+      const unsigned int v5088 = 128u + v10217;
+      const iron_bf16 v5089 = iron_f32_to_bf16(v5084);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5091 = v13 + v5081;
+      const unsigned int v5092 = v5091 * v1;
+      const unsigned int v5093 = v5092 + v28;
+      const unsigned int v5094 = v5093 << 8u;
+      const unsigned int v5095 = v5094 + v5088;
+      out[v5095] = v5089;
+    }
+    const unsigned int v5097 = v56 + v10223;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5098 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5099 = v593.x[1];
+    const float v5100 = v5099 * v5098;
+    const bool v5101 = v5097 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5101) {
+      const unsigned int v5104 = 128u + v10222;
+      const iron_bf16 v5105 = iron_f32_to_bf16(v5100);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5107 = v13 + v5097;
+      const unsigned int v5108 = v5107 * v1;
+      const unsigned int v5109 = v5108 + v28;
+      const unsigned int v5110 = v5109 << 8u;
+      const unsigned int v5111 = v5110 + v5104;
+      out[v5111] = v5105;
+    }
+    const unsigned int v5113 = v56 + v10228;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5114 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5115 = v593.x[2];
+    const float v5116 = v5115 * v5114;
+    const bool v5117 = v5113 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5117) {
+      const unsigned int v5120 = 128u + v10227;
+      const iron_bf16 v5121 = iron_f32_to_bf16(v5116);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5123 = v13 + v5113;
+      const unsigned int v5124 = v5123 * v1;
+      const unsigned int v5125 = v5124 + v28;
+      const unsigned int v5126 = v5125 << 8u;
+      const unsigned int v5127 = v5126 + v5120;
+      out[v5127] = v5121;
+    }
+    const unsigned int v5129 = v56 + v10233;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5130 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5131 = v593.x[3];
+    const float v5132 = v5131 * v5130;
+    const bool v5133 = v5129 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5133) {
+      const unsigned int v5136 = 128u + v10232;
+      const iron_bf16 v5137 = iron_f32_to_bf16(v5132);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5139 = v13 + v5129;
+      const unsigned int v5140 = v5139 * v1;
+      const unsigned int v5141 = v5140 + v28;
+      const unsigned int v5142 = v5141 << 8u;
+      const unsigned int v5143 = v5142 + v5136;
+      out[v5143] = v5137;
+    }
+    const unsigned int v5145 = v56 + v10238;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5146 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5147 = v593.x[4];
+    const float v5148 = v5147 * v5146;
+    const bool v5149 = v5145 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5149) {
+      const unsigned int v5152 = 128u + v10237;
+      const iron_bf16 v5153 = iron_f32_to_bf16(v5148);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5155 = v13 + v5145;
+      const unsigned int v5156 = v5155 * v1;
+      const unsigned int v5157 = v5156 + v28;
+      const unsigned int v5158 = v5157 << 8u;
+      const unsigned int v5159 = v5158 + v5152;
+      out[v5159] = v5153;
+    }
+    const unsigned int v5161 = v56 + v10243;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5162 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5163 = v593.x[5];
+    const float v5164 = v5163 * v5162;
+    const bool v5165 = v5161 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5165) {
+      const unsigned int v5168 = 128u + v10242;
+      const iron_bf16 v5169 = iron_f32_to_bf16(v5164);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5171 = v13 + v5161;
+      const unsigned int v5172 = v5171 * v1;
+      const unsigned int v5173 = v5172 + v28;
+      const unsigned int v5174 = v5173 << 8u;
+      const unsigned int v5175 = v5174 + v5168;
+      out[v5175] = v5169;
+    }
+    const unsigned int v5177 = v56 + v10248;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5178 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5179 = v593.x[6];
+    const float v5180 = v5179 * v5178;
+    const bool v5181 = v5177 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5181) {
+      const unsigned int v5184 = 128u + v10247;
+      const iron_bf16 v5185 = iron_f32_to_bf16(v5180);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5187 = v13 + v5177;
+      const unsigned int v5188 = v5187 * v1;
+      const unsigned int v5189 = v5188 + v28;
+      const unsigned int v5190 = v5189 << 8u;
+      const unsigned int v5191 = v5190 + v5184;
+      out[v5191] = v5185;
+    }
+    const unsigned int v5193 = v56 + v10253;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5194 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5195 = v593.x[7];
+    const float v5196 = v5195 * v5194;
+    const bool v5197 = v5193 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5197) {
+      const unsigned int v5200 = 128u + v10252;
+      const iron_bf16 v5201 = iron_f32_to_bf16(v5196);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5203 = v13 + v5193;
+      const unsigned int v5204 = v5203 * v1;
+      const unsigned int v5205 = v5204 + v28;
+      const unsigned int v5206 = v5205 << 8u;
+      const unsigned int v5207 = v5206 + v5200;
+      out[v5207] = v5201;
+    }
+    const unsigned int v5209 = v56 + v10258;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5210 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5211 = v593.x[8];
+    const float v5212 = v5211 * v5210;
+    const bool v5213 = v5209 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5213) {
+      const unsigned int v5216 = 128u + v10257;
+      const iron_bf16 v5217 = iron_f32_to_bf16(v5212);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5219 = v13 + v5209;
+      const unsigned int v5220 = v5219 * v1;
+      const unsigned int v5221 = v5220 + v28;
+      const unsigned int v5222 = v5221 << 8u;
+      const unsigned int v5223 = v5222 + v5216;
+      out[v5223] = v5217;
+    }
+    const unsigned int v5225 = v56 + v10263;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5226 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5227 = v593.x[9];
+    const float v5228 = v5227 * v5226;
+    const bool v5229 = v5225 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5229) {
+      const unsigned int v5232 = 128u + v10262;
+      const iron_bf16 v5233 = iron_f32_to_bf16(v5228);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5235 = v13 + v5225;
+      const unsigned int v5236 = v5235 * v1;
+      const unsigned int v5237 = v5236 + v28;
+      const unsigned int v5238 = v5237 << 8u;
+      const unsigned int v5239 = v5238 + v5232;
+      out[v5239] = v5233;
+    }
+    const unsigned int v5241 = v56 + v10268;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5242 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5243 = v593.x[10];
+    const float v5244 = v5243 * v5242;
+    const bool v5245 = v5241 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5245) {
+      const unsigned int v5248 = 128u + v10267;
+      const iron_bf16 v5249 = iron_f32_to_bf16(v5244);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5251 = v13 + v5241;
+      const unsigned int v5252 = v5251 * v1;
+      const unsigned int v5253 = v5252 + v28;
+      const unsigned int v5254 = v5253 << 8u;
+      const unsigned int v5255 = v5254 + v5248;
+      out[v5255] = v5249;
+    }
+    const unsigned int v5257 = v56 + v10273;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5258 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5259 = v593.x[11];
+    const float v5260 = v5259 * v5258;
+    const bool v5261 = v5257 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5261) {
+      const unsigned int v5264 = 128u + v10272;
+      const iron_bf16 v5265 = iron_f32_to_bf16(v5260);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5267 = v13 + v5257;
+      const unsigned int v5268 = v5267 * v1;
+      const unsigned int v5269 = v5268 + v28;
+      const unsigned int v5270 = v5269 << 8u;
+      const unsigned int v5271 = v5270 + v5264;
+      out[v5271] = v5265;
+    }
+    const unsigned int v5273 = v56 + v10278;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5274 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5275 = v593.x[12];
+    const float v5276 = v5275 * v5274;
+    const bool v5277 = v5273 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5277) {
+      const unsigned int v5280 = 128u + v10277;
+      const iron_bf16 v5281 = iron_f32_to_bf16(v5276);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5283 = v13 + v5273;
+      const unsigned int v5284 = v5283 * v1;
+      const unsigned int v5285 = v5284 + v28;
+      const unsigned int v5286 = v5285 << 8u;
+      const unsigned int v5287 = v5286 + v5280;
+      out[v5287] = v5281;
+    }
+    const unsigned int v5289 = v56 + v10283;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5290 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5291 = v593.x[13];
+    const float v5292 = v5291 * v5290;
+    const bool v5293 = v5289 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5293) {
+      const unsigned int v5296 = 128u + v10282;
+      const iron_bf16 v5297 = iron_f32_to_bf16(v5292);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5299 = v13 + v5289;
+      const unsigned int v5300 = v5299 * v1;
+      const unsigned int v5301 = v5300 + v28;
+      const unsigned int v5302 = v5301 << 8u;
+      const unsigned int v5303 = v5302 + v5296;
+      out[v5303] = v5297;
+    }
+    const unsigned int v5305 = v56 + v10288;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5306 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5307 = v593.x[14];
+    const float v5308 = v5307 * v5306;
+    const bool v5309 = v5305 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5309) {
+      const unsigned int v5312 = 128u + v10287;
+      const iron_bf16 v5313 = iron_f32_to_bf16(v5308);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5315 = v13 + v5305;
+      const unsigned int v5316 = v5315 * v1;
+      const unsigned int v5317 = v5316 + v28;
+      const unsigned int v5318 = v5317 << 8u;
+      const unsigned int v5319 = v5318 + v5312;
+      out[v5319] = v5313;
+    }
+    const unsigned int v5321 = v56 + v10293;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5322 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5323 = v593.x[15];
+    const float v5324 = v5323 * v5322;
+    const bool v5325 = v5321 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5325) {
+      const unsigned int v5328 = 128u + v10292;
+      const iron_bf16 v5329 = iron_f32_to_bf16(v5324);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5331 = v13 + v5321;
+      const unsigned int v5332 = v5331 * v1;
+      const unsigned int v5333 = v5332 + v28;
+      const unsigned int v5334 = v5333 << 8u;
+      const unsigned int v5335 = v5334 + v5328;
+      out[v5335] = v5329;
+    }
+    const unsigned int v5337 = v56 + v10298;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5338 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5339 = v593.x[16];
+    const float v5340 = v5339 * v5338;
+    const bool v5341 = v5337 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5341) {
+      const unsigned int v5344 = 128u + v10297;
+      const iron_bf16 v5345 = iron_f32_to_bf16(v5340);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5347 = v13 + v5337;
+      const unsigned int v5348 = v5347 * v1;
+      const unsigned int v5349 = v5348 + v28;
+      const unsigned int v5350 = v5349 << 8u;
+      const unsigned int v5351 = v5350 + v5344;
+      out[v5351] = v5345;
+    }
+    const unsigned int v5353 = v56 + v10303;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5354 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5355 = v593.x[17];
+    const float v5356 = v5355 * v5354;
+    const bool v5357 = v5353 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5357) {
+      const unsigned int v5360 = 128u + v10302;
+      const iron_bf16 v5361 = iron_f32_to_bf16(v5356);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5363 = v13 + v5353;
+      const unsigned int v5364 = v5363 * v1;
+      const unsigned int v5365 = v5364 + v28;
+      const unsigned int v5366 = v5365 << 8u;
+      const unsigned int v5367 = v5366 + v5360;
+      out[v5367] = v5361;
+    }
+    const unsigned int v5369 = v56 + v10308;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5370 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5371 = v593.x[18];
+    const float v5372 = v5371 * v5370;
+    const bool v5373 = v5369 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5373) {
+      const unsigned int v5376 = 128u + v10307;
+      const iron_bf16 v5377 = iron_f32_to_bf16(v5372);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5379 = v13 + v5369;
+      const unsigned int v5380 = v5379 * v1;
+      const unsigned int v5381 = v5380 + v28;
+      const unsigned int v5382 = v5381 << 8u;
+      const unsigned int v5383 = v5382 + v5376;
+      out[v5383] = v5377;
+    }
+    const unsigned int v5385 = v56 + v10313;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5386 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5387 = v593.x[19];
+    const float v5388 = v5387 * v5386;
+    const bool v5389 = v5385 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5389) {
+      const unsigned int v5392 = 128u + v10312;
+      const iron_bf16 v5393 = iron_f32_to_bf16(v5388);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5395 = v13 + v5385;
+      const unsigned int v5396 = v5395 * v1;
+      const unsigned int v5397 = v5396 + v28;
+      const unsigned int v5398 = v5397 << 8u;
+      const unsigned int v5399 = v5398 + v5392;
+      out[v5399] = v5393;
+    }
+    const unsigned int v5401 = v56 + v10318;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5402 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5403 = v593.x[20];
+    const float v5404 = v5403 * v5402;
+    const bool v5405 = v5401 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5405) {
+      const unsigned int v5408 = 128u + v10317;
+      const iron_bf16 v5409 = iron_f32_to_bf16(v5404);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5411 = v13 + v5401;
+      const unsigned int v5412 = v5411 * v1;
+      const unsigned int v5413 = v5412 + v28;
+      const unsigned int v5414 = v5413 << 8u;
+      const unsigned int v5415 = v5414 + v5408;
+      out[v5415] = v5409;
+    }
+    const unsigned int v5417 = v56 + v10323;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5418 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5419 = v593.x[21];
+    const float v5420 = v5419 * v5418;
+    const bool v5421 = v5417 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5421) {
+      const unsigned int v5424 = 128u + v10322;
+      const iron_bf16 v5425 = iron_f32_to_bf16(v5420);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5427 = v13 + v5417;
+      const unsigned int v5428 = v5427 * v1;
+      const unsigned int v5429 = v5428 + v28;
+      const unsigned int v5430 = v5429 << 8u;
+      const unsigned int v5431 = v5430 + v5424;
+      out[v5431] = v5425;
+    }
+    const unsigned int v5433 = v56 + v10328;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5434 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5435 = v593.x[22];
+    const float v5436 = v5435 * v5434;
+    const bool v5437 = v5433 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5437) {
+      const unsigned int v5440 = 128u + v10327;
+      const iron_bf16 v5441 = iron_f32_to_bf16(v5436);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5443 = v13 + v5433;
+      const unsigned int v5444 = v5443 * v1;
+      const unsigned int v5445 = v5444 + v28;
+      const unsigned int v5446 = v5445 << 8u;
+      const unsigned int v5447 = v5446 + v5440;
+      out[v5447] = v5441;
+    }
+    const unsigned int v5449 = v56 + v10333;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5450 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5451 = v593.x[23];
+    const float v5452 = v5451 * v5450;
+    const bool v5453 = v5449 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5453) {
+      const unsigned int v5456 = 128u + v10332;
+      const iron_bf16 v5457 = iron_f32_to_bf16(v5452);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5459 = v13 + v5449;
+      const unsigned int v5460 = v5459 * v1;
+      const unsigned int v5461 = v5460 + v28;
+      const unsigned int v5462 = v5461 << 8u;
+      const unsigned int v5463 = v5462 + v5456;
+      out[v5463] = v5457;
+    }
+    const unsigned int v5465 = v56 + v10338;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5466 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5467 = v593.x[24];
+    const float v5468 = v5467 * v5466;
+    const bool v5469 = v5465 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5469) {
+      const unsigned int v5472 = 128u + v10337;
+      const iron_bf16 v5473 = iron_f32_to_bf16(v5468);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5475 = v13 + v5465;
+      const unsigned int v5476 = v5475 * v1;
+      const unsigned int v5477 = v5476 + v28;
+      const unsigned int v5478 = v5477 << 8u;
+      const unsigned int v5479 = v5478 + v5472;
+      out[v5479] = v5473;
+    }
+    const unsigned int v5481 = v56 + v10343;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5482 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5483 = v593.x[25];
+    const float v5484 = v5483 * v5482;
+    const bool v5485 = v5481 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5485) {
+      const unsigned int v5488 = 128u + v10342;
+      const iron_bf16 v5489 = iron_f32_to_bf16(v5484);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5491 = v13 + v5481;
+      const unsigned int v5492 = v5491 * v1;
+      const unsigned int v5493 = v5492 + v28;
+      const unsigned int v5494 = v5493 << 8u;
+      const unsigned int v5495 = v5494 + v5488;
+      out[v5495] = v5489;
+    }
+    const unsigned int v5497 = v56 + v10348;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5498 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5499 = v593.x[26];
+    const float v5500 = v5499 * v5498;
+    const bool v5501 = v5497 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5501) {
+      const unsigned int v5504 = 128u + v10347;
+      const iron_bf16 v5505 = iron_f32_to_bf16(v5500);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5507 = v13 + v5497;
+      const unsigned int v5508 = v5507 * v1;
+      const unsigned int v5509 = v5508 + v28;
+      const unsigned int v5510 = v5509 << 8u;
+      const unsigned int v5511 = v5510 + v5504;
+      out[v5511] = v5505;
+    }
+    const unsigned int v5513 = v56 + v10353;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5514 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5515 = v593.x[27];
+    const float v5516 = v5515 * v5514;
+    const bool v5517 = v5513 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5517) {
+      const unsigned int v5520 = 128u + v10352;
+      const iron_bf16 v5521 = iron_f32_to_bf16(v5516);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5523 = v13 + v5513;
+      const unsigned int v5524 = v5523 * v1;
+      const unsigned int v5525 = v5524 + v28;
+      const unsigned int v5526 = v5525 << 8u;
+      const unsigned int v5527 = v5526 + v5520;
+      out[v5527] = v5521;
+    }
+    const unsigned int v5529 = v56 + v10358;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5530 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5531 = v593.x[28];
+    const float v5532 = v5531 * v5530;
+    const bool v5533 = v5529 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5533) {
+      const unsigned int v5536 = 128u + v10357;
+      const iron_bf16 v5537 = iron_f32_to_bf16(v5532);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5539 = v13 + v5529;
+      const unsigned int v5540 = v5539 * v1;
+      const unsigned int v5541 = v5540 + v28;
+      const unsigned int v5542 = v5541 << 8u;
+      const unsigned int v5543 = v5542 + v5536;
+      out[v5543] = v5537;
+    }
+    const unsigned int v5545 = v56 + v10363;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5546 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5547 = v593.x[29];
+    const float v5548 = v5547 * v5546;
+    const bool v5549 = v5545 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5549) {
+      const unsigned int v5552 = 128u + v10362;
+      const iron_bf16 v5553 = iron_f32_to_bf16(v5548);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5555 = v13 + v5545;
+      const unsigned int v5556 = v5555 * v1;
+      const unsigned int v5557 = v5556 + v28;
+      const unsigned int v5558 = v5557 << 8u;
+      const unsigned int v5559 = v5558 + v5552;
+      out[v5559] = v5553;
+    }
+    const unsigned int v5561 = v56 + v10368;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5562 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5563 = v593.x[30];
+    const float v5564 = v5563 * v5562;
+    const bool v5565 = v5561 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5565) {
+      const unsigned int v5568 = 128u + v10367;
+      const iron_bf16 v5569 = iron_f32_to_bf16(v5564);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5571 = v13 + v5561;
+      const unsigned int v5572 = v5571 * v1;
+      const unsigned int v5573 = v5572 + v28;
+      const unsigned int v5574 = v5573 << 8u;
+      const unsigned int v5575 = v5574 + v5568;
+      out[v5575] = v5569;
+    }
+    const unsigned int v5577 = v56 + v10373;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5578 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5579 = v593.x[31];
+    const float v5580 = v5579 * v5578;
+    const bool v5581 = v5577 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5581) {
+      const unsigned int v5584 = 128u + v10372;
+      const iron_bf16 v5585 = iron_f32_to_bf16(v5580);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5587 = v13 + v5577;
+      const unsigned int v5588 = v5587 * v1;
+      const unsigned int v5589 = v5588 + v28;
+      const unsigned int v5590 = v5589 << 8u;
+      const unsigned int v5591 = v5590 + v5584;
+      out[v5591] = v5585;
+    }
+    const unsigned int v5593 = v56 + v10378;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5594 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5595 = v595.x[0];
+    const float v5596 = v5595 * v5594;
+    const bool v5597 = v5593 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5597) {
+      const unsigned int v5600 = 192u + v10377;
+      const iron_bf16 v5601 = iron_f32_to_bf16(v5596);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5603 = v13 + v5593;
+      const unsigned int v5604 = v5603 * v1;
+      const unsigned int v5605 = v5604 + v28;
+      const unsigned int v5606 = v5605 << 8u;
+      const unsigned int v5607 = v5606 + v5600;
+      out[v5607] = v5601;
+    }
+    const unsigned int v5609 = v56 + v10383;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5610 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5611 = v595.x[1];
+    const float v5612 = v5611 * v5610;
+    const bool v5613 = v5609 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5613) {
+      const unsigned int v5616 = 192u + v10382;
+      const iron_bf16 v5617 = iron_f32_to_bf16(v5612);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5619 = v13 + v5609;
+      const unsigned int v5620 = v5619 * v1;
+      const unsigned int v5621 = v5620 + v28;
+      const unsigned int v5622 = v5621 << 8u;
+      const unsigned int v5623 = v5622 + v5616;
+      out[v5623] = v5617;
+    }
+    const unsigned int v5625 = v56 + v10388;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5626 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5627 = v595.x[2];
+    const float v5628 = v5627 * v5626;
+    const bool v5629 = v5625 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5629) {
+      const unsigned int v5632 = 192u + v10387;
+      const iron_bf16 v5633 = iron_f32_to_bf16(v5628);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5635 = v13 + v5625;
+      const unsigned int v5636 = v5635 * v1;
+      const unsigned int v5637 = v5636 + v28;
+      const unsigned int v5638 = v5637 << 8u;
+      const unsigned int v5639 = v5638 + v5632;
+      out[v5639] = v5633;
+    }
+    const unsigned int v5641 = v56 + v10393;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5642 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5643 = v595.x[3];
+    const float v5644 = v5643 * v5642;
+    const bool v5645 = v5641 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5645) {
+      const unsigned int v5648 = 192u + v10392;
+      const iron_bf16 v5649 = iron_f32_to_bf16(v5644);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5651 = v13 + v5641;
+      const unsigned int v5652 = v5651 * v1;
+      const unsigned int v5653 = v5652 + v28;
+      const unsigned int v5654 = v5653 << 8u;
+      const unsigned int v5655 = v5654 + v5648;
+      out[v5655] = v5649;
+    }
+    const unsigned int v5657 = v56 + v10398;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5658 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5659 = v595.x[4];
+    const float v5660 = v5659 * v5658;
+    const bool v5661 = v5657 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5661) {
+      const unsigned int v5664 = 192u + v10397;
+      const iron_bf16 v5665 = iron_f32_to_bf16(v5660);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5667 = v13 + v5657;
+      const unsigned int v5668 = v5667 * v1;
+      const unsigned int v5669 = v5668 + v28;
+      const unsigned int v5670 = v5669 << 8u;
+      const unsigned int v5671 = v5670 + v5664;
+      out[v5671] = v5665;
+    }
+    const unsigned int v5673 = v56 + v10403;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5674 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5675 = v595.x[5];
+    const float v5676 = v5675 * v5674;
+    const bool v5677 = v5673 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5677) {
+      const unsigned int v5680 = 192u + v10402;
+      const iron_bf16 v5681 = iron_f32_to_bf16(v5676);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5683 = v13 + v5673;
+      const unsigned int v5684 = v5683 * v1;
+      const unsigned int v5685 = v5684 + v28;
+      const unsigned int v5686 = v5685 << 8u;
+      const unsigned int v5687 = v5686 + v5680;
+      out[v5687] = v5681;
+    }
+    const unsigned int v5689 = v56 + v10408;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5690 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5691 = v595.x[6];
+    const float v5692 = v5691 * v5690;
+    const bool v5693 = v5689 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5693) {
+      const unsigned int v5696 = 192u + v10407;
+      const iron_bf16 v5697 = iron_f32_to_bf16(v5692);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5699 = v13 + v5689;
+      const unsigned int v5700 = v5699 * v1;
+      const unsigned int v5701 = v5700 + v28;
+      const unsigned int v5702 = v5701 << 8u;
+      const unsigned int v5703 = v5702 + v5696;
+      out[v5703] = v5697;
+    }
+    const unsigned int v5705 = v56 + v10413;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5706 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5707 = v595.x[7];
+    const float v5708 = v5707 * v5706;
+    const bool v5709 = v5705 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5709) {
+      const unsigned int v5712 = 192u + v10412;
+      const iron_bf16 v5713 = iron_f32_to_bf16(v5708);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5715 = v13 + v5705;
+      const unsigned int v5716 = v5715 * v1;
+      const unsigned int v5717 = v5716 + v28;
+      const unsigned int v5718 = v5717 << 8u;
+      const unsigned int v5719 = v5718 + v5712;
+      out[v5719] = v5713;
+    }
+    const unsigned int v5721 = v56 + v10418;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5722 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5723 = v595.x[8];
+    const float v5724 = v5723 * v5722;
+    const bool v5725 = v5721 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5725) {
+      const unsigned int v5728 = 192u + v10417;
+      const iron_bf16 v5729 = iron_f32_to_bf16(v5724);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5731 = v13 + v5721;
+      const unsigned int v5732 = v5731 * v1;
+      const unsigned int v5733 = v5732 + v28;
+      const unsigned int v5734 = v5733 << 8u;
+      const unsigned int v5735 = v5734 + v5728;
+      out[v5735] = v5729;
+    }
+    const unsigned int v5737 = v56 + v10423;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5738 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5739 = v595.x[9];
+    const float v5740 = v5739 * v5738;
+    const bool v5741 = v5737 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5741) {
+      const unsigned int v5744 = 192u + v10422;
+      const iron_bf16 v5745 = iron_f32_to_bf16(v5740);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5747 = v13 + v5737;
+      const unsigned int v5748 = v5747 * v1;
+      const unsigned int v5749 = v5748 + v28;
+      const unsigned int v5750 = v5749 << 8u;
+      const unsigned int v5751 = v5750 + v5744;
+      out[v5751] = v5745;
+    }
+    const unsigned int v5753 = v56 + v10428;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5754 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5755 = v595.x[10];
+    const float v5756 = v5755 * v5754;
+    const bool v5757 = v5753 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5757) {
+      const unsigned int v5760 = 192u + v10427;
+      const iron_bf16 v5761 = iron_f32_to_bf16(v5756);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5763 = v13 + v5753;
+      const unsigned int v5764 = v5763 * v1;
+      const unsigned int v5765 = v5764 + v28;
+      const unsigned int v5766 = v5765 << 8u;
+      const unsigned int v5767 = v5766 + v5760;
+      out[v5767] = v5761;
+    }
+    const unsigned int v5769 = v56 + v10433;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5770 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5771 = v595.x[11];
+    const float v5772 = v5771 * v5770;
+    const bool v5773 = v5769 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5773) {
+      const unsigned int v5776 = 192u + v10432;
+      const iron_bf16 v5777 = iron_f32_to_bf16(v5772);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5779 = v13 + v5769;
+      const unsigned int v5780 = v5779 * v1;
+      const unsigned int v5781 = v5780 + v28;
+      const unsigned int v5782 = v5781 << 8u;
+      const unsigned int v5783 = v5782 + v5776;
+      out[v5783] = v5777;
+    }
+    const unsigned int v5785 = v56 + v10438;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5786 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5787 = v595.x[12];
+    const float v5788 = v5787 * v5786;
+    const bool v5789 = v5785 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5789) {
+      const unsigned int v5792 = 192u + v10437;
+      const iron_bf16 v5793 = iron_f32_to_bf16(v5788);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5795 = v13 + v5785;
+      const unsigned int v5796 = v5795 * v1;
+      const unsigned int v5797 = v5796 + v28;
+      const unsigned int v5798 = v5797 << 8u;
+      const unsigned int v5799 = v5798 + v5792;
+      out[v5799] = v5793;
+    }
+    const unsigned int v5801 = v56 + v10443;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5802 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5803 = v595.x[13];
+    const float v5804 = v5803 * v5802;
+    const bool v5805 = v5801 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5805) {
+      const unsigned int v5808 = 192u + v10442;
+      const iron_bf16 v5809 = iron_f32_to_bf16(v5804);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5811 = v13 + v5801;
+      const unsigned int v5812 = v5811 * v1;
+      const unsigned int v5813 = v5812 + v28;
+      const unsigned int v5814 = v5813 << 8u;
+      const unsigned int v5815 = v5814 + v5808;
+      out[v5815] = v5809;
+    }
+    const unsigned int v5817 = v56 + v10448;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5818 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5819 = v595.x[14];
+    const float v5820 = v5819 * v5818;
+    const bool v5821 = v5817 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5821) {
+      const unsigned int v5824 = 192u + v10447;
+      const iron_bf16 v5825 = iron_f32_to_bf16(v5820);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5827 = v13 + v5817;
+      const unsigned int v5828 = v5827 * v1;
+      const unsigned int v5829 = v5828 + v28;
+      const unsigned int v5830 = v5829 << 8u;
+      const unsigned int v5831 = v5830 + v5824;
+      out[v5831] = v5825;
+    }
+    const unsigned int v5833 = v56 + v10453;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5834 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5835 = v595.x[15];
+    const float v5836 = v5835 * v5834;
+    const bool v5837 = v5833 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5837) {
+      const unsigned int v5840 = 192u + v10452;
+      const iron_bf16 v5841 = iron_f32_to_bf16(v5836);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5843 = v13 + v5833;
+      const unsigned int v5844 = v5843 * v1;
+      const unsigned int v5845 = v5844 + v28;
+      const unsigned int v5846 = v5845 << 8u;
+      const unsigned int v5847 = v5846 + v5840;
+      out[v5847] = v5841;
+    }
+    const unsigned int v5849 = v56 + v10458;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5850 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5851 = v595.x[16];
+    const float v5852 = v5851 * v5850;
+    const bool v5853 = v5849 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5853) {
+      const unsigned int v5856 = 192u + v10457;
+      const iron_bf16 v5857 = iron_f32_to_bf16(v5852);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5859 = v13 + v5849;
+      const unsigned int v5860 = v5859 * v1;
+      const unsigned int v5861 = v5860 + v28;
+      const unsigned int v5862 = v5861 << 8u;
+      const unsigned int v5863 = v5862 + v5856;
+      out[v5863] = v5857;
+    }
+    const unsigned int v5865 = v56 + v10463;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5866 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5867 = v595.x[17];
+    const float v5868 = v5867 * v5866;
+    const bool v5869 = v5865 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5869) {
+      const unsigned int v5872 = 192u + v10462;
+      const iron_bf16 v5873 = iron_f32_to_bf16(v5868);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5875 = v13 + v5865;
+      const unsigned int v5876 = v5875 * v1;
+      const unsigned int v5877 = v5876 + v28;
+      const unsigned int v5878 = v5877 << 8u;
+      const unsigned int v5879 = v5878 + v5872;
+      out[v5879] = v5873;
+    }
+    const unsigned int v5881 = v56 + v10468;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5882 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5883 = v595.x[18];
+    const float v5884 = v5883 * v5882;
+    const bool v5885 = v5881 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5885) {
+      const unsigned int v5888 = 192u + v10467;
+      const iron_bf16 v5889 = iron_f32_to_bf16(v5884);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5891 = v13 + v5881;
+      const unsigned int v5892 = v5891 * v1;
+      const unsigned int v5893 = v5892 + v28;
+      const unsigned int v5894 = v5893 << 8u;
+      const unsigned int v5895 = v5894 + v5888;
+      out[v5895] = v5889;
+    }
+    const unsigned int v5897 = v56 + v10473;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5898 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5899 = v595.x[19];
+    const float v5900 = v5899 * v5898;
+    const bool v5901 = v5897 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5901) {
+      const unsigned int v5904 = 192u + v10472;
+      const iron_bf16 v5905 = iron_f32_to_bf16(v5900);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5907 = v13 + v5897;
+      const unsigned int v5908 = v5907 * v1;
+      const unsigned int v5909 = v5908 + v28;
+      const unsigned int v5910 = v5909 << 8u;
+      const unsigned int v5911 = v5910 + v5904;
+      out[v5911] = v5905;
+    }
+    const unsigned int v5913 = v56 + v10478;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5914 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5915 = v595.x[20];
+    const float v5916 = v5915 * v5914;
+    const bool v5917 = v5913 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5917) {
+      const unsigned int v5920 = 192u + v10477;
+      const iron_bf16 v5921 = iron_f32_to_bf16(v5916);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5923 = v13 + v5913;
+      const unsigned int v5924 = v5923 * v1;
+      const unsigned int v5925 = v5924 + v28;
+      const unsigned int v5926 = v5925 << 8u;
+      const unsigned int v5927 = v5926 + v5920;
+      out[v5927] = v5921;
+    }
+    const unsigned int v5929 = v56 + v10483;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5930 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5931 = v595.x[21];
+    const float v5932 = v5931 * v5930;
+    const bool v5933 = v5929 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5933) {
+      const unsigned int v5936 = 192u + v10482;
+      const iron_bf16 v5937 = iron_f32_to_bf16(v5932);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5939 = v13 + v5929;
+      const unsigned int v5940 = v5939 * v1;
+      const unsigned int v5941 = v5940 + v28;
+      const unsigned int v5942 = v5941 << 8u;
+      const unsigned int v5943 = v5942 + v5936;
+      out[v5943] = v5937;
+    }
+    const unsigned int v5945 = v56 + v10488;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5946 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5947 = v595.x[22];
+    const float v5948 = v5947 * v5946;
+    const bool v5949 = v5945 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5949) {
+      const unsigned int v5952 = 192u + v10487;
+      const iron_bf16 v5953 = iron_f32_to_bf16(v5948);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5955 = v13 + v5945;
+      const unsigned int v5956 = v5955 * v1;
+      const unsigned int v5957 = v5956 + v28;
+      const unsigned int v5958 = v5957 << 8u;
+      const unsigned int v5959 = v5958 + v5952;
+      out[v5959] = v5953;
+    }
+    const unsigned int v5961 = v56 + v10493;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5962 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5963 = v595.x[23];
+    const float v5964 = v5963 * v5962;
+    const bool v5965 = v5961 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5965) {
+      const unsigned int v5968 = 192u + v10492;
+      const iron_bf16 v5969 = iron_f32_to_bf16(v5964);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5971 = v13 + v5961;
+      const unsigned int v5972 = v5971 * v1;
+      const unsigned int v5973 = v5972 + v28;
+      const unsigned int v5974 = v5973 << 8u;
+      const unsigned int v5975 = v5974 + v5968;
+      out[v5975] = v5969;
+    }
+    const unsigned int v5977 = v56 + v10498;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5978 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5979 = v595.x[24];
+    const float v5980 = v5979 * v5978;
+    const bool v5981 = v5977 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5981) {
+      const unsigned int v5984 = 192u + v10497;
+      const iron_bf16 v5985 = iron_f32_to_bf16(v5980);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5987 = v13 + v5977;
+      const unsigned int v5988 = v5987 * v1;
+      const unsigned int v5989 = v5988 + v28;
+      const unsigned int v5990 = v5989 << 8u;
+      const unsigned int v5991 = v5990 + v5984;
+      out[v5991] = v5985;
+    }
+    const unsigned int v5993 = v56 + v10503;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5994 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5995 = v595.x[25];
+    const float v5996 = v5995 * v5994;
+    const bool v5997 = v5993 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5997) {
+      const unsigned int v6000 = 192u + v10502;
+      const iron_bf16 v6001 = iron_f32_to_bf16(v5996);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v6003 = v13 + v5993;
+      const unsigned int v6004 = v6003 * v1;
+      const unsigned int v6005 = v6004 + v28;
+      const unsigned int v6006 = v6005 << 8u;
+      const unsigned int v6007 = v6006 + v6000;
+      out[v6007] = v6001;
+    }
+    const unsigned int v6009 = v56 + v10508;  // kernels/sdpa/flash_tile.hpp:235
+    const float v6010 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v6011 = v595.x[26];
+    const float v6012 = v6011 * v6010;
+    const bool v6013 = v6009 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v6013) {
+      const unsigned int v6016 = 192u + v10507;
+      const iron_bf16 v6017 = iron_f32_to_bf16(v6012);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v6019 = v13 + v6009;
+      const unsigned int v6020 = v6019 * v1;
+      const unsigned int v6021 = v6020 + v28;
+      const unsigned int v6022 = v6021 << 8u;
+      const unsigned int v6023 = v6022 + v6016;
+      out[v6023] = v6017;
+    }
+    const unsigned int v6025 = v56 + v10513;  // kernels/sdpa/flash_tile.hpp:235
+    const float v6026 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v6027 = v595.x[27];
+    const float v6028 = v6027 * v6026;
+    const bool v6029 = v6025 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v6029) {
+      const unsigned int v6032 = 192u + v10512;
+      const iron_bf16 v6033 = iron_f32_to_bf16(v6028);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v6035 = v13 + v6025;
+      const unsigned int v6036 = v6035 * v1;
+      const unsigned int v6037 = v6036 + v28;
+      const unsigned int v6038 = v6037 << 8u;
+      const unsigned int v6039 = v6038 + v6032;
+      out[v6039] = v6033;
+    }
+    const unsigned int v6041 = v56 + v10518;  // kernels/sdpa/flash_tile.hpp:235
+    const float v6042 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v6043 = v595.x[28];
+    const float v6044 = v6043 * v6042;
+    const bool v6045 = v6041 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v6045) {
+      const unsigned int v6048 = 192u + v10517;
+      const iron_bf16 v6049 = iron_f32_to_bf16(v6044);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v6051 = v13 + v6041;
+      const unsigned int v6052 = v6051 * v1;
+      const unsigned int v6053 = v6052 + v28;
+      const unsigned int v6054 = v6053 << 8u;
+      const unsigned int v6055 = v6054 + v6048;
+      out[v6055] = v6049;
+    }
+    const unsigned int v6057 = v56 + v10523;  // kernels/sdpa/flash_tile.hpp:235
+    const float v6058 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v6059 = v595.x[29];
+    const float v6060 = v6059 * v6058;
+    const bool v6061 = v6057 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v6061) {
+      const unsigned int v6064 = 192u + v10522;
+      const iron_bf16 v6065 = iron_f32_to_bf16(v6060);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v6067 = v13 + v6057;
+      const unsigned int v6068 = v6067 * v1;
+      const unsigned int v6069 = v6068 + v28;
+      const unsigned int v6070 = v6069 << 8u;
+      const unsigned int v6071 = v6070 + v6064;
+      out[v6071] = v6065;
+    }
+    const unsigned int v6073 = v56 + v10528;  // kernels/sdpa/flash_tile.hpp:235
+    const float v6074 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v6075 = v595.x[30];
+    const float v6076 = v6075 * v6074;
+    const bool v6077 = v6073 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v6077) {
+      const unsigned int v6080 = 192u + v10527;
+      const iron_bf16 v6081 = iron_f32_to_bf16(v6076);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v6083 = v13 + v6073;
+      const unsigned int v6084 = v6083 * v1;
+      const unsigned int v6085 = v6084 + v28;
+      const unsigned int v6086 = v6085 << 8u;
+      const unsigned int v6087 = v6086 + v6080;
+      out[v6087] = v6081;
+    }
+    const unsigned int v6089 = v56 + v10533;  // kernels/sdpa/flash_tile.hpp:235
+    const float v6090 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v6091 = v595.x[31];
+    const float v6092 = v6091 * v6090;
+    const bool v6093 = v6089 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v6093) {
+      const unsigned int v6096 = 192u + v10532;
+      const iron_bf16 v6097 = iron_f32_to_bf16(v6092);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v6099 = v13 + v6089;
+      const unsigned int v6100 = v6099 * v1;
+      const unsigned int v6101 = v6100 + v28;
+      const unsigned int v6102 = v6101 << 8u;
+      const unsigned int v6103 = v6102 + v6096;
+      out[v6103] = v6097;
     }
   }
 }

@@ -373,2134 +373,2190 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
     const unsigned int v52 = v51 >> 2u;
     const unsigned int v55 = v51 << 4u;  // kernels/sdpa/flash_warpgroup.hpp:73
     const unsigned int v56 = v27 + v55;
-    const unsigned int v59 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v62 = v59 >> 3u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v65 = v59 & 7u;  // kernels/sdpa/flash_tile.hpp:90
+    const unsigned int v59 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v62 = v59 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v65 = v59 & 7u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v66 = v65 << 3u;
-    const unsigned int v67 = v27 + v62;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v67 = v27 + v62;  // kernels/sdpa/flash_tile.hpp:84
     const bool v68 = v67 < v20;
-    const unsigned int v71 = v68 ? v67 : v42;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v71 = v68 ? v67 : v42;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v73 = v13 + v71;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v74 = v73 * v1;
     const unsigned int v75 = v74 + v28;
     const unsigned int v76 = v75 << 6u;
-    const unsigned int v77 = v76 + v66;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v77 = v76 + v66;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v79 = v66 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v81 = v62 << 6u;
     const unsigned int v84 = v66 >> 6u;
     const unsigned int v85 = v84 << 13u;
     const unsigned int v87 = v85 + v81;
     const unsigned int v88 = v87 + v79;
-    iron_copy_async<16>(shm0 + (v88 ^ (((v88 >> 6u) & 7u) << 3u)), q + v77, v68);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v91 = v59 + 256u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v93 = v91 >> 3u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v96 = v91 & 7u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v88 ^ (((v88 >> 6u) & 7u) << 3u)), q + v77, v68);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v91 = v59 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v93 = v91 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v96 = v91 & 7u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v97 = v96 << 3u;
-    const unsigned int v98 = v27 + v93;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v98 = v27 + v93;  // kernels/sdpa/flash_tile.hpp:84
     const bool v99 = v98 < v20;
-    const unsigned int v102 = v99 ? v98 : v42;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v102 = v99 ? v98 : v42;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v104 = v13 + v102;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v105 = v104 * v1;
     const unsigned int v106 = v105 + v28;
     const unsigned int v107 = v106 << 6u;
-    const unsigned int v108 = v107 + v97;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v108 = v107 + v97;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v110 = v97 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v112 = v93 << 6u;
     const unsigned int v115 = v97 >> 6u;
     const unsigned int v116 = v115 << 13u;
     const unsigned int v118 = v116 + v112;
     const unsigned int v119 = v118 + v110;
-    iron_copy_async<16>(shm0 + (v119 ^ (((v119 >> 6u) & 7u) << 3u)), q + v108, v99);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v122 = v59 + 512u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v124 = v122 >> 3u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v127 = v122 & 7u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v119 ^ (((v119 >> 6u) & 7u) << 3u)), q + v108, v99);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v122 = v59 + 512u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v124 = v122 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v127 = v122 & 7u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v128 = v127 << 3u;
-    const unsigned int v129 = v27 + v124;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v129 = v27 + v124;  // kernels/sdpa/flash_tile.hpp:84
     const bool v130 = v129 < v20;
-    const unsigned int v133 = v130 ? v129 : v42;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v133 = v130 ? v129 : v42;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v135 = v13 + v133;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v136 = v135 * v1;
     const unsigned int v137 = v136 + v28;
     const unsigned int v138 = v137 << 6u;
-    const unsigned int v139 = v138 + v128;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v139 = v138 + v128;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v141 = v128 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v143 = v124 << 6u;
     const unsigned int v146 = v128 >> 6u;
     const unsigned int v147 = v146 << 13u;
     const unsigned int v149 = v147 + v143;
     const unsigned int v150 = v149 + v141;
-    iron_copy_async<16>(shm0 + (v150 ^ (((v150 >> 6u) & 7u) << 3u)), q + v139, v130);  // kernels/sdpa/flash_tile.hpp:94
-    const unsigned int v153 = v59 + 768u;  // kernels/sdpa/flash_tile.hpp:88
-    const unsigned int v155 = v153 >> 3u;  // kernels/sdpa/flash_tile.hpp:89
-    const unsigned int v158 = v153 & 7u;  // kernels/sdpa/flash_tile.hpp:90
+    iron_copy_async<16>(shm0 + (v150 ^ (((v150 >> 6u) & 7u) << 3u)), q + v139, v130);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v153 = v59 + 768u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v155 = v153 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v158 = v153 & 7u;  // kernels/sdpa/flash_tile.hpp:83
     const unsigned int v159 = v158 << 3u;
-    const unsigned int v160 = v27 + v155;  // kernels/sdpa/flash_tile.hpp:91
+    const unsigned int v160 = v27 + v155;  // kernels/sdpa/flash_tile.hpp:84
     const bool v161 = v160 < v20;
-    const unsigned int v164 = v161 ? v160 : v42;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v164 = v161 ? v160 : v42;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v166 = v13 + v164;  // kernels/sdpa/prefill.cpp:123
     const unsigned int v167 = v166 * v1;
     const unsigned int v168 = v167 + v28;
     const unsigned int v169 = v168 << 6u;
-    const unsigned int v170 = v169 + v159;  // kernels/sdpa/flash_tile.hpp:92
+    const unsigned int v170 = v169 + v159;  // kernels/sdpa/flash_tile.hpp:85
     const unsigned int v172 = v159 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
     const unsigned int v174 = v155 << 6u;
     const unsigned int v177 = v159 >> 6u;
     const unsigned int v178 = v177 << 13u;
     const unsigned int v180 = v178 + v174;
     const unsigned int v181 = v180 + v172;
-    iron_copy_async<16>(shm0 + (v181 ^ (((v181 >> 6u) & 7u) << 3u)), q + v170, v161);  // kernels/sdpa/flash_tile.hpp:94
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:79
-    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:80
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:82
-    const unsigned int v183 = v27 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:84
+    iron_copy_async<16>(shm0 + (v181 ^ (((v181 >> 6u) & 7u) << 3u)), q + v170, v161);  // kernels/sdpa/flash_tile.hpp:86
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:78
+    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:79
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:81
+    const unsigned int v183 = v27 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:83
     const unsigned int v184 = min(v183, v20);
-    const unsigned int v185 = v184 + v35;  // kernels/sdpa/flash_tile.hpp:136
-    const unsigned int v187 = v185 - v20;  // kernels/sdpa/flash_tile.hpp:138
+    const unsigned int v185 = v184 + v35;  // kernels/sdpa/flash_tile.hpp:127
+    const unsigned int v187 = v185 - v20;  // kernels/sdpa/flash_tile.hpp:129
     const unsigned int v188 = min(v35, v187);
     const bool v189 = v185 > v20;
     const unsigned int v190 = v189 ? v188 : v42;
-    const bool v192 = v8 == v42;  // kernels/sdpa/flash_tile.hpp:137
+    const bool v192 = v8 == v42;  // kernels/sdpa/flash_tile.hpp:128
     const unsigned int v193 = v192 ? v35 : v190;
-    const unsigned int v195 = v27 + v35;  // kernels/sdpa/flash_tile.hpp:139
+    const unsigned int v195 = v27 + v35;  // kernels/sdpa/flash_tile.hpp:130
     const unsigned int v196 = v195 + 1u;
-    const unsigned int v200 = v196 - v20;  // kernels/sdpa/flash_tile.hpp:141
+    const unsigned int v200 = v196 - v20;  // kernels/sdpa/flash_tile.hpp:132
     const unsigned int v201 = v200 - v9;
     const unsigned int v202 = v201 >> 6u;
     const unsigned int v203 = v202 << 6u;
-    const bool v205 = v9 > v42;  // kernels/sdpa/flash_tile.hpp:140
+    const bool v205 = v9 > v42;  // kernels/sdpa/flash_tile.hpp:131
     const unsigned int v206 = v20 + v9;
     const bool v207 = v196 > v206;
     const bool v208 = v205 && v207;
     const unsigned int v209 = v208 ? v203 : v42;
-    const float v211 = v10 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:86
-    iron_frag<float, 2, 16, 8> v213;  // kernels/sdpa/flash_tile.hpp:174
+    const float v211 = v10 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:85
+    iron_frag<float, 2, 16, 8> v213;  // kernels/sdpa/flash_tile.hpp:165
     iron_frag_fill(v213, __uint_as_float(0xff800000u));
     iron_frag<float, 2, 16, 8> v215;
     iron_frag_fill(v215, 0.0f);
     iron_frag<float, 2, 16, 64> v217;  // /usr/include/c++/12/array:99
     iron_frag_fill(v217, 0.0f);
-    const bool v4857 = v209 < v193;  // kernels/sdpa/flash_warpgroup.hpp:93
-    if (v4857) {
+    const bool v5217 = v209 < v193;  // kernels/sdpa/flash_warpgroup.hpp:92
+    if (v5217) {
       if (v47) {  // kernels/sdpa/kv_sources.hpp:87
-        const unsigned int v4861 = v209 + v62;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v4862 = v4861 < v35;
-        const unsigned int v4863 = v4862 ? v4861 : v42;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v4864 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
-        const unsigned int v4865 = v4863 & v4864;
-        const unsigned int v4866 = v4863 >> (v41 & 31);
-        const unsigned int v4867 = v32 + v4866;  // kernels/sdpa/kv_sources.hpp:101
-        const unsigned int v4868 = block_table[v4867];
-        const unsigned int v4869 = v4868 * v2;  // kernels/sdpa/kv_sources.hpp:102
-        const unsigned int v4870 = v4869 + v30;
-        const unsigned int v4871 = v4870 * v6;
-        const unsigned int v4872 = v4871 + v4865;
-        const unsigned int v4873 = v4872 << 6u;
-        const unsigned int v4874 = v4873 + v66;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v4875 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v4877 = v4875 + v81;
-        const unsigned int v4878 = v4877 + v79;
-        iron_copy_async<16>(shm1 + (v4878 ^ (((v4878 >> 6u) & 7u) << 3u)), k_pages + v4874, v4862);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v4878 ^ (((v4878 >> 6u) & 7u) << 3u)), v_pages + v4874, v4862);
-        const unsigned int v4879 = v209 + v93;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v4880 = v4879 < v35;
-        const unsigned int v4881 = v4880 ? v4879 : v42;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v4882 = v4881 & v4864;  // kernels/sdpa/kv_sources.hpp:88
-        const unsigned int v4883 = v4881 >> (v41 & 31);
-        const unsigned int v4884 = v32 + v4883;  // kernels/sdpa/kv_sources.hpp:101
-        const unsigned int v4885 = block_table[v4884];
-        const unsigned int v4886 = v4885 * v2;  // kernels/sdpa/kv_sources.hpp:102
-        const unsigned int v4887 = v4886 + v30;
-        const unsigned int v4888 = v4887 * v6;
-        const unsigned int v4889 = v4888 + v4882;
-        const unsigned int v4890 = v4889 << 6u;
-        const unsigned int v4891 = v4890 + v97;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v4892 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v4894 = v4892 + v112;
-        const unsigned int v4895 = v4894 + v110;
-        iron_copy_async<16>(shm1 + (v4895 ^ (((v4895 >> 6u) & 7u) << 3u)), k_pages + v4891, v4880);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v4895 ^ (((v4895 >> 6u) & 7u) << 3u)), v_pages + v4891, v4880);
+        const unsigned int v5221 = v209 + v62;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5222 = v5221 < v35;
+        const unsigned int v5223 = v5222 ? v5221 : v42;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5224 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
+        const unsigned int v5225 = v5223 & v5224;
+        const unsigned int v5226 = v5223 >> (v41 & 31);
+        const unsigned int v5227 = v32 + v5226;  // kernels/sdpa/kv_sources.hpp:99
+        const unsigned int v5228 = block_table[v5227];
+        const unsigned int v5229 = v5228 * v2;  // kernels/sdpa/kv_sources.hpp:100
+        const unsigned int v5230 = v5229 + v30;
+        const unsigned int v5231 = v5230 * v6;
+        const unsigned int v5232 = v5231 + v5225;
+        const unsigned int v5233 = v5232 << 6u;
+        const unsigned int v5234 = v5233 + v66;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5235 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5237 = v5235 + v81;
+        const unsigned int v5238 = v5237 + v79;
+        iron_copy_async<16>(shm1 + (v5238 ^ (((v5238 >> 6u) & 7u) << 3u)), k_pages + v5234, v5222);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5239 = v209 + v93;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5240 = v5239 < v35;
+        const unsigned int v5241 = v5240 ? v5239 : v42;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5242 = v5241 & v5224;  // kernels/sdpa/kv_sources.hpp:88
+        const unsigned int v5243 = v5241 >> (v41 & 31);
+        const unsigned int v5244 = v32 + v5243;  // kernels/sdpa/kv_sources.hpp:99
+        const unsigned int v5245 = block_table[v5244];
+        const unsigned int v5246 = v5245 * v2;  // kernels/sdpa/kv_sources.hpp:100
+        const unsigned int v5247 = v5246 + v30;
+        const unsigned int v5248 = v5247 * v6;
+        const unsigned int v5249 = v5248 + v5242;
+        const unsigned int v5250 = v5249 << 6u;
+        const unsigned int v5251 = v5250 + v97;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5252 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5254 = v5252 + v112;
+        const unsigned int v5255 = v5254 + v110;
+        iron_copy_async<16>(shm1 + (v5255 ^ (((v5255 >> 6u) & 7u) << 3u)), k_pages + v5251, v5240);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5256 = block_table[v5227];  // kernels/sdpa/kv_sources.hpp:99
+        const unsigned int v5257 = v5256 * v2;  // kernels/sdpa/kv_sources.hpp:100
+        const unsigned int v5258 = v5257 + v30;
+        const unsigned int v5259 = v5258 * v6;
+        const unsigned int v5260 = v5259 + v5225;
+        const unsigned int v5261 = v5260 << 6u;
+        const unsigned int v5262 = v5261 + v66;  // kernels/sdpa/flash_tile.hpp:85
+        iron_copy_async<16>(shm2 + (v5238 ^ (((v5238 >> 6u) & 7u) << 3u)), v_pages + v5262, v5222);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5263 = block_table[v5244];  // kernels/sdpa/kv_sources.hpp:99
+        const unsigned int v5264 = v5263 * v2;  // kernels/sdpa/kv_sources.hpp:100
+        const unsigned int v5265 = v5264 + v30;
+        const unsigned int v5266 = v5265 * v6;
+        const unsigned int v5267 = v5266 + v5242;
+        const unsigned int v5268 = v5267 << 6u;
+        const unsigned int v5269 = v5268 + v97;  // kernels/sdpa/flash_tile.hpp:85
+        iron_copy_async<16>(shm2 + (v5255 ^ (((v5255 >> 6u) & 7u) << 3u)), v_pages + v5269, v5240);  // kernels/sdpa/flash_tile.hpp:86
       } else {
-        const unsigned int v4899 = v209 + v62;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v4900 = v4899 < v35;
-        const unsigned int v4901 = v4900 ? v4899 : v42;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v4902 = v4901 % v6;  // kernels/sdpa/kv_sources.hpp:80
-        const unsigned int v4903 = v4901 / v6;
-        const unsigned int v4904 = v32 + v4903;  // kernels/sdpa/kv_sources.hpp:101
-        const unsigned int v4905 = block_table[v4904];
-        const unsigned int v4906 = v4905 * v2;  // kernels/sdpa/kv_sources.hpp:102
-        const unsigned int v4907 = v4906 + v30;
-        const unsigned int v4908 = v4907 * v6;
-        const unsigned int v4909 = v4908 + v4902;
-        const unsigned int v4910 = v4909 << 6u;
-        const unsigned int v4911 = v4910 + v66;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v4912 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v4914 = v4912 + v81;
-        const unsigned int v4915 = v4914 + v79;
-        iron_copy_async<16>(shm1 + (v4915 ^ (((v4915 >> 6u) & 7u) << 3u)), k_pages + v4911, v4900);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v4915 ^ (((v4915 >> 6u) & 7u) << 3u)), v_pages + v4911, v4900);
-        const unsigned int v4916 = v209 + v93;  // kernels/sdpa/flash_tile.hpp:91
-        const bool v4917 = v4916 < v35;
-        const unsigned int v4918 = v4917 ? v4916 : v42;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v4919 = v4918 % v6;  // kernels/sdpa/kv_sources.hpp:80
-        const unsigned int v4920 = v4918 / v6;
-        const unsigned int v4921 = v32 + v4920;  // kernels/sdpa/kv_sources.hpp:101
-        const unsigned int v4922 = block_table[v4921];
-        const unsigned int v4923 = v4922 * v2;  // kernels/sdpa/kv_sources.hpp:102
-        const unsigned int v4924 = v4923 + v30;
-        const unsigned int v4925 = v4924 * v6;
-        const unsigned int v4926 = v4925 + v4919;
-        const unsigned int v4927 = v4926 << 6u;
-        const unsigned int v4928 = v4927 + v97;  // kernels/sdpa/flash_tile.hpp:92
-        const unsigned int v4929 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v4931 = v4929 + v112;
-        const unsigned int v4932 = v4931 + v110;
-        iron_copy_async<16>(shm1 + (v4932 ^ (((v4932 >> 6u) & 7u) << 3u)), k_pages + v4928, v4917);  // kernels/sdpa/flash_tile.hpp:94
-        iron_copy_async<16>(shm2 + (v4932 ^ (((v4932 >> 6u) & 7u) << 3u)), v_pages + v4928, v4917);
+        const unsigned int v5273 = v209 + v62;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5274 = v5273 < v35;
+        const unsigned int v5275 = v5274 ? v5273 : v42;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5276 = v5275 % v6;  // kernels/sdpa/kv_sources.hpp:80
+        const unsigned int v5277 = v5275 / v6;
+        const unsigned int v5278 = v32 + v5277;  // kernels/sdpa/kv_sources.hpp:99
+        const unsigned int v5279 = block_table[v5278];
+        const unsigned int v5280 = v5279 * v2;  // kernels/sdpa/kv_sources.hpp:100
+        const unsigned int v5281 = v5280 + v30;
+        const unsigned int v5282 = v5281 * v6;
+        const unsigned int v5283 = v5282 + v5276;
+        const unsigned int v5284 = v5283 << 6u;
+        const unsigned int v5285 = v5284 + v66;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5286 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5288 = v5286 + v81;
+        const unsigned int v5289 = v5288 + v79;
+        iron_copy_async<16>(shm1 + (v5289 ^ (((v5289 >> 6u) & 7u) << 3u)), k_pages + v5285, v5274);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5290 = v209 + v93;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5291 = v5290 < v35;
+        const unsigned int v5292 = v5291 ? v5290 : v42;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5293 = v5292 % v6;  // kernels/sdpa/kv_sources.hpp:80
+        const unsigned int v5294 = v5292 / v6;
+        const unsigned int v5295 = v32 + v5294;  // kernels/sdpa/kv_sources.hpp:99
+        const unsigned int v5296 = block_table[v5295];
+        const unsigned int v5297 = v5296 * v2;  // kernels/sdpa/kv_sources.hpp:100
+        const unsigned int v5298 = v5297 + v30;
+        const unsigned int v5299 = v5298 * v6;
+        const unsigned int v5300 = v5299 + v5293;
+        const unsigned int v5301 = v5300 << 6u;
+        const unsigned int v5302 = v5301 + v97;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5303 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5305 = v5303 + v112;
+        const unsigned int v5306 = v5305 + v110;
+        iron_copy_async<16>(shm1 + (v5306 ^ (((v5306 >> 6u) & 7u) << 3u)), k_pages + v5302, v5291);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5307 = block_table[v5278];  // kernels/sdpa/kv_sources.hpp:99
+        const unsigned int v5308 = v5307 * v2;  // kernels/sdpa/kv_sources.hpp:100
+        const unsigned int v5309 = v5308 + v30;
+        const unsigned int v5310 = v5309 * v6;
+        const unsigned int v5311 = v5310 + v5276;
+        const unsigned int v5312 = v5311 << 6u;
+        const unsigned int v5313 = v5312 + v66;  // kernels/sdpa/flash_tile.hpp:85
+        iron_copy_async<16>(shm2 + (v5289 ^ (((v5289 >> 6u) & 7u) << 3u)), v_pages + v5313, v5274);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5314 = block_table[v5295];  // kernels/sdpa/kv_sources.hpp:99
+        const unsigned int v5315 = v5314 * v2;  // kernels/sdpa/kv_sources.hpp:100
+        const unsigned int v5316 = v5315 + v30;
+        const unsigned int v5317 = v5316 * v6;
+        const unsigned int v5318 = v5317 + v5293;
+        const unsigned int v5319 = v5318 << 6u;
+        const unsigned int v5320 = v5319 + v97;  // kernels/sdpa/flash_tile.hpp:85
+        iron_copy_async<16>(shm2 + (v5306 ^ (((v5306 >> 6u) & 7u) << 3u)), v_pages + v5320, v5291);  // kernels/sdpa/flash_tile.hpp:86
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:93
-    const unsigned int v3042 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:107
-    const unsigned int v3043 = v3042 << 6u;
-    const unsigned int v4571 = v51 & 3u;
-    const unsigned int v4573 = v4571 << 4u;
-    const unsigned int v4575 = v4573 << 6u;
-    const unsigned int v4577 = v3043 + v4575;
-    const unsigned int v4588 = v4577 + 16u;
-    const unsigned int v4597 = v4577 + 32u;
-    const unsigned int v4606 = v4577 + 48u;
-    const bool v3061 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:156
-    const unsigned int v4386 = static_cast<unsigned int>(v217.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:214
-    const unsigned int v4387 = static_cast<unsigned int>(v217.row(0, iron_linear_thread() & 31u));
-    const unsigned int v4391 = static_cast<unsigned int>(v217.col(1, iron_linear_thread() & 31u));
-    const unsigned int v4392 = static_cast<unsigned int>(v217.row(1, iron_linear_thread() & 31u));
-    const unsigned int v4396 = static_cast<unsigned int>(v217.col(2, iron_linear_thread() & 31u));
-    const unsigned int v4397 = static_cast<unsigned int>(v217.row(2, iron_linear_thread() & 31u));
-    const unsigned int v4401 = static_cast<unsigned int>(v217.col(3, iron_linear_thread() & 31u));
-    const unsigned int v4402 = static_cast<unsigned int>(v217.row(3, iron_linear_thread() & 31u));
-    const unsigned int v4406 = static_cast<unsigned int>(v217.col(4, iron_linear_thread() & 31u));
-    const unsigned int v4407 = static_cast<unsigned int>(v217.row(4, iron_linear_thread() & 31u));
-    const unsigned int v4411 = static_cast<unsigned int>(v217.col(5, iron_linear_thread() & 31u));
-    const unsigned int v4412 = static_cast<unsigned int>(v217.row(5, iron_linear_thread() & 31u));
-    const unsigned int v4416 = static_cast<unsigned int>(v217.col(6, iron_linear_thread() & 31u));
-    const unsigned int v4417 = static_cast<unsigned int>(v217.row(6, iron_linear_thread() & 31u));
-    const unsigned int v4421 = static_cast<unsigned int>(v217.col(7, iron_linear_thread() & 31u));
-    const unsigned int v4422 = static_cast<unsigned int>(v217.row(7, iron_linear_thread() & 31u));
-    const unsigned int v4426 = static_cast<unsigned int>(v217.col(8, iron_linear_thread() & 31u));
-    const unsigned int v4427 = static_cast<unsigned int>(v217.row(8, iron_linear_thread() & 31u));
-    const unsigned int v4431 = static_cast<unsigned int>(v217.col(9, iron_linear_thread() & 31u));
-    const unsigned int v4432 = static_cast<unsigned int>(v217.row(9, iron_linear_thread() & 31u));
-    const unsigned int v4436 = static_cast<unsigned int>(v217.col(10, iron_linear_thread() & 31u));
-    const unsigned int v4437 = static_cast<unsigned int>(v217.row(10, iron_linear_thread() & 31u));
-    const unsigned int v4441 = static_cast<unsigned int>(v217.col(11, iron_linear_thread() & 31u));
-    const unsigned int v4442 = static_cast<unsigned int>(v217.row(11, iron_linear_thread() & 31u));
-    const unsigned int v4446 = static_cast<unsigned int>(v217.col(12, iron_linear_thread() & 31u));
-    const unsigned int v4447 = static_cast<unsigned int>(v217.row(12, iron_linear_thread() & 31u));
-    const unsigned int v4451 = static_cast<unsigned int>(v217.col(13, iron_linear_thread() & 31u));
-    const unsigned int v4452 = static_cast<unsigned int>(v217.row(13, iron_linear_thread() & 31u));
-    const unsigned int v4456 = static_cast<unsigned int>(v217.col(14, iron_linear_thread() & 31u));
-    const unsigned int v4457 = static_cast<unsigned int>(v217.row(14, iron_linear_thread() & 31u));
-    const unsigned int v4461 = static_cast<unsigned int>(v217.col(15, iron_linear_thread() & 31u));
-    const unsigned int v4462 = static_cast<unsigned int>(v217.row(15, iron_linear_thread() & 31u));
-    const unsigned int v4466 = static_cast<unsigned int>(v217.col(16, iron_linear_thread() & 31u));
-    const unsigned int v4467 = static_cast<unsigned int>(v217.row(16, iron_linear_thread() & 31u));
-    const unsigned int v4471 = static_cast<unsigned int>(v217.col(17, iron_linear_thread() & 31u));
-    const unsigned int v4472 = static_cast<unsigned int>(v217.row(17, iron_linear_thread() & 31u));
-    const unsigned int v4476 = static_cast<unsigned int>(v217.col(18, iron_linear_thread() & 31u));
-    const unsigned int v4477 = static_cast<unsigned int>(v217.row(18, iron_linear_thread() & 31u));
-    const unsigned int v4481 = static_cast<unsigned int>(v217.col(19, iron_linear_thread() & 31u));
-    const unsigned int v4482 = static_cast<unsigned int>(v217.row(19, iron_linear_thread() & 31u));
-    const unsigned int v4486 = static_cast<unsigned int>(v217.col(20, iron_linear_thread() & 31u));
-    const unsigned int v4487 = static_cast<unsigned int>(v217.row(20, iron_linear_thread() & 31u));
-    const unsigned int v4491 = static_cast<unsigned int>(v217.col(21, iron_linear_thread() & 31u));
-    const unsigned int v4492 = static_cast<unsigned int>(v217.row(21, iron_linear_thread() & 31u));
-    const unsigned int v4496 = static_cast<unsigned int>(v217.col(22, iron_linear_thread() & 31u));
-    const unsigned int v4497 = static_cast<unsigned int>(v217.row(22, iron_linear_thread() & 31u));
-    const unsigned int v4501 = static_cast<unsigned int>(v217.col(23, iron_linear_thread() & 31u));
-    const unsigned int v4502 = static_cast<unsigned int>(v217.row(23, iron_linear_thread() & 31u));
-    const unsigned int v4506 = static_cast<unsigned int>(v217.col(24, iron_linear_thread() & 31u));
-    const unsigned int v4507 = static_cast<unsigned int>(v217.row(24, iron_linear_thread() & 31u));
-    const unsigned int v4511 = static_cast<unsigned int>(v217.col(25, iron_linear_thread() & 31u));
-    const unsigned int v4512 = static_cast<unsigned int>(v217.row(25, iron_linear_thread() & 31u));
-    const unsigned int v4516 = static_cast<unsigned int>(v217.col(26, iron_linear_thread() & 31u));
-    const unsigned int v4517 = static_cast<unsigned int>(v217.row(26, iron_linear_thread() & 31u));
-    const unsigned int v4521 = static_cast<unsigned int>(v217.col(27, iron_linear_thread() & 31u));
-    const unsigned int v4522 = static_cast<unsigned int>(v217.row(27, iron_linear_thread() & 31u));
-    const unsigned int v4526 = static_cast<unsigned int>(v217.col(28, iron_linear_thread() & 31u));
-    const unsigned int v4527 = static_cast<unsigned int>(v217.row(28, iron_linear_thread() & 31u));
-    const unsigned int v4531 = static_cast<unsigned int>(v217.col(29, iron_linear_thread() & 31u));
-    const unsigned int v4532 = static_cast<unsigned int>(v217.row(29, iron_linear_thread() & 31u));
-    const unsigned int v4536 = static_cast<unsigned int>(v217.col(30, iron_linear_thread() & 31u));
-    const unsigned int v4537 = static_cast<unsigned int>(v217.row(30, iron_linear_thread() & 31u));
-    const unsigned int v4541 = static_cast<unsigned int>(v217.col(31, iron_linear_thread() & 31u));
-    const unsigned int v4542 = static_cast<unsigned int>(v217.row(31, iron_linear_thread() & 31u));
-    const unsigned int v4554 = v55 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:124
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
+    const unsigned int v3366 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
+    const unsigned int v3367 = v3366 << 6u;
+    const unsigned int v4895 = v51 & 3u;
+    const unsigned int v4897 = v4895 << 4u;
+    const unsigned int v4899 = v4897 << 6u;
+    const unsigned int v4901 = v3367 + v4899;
+    const unsigned int v4912 = v4901 + 16u;
+    const unsigned int v4921 = v4901 + 32u;
+    const unsigned int v4930 = v4901 + 48u;
+    const bool v3385 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:147
+    const unsigned int v4710 = static_cast<unsigned int>(v217.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:205
+    const unsigned int v4711 = static_cast<unsigned int>(v217.row(0, iron_linear_thread() & 31u));
+    const unsigned int v4715 = static_cast<unsigned int>(v217.col(1, iron_linear_thread() & 31u));
+    const unsigned int v4716 = static_cast<unsigned int>(v217.row(1, iron_linear_thread() & 31u));
+    const unsigned int v4720 = static_cast<unsigned int>(v217.col(2, iron_linear_thread() & 31u));
+    const unsigned int v4721 = static_cast<unsigned int>(v217.row(2, iron_linear_thread() & 31u));
+    const unsigned int v4725 = static_cast<unsigned int>(v217.col(3, iron_linear_thread() & 31u));
+    const unsigned int v4726 = static_cast<unsigned int>(v217.row(3, iron_linear_thread() & 31u));
+    const unsigned int v4730 = static_cast<unsigned int>(v217.col(4, iron_linear_thread() & 31u));
+    const unsigned int v4731 = static_cast<unsigned int>(v217.row(4, iron_linear_thread() & 31u));
+    const unsigned int v4735 = static_cast<unsigned int>(v217.col(5, iron_linear_thread() & 31u));
+    const unsigned int v4736 = static_cast<unsigned int>(v217.row(5, iron_linear_thread() & 31u));
+    const unsigned int v4740 = static_cast<unsigned int>(v217.col(6, iron_linear_thread() & 31u));
+    const unsigned int v4741 = static_cast<unsigned int>(v217.row(6, iron_linear_thread() & 31u));
+    const unsigned int v4745 = static_cast<unsigned int>(v217.col(7, iron_linear_thread() & 31u));
+    const unsigned int v4746 = static_cast<unsigned int>(v217.row(7, iron_linear_thread() & 31u));
+    const unsigned int v4750 = static_cast<unsigned int>(v217.col(8, iron_linear_thread() & 31u));
+    const unsigned int v4751 = static_cast<unsigned int>(v217.row(8, iron_linear_thread() & 31u));
+    const unsigned int v4755 = static_cast<unsigned int>(v217.col(9, iron_linear_thread() & 31u));
+    const unsigned int v4756 = static_cast<unsigned int>(v217.row(9, iron_linear_thread() & 31u));
+    const unsigned int v4760 = static_cast<unsigned int>(v217.col(10, iron_linear_thread() & 31u));
+    const unsigned int v4761 = static_cast<unsigned int>(v217.row(10, iron_linear_thread() & 31u));
+    const unsigned int v4765 = static_cast<unsigned int>(v217.col(11, iron_linear_thread() & 31u));
+    const unsigned int v4766 = static_cast<unsigned int>(v217.row(11, iron_linear_thread() & 31u));
+    const unsigned int v4770 = static_cast<unsigned int>(v217.col(12, iron_linear_thread() & 31u));
+    const unsigned int v4771 = static_cast<unsigned int>(v217.row(12, iron_linear_thread() & 31u));
+    const unsigned int v4775 = static_cast<unsigned int>(v217.col(13, iron_linear_thread() & 31u));
+    const unsigned int v4776 = static_cast<unsigned int>(v217.row(13, iron_linear_thread() & 31u));
+    const unsigned int v4780 = static_cast<unsigned int>(v217.col(14, iron_linear_thread() & 31u));
+    const unsigned int v4781 = static_cast<unsigned int>(v217.row(14, iron_linear_thread() & 31u));
+    const unsigned int v4785 = static_cast<unsigned int>(v217.col(15, iron_linear_thread() & 31u));
+    const unsigned int v4786 = static_cast<unsigned int>(v217.row(15, iron_linear_thread() & 31u));
+    const unsigned int v4790 = static_cast<unsigned int>(v217.col(16, iron_linear_thread() & 31u));
+    const unsigned int v4791 = static_cast<unsigned int>(v217.row(16, iron_linear_thread() & 31u));
+    const unsigned int v4795 = static_cast<unsigned int>(v217.col(17, iron_linear_thread() & 31u));
+    const unsigned int v4796 = static_cast<unsigned int>(v217.row(17, iron_linear_thread() & 31u));
+    const unsigned int v4800 = static_cast<unsigned int>(v217.col(18, iron_linear_thread() & 31u));
+    const unsigned int v4801 = static_cast<unsigned int>(v217.row(18, iron_linear_thread() & 31u));
+    const unsigned int v4805 = static_cast<unsigned int>(v217.col(19, iron_linear_thread() & 31u));
+    const unsigned int v4806 = static_cast<unsigned int>(v217.row(19, iron_linear_thread() & 31u));
+    const unsigned int v4810 = static_cast<unsigned int>(v217.col(20, iron_linear_thread() & 31u));
+    const unsigned int v4811 = static_cast<unsigned int>(v217.row(20, iron_linear_thread() & 31u));
+    const unsigned int v4815 = static_cast<unsigned int>(v217.col(21, iron_linear_thread() & 31u));
+    const unsigned int v4816 = static_cast<unsigned int>(v217.row(21, iron_linear_thread() & 31u));
+    const unsigned int v4820 = static_cast<unsigned int>(v217.col(22, iron_linear_thread() & 31u));
+    const unsigned int v4821 = static_cast<unsigned int>(v217.row(22, iron_linear_thread() & 31u));
+    const unsigned int v4825 = static_cast<unsigned int>(v217.col(23, iron_linear_thread() & 31u));
+    const unsigned int v4826 = static_cast<unsigned int>(v217.row(23, iron_linear_thread() & 31u));
+    const unsigned int v4830 = static_cast<unsigned int>(v217.col(24, iron_linear_thread() & 31u));
+    const unsigned int v4831 = static_cast<unsigned int>(v217.row(24, iron_linear_thread() & 31u));
+    const unsigned int v4835 = static_cast<unsigned int>(v217.col(25, iron_linear_thread() & 31u));
+    const unsigned int v4836 = static_cast<unsigned int>(v217.row(25, iron_linear_thread() & 31u));
+    const unsigned int v4840 = static_cast<unsigned int>(v217.col(26, iron_linear_thread() & 31u));
+    const unsigned int v4841 = static_cast<unsigned int>(v217.row(26, iron_linear_thread() & 31u));
+    const unsigned int v4845 = static_cast<unsigned int>(v217.col(27, iron_linear_thread() & 31u));
+    const unsigned int v4846 = static_cast<unsigned int>(v217.row(27, iron_linear_thread() & 31u));
+    const unsigned int v4850 = static_cast<unsigned int>(v217.col(28, iron_linear_thread() & 31u));
+    const unsigned int v4851 = static_cast<unsigned int>(v217.row(28, iron_linear_thread() & 31u));
+    const unsigned int v4855 = static_cast<unsigned int>(v217.col(29, iron_linear_thread() & 31u));
+    const unsigned int v4856 = static_cast<unsigned int>(v217.row(29, iron_linear_thread() & 31u));
+    const unsigned int v4860 = static_cast<unsigned int>(v217.col(30, iron_linear_thread() & 31u));
+    const unsigned int v4861 = static_cast<unsigned int>(v217.row(30, iron_linear_thread() & 31u));
+    const unsigned int v4865 = static_cast<unsigned int>(v217.col(31, iron_linear_thread() & 31u));
+    const unsigned int v4866 = static_cast<unsigned int>(v217.row(31, iron_linear_thread() & 31u));
+    const unsigned int v4878 = v55 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:122
 
-    for (unsigned int v2824 = v209; v2824 < v193; v2824 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:93
-      const unsigned int v2825 = v2824 - v209;
-      const unsigned int v2826 = v2825 >> 6u;
-      const unsigned int v2828 = v2826 & 1u;
+    for (unsigned int v3040 = v209; v3040 < v193; v3040 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v3041 = v3040 - v209;
+      const unsigned int v3042 = v3041 >> 6u;
+      const unsigned int v3044 = v3042 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v2831 = v2824 + 64u;
-      const unsigned int v2833 = v2826 + 1u;
-      const unsigned int v2834 = v2833 & 1u;
-      const bool v2835 = v2831 < v193;
-      if (v2835) {
+      const unsigned int v3047 = v3040 + 64u;
+      const unsigned int v3049 = v3042 + 1u;
+      const unsigned int v3050 = v3049 & 1u;
+      const bool v3051 = v3047 < v193;
+      if (v3051) {
         if (v47) {  // kernels/sdpa/kv_sources.hpp:87
-          const unsigned int v2837 = v2834 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:98
-          const unsigned int v2847 = v2831 + v62;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v2848 = v2847 < v35;
-          const unsigned int v2851 = v2848 ? v2847 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v2853 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v2854 = v2851 & v2853;
-          const unsigned int v2855 = v2851 >> (v41 & 31);
-          const unsigned int v2856 = v32 + v2855;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v2857 = block_table[v2856];
-          const unsigned int v2859 = v2857 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v2860 = v2859 + v30;
-          const unsigned int v2861 = v2860 * v6;
-          const unsigned int v2862 = v2861 + v2854;
-          const unsigned int v2863 = v2862 << 6u;
-          const unsigned int v2864 = v2863 + v66;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v2872 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v2873 = v2837 + v2872;
-          const unsigned int v2874 = v2873 + v81;
-          const unsigned int v2875 = v2874 + v79;
-          iron_copy_async<16>(shm1 + (v2875 ^ (((v2875 >> 6u) & 7u) << 3u)), k_pages + v2864, v2848);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v2875 ^ (((v2875 >> 6u) & 7u) << 3u)), v_pages + v2864, v2848);
-          const unsigned int v2896 = v2831 + v93;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v2897 = v2896 < v35;
-          const unsigned int v2900 = v2897 ? v2896 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v2903 = v2900 & v2853;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v2904 = v2900 >> (v41 & 31);
-          const unsigned int v2905 = v32 + v2904;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v2906 = block_table[v2905];
-          const unsigned int v2908 = v2906 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v2909 = v2908 + v30;
-          const unsigned int v2910 = v2909 * v6;
-          const unsigned int v2911 = v2910 + v2903;
-          const unsigned int v2912 = v2911 << 6u;
-          const unsigned int v2913 = v2912 + v97;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v2921 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v2922 = v2837 + v2921;
-          const unsigned int v2923 = v2922 + v112;
-          const unsigned int v2924 = v2923 + v110;
-          iron_copy_async<16>(shm1 + (v2924 ^ (((v2924 >> 6u) & 7u) << 3u)), k_pages + v2913, v2897);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v2924 ^ (((v2924 >> 6u) & 7u) << 3u)), v_pages + v2913, v2897);
+          const unsigned int v3053 = v3050 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v3063 = v3047 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v3064 = v3063 < v35;
+          const unsigned int v3067 = v3064 ? v3063 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v3069 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v3070 = v3067 & v3069;
+          const unsigned int v3071 = v3067 >> (v41 & 31);
+          const unsigned int v3072 = v32 + v3071;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v3073 = block_table[v3072];
+          const unsigned int v3075 = v3073 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v3076 = v3075 + v30;
+          const unsigned int v3077 = v3076 * v6;
+          const unsigned int v3078 = v3077 + v3070;
+          const unsigned int v3079 = v3078 << 6u;
+          const unsigned int v3080 = v3079 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v3088 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v3089 = v3053 + v3088;
+          const unsigned int v3090 = v3089 + v81;
+          const unsigned int v3091 = v3090 + v79;
+          iron_copy_async<16>(shm1 + (v3091 ^ (((v3091 >> 6u) & 7u) << 3u)), k_pages + v3080, v3064);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v3101 = v3047 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v3102 = v3101 < v35;
+          const unsigned int v3105 = v3102 ? v3101 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v3108 = v3105 & v3069;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v3109 = v3105 >> (v41 & 31);
+          const unsigned int v3110 = v32 + v3109;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v3111 = block_table[v3110];
+          const unsigned int v3113 = v3111 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v3114 = v3113 + v30;
+          const unsigned int v3115 = v3114 * v6;
+          const unsigned int v3116 = v3115 + v3108;
+          const unsigned int v3117 = v3116 << 6u;
+          const unsigned int v3118 = v3117 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v3126 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v3127 = v3053 + v3126;
+          const unsigned int v3128 = v3127 + v112;
+          const unsigned int v3129 = v3128 + v110;
+          iron_copy_async<16>(shm1 + (v3129 ^ (((v3129 >> 6u) & 7u) << 3u)), k_pages + v3118, v3102);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v3151 = block_table[v3072];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v3153 = v3151 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v3154 = v3153 + v30;
+          const unsigned int v3155 = v3154 * v6;
+          const unsigned int v3156 = v3155 + v3070;
+          const unsigned int v3157 = v3156 << 6u;
+          const unsigned int v3158 = v3157 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v3091 ^ (((v3091 >> 6u) & 7u) << 3u)), v_pages + v3158, v3064);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v3189 = block_table[v3110];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v3191 = v3189 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v3192 = v3191 + v30;
+          const unsigned int v3193 = v3192 * v6;
+          const unsigned int v3194 = v3193 + v3108;
+          const unsigned int v3195 = v3194 << 6u;
+          const unsigned int v3196 = v3195 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v3129 ^ (((v3129 >> 6u) & 7u) << 3u)), v_pages + v3196, v3102);  // kernels/sdpa/flash_tile.hpp:86
         } else {
-          const unsigned int v2937 = v2834 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:98
-          const unsigned int v2947 = v2831 + v62;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v2948 = v2947 < v35;
-          const unsigned int v2951 = v2948 ? v2947 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v2952 = v2951 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v2953 = v2951 / v6;
-          const unsigned int v2954 = v32 + v2953;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v2955 = block_table[v2954];
-          const unsigned int v2957 = v2955 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v2958 = v2957 + v30;
-          const unsigned int v2959 = v2958 * v6;
-          const unsigned int v2960 = v2959 + v2952;
-          const unsigned int v2961 = v2960 << 6u;
-          const unsigned int v2962 = v2961 + v66;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v2970 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v2971 = v2937 + v2970;
-          const unsigned int v2972 = v2971 + v81;
-          const unsigned int v2973 = v2972 + v79;
-          iron_copy_async<16>(shm1 + (v2973 ^ (((v2973 >> 6u) & 7u) << 3u)), k_pages + v2962, v2948);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v2973 ^ (((v2973 >> 6u) & 7u) << 3u)), v_pages + v2962, v2948);
-          const unsigned int v2994 = v2831 + v93;  // kernels/sdpa/flash_tile.hpp:91
-          const bool v2995 = v2994 < v35;
-          const unsigned int v2998 = v2995 ? v2994 : v42;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v2999 = v2998 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v3000 = v2998 / v6;
-          const unsigned int v3001 = v32 + v3000;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v3002 = block_table[v3001];
-          const unsigned int v3004 = v3002 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v3005 = v3004 + v30;
-          const unsigned int v3006 = v3005 * v6;
-          const unsigned int v3007 = v3006 + v2999;
-          const unsigned int v3008 = v3007 << 6u;
-          const unsigned int v3009 = v3008 + v97;  // kernels/sdpa/flash_tile.hpp:92
-          const unsigned int v3017 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v3018 = v2937 + v3017;
-          const unsigned int v3019 = v3018 + v112;
-          const unsigned int v3020 = v3019 + v110;
-          iron_copy_async<16>(shm1 + (v3020 ^ (((v3020 >> 6u) & 7u) << 3u)), k_pages + v3009, v2995);  // kernels/sdpa/flash_tile.hpp:94
-          iron_copy_async<16>(shm2 + (v3020 ^ (((v3020 >> 6u) & 7u) << 3u)), v_pages + v3009, v2995);
+          const unsigned int v3209 = v3050 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v3219 = v3047 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v3220 = v3219 < v35;
+          const unsigned int v3223 = v3220 ? v3219 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v3224 = v3223 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v3225 = v3223 / v6;
+          const unsigned int v3226 = v32 + v3225;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v3227 = block_table[v3226];
+          const unsigned int v3229 = v3227 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v3230 = v3229 + v30;
+          const unsigned int v3231 = v3230 * v6;
+          const unsigned int v3232 = v3231 + v3224;
+          const unsigned int v3233 = v3232 << 6u;
+          const unsigned int v3234 = v3233 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v3242 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v3243 = v3209 + v3242;
+          const unsigned int v3244 = v3243 + v81;
+          const unsigned int v3245 = v3244 + v79;
+          iron_copy_async<16>(shm1 + (v3245 ^ (((v3245 >> 6u) & 7u) << 3u)), k_pages + v3234, v3220);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v3255 = v3047 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v3256 = v3255 < v35;
+          const unsigned int v3259 = v3256 ? v3255 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v3260 = v3259 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v3261 = v3259 / v6;
+          const unsigned int v3262 = v32 + v3261;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v3263 = block_table[v3262];
+          const unsigned int v3265 = v3263 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v3266 = v3265 + v30;
+          const unsigned int v3267 = v3266 * v6;
+          const unsigned int v3268 = v3267 + v3260;
+          const unsigned int v3269 = v3268 << 6u;
+          const unsigned int v3270 = v3269 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v3278 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v3279 = v3209 + v3278;
+          const unsigned int v3280 = v3279 + v112;
+          const unsigned int v3281 = v3280 + v110;
+          iron_copy_async<16>(shm1 + (v3281 ^ (((v3281 >> 6u) & 7u) << 3u)), k_pages + v3270, v3256);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v3301 = block_table[v3226];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v3303 = v3301 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v3304 = v3303 + v30;
+          const unsigned int v3305 = v3304 * v6;
+          const unsigned int v3306 = v3305 + v3224;
+          const unsigned int v3307 = v3306 << 6u;
+          const unsigned int v3308 = v3307 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v3245 ^ (((v3245 >> 6u) & 7u) << 3u)), v_pages + v3308, v3220);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v3337 = block_table[v3262];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v3339 = v3337 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v3340 = v3339 + v30;
+          const unsigned int v3341 = v3340 * v6;
+          const unsigned int v3342 = v3341 + v3260;
+          const unsigned int v3343 = v3342 << 6u;
+          const unsigned int v3344 = v3343 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v3281 ^ (((v3281 >> 6u) & 7u) << 3u)), v_pages + v3344, v3256);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:93
-      iron_frag<float, 2, 16, 64> v3033;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v3033, 0.0f);
-      const unsigned int v3037 = v2828 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:108
-      iron_frag<iron_bf16, 0, 16, 16> v4584;  // kernels/sdpa/flash_warpgroup.hpp:107
-      iron_frag_fill(v4584, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4584, shm0, v4577, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4586;
-      iron_frag_fill(v4586, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4586, shm1, v3037, 64u);
-      iron_frag_mma_sync(v3033, v4584, v4586);
-      const unsigned int v4591 = v3037 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v4593;
-      iron_frag_fill(v4593, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4593, shm0, v4588, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4595;
-      iron_frag_fill(v4595, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4595, shm1, v4591, 64u);
-      iron_frag_mma_sync(v3033, v4593, v4595);
-      const unsigned int v4600 = v3037 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v4602;
-      iron_frag_fill(v4602, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4602, shm0, v4597, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4604;
-      iron_frag_fill(v4604, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4604, shm1, v4600, 64u);
-      iron_frag_mma_sync(v3033, v4602, v4604);
-      const unsigned int v4609 = v3037 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v4611;
-      iron_frag_fill(v4611, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4611, shm0, v4606, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4613;
-      iron_frag_fill(v4613, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4613, shm1, v4609, 64u);
-      iron_frag_mma_sync(v3033, v4611, v4613);
-      const bool v3048 = v2831 <= v35;  // kernels/sdpa/flash_tile.hpp:155
-      const unsigned int v3056 = v2831 + v20;
-      const bool v3057 = v3056 <= v196;
-      const bool v3058 = v192 || v3057;
-      const bool v3059 = v3048 && v3058;
-      const unsigned int v3062 = v2824 + v9;  // kernels/sdpa/flash_tile.hpp:156
-      const unsigned int v3063 = v3062 + v20;
-      const bool v3065 = v185 <= v3063;
-      const bool v3066 = v3061 || v3065;
-      const bool v3067 = v3059 && v3066;  // kernels/sdpa/flash_tile.hpp:155
-      if (v3067) {  // kernels/sdpa/flash_tile.hpp:157
-        const float v3070 = v3033.x[0];  // kernels/sdpa/flash_tile.hpp:158
-        const float v3071 = v3070 * v211;
-        v3033.x[0] = v3071;
-        const float v3074 = v3033.x[1];
-        const float v3075 = v3074 * v211;
-        v3033.x[1] = v3075;
-        const float v3078 = v3033.x[2];
-        const float v3079 = v3078 * v211;
-        v3033.x[2] = v3079;
-        const float v3082 = v3033.x[3];
-        const float v3083 = v3082 * v211;
-        v3033.x[3] = v3083;
-        const float v3086 = v3033.x[4];
-        const float v3087 = v3086 * v211;
-        v3033.x[4] = v3087;
-        const float v3090 = v3033.x[5];
-        const float v3091 = v3090 * v211;
-        v3033.x[5] = v3091;
-        const float v3094 = v3033.x[6];
-        const float v3095 = v3094 * v211;
-        v3033.x[6] = v3095;
-        const float v3098 = v3033.x[7];
-        const float v3099 = v3098 * v211;
-        v3033.x[7] = v3099;
-        const float v3102 = v3033.x[8];
-        const float v3103 = v3102 * v211;
-        v3033.x[8] = v3103;
-        const float v3106 = v3033.x[9];
-        const float v3107 = v3106 * v211;
-        v3033.x[9] = v3107;
-        const float v3110 = v3033.x[10];
-        const float v3111 = v3110 * v211;
-        v3033.x[10] = v3111;
-        const float v3114 = v3033.x[11];
-        const float v3115 = v3114 * v211;
-        v3033.x[11] = v3115;
-        const float v3118 = v3033.x[12];
-        const float v3119 = v3118 * v211;
-        v3033.x[12] = v3119;
-        const float v3122 = v3033.x[13];
-        const float v3123 = v3122 * v211;
-        v3033.x[13] = v3123;
-        const float v3126 = v3033.x[14];
-        const float v3127 = v3126 * v211;
-        v3033.x[14] = v3127;
-        const float v3130 = v3033.x[15];
-        const float v3131 = v3130 * v211;
-        v3033.x[15] = v3131;
-        const float v3134 = v3033.x[16];
-        const float v3135 = v3134 * v211;
-        v3033.x[16] = v3135;
-        const float v3138 = v3033.x[17];
-        const float v3139 = v3138 * v211;
-        v3033.x[17] = v3139;
-        const float v3142 = v3033.x[18];
-        const float v3143 = v3142 * v211;
-        v3033.x[18] = v3143;
-        const float v3146 = v3033.x[19];
-        const float v3147 = v3146 * v211;
-        v3033.x[19] = v3147;
-        const float v3150 = v3033.x[20];
-        const float v3151 = v3150 * v211;
-        v3033.x[20] = v3151;
-        const float v3154 = v3033.x[21];
-        const float v3155 = v3154 * v211;
-        v3033.x[21] = v3155;
-        const float v3158 = v3033.x[22];
-        const float v3159 = v3158 * v211;
-        v3033.x[22] = v3159;
-        const float v3162 = v3033.x[23];
-        const float v3163 = v3162 * v211;
-        v3033.x[23] = v3163;
-        const float v3166 = v3033.x[24];
-        const float v3167 = v3166 * v211;
-        v3033.x[24] = v3167;
-        const float v3170 = v3033.x[25];
-        const float v3171 = v3170 * v211;
-        v3033.x[25] = v3171;
-        const float v3174 = v3033.x[26];
-        const float v3175 = v3174 * v211;
-        v3033.x[26] = v3175;
-        const float v3178 = v3033.x[27];
-        const float v3179 = v3178 * v211;
-        v3033.x[27] = v3179;
-        const float v3182 = v3033.x[28];
-        const float v3183 = v3182 * v211;
-        v3033.x[28] = v3183;
-        const float v3186 = v3033.x[29];
-        const float v3187 = v3186 * v211;
-        v3033.x[29] = v3187;
-        const float v3190 = v3033.x[30];
-        const float v3191 = v3190 * v211;
-        v3033.x[30] = v3191;
-        const float v3194 = v3033.x[31];
-        const float v3195 = v3194 * v211;
-        v3033.x[31] = v3195;
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
+      iron_frag<float, 2, 16, 64> v3357;  // kernels/sdpa/flash_warpgroup.hpp:103
+      iron_frag_fill(v3357, 0.0f);
+      const unsigned int v3361 = v3044 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v4908;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v4908, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4908, shm0, v4901, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4910;
+      iron_frag_fill(v4910, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4910, shm1, v3361, 64u);
+      iron_frag_mma_sync(v3357, v4908, v4910);
+      const unsigned int v4915 = v3361 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v4917;
+      iron_frag_fill(v4917, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4917, shm0, v4912, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4919;
+      iron_frag_fill(v4919, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4919, shm1, v4915, 64u);
+      iron_frag_mma_sync(v3357, v4917, v4919);
+      const unsigned int v4924 = v3361 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v4926;
+      iron_frag_fill(v4926, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4926, shm0, v4921, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4928;
+      iron_frag_fill(v4928, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4928, shm1, v4924, 64u);
+      iron_frag_mma_sync(v3357, v4926, v4928);
+      const unsigned int v4933 = v3361 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v4935;
+      iron_frag_fill(v4935, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4935, shm0, v4930, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4937;
+      iron_frag_fill(v4937, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4937, shm1, v4933, 64u);
+      iron_frag_mma_sync(v3357, v4935, v4937);
+      const bool v3372 = v3047 <= v35;  // kernels/sdpa/flash_tile.hpp:146
+      const unsigned int v3380 = v3047 + v20;
+      const bool v3381 = v3380 <= v196;
+      const bool v3382 = v192 || v3381;
+      const bool v3383 = v3372 && v3382;
+      const unsigned int v3386 = v3040 + v9;  // kernels/sdpa/flash_tile.hpp:147
+      const unsigned int v3387 = v3386 + v20;
+      const bool v3389 = v185 <= v3387;
+      const bool v3390 = v3385 || v3389;
+      const bool v3391 = v3383 && v3390;  // kernels/sdpa/flash_tile.hpp:146
+      if (v3391) {  // kernels/sdpa/flash_tile.hpp:148
+        const float v3394 = v3357.x[0];  // kernels/sdpa/flash_tile.hpp:149
+        const float v3395 = v3394 * v211;
+        v3357.x[0] = v3395;
+        const float v3398 = v3357.x[1];
+        const float v3399 = v3398 * v211;
+        v3357.x[1] = v3399;
+        const float v3402 = v3357.x[2];
+        const float v3403 = v3402 * v211;
+        v3357.x[2] = v3403;
+        const float v3406 = v3357.x[3];
+        const float v3407 = v3406 * v211;
+        v3357.x[3] = v3407;
+        const float v3410 = v3357.x[4];
+        const float v3411 = v3410 * v211;
+        v3357.x[4] = v3411;
+        const float v3414 = v3357.x[5];
+        const float v3415 = v3414 * v211;
+        v3357.x[5] = v3415;
+        const float v3418 = v3357.x[6];
+        const float v3419 = v3418 * v211;
+        v3357.x[6] = v3419;
+        const float v3422 = v3357.x[7];
+        const float v3423 = v3422 * v211;
+        v3357.x[7] = v3423;
+        const float v3426 = v3357.x[8];
+        const float v3427 = v3426 * v211;
+        v3357.x[8] = v3427;
+        const float v3430 = v3357.x[9];
+        const float v3431 = v3430 * v211;
+        v3357.x[9] = v3431;
+        const float v3434 = v3357.x[10];
+        const float v3435 = v3434 * v211;
+        v3357.x[10] = v3435;
+        const float v3438 = v3357.x[11];
+        const float v3439 = v3438 * v211;
+        v3357.x[11] = v3439;
+        const float v3442 = v3357.x[12];
+        const float v3443 = v3442 * v211;
+        v3357.x[12] = v3443;
+        const float v3446 = v3357.x[13];
+        const float v3447 = v3446 * v211;
+        v3357.x[13] = v3447;
+        const float v3450 = v3357.x[14];
+        const float v3451 = v3450 * v211;
+        v3357.x[14] = v3451;
+        const float v3454 = v3357.x[15];
+        const float v3455 = v3454 * v211;
+        v3357.x[15] = v3455;
+        const float v3458 = v3357.x[16];
+        const float v3459 = v3458 * v211;
+        v3357.x[16] = v3459;
+        const float v3462 = v3357.x[17];
+        const float v3463 = v3462 * v211;
+        v3357.x[17] = v3463;
+        const float v3466 = v3357.x[18];
+        const float v3467 = v3466 * v211;
+        v3357.x[18] = v3467;
+        const float v3470 = v3357.x[19];
+        const float v3471 = v3470 * v211;
+        v3357.x[19] = v3471;
+        const float v3474 = v3357.x[20];
+        const float v3475 = v3474 * v211;
+        v3357.x[20] = v3475;
+        const float v3478 = v3357.x[21];
+        const float v3479 = v3478 * v211;
+        v3357.x[21] = v3479;
+        const float v3482 = v3357.x[22];
+        const float v3483 = v3482 * v211;
+        v3357.x[22] = v3483;
+        const float v3486 = v3357.x[23];
+        const float v3487 = v3486 * v211;
+        v3357.x[23] = v3487;
+        const float v3490 = v3357.x[24];
+        const float v3491 = v3490 * v211;
+        v3357.x[24] = v3491;
+        const float v3494 = v3357.x[25];
+        const float v3495 = v3494 * v211;
+        v3357.x[25] = v3495;
+        const float v3498 = v3357.x[26];
+        const float v3499 = v3498 * v211;
+        v3357.x[26] = v3499;
+        const float v3502 = v3357.x[27];
+        const float v3503 = v3502 * v211;
+        v3357.x[27] = v3503;
+        const float v3506 = v3357.x[28];
+        const float v3507 = v3506 * v211;
+        v3357.x[28] = v3507;
+        const float v3510 = v3357.x[29];
+        const float v3511 = v3510 * v211;
+        v3357.x[29] = v3511;
+        const float v3514 = v3357.x[30];
+        const float v3515 = v3514 * v211;
+        v3357.x[30] = v3515;
+        const float v3518 = v3357.x[31];
+        const float v3519 = v3518 * v211;
+        v3357.x[31] = v3519;
       } else {
-        const unsigned int v3196 = static_cast<unsigned int>(v3033.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3197 = static_cast<unsigned int>(v3033.row(0, iron_linear_thread() & 31u));
-        const float v3198 = v3033.x[0];
-        const unsigned int v3199 = v56 + v3197;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3200 = v2824 + v3196;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3201 = v3200 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3204 = v3199 + v35;
-        const unsigned int v3205 = v3200 + v20;
-        const bool v3206 = v3205 <= v3204;
-        const bool v3207 = v192 || v3206;
-        const bool v3208 = v3201 && v3207;
-        const unsigned int v3211 = v3200 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3212 = v3211 + v20;
-        const bool v3214 = v3204 < v3212;
-        const bool v3215 = v3061 || v3214;
-        const bool v3216 = v3208 && v3215;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3218 = v3198 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3219 = v3216 ? v3218 : __uint_as_float(0xff800000u);
-        v3033.x[0] = v3219;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3220 = static_cast<unsigned int>(v3033.col(1, iron_linear_thread() & 31u));
-        const unsigned int v3221 = static_cast<unsigned int>(v3033.row(1, iron_linear_thread() & 31u));
-        const float v3222 = v3033.x[1];
-        const unsigned int v3223 = v56 + v3221;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3224 = v2824 + v3220;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3225 = v3224 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3228 = v3223 + v35;
-        const unsigned int v3229 = v3224 + v20;
-        const bool v3230 = v3229 <= v3228;
-        const bool v3231 = v192 || v3230;
-        const bool v3232 = v3225 && v3231;
-        const unsigned int v3235 = v3224 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3236 = v3235 + v20;
-        const bool v3238 = v3228 < v3236;
-        const bool v3239 = v3061 || v3238;
-        const bool v3240 = v3232 && v3239;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3242 = v3222 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3243 = v3240 ? v3242 : __uint_as_float(0xff800000u);
-        v3033.x[1] = v3243;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3244 = static_cast<unsigned int>(v3033.col(2, iron_linear_thread() & 31u));
-        const unsigned int v3245 = static_cast<unsigned int>(v3033.row(2, iron_linear_thread() & 31u));
-        const float v3246 = v3033.x[2];
-        const unsigned int v3247 = v56 + v3245;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3248 = v2824 + v3244;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3249 = v3248 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3252 = v3247 + v35;
-        const unsigned int v3253 = v3248 + v20;
-        const bool v3254 = v3253 <= v3252;
-        const bool v3255 = v192 || v3254;
-        const bool v3256 = v3249 && v3255;
-        const unsigned int v3259 = v3248 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3260 = v3259 + v20;
-        const bool v3262 = v3252 < v3260;
-        const bool v3263 = v3061 || v3262;
-        const bool v3264 = v3256 && v3263;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3266 = v3246 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3267 = v3264 ? v3266 : __uint_as_float(0xff800000u);
-        v3033.x[2] = v3267;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3268 = static_cast<unsigned int>(v3033.col(3, iron_linear_thread() & 31u));
-        const unsigned int v3269 = static_cast<unsigned int>(v3033.row(3, iron_linear_thread() & 31u));
-        const float v3270 = v3033.x[3];
-        const unsigned int v3271 = v56 + v3269;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3272 = v2824 + v3268;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3273 = v3272 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3276 = v3271 + v35;
-        const unsigned int v3277 = v3272 + v20;
-        const bool v3278 = v3277 <= v3276;
-        const bool v3279 = v192 || v3278;
-        const bool v3280 = v3273 && v3279;
-        const unsigned int v3283 = v3272 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3284 = v3283 + v20;
-        const bool v3286 = v3276 < v3284;
-        const bool v3287 = v3061 || v3286;
-        const bool v3288 = v3280 && v3287;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3290 = v3270 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3291 = v3288 ? v3290 : __uint_as_float(0xff800000u);
-        v3033.x[3] = v3291;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3292 = static_cast<unsigned int>(v3033.col(4, iron_linear_thread() & 31u));
-        const unsigned int v3293 = static_cast<unsigned int>(v3033.row(4, iron_linear_thread() & 31u));
-        const float v3294 = v3033.x[4];
-        const unsigned int v3295 = v56 + v3293;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3296 = v2824 + v3292;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3297 = v3296 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3300 = v3295 + v35;
-        const unsigned int v3301 = v3296 + v20;
-        const bool v3302 = v3301 <= v3300;
-        const bool v3303 = v192 || v3302;
-        const bool v3304 = v3297 && v3303;
-        const unsigned int v3307 = v3296 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3308 = v3307 + v20;
-        const bool v3310 = v3300 < v3308;
-        const bool v3311 = v3061 || v3310;
-        const bool v3312 = v3304 && v3311;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3314 = v3294 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3315 = v3312 ? v3314 : __uint_as_float(0xff800000u);
-        v3033.x[4] = v3315;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3316 = static_cast<unsigned int>(v3033.col(5, iron_linear_thread() & 31u));
-        const unsigned int v3317 = static_cast<unsigned int>(v3033.row(5, iron_linear_thread() & 31u));
-        const float v3318 = v3033.x[5];
-        const unsigned int v3319 = v56 + v3317;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3320 = v2824 + v3316;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3321 = v3320 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3324 = v3319 + v35;
-        const unsigned int v3325 = v3320 + v20;
-        const bool v3326 = v3325 <= v3324;
-        const bool v3327 = v192 || v3326;
-        const bool v3328 = v3321 && v3327;
-        const unsigned int v3331 = v3320 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3332 = v3331 + v20;
-        const bool v3334 = v3324 < v3332;
-        const bool v3335 = v3061 || v3334;
-        const bool v3336 = v3328 && v3335;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3338 = v3318 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3339 = v3336 ? v3338 : __uint_as_float(0xff800000u);
-        v3033.x[5] = v3339;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3340 = static_cast<unsigned int>(v3033.col(6, iron_linear_thread() & 31u));
-        const unsigned int v3341 = static_cast<unsigned int>(v3033.row(6, iron_linear_thread() & 31u));
-        const float v3342 = v3033.x[6];
-        const unsigned int v3343 = v56 + v3341;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3344 = v2824 + v3340;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3345 = v3344 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3348 = v3343 + v35;
-        const unsigned int v3349 = v3344 + v20;
-        const bool v3350 = v3349 <= v3348;
-        const bool v3351 = v192 || v3350;
-        const bool v3352 = v3345 && v3351;
-        const unsigned int v3355 = v3344 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3356 = v3355 + v20;
-        const bool v3358 = v3348 < v3356;
-        const bool v3359 = v3061 || v3358;
-        const bool v3360 = v3352 && v3359;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3362 = v3342 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3363 = v3360 ? v3362 : __uint_as_float(0xff800000u);
-        v3033.x[6] = v3363;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3364 = static_cast<unsigned int>(v3033.col(7, iron_linear_thread() & 31u));
-        const unsigned int v3365 = static_cast<unsigned int>(v3033.row(7, iron_linear_thread() & 31u));
-        const float v3366 = v3033.x[7];
-        const unsigned int v3367 = v56 + v3365;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3368 = v2824 + v3364;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3369 = v3368 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3372 = v3367 + v35;
-        const unsigned int v3373 = v3368 + v20;
-        const bool v3374 = v3373 <= v3372;
-        const bool v3375 = v192 || v3374;
-        const bool v3376 = v3369 && v3375;
-        const unsigned int v3379 = v3368 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3380 = v3379 + v20;
-        const bool v3382 = v3372 < v3380;
-        const bool v3383 = v3061 || v3382;
-        const bool v3384 = v3376 && v3383;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3386 = v3366 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3387 = v3384 ? v3386 : __uint_as_float(0xff800000u);
-        v3033.x[7] = v3387;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3388 = static_cast<unsigned int>(v3033.col(8, iron_linear_thread() & 31u));
-        const unsigned int v3389 = static_cast<unsigned int>(v3033.row(8, iron_linear_thread() & 31u));
-        const float v3390 = v3033.x[8];
-        const unsigned int v3391 = v56 + v3389;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3392 = v2824 + v3388;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3393 = v3392 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3396 = v3391 + v35;
-        const unsigned int v3397 = v3392 + v20;
-        const bool v3398 = v3397 <= v3396;
-        const bool v3399 = v192 || v3398;
-        const bool v3400 = v3393 && v3399;
-        const unsigned int v3403 = v3392 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3404 = v3403 + v20;
-        const bool v3406 = v3396 < v3404;
-        const bool v3407 = v3061 || v3406;
-        const bool v3408 = v3400 && v3407;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3410 = v3390 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3411 = v3408 ? v3410 : __uint_as_float(0xff800000u);
-        v3033.x[8] = v3411;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3412 = static_cast<unsigned int>(v3033.col(9, iron_linear_thread() & 31u));
-        const unsigned int v3413 = static_cast<unsigned int>(v3033.row(9, iron_linear_thread() & 31u));
-        const float v3414 = v3033.x[9];
-        const unsigned int v3415 = v56 + v3413;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3416 = v2824 + v3412;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3417 = v3416 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3420 = v3415 + v35;
-        const unsigned int v3421 = v3416 + v20;
-        const bool v3422 = v3421 <= v3420;
-        const bool v3423 = v192 || v3422;
-        const bool v3424 = v3417 && v3423;
-        const unsigned int v3427 = v3416 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3428 = v3427 + v20;
-        const bool v3430 = v3420 < v3428;
-        const bool v3431 = v3061 || v3430;
-        const bool v3432 = v3424 && v3431;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3434 = v3414 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3435 = v3432 ? v3434 : __uint_as_float(0xff800000u);
-        v3033.x[9] = v3435;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3436 = static_cast<unsigned int>(v3033.col(10, iron_linear_thread() & 31u));
-        const unsigned int v3437 = static_cast<unsigned int>(v3033.row(10, iron_linear_thread() & 31u));
-        const float v3438 = v3033.x[10];
-        const unsigned int v3439 = v56 + v3437;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3440 = v2824 + v3436;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3441 = v3440 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3444 = v3439 + v35;
-        const unsigned int v3445 = v3440 + v20;
-        const bool v3446 = v3445 <= v3444;
-        const bool v3447 = v192 || v3446;
-        const bool v3448 = v3441 && v3447;
-        const unsigned int v3451 = v3440 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3452 = v3451 + v20;
-        const bool v3454 = v3444 < v3452;
-        const bool v3455 = v3061 || v3454;
-        const bool v3456 = v3448 && v3455;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3458 = v3438 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3459 = v3456 ? v3458 : __uint_as_float(0xff800000u);
-        v3033.x[10] = v3459;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3460 = static_cast<unsigned int>(v3033.col(11, iron_linear_thread() & 31u));
-        const unsigned int v3461 = static_cast<unsigned int>(v3033.row(11, iron_linear_thread() & 31u));
-        const float v3462 = v3033.x[11];
-        const unsigned int v3463 = v56 + v3461;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3464 = v2824 + v3460;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3465 = v3464 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3468 = v3463 + v35;
-        const unsigned int v3469 = v3464 + v20;
-        const bool v3470 = v3469 <= v3468;
-        const bool v3471 = v192 || v3470;
-        const bool v3472 = v3465 && v3471;
-        const unsigned int v3475 = v3464 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3476 = v3475 + v20;
-        const bool v3478 = v3468 < v3476;
-        const bool v3479 = v3061 || v3478;
-        const bool v3480 = v3472 && v3479;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3482 = v3462 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3483 = v3480 ? v3482 : __uint_as_float(0xff800000u);
-        v3033.x[11] = v3483;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3484 = static_cast<unsigned int>(v3033.col(12, iron_linear_thread() & 31u));
-        const unsigned int v3485 = static_cast<unsigned int>(v3033.row(12, iron_linear_thread() & 31u));
-        const float v3486 = v3033.x[12];
-        const unsigned int v3487 = v56 + v3485;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3488 = v2824 + v3484;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3489 = v3488 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3492 = v3487 + v35;
-        const unsigned int v3493 = v3488 + v20;
-        const bool v3494 = v3493 <= v3492;
-        const bool v3495 = v192 || v3494;
-        const bool v3496 = v3489 && v3495;
-        const unsigned int v3499 = v3488 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3500 = v3499 + v20;
-        const bool v3502 = v3492 < v3500;
-        const bool v3503 = v3061 || v3502;
-        const bool v3504 = v3496 && v3503;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3506 = v3486 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3507 = v3504 ? v3506 : __uint_as_float(0xff800000u);
-        v3033.x[12] = v3507;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3508 = static_cast<unsigned int>(v3033.col(13, iron_linear_thread() & 31u));
-        const unsigned int v3509 = static_cast<unsigned int>(v3033.row(13, iron_linear_thread() & 31u));
-        const float v3510 = v3033.x[13];
-        const unsigned int v3511 = v56 + v3509;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3512 = v2824 + v3508;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3513 = v3512 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3516 = v3511 + v35;
-        const unsigned int v3517 = v3512 + v20;
-        const bool v3518 = v3517 <= v3516;
-        const bool v3519 = v192 || v3518;
-        const bool v3520 = v3513 && v3519;
-        const unsigned int v3523 = v3512 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3524 = v3523 + v20;
-        const bool v3526 = v3516 < v3524;
-        const bool v3527 = v3061 || v3526;
-        const bool v3528 = v3520 && v3527;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3530 = v3510 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3531 = v3528 ? v3530 : __uint_as_float(0xff800000u);
-        v3033.x[13] = v3531;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3532 = static_cast<unsigned int>(v3033.col(14, iron_linear_thread() & 31u));
-        const unsigned int v3533 = static_cast<unsigned int>(v3033.row(14, iron_linear_thread() & 31u));
-        const float v3534 = v3033.x[14];
-        const unsigned int v3535 = v56 + v3533;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3536 = v2824 + v3532;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3537 = v3536 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3540 = v3535 + v35;
-        const unsigned int v3541 = v3536 + v20;
-        const bool v3542 = v3541 <= v3540;
-        const bool v3543 = v192 || v3542;
-        const bool v3544 = v3537 && v3543;
-        const unsigned int v3547 = v3536 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3548 = v3547 + v20;
-        const bool v3550 = v3540 < v3548;
-        const bool v3551 = v3061 || v3550;
-        const bool v3552 = v3544 && v3551;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3554 = v3534 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3555 = v3552 ? v3554 : __uint_as_float(0xff800000u);
-        v3033.x[14] = v3555;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3556 = static_cast<unsigned int>(v3033.col(15, iron_linear_thread() & 31u));
-        const unsigned int v3557 = static_cast<unsigned int>(v3033.row(15, iron_linear_thread() & 31u));
-        const float v3558 = v3033.x[15];
-        const unsigned int v3559 = v56 + v3557;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3560 = v2824 + v3556;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3561 = v3560 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3564 = v3559 + v35;
-        const unsigned int v3565 = v3560 + v20;
-        const bool v3566 = v3565 <= v3564;
-        const bool v3567 = v192 || v3566;
-        const bool v3568 = v3561 && v3567;
-        const unsigned int v3571 = v3560 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3572 = v3571 + v20;
-        const bool v3574 = v3564 < v3572;
-        const bool v3575 = v3061 || v3574;
-        const bool v3576 = v3568 && v3575;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3578 = v3558 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3579 = v3576 ? v3578 : __uint_as_float(0xff800000u);
-        v3033.x[15] = v3579;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3580 = static_cast<unsigned int>(v3033.col(16, iron_linear_thread() & 31u));
-        const unsigned int v3581 = static_cast<unsigned int>(v3033.row(16, iron_linear_thread() & 31u));
-        const float v3582 = v3033.x[16];
-        const unsigned int v3583 = v56 + v3581;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3584 = v2824 + v3580;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3585 = v3584 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3588 = v3583 + v35;
-        const unsigned int v3589 = v3584 + v20;
-        const bool v3590 = v3589 <= v3588;
-        const bool v3591 = v192 || v3590;
-        const bool v3592 = v3585 && v3591;
-        const unsigned int v3595 = v3584 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3596 = v3595 + v20;
-        const bool v3598 = v3588 < v3596;
-        const bool v3599 = v3061 || v3598;
-        const bool v3600 = v3592 && v3599;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3602 = v3582 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3603 = v3600 ? v3602 : __uint_as_float(0xff800000u);
-        v3033.x[16] = v3603;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3604 = static_cast<unsigned int>(v3033.col(17, iron_linear_thread() & 31u));
-        const unsigned int v3605 = static_cast<unsigned int>(v3033.row(17, iron_linear_thread() & 31u));
-        const float v3606 = v3033.x[17];
-        const unsigned int v3607 = v56 + v3605;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3608 = v2824 + v3604;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3609 = v3608 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3612 = v3607 + v35;
-        const unsigned int v3613 = v3608 + v20;
-        const bool v3614 = v3613 <= v3612;
-        const bool v3615 = v192 || v3614;
-        const bool v3616 = v3609 && v3615;
-        const unsigned int v3619 = v3608 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3620 = v3619 + v20;
-        const bool v3622 = v3612 < v3620;
-        const bool v3623 = v3061 || v3622;
-        const bool v3624 = v3616 && v3623;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3626 = v3606 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3627 = v3624 ? v3626 : __uint_as_float(0xff800000u);
-        v3033.x[17] = v3627;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3628 = static_cast<unsigned int>(v3033.col(18, iron_linear_thread() & 31u));
-        const unsigned int v3629 = static_cast<unsigned int>(v3033.row(18, iron_linear_thread() & 31u));
-        const float v3630 = v3033.x[18];
-        const unsigned int v3631 = v56 + v3629;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3632 = v2824 + v3628;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3633 = v3632 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3636 = v3631 + v35;
-        const unsigned int v3637 = v3632 + v20;
-        const bool v3638 = v3637 <= v3636;
-        const bool v3639 = v192 || v3638;
-        const bool v3640 = v3633 && v3639;
-        const unsigned int v3643 = v3632 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3644 = v3643 + v20;
-        const bool v3646 = v3636 < v3644;
-        const bool v3647 = v3061 || v3646;
-        const bool v3648 = v3640 && v3647;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3650 = v3630 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3651 = v3648 ? v3650 : __uint_as_float(0xff800000u);
-        v3033.x[18] = v3651;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3652 = static_cast<unsigned int>(v3033.col(19, iron_linear_thread() & 31u));
-        const unsigned int v3653 = static_cast<unsigned int>(v3033.row(19, iron_linear_thread() & 31u));
-        const float v3654 = v3033.x[19];
-        const unsigned int v3655 = v56 + v3653;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3656 = v2824 + v3652;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3657 = v3656 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3660 = v3655 + v35;
-        const unsigned int v3661 = v3656 + v20;
-        const bool v3662 = v3661 <= v3660;
-        const bool v3663 = v192 || v3662;
-        const bool v3664 = v3657 && v3663;
-        const unsigned int v3667 = v3656 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3668 = v3667 + v20;
-        const bool v3670 = v3660 < v3668;
-        const bool v3671 = v3061 || v3670;
-        const bool v3672 = v3664 && v3671;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3674 = v3654 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3675 = v3672 ? v3674 : __uint_as_float(0xff800000u);
-        v3033.x[19] = v3675;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3676 = static_cast<unsigned int>(v3033.col(20, iron_linear_thread() & 31u));
-        const unsigned int v3677 = static_cast<unsigned int>(v3033.row(20, iron_linear_thread() & 31u));
-        const float v3678 = v3033.x[20];
-        const unsigned int v3679 = v56 + v3677;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3680 = v2824 + v3676;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3681 = v3680 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3684 = v3679 + v35;
-        const unsigned int v3685 = v3680 + v20;
-        const bool v3686 = v3685 <= v3684;
-        const bool v3687 = v192 || v3686;
-        const bool v3688 = v3681 && v3687;
-        const unsigned int v3691 = v3680 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3692 = v3691 + v20;
-        const bool v3694 = v3684 < v3692;
-        const bool v3695 = v3061 || v3694;
-        const bool v3696 = v3688 && v3695;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3698 = v3678 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3699 = v3696 ? v3698 : __uint_as_float(0xff800000u);
-        v3033.x[20] = v3699;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3700 = static_cast<unsigned int>(v3033.col(21, iron_linear_thread() & 31u));
-        const unsigned int v3701 = static_cast<unsigned int>(v3033.row(21, iron_linear_thread() & 31u));
-        const float v3702 = v3033.x[21];
-        const unsigned int v3703 = v56 + v3701;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3704 = v2824 + v3700;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3705 = v3704 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3708 = v3703 + v35;
-        const unsigned int v3709 = v3704 + v20;
-        const bool v3710 = v3709 <= v3708;
-        const bool v3711 = v192 || v3710;
-        const bool v3712 = v3705 && v3711;
-        const unsigned int v3715 = v3704 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3716 = v3715 + v20;
-        const bool v3718 = v3708 < v3716;
-        const bool v3719 = v3061 || v3718;
-        const bool v3720 = v3712 && v3719;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3722 = v3702 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3723 = v3720 ? v3722 : __uint_as_float(0xff800000u);
-        v3033.x[21] = v3723;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3724 = static_cast<unsigned int>(v3033.col(22, iron_linear_thread() & 31u));
-        const unsigned int v3725 = static_cast<unsigned int>(v3033.row(22, iron_linear_thread() & 31u));
-        const float v3726 = v3033.x[22];
-        const unsigned int v3727 = v56 + v3725;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3728 = v2824 + v3724;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3729 = v3728 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3732 = v3727 + v35;
-        const unsigned int v3733 = v3728 + v20;
-        const bool v3734 = v3733 <= v3732;
-        const bool v3735 = v192 || v3734;
-        const bool v3736 = v3729 && v3735;
-        const unsigned int v3739 = v3728 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3740 = v3739 + v20;
-        const bool v3742 = v3732 < v3740;
-        const bool v3743 = v3061 || v3742;
-        const bool v3744 = v3736 && v3743;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3746 = v3726 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3747 = v3744 ? v3746 : __uint_as_float(0xff800000u);
-        v3033.x[22] = v3747;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3748 = static_cast<unsigned int>(v3033.col(23, iron_linear_thread() & 31u));
-        const unsigned int v3749 = static_cast<unsigned int>(v3033.row(23, iron_linear_thread() & 31u));
-        const float v3750 = v3033.x[23];
-        const unsigned int v3751 = v56 + v3749;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3752 = v2824 + v3748;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3753 = v3752 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3756 = v3751 + v35;
-        const unsigned int v3757 = v3752 + v20;
-        const bool v3758 = v3757 <= v3756;
-        const bool v3759 = v192 || v3758;
-        const bool v3760 = v3753 && v3759;
-        const unsigned int v3763 = v3752 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3764 = v3763 + v20;
-        const bool v3766 = v3756 < v3764;
-        const bool v3767 = v3061 || v3766;
-        const bool v3768 = v3760 && v3767;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3770 = v3750 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3771 = v3768 ? v3770 : __uint_as_float(0xff800000u);
-        v3033.x[23] = v3771;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3772 = static_cast<unsigned int>(v3033.col(24, iron_linear_thread() & 31u));
-        const unsigned int v3773 = static_cast<unsigned int>(v3033.row(24, iron_linear_thread() & 31u));
-        const float v3774 = v3033.x[24];
-        const unsigned int v3775 = v56 + v3773;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3776 = v2824 + v3772;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3777 = v3776 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3780 = v3775 + v35;
-        const unsigned int v3781 = v3776 + v20;
-        const bool v3782 = v3781 <= v3780;
-        const bool v3783 = v192 || v3782;
-        const bool v3784 = v3777 && v3783;
-        const unsigned int v3787 = v3776 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3788 = v3787 + v20;
-        const bool v3790 = v3780 < v3788;
-        const bool v3791 = v3061 || v3790;
-        const bool v3792 = v3784 && v3791;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3794 = v3774 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3795 = v3792 ? v3794 : __uint_as_float(0xff800000u);
-        v3033.x[24] = v3795;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3796 = static_cast<unsigned int>(v3033.col(25, iron_linear_thread() & 31u));
-        const unsigned int v3797 = static_cast<unsigned int>(v3033.row(25, iron_linear_thread() & 31u));
-        const float v3798 = v3033.x[25];
-        const unsigned int v3799 = v56 + v3797;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3800 = v2824 + v3796;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3801 = v3800 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3804 = v3799 + v35;
-        const unsigned int v3805 = v3800 + v20;
-        const bool v3806 = v3805 <= v3804;
-        const bool v3807 = v192 || v3806;
-        const bool v3808 = v3801 && v3807;
-        const unsigned int v3811 = v3800 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3812 = v3811 + v20;
-        const bool v3814 = v3804 < v3812;
-        const bool v3815 = v3061 || v3814;
-        const bool v3816 = v3808 && v3815;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3818 = v3798 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3819 = v3816 ? v3818 : __uint_as_float(0xff800000u);
-        v3033.x[25] = v3819;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3820 = static_cast<unsigned int>(v3033.col(26, iron_linear_thread() & 31u));
-        const unsigned int v3821 = static_cast<unsigned int>(v3033.row(26, iron_linear_thread() & 31u));
-        const float v3822 = v3033.x[26];
-        const unsigned int v3823 = v56 + v3821;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3824 = v2824 + v3820;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3825 = v3824 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3828 = v3823 + v35;
-        const unsigned int v3829 = v3824 + v20;
-        const bool v3830 = v3829 <= v3828;
-        const bool v3831 = v192 || v3830;
-        const bool v3832 = v3825 && v3831;
-        const unsigned int v3835 = v3824 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3836 = v3835 + v20;
-        const bool v3838 = v3828 < v3836;
-        const bool v3839 = v3061 || v3838;
-        const bool v3840 = v3832 && v3839;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3842 = v3822 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3843 = v3840 ? v3842 : __uint_as_float(0xff800000u);
-        v3033.x[26] = v3843;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3844 = static_cast<unsigned int>(v3033.col(27, iron_linear_thread() & 31u));
-        const unsigned int v3845 = static_cast<unsigned int>(v3033.row(27, iron_linear_thread() & 31u));
-        const float v3846 = v3033.x[27];
-        const unsigned int v3847 = v56 + v3845;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3848 = v2824 + v3844;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3849 = v3848 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3852 = v3847 + v35;
-        const unsigned int v3853 = v3848 + v20;
-        const bool v3854 = v3853 <= v3852;
-        const bool v3855 = v192 || v3854;
-        const bool v3856 = v3849 && v3855;
-        const unsigned int v3859 = v3848 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3860 = v3859 + v20;
-        const bool v3862 = v3852 < v3860;
-        const bool v3863 = v3061 || v3862;
-        const bool v3864 = v3856 && v3863;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3866 = v3846 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3867 = v3864 ? v3866 : __uint_as_float(0xff800000u);
-        v3033.x[27] = v3867;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3868 = static_cast<unsigned int>(v3033.col(28, iron_linear_thread() & 31u));
-        const unsigned int v3869 = static_cast<unsigned int>(v3033.row(28, iron_linear_thread() & 31u));
-        const float v3870 = v3033.x[28];
-        const unsigned int v3871 = v56 + v3869;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3872 = v2824 + v3868;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3873 = v3872 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3876 = v3871 + v35;
-        const unsigned int v3877 = v3872 + v20;
-        const bool v3878 = v3877 <= v3876;
-        const bool v3879 = v192 || v3878;
-        const bool v3880 = v3873 && v3879;
-        const unsigned int v3883 = v3872 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3884 = v3883 + v20;
-        const bool v3886 = v3876 < v3884;
-        const bool v3887 = v3061 || v3886;
-        const bool v3888 = v3880 && v3887;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3890 = v3870 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3891 = v3888 ? v3890 : __uint_as_float(0xff800000u);
-        v3033.x[28] = v3891;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3892 = static_cast<unsigned int>(v3033.col(29, iron_linear_thread() & 31u));
-        const unsigned int v3893 = static_cast<unsigned int>(v3033.row(29, iron_linear_thread() & 31u));
-        const float v3894 = v3033.x[29];
-        const unsigned int v3895 = v56 + v3893;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3896 = v2824 + v3892;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3897 = v3896 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3900 = v3895 + v35;
-        const unsigned int v3901 = v3896 + v20;
-        const bool v3902 = v3901 <= v3900;
-        const bool v3903 = v192 || v3902;
-        const bool v3904 = v3897 && v3903;
-        const unsigned int v3907 = v3896 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3908 = v3907 + v20;
-        const bool v3910 = v3900 < v3908;
-        const bool v3911 = v3061 || v3910;
-        const bool v3912 = v3904 && v3911;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3914 = v3894 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3915 = v3912 ? v3914 : __uint_as_float(0xff800000u);
-        v3033.x[29] = v3915;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3916 = static_cast<unsigned int>(v3033.col(30, iron_linear_thread() & 31u));
-        const unsigned int v3917 = static_cast<unsigned int>(v3033.row(30, iron_linear_thread() & 31u));
-        const float v3918 = v3033.x[30];
-        const unsigned int v3919 = v56 + v3917;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3920 = v2824 + v3916;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3921 = v3920 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3924 = v3919 + v35;
-        const unsigned int v3925 = v3920 + v20;
-        const bool v3926 = v3925 <= v3924;
-        const bool v3927 = v192 || v3926;
-        const bool v3928 = v3921 && v3927;
-        const unsigned int v3931 = v3920 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3932 = v3931 + v20;
-        const bool v3934 = v3924 < v3932;
-        const bool v3935 = v3061 || v3934;
-        const bool v3936 = v3928 && v3935;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3938 = v3918 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3939 = v3936 ? v3938 : __uint_as_float(0xff800000u);
-        v3033.x[30] = v3939;  // kernels/sdpa/flash_tile.hpp:161
-        const unsigned int v3940 = static_cast<unsigned int>(v3033.col(31, iron_linear_thread() & 31u));
-        const unsigned int v3941 = static_cast<unsigned int>(v3033.row(31, iron_linear_thread() & 31u));
-        const float v3942 = v3033.x[31];
-        const unsigned int v3943 = v56 + v3941;  // kernels/sdpa/flash_tile.hpp:162
-        const unsigned int v3944 = v2824 + v3940;  // kernels/sdpa/flash_tile.hpp:163
-        const bool v3945 = v3944 < v35;  // kernels/sdpa/flash_tile.hpp:164
-        const unsigned int v3948 = v3943 + v35;
-        const unsigned int v3949 = v3944 + v20;
-        const bool v3950 = v3949 <= v3948;
-        const bool v3951 = v192 || v3950;
-        const bool v3952 = v3945 && v3951;
-        const unsigned int v3955 = v3944 + v9;  // kernels/sdpa/flash_tile.hpp:165
-        const unsigned int v3956 = v3955 + v20;
-        const bool v3958 = v3948 < v3956;
-        const bool v3959 = v3061 || v3958;
-        const bool v3960 = v3952 && v3959;  // kernels/sdpa/flash_tile.hpp:164
-        const float v3962 = v3942 * v211;  // kernels/sdpa/flash_tile.hpp:166
-        const float v3963 = v3960 ? v3962 : __uint_as_float(0xff800000u);
-        v3033.x[31] = v3963;  // kernels/sdpa/flash_tile.hpp:161
+        const unsigned int v3520 = static_cast<unsigned int>(v3357.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3521 = static_cast<unsigned int>(v3357.row(0, iron_linear_thread() & 31u));
+        const float v3522 = v3357.x[0];
+        const unsigned int v3523 = v56 + v3521;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3524 = v3040 + v3520;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3525 = v3524 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3528 = v3523 + v35;
+        const unsigned int v3529 = v3524 + v20;
+        const bool v3530 = v3529 <= v3528;
+        const bool v3531 = v192 || v3530;
+        const bool v3532 = v3525 && v3531;
+        const unsigned int v3535 = v3524 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3536 = v3535 + v20;
+        const bool v3538 = v3528 < v3536;
+        const bool v3539 = v3385 || v3538;
+        const bool v3540 = v3532 && v3539;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3542 = v3522 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3543 = v3540 ? v3542 : __uint_as_float(0xff800000u);
+        v3357.x[0] = v3543;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3544 = static_cast<unsigned int>(v3357.col(1, iron_linear_thread() & 31u));
+        const unsigned int v3545 = static_cast<unsigned int>(v3357.row(1, iron_linear_thread() & 31u));
+        const float v3546 = v3357.x[1];
+        const unsigned int v3547 = v56 + v3545;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3548 = v3040 + v3544;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3549 = v3548 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3552 = v3547 + v35;
+        const unsigned int v3553 = v3548 + v20;
+        const bool v3554 = v3553 <= v3552;
+        const bool v3555 = v192 || v3554;
+        const bool v3556 = v3549 && v3555;
+        const unsigned int v3559 = v3548 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3560 = v3559 + v20;
+        const bool v3562 = v3552 < v3560;
+        const bool v3563 = v3385 || v3562;
+        const bool v3564 = v3556 && v3563;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3566 = v3546 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3567 = v3564 ? v3566 : __uint_as_float(0xff800000u);
+        v3357.x[1] = v3567;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3568 = static_cast<unsigned int>(v3357.col(2, iron_linear_thread() & 31u));
+        const unsigned int v3569 = static_cast<unsigned int>(v3357.row(2, iron_linear_thread() & 31u));
+        const float v3570 = v3357.x[2];
+        const unsigned int v3571 = v56 + v3569;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3572 = v3040 + v3568;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3573 = v3572 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3576 = v3571 + v35;
+        const unsigned int v3577 = v3572 + v20;
+        const bool v3578 = v3577 <= v3576;
+        const bool v3579 = v192 || v3578;
+        const bool v3580 = v3573 && v3579;
+        const unsigned int v3583 = v3572 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3584 = v3583 + v20;
+        const bool v3586 = v3576 < v3584;
+        const bool v3587 = v3385 || v3586;
+        const bool v3588 = v3580 && v3587;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3590 = v3570 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3591 = v3588 ? v3590 : __uint_as_float(0xff800000u);
+        v3357.x[2] = v3591;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3592 = static_cast<unsigned int>(v3357.col(3, iron_linear_thread() & 31u));
+        const unsigned int v3593 = static_cast<unsigned int>(v3357.row(3, iron_linear_thread() & 31u));
+        const float v3594 = v3357.x[3];
+        const unsigned int v3595 = v56 + v3593;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3596 = v3040 + v3592;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3597 = v3596 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3600 = v3595 + v35;
+        const unsigned int v3601 = v3596 + v20;
+        const bool v3602 = v3601 <= v3600;
+        const bool v3603 = v192 || v3602;
+        const bool v3604 = v3597 && v3603;
+        const unsigned int v3607 = v3596 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3608 = v3607 + v20;
+        const bool v3610 = v3600 < v3608;
+        const bool v3611 = v3385 || v3610;
+        const bool v3612 = v3604 && v3611;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3614 = v3594 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3615 = v3612 ? v3614 : __uint_as_float(0xff800000u);
+        v3357.x[3] = v3615;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3616 = static_cast<unsigned int>(v3357.col(4, iron_linear_thread() & 31u));
+        const unsigned int v3617 = static_cast<unsigned int>(v3357.row(4, iron_linear_thread() & 31u));
+        const float v3618 = v3357.x[4];
+        const unsigned int v3619 = v56 + v3617;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3620 = v3040 + v3616;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3621 = v3620 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3624 = v3619 + v35;
+        const unsigned int v3625 = v3620 + v20;
+        const bool v3626 = v3625 <= v3624;
+        const bool v3627 = v192 || v3626;
+        const bool v3628 = v3621 && v3627;
+        const unsigned int v3631 = v3620 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3632 = v3631 + v20;
+        const bool v3634 = v3624 < v3632;
+        const bool v3635 = v3385 || v3634;
+        const bool v3636 = v3628 && v3635;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3638 = v3618 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3639 = v3636 ? v3638 : __uint_as_float(0xff800000u);
+        v3357.x[4] = v3639;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3640 = static_cast<unsigned int>(v3357.col(5, iron_linear_thread() & 31u));
+        const unsigned int v3641 = static_cast<unsigned int>(v3357.row(5, iron_linear_thread() & 31u));
+        const float v3642 = v3357.x[5];
+        const unsigned int v3643 = v56 + v3641;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3644 = v3040 + v3640;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3645 = v3644 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3648 = v3643 + v35;
+        const unsigned int v3649 = v3644 + v20;
+        const bool v3650 = v3649 <= v3648;
+        const bool v3651 = v192 || v3650;
+        const bool v3652 = v3645 && v3651;
+        const unsigned int v3655 = v3644 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3656 = v3655 + v20;
+        const bool v3658 = v3648 < v3656;
+        const bool v3659 = v3385 || v3658;
+        const bool v3660 = v3652 && v3659;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3662 = v3642 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3663 = v3660 ? v3662 : __uint_as_float(0xff800000u);
+        v3357.x[5] = v3663;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3664 = static_cast<unsigned int>(v3357.col(6, iron_linear_thread() & 31u));
+        const unsigned int v3665 = static_cast<unsigned int>(v3357.row(6, iron_linear_thread() & 31u));
+        const float v3666 = v3357.x[6];
+        const unsigned int v3667 = v56 + v3665;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3668 = v3040 + v3664;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3669 = v3668 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3672 = v3667 + v35;
+        const unsigned int v3673 = v3668 + v20;
+        const bool v3674 = v3673 <= v3672;
+        const bool v3675 = v192 || v3674;
+        const bool v3676 = v3669 && v3675;
+        const unsigned int v3679 = v3668 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3680 = v3679 + v20;
+        const bool v3682 = v3672 < v3680;
+        const bool v3683 = v3385 || v3682;
+        const bool v3684 = v3676 && v3683;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3686 = v3666 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3687 = v3684 ? v3686 : __uint_as_float(0xff800000u);
+        v3357.x[6] = v3687;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3688 = static_cast<unsigned int>(v3357.col(7, iron_linear_thread() & 31u));
+        const unsigned int v3689 = static_cast<unsigned int>(v3357.row(7, iron_linear_thread() & 31u));
+        const float v3690 = v3357.x[7];
+        const unsigned int v3691 = v56 + v3689;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3692 = v3040 + v3688;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3693 = v3692 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3696 = v3691 + v35;
+        const unsigned int v3697 = v3692 + v20;
+        const bool v3698 = v3697 <= v3696;
+        const bool v3699 = v192 || v3698;
+        const bool v3700 = v3693 && v3699;
+        const unsigned int v3703 = v3692 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3704 = v3703 + v20;
+        const bool v3706 = v3696 < v3704;
+        const bool v3707 = v3385 || v3706;
+        const bool v3708 = v3700 && v3707;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3710 = v3690 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3711 = v3708 ? v3710 : __uint_as_float(0xff800000u);
+        v3357.x[7] = v3711;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3712 = static_cast<unsigned int>(v3357.col(8, iron_linear_thread() & 31u));
+        const unsigned int v3713 = static_cast<unsigned int>(v3357.row(8, iron_linear_thread() & 31u));
+        const float v3714 = v3357.x[8];
+        const unsigned int v3715 = v56 + v3713;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3716 = v3040 + v3712;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3717 = v3716 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3720 = v3715 + v35;
+        const unsigned int v3721 = v3716 + v20;
+        const bool v3722 = v3721 <= v3720;
+        const bool v3723 = v192 || v3722;
+        const bool v3724 = v3717 && v3723;
+        const unsigned int v3727 = v3716 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3728 = v3727 + v20;
+        const bool v3730 = v3720 < v3728;
+        const bool v3731 = v3385 || v3730;
+        const bool v3732 = v3724 && v3731;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3734 = v3714 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3735 = v3732 ? v3734 : __uint_as_float(0xff800000u);
+        v3357.x[8] = v3735;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3736 = static_cast<unsigned int>(v3357.col(9, iron_linear_thread() & 31u));
+        const unsigned int v3737 = static_cast<unsigned int>(v3357.row(9, iron_linear_thread() & 31u));
+        const float v3738 = v3357.x[9];
+        const unsigned int v3739 = v56 + v3737;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3740 = v3040 + v3736;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3741 = v3740 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3744 = v3739 + v35;
+        const unsigned int v3745 = v3740 + v20;
+        const bool v3746 = v3745 <= v3744;
+        const bool v3747 = v192 || v3746;
+        const bool v3748 = v3741 && v3747;
+        const unsigned int v3751 = v3740 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3752 = v3751 + v20;
+        const bool v3754 = v3744 < v3752;
+        const bool v3755 = v3385 || v3754;
+        const bool v3756 = v3748 && v3755;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3758 = v3738 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3759 = v3756 ? v3758 : __uint_as_float(0xff800000u);
+        v3357.x[9] = v3759;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3760 = static_cast<unsigned int>(v3357.col(10, iron_linear_thread() & 31u));
+        const unsigned int v3761 = static_cast<unsigned int>(v3357.row(10, iron_linear_thread() & 31u));
+        const float v3762 = v3357.x[10];
+        const unsigned int v3763 = v56 + v3761;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3764 = v3040 + v3760;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3765 = v3764 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3768 = v3763 + v35;
+        const unsigned int v3769 = v3764 + v20;
+        const bool v3770 = v3769 <= v3768;
+        const bool v3771 = v192 || v3770;
+        const bool v3772 = v3765 && v3771;
+        const unsigned int v3775 = v3764 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3776 = v3775 + v20;
+        const bool v3778 = v3768 < v3776;
+        const bool v3779 = v3385 || v3778;
+        const bool v3780 = v3772 && v3779;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3782 = v3762 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3783 = v3780 ? v3782 : __uint_as_float(0xff800000u);
+        v3357.x[10] = v3783;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3784 = static_cast<unsigned int>(v3357.col(11, iron_linear_thread() & 31u));
+        const unsigned int v3785 = static_cast<unsigned int>(v3357.row(11, iron_linear_thread() & 31u));
+        const float v3786 = v3357.x[11];
+        const unsigned int v3787 = v56 + v3785;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3788 = v3040 + v3784;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3789 = v3788 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3792 = v3787 + v35;
+        const unsigned int v3793 = v3788 + v20;
+        const bool v3794 = v3793 <= v3792;
+        const bool v3795 = v192 || v3794;
+        const bool v3796 = v3789 && v3795;
+        const unsigned int v3799 = v3788 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3800 = v3799 + v20;
+        const bool v3802 = v3792 < v3800;
+        const bool v3803 = v3385 || v3802;
+        const bool v3804 = v3796 && v3803;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3806 = v3786 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3807 = v3804 ? v3806 : __uint_as_float(0xff800000u);
+        v3357.x[11] = v3807;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3808 = static_cast<unsigned int>(v3357.col(12, iron_linear_thread() & 31u));
+        const unsigned int v3809 = static_cast<unsigned int>(v3357.row(12, iron_linear_thread() & 31u));
+        const float v3810 = v3357.x[12];
+        const unsigned int v3811 = v56 + v3809;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3812 = v3040 + v3808;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3813 = v3812 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3816 = v3811 + v35;
+        const unsigned int v3817 = v3812 + v20;
+        const bool v3818 = v3817 <= v3816;
+        const bool v3819 = v192 || v3818;
+        const bool v3820 = v3813 && v3819;
+        const unsigned int v3823 = v3812 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3824 = v3823 + v20;
+        const bool v3826 = v3816 < v3824;
+        const bool v3827 = v3385 || v3826;
+        const bool v3828 = v3820 && v3827;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3830 = v3810 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3831 = v3828 ? v3830 : __uint_as_float(0xff800000u);
+        v3357.x[12] = v3831;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3832 = static_cast<unsigned int>(v3357.col(13, iron_linear_thread() & 31u));
+        const unsigned int v3833 = static_cast<unsigned int>(v3357.row(13, iron_linear_thread() & 31u));
+        const float v3834 = v3357.x[13];
+        const unsigned int v3835 = v56 + v3833;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3836 = v3040 + v3832;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3837 = v3836 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3840 = v3835 + v35;
+        const unsigned int v3841 = v3836 + v20;
+        const bool v3842 = v3841 <= v3840;
+        const bool v3843 = v192 || v3842;
+        const bool v3844 = v3837 && v3843;
+        const unsigned int v3847 = v3836 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3848 = v3847 + v20;
+        const bool v3850 = v3840 < v3848;
+        const bool v3851 = v3385 || v3850;
+        const bool v3852 = v3844 && v3851;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3854 = v3834 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3855 = v3852 ? v3854 : __uint_as_float(0xff800000u);
+        v3357.x[13] = v3855;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3856 = static_cast<unsigned int>(v3357.col(14, iron_linear_thread() & 31u));
+        const unsigned int v3857 = static_cast<unsigned int>(v3357.row(14, iron_linear_thread() & 31u));
+        const float v3858 = v3357.x[14];
+        const unsigned int v3859 = v56 + v3857;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3860 = v3040 + v3856;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3861 = v3860 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3864 = v3859 + v35;
+        const unsigned int v3865 = v3860 + v20;
+        const bool v3866 = v3865 <= v3864;
+        const bool v3867 = v192 || v3866;
+        const bool v3868 = v3861 && v3867;
+        const unsigned int v3871 = v3860 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3872 = v3871 + v20;
+        const bool v3874 = v3864 < v3872;
+        const bool v3875 = v3385 || v3874;
+        const bool v3876 = v3868 && v3875;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3878 = v3858 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3879 = v3876 ? v3878 : __uint_as_float(0xff800000u);
+        v3357.x[14] = v3879;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3880 = static_cast<unsigned int>(v3357.col(15, iron_linear_thread() & 31u));
+        const unsigned int v3881 = static_cast<unsigned int>(v3357.row(15, iron_linear_thread() & 31u));
+        const float v3882 = v3357.x[15];
+        const unsigned int v3883 = v56 + v3881;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3884 = v3040 + v3880;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3885 = v3884 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3888 = v3883 + v35;
+        const unsigned int v3889 = v3884 + v20;
+        const bool v3890 = v3889 <= v3888;
+        const bool v3891 = v192 || v3890;
+        const bool v3892 = v3885 && v3891;
+        const unsigned int v3895 = v3884 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3896 = v3895 + v20;
+        const bool v3898 = v3888 < v3896;
+        const bool v3899 = v3385 || v3898;
+        const bool v3900 = v3892 && v3899;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3902 = v3882 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3903 = v3900 ? v3902 : __uint_as_float(0xff800000u);
+        v3357.x[15] = v3903;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3904 = static_cast<unsigned int>(v3357.col(16, iron_linear_thread() & 31u));
+        const unsigned int v3905 = static_cast<unsigned int>(v3357.row(16, iron_linear_thread() & 31u));
+        const float v3906 = v3357.x[16];
+        const unsigned int v3907 = v56 + v3905;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3908 = v3040 + v3904;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3909 = v3908 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3912 = v3907 + v35;
+        const unsigned int v3913 = v3908 + v20;
+        const bool v3914 = v3913 <= v3912;
+        const bool v3915 = v192 || v3914;
+        const bool v3916 = v3909 && v3915;
+        const unsigned int v3919 = v3908 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3920 = v3919 + v20;
+        const bool v3922 = v3912 < v3920;
+        const bool v3923 = v3385 || v3922;
+        const bool v3924 = v3916 && v3923;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3926 = v3906 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3927 = v3924 ? v3926 : __uint_as_float(0xff800000u);
+        v3357.x[16] = v3927;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3928 = static_cast<unsigned int>(v3357.col(17, iron_linear_thread() & 31u));
+        const unsigned int v3929 = static_cast<unsigned int>(v3357.row(17, iron_linear_thread() & 31u));
+        const float v3930 = v3357.x[17];
+        const unsigned int v3931 = v56 + v3929;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3932 = v3040 + v3928;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3933 = v3932 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3936 = v3931 + v35;
+        const unsigned int v3937 = v3932 + v20;
+        const bool v3938 = v3937 <= v3936;
+        const bool v3939 = v192 || v3938;
+        const bool v3940 = v3933 && v3939;
+        const unsigned int v3943 = v3932 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3944 = v3943 + v20;
+        const bool v3946 = v3936 < v3944;
+        const bool v3947 = v3385 || v3946;
+        const bool v3948 = v3940 && v3947;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3950 = v3930 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3951 = v3948 ? v3950 : __uint_as_float(0xff800000u);
+        v3357.x[17] = v3951;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3952 = static_cast<unsigned int>(v3357.col(18, iron_linear_thread() & 31u));
+        const unsigned int v3953 = static_cast<unsigned int>(v3357.row(18, iron_linear_thread() & 31u));
+        const float v3954 = v3357.x[18];
+        const unsigned int v3955 = v56 + v3953;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3956 = v3040 + v3952;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3957 = v3956 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3960 = v3955 + v35;
+        const unsigned int v3961 = v3956 + v20;
+        const bool v3962 = v3961 <= v3960;
+        const bool v3963 = v192 || v3962;
+        const bool v3964 = v3957 && v3963;
+        const unsigned int v3967 = v3956 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3968 = v3967 + v20;
+        const bool v3970 = v3960 < v3968;
+        const bool v3971 = v3385 || v3970;
+        const bool v3972 = v3964 && v3971;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3974 = v3954 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3975 = v3972 ? v3974 : __uint_as_float(0xff800000u);
+        v3357.x[18] = v3975;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3976 = static_cast<unsigned int>(v3357.col(19, iron_linear_thread() & 31u));
+        const unsigned int v3977 = static_cast<unsigned int>(v3357.row(19, iron_linear_thread() & 31u));
+        const float v3978 = v3357.x[19];
+        const unsigned int v3979 = v56 + v3977;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3980 = v3040 + v3976;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3981 = v3980 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3984 = v3979 + v35;
+        const unsigned int v3985 = v3980 + v20;
+        const bool v3986 = v3985 <= v3984;
+        const bool v3987 = v192 || v3986;
+        const bool v3988 = v3981 && v3987;
+        const unsigned int v3991 = v3980 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3992 = v3991 + v20;
+        const bool v3994 = v3984 < v3992;
+        const bool v3995 = v3385 || v3994;
+        const bool v3996 = v3988 && v3995;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3998 = v3978 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3999 = v3996 ? v3998 : __uint_as_float(0xff800000u);
+        v3357.x[19] = v3999;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v4000 = static_cast<unsigned int>(v3357.col(20, iron_linear_thread() & 31u));
+        const unsigned int v4001 = static_cast<unsigned int>(v3357.row(20, iron_linear_thread() & 31u));
+        const float v4002 = v3357.x[20];
+        const unsigned int v4003 = v56 + v4001;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v4004 = v3040 + v4000;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v4005 = v4004 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v4008 = v4003 + v35;
+        const unsigned int v4009 = v4004 + v20;
+        const bool v4010 = v4009 <= v4008;
+        const bool v4011 = v192 || v4010;
+        const bool v4012 = v4005 && v4011;
+        const unsigned int v4015 = v4004 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v4016 = v4015 + v20;
+        const bool v4018 = v4008 < v4016;
+        const bool v4019 = v3385 || v4018;
+        const bool v4020 = v4012 && v4019;  // kernels/sdpa/flash_tile.hpp:155
+        const float v4022 = v4002 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v4023 = v4020 ? v4022 : __uint_as_float(0xff800000u);
+        v3357.x[20] = v4023;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v4024 = static_cast<unsigned int>(v3357.col(21, iron_linear_thread() & 31u));
+        const unsigned int v4025 = static_cast<unsigned int>(v3357.row(21, iron_linear_thread() & 31u));
+        const float v4026 = v3357.x[21];
+        const unsigned int v4027 = v56 + v4025;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v4028 = v3040 + v4024;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v4029 = v4028 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v4032 = v4027 + v35;
+        const unsigned int v4033 = v4028 + v20;
+        const bool v4034 = v4033 <= v4032;
+        const bool v4035 = v192 || v4034;
+        const bool v4036 = v4029 && v4035;
+        const unsigned int v4039 = v4028 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v4040 = v4039 + v20;
+        const bool v4042 = v4032 < v4040;
+        const bool v4043 = v3385 || v4042;
+        const bool v4044 = v4036 && v4043;  // kernels/sdpa/flash_tile.hpp:155
+        const float v4046 = v4026 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v4047 = v4044 ? v4046 : __uint_as_float(0xff800000u);
+        v3357.x[21] = v4047;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v4048 = static_cast<unsigned int>(v3357.col(22, iron_linear_thread() & 31u));
+        const unsigned int v4049 = static_cast<unsigned int>(v3357.row(22, iron_linear_thread() & 31u));
+        const float v4050 = v3357.x[22];
+        const unsigned int v4051 = v56 + v4049;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v4052 = v3040 + v4048;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v4053 = v4052 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v4056 = v4051 + v35;
+        const unsigned int v4057 = v4052 + v20;
+        const bool v4058 = v4057 <= v4056;
+        const bool v4059 = v192 || v4058;
+        const bool v4060 = v4053 && v4059;
+        const unsigned int v4063 = v4052 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v4064 = v4063 + v20;
+        const bool v4066 = v4056 < v4064;
+        const bool v4067 = v3385 || v4066;
+        const bool v4068 = v4060 && v4067;  // kernels/sdpa/flash_tile.hpp:155
+        const float v4070 = v4050 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v4071 = v4068 ? v4070 : __uint_as_float(0xff800000u);
+        v3357.x[22] = v4071;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v4072 = static_cast<unsigned int>(v3357.col(23, iron_linear_thread() & 31u));
+        const unsigned int v4073 = static_cast<unsigned int>(v3357.row(23, iron_linear_thread() & 31u));
+        const float v4074 = v3357.x[23];
+        const unsigned int v4075 = v56 + v4073;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v4076 = v3040 + v4072;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v4077 = v4076 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v4080 = v4075 + v35;
+        const unsigned int v4081 = v4076 + v20;
+        const bool v4082 = v4081 <= v4080;
+        const bool v4083 = v192 || v4082;
+        const bool v4084 = v4077 && v4083;
+        const unsigned int v4087 = v4076 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v4088 = v4087 + v20;
+        const bool v4090 = v4080 < v4088;
+        const bool v4091 = v3385 || v4090;
+        const bool v4092 = v4084 && v4091;  // kernels/sdpa/flash_tile.hpp:155
+        const float v4094 = v4074 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v4095 = v4092 ? v4094 : __uint_as_float(0xff800000u);
+        v3357.x[23] = v4095;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v4096 = static_cast<unsigned int>(v3357.col(24, iron_linear_thread() & 31u));
+        const unsigned int v4097 = static_cast<unsigned int>(v3357.row(24, iron_linear_thread() & 31u));
+        const float v4098 = v3357.x[24];
+        const unsigned int v4099 = v56 + v4097;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v4100 = v3040 + v4096;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v4101 = v4100 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v4104 = v4099 + v35;
+        const unsigned int v4105 = v4100 + v20;
+        const bool v4106 = v4105 <= v4104;
+        const bool v4107 = v192 || v4106;
+        const bool v4108 = v4101 && v4107;
+        const unsigned int v4111 = v4100 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v4112 = v4111 + v20;
+        const bool v4114 = v4104 < v4112;
+        const bool v4115 = v3385 || v4114;
+        const bool v4116 = v4108 && v4115;  // kernels/sdpa/flash_tile.hpp:155
+        const float v4118 = v4098 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v4119 = v4116 ? v4118 : __uint_as_float(0xff800000u);
+        v3357.x[24] = v4119;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v4120 = static_cast<unsigned int>(v3357.col(25, iron_linear_thread() & 31u));
+        const unsigned int v4121 = static_cast<unsigned int>(v3357.row(25, iron_linear_thread() & 31u));
+        const float v4122 = v3357.x[25];
+        const unsigned int v4123 = v56 + v4121;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v4124 = v3040 + v4120;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v4125 = v4124 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v4128 = v4123 + v35;
+        const unsigned int v4129 = v4124 + v20;
+        const bool v4130 = v4129 <= v4128;
+        const bool v4131 = v192 || v4130;
+        const bool v4132 = v4125 && v4131;
+        const unsigned int v4135 = v4124 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v4136 = v4135 + v20;
+        const bool v4138 = v4128 < v4136;
+        const bool v4139 = v3385 || v4138;
+        const bool v4140 = v4132 && v4139;  // kernels/sdpa/flash_tile.hpp:155
+        const float v4142 = v4122 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v4143 = v4140 ? v4142 : __uint_as_float(0xff800000u);
+        v3357.x[25] = v4143;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v4144 = static_cast<unsigned int>(v3357.col(26, iron_linear_thread() & 31u));
+        const unsigned int v4145 = static_cast<unsigned int>(v3357.row(26, iron_linear_thread() & 31u));
+        const float v4146 = v3357.x[26];
+        const unsigned int v4147 = v56 + v4145;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v4148 = v3040 + v4144;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v4149 = v4148 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v4152 = v4147 + v35;
+        const unsigned int v4153 = v4148 + v20;
+        const bool v4154 = v4153 <= v4152;
+        const bool v4155 = v192 || v4154;
+        const bool v4156 = v4149 && v4155;
+        const unsigned int v4159 = v4148 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v4160 = v4159 + v20;
+        const bool v4162 = v4152 < v4160;
+        const bool v4163 = v3385 || v4162;
+        const bool v4164 = v4156 && v4163;  // kernels/sdpa/flash_tile.hpp:155
+        const float v4166 = v4146 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v4167 = v4164 ? v4166 : __uint_as_float(0xff800000u);
+        v3357.x[26] = v4167;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v4168 = static_cast<unsigned int>(v3357.col(27, iron_linear_thread() & 31u));
+        const unsigned int v4169 = static_cast<unsigned int>(v3357.row(27, iron_linear_thread() & 31u));
+        const float v4170 = v3357.x[27];
+        const unsigned int v4171 = v56 + v4169;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v4172 = v3040 + v4168;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v4173 = v4172 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v4176 = v4171 + v35;
+        const unsigned int v4177 = v4172 + v20;
+        const bool v4178 = v4177 <= v4176;
+        const bool v4179 = v192 || v4178;
+        const bool v4180 = v4173 && v4179;
+        const unsigned int v4183 = v4172 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v4184 = v4183 + v20;
+        const bool v4186 = v4176 < v4184;
+        const bool v4187 = v3385 || v4186;
+        const bool v4188 = v4180 && v4187;  // kernels/sdpa/flash_tile.hpp:155
+        const float v4190 = v4170 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v4191 = v4188 ? v4190 : __uint_as_float(0xff800000u);
+        v3357.x[27] = v4191;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v4192 = static_cast<unsigned int>(v3357.col(28, iron_linear_thread() & 31u));
+        const unsigned int v4193 = static_cast<unsigned int>(v3357.row(28, iron_linear_thread() & 31u));
+        const float v4194 = v3357.x[28];
+        const unsigned int v4195 = v56 + v4193;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v4196 = v3040 + v4192;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v4197 = v4196 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v4200 = v4195 + v35;
+        const unsigned int v4201 = v4196 + v20;
+        const bool v4202 = v4201 <= v4200;
+        const bool v4203 = v192 || v4202;
+        const bool v4204 = v4197 && v4203;
+        const unsigned int v4207 = v4196 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v4208 = v4207 + v20;
+        const bool v4210 = v4200 < v4208;
+        const bool v4211 = v3385 || v4210;
+        const bool v4212 = v4204 && v4211;  // kernels/sdpa/flash_tile.hpp:155
+        const float v4214 = v4194 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v4215 = v4212 ? v4214 : __uint_as_float(0xff800000u);
+        v3357.x[28] = v4215;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v4216 = static_cast<unsigned int>(v3357.col(29, iron_linear_thread() & 31u));
+        const unsigned int v4217 = static_cast<unsigned int>(v3357.row(29, iron_linear_thread() & 31u));
+        const float v4218 = v3357.x[29];
+        const unsigned int v4219 = v56 + v4217;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v4220 = v3040 + v4216;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v4221 = v4220 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v4224 = v4219 + v35;
+        const unsigned int v4225 = v4220 + v20;
+        const bool v4226 = v4225 <= v4224;
+        const bool v4227 = v192 || v4226;
+        const bool v4228 = v4221 && v4227;
+        const unsigned int v4231 = v4220 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v4232 = v4231 + v20;
+        const bool v4234 = v4224 < v4232;
+        const bool v4235 = v3385 || v4234;
+        const bool v4236 = v4228 && v4235;  // kernels/sdpa/flash_tile.hpp:155
+        const float v4238 = v4218 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v4239 = v4236 ? v4238 : __uint_as_float(0xff800000u);
+        v3357.x[29] = v4239;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v4240 = static_cast<unsigned int>(v3357.col(30, iron_linear_thread() & 31u));
+        const unsigned int v4241 = static_cast<unsigned int>(v3357.row(30, iron_linear_thread() & 31u));
+        const float v4242 = v3357.x[30];
+        const unsigned int v4243 = v56 + v4241;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v4244 = v3040 + v4240;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v4245 = v4244 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v4248 = v4243 + v35;
+        const unsigned int v4249 = v4244 + v20;
+        const bool v4250 = v4249 <= v4248;
+        const bool v4251 = v192 || v4250;
+        const bool v4252 = v4245 && v4251;
+        const unsigned int v4255 = v4244 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v4256 = v4255 + v20;
+        const bool v4258 = v4248 < v4256;
+        const bool v4259 = v3385 || v4258;
+        const bool v4260 = v4252 && v4259;  // kernels/sdpa/flash_tile.hpp:155
+        const float v4262 = v4242 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v4263 = v4260 ? v4262 : __uint_as_float(0xff800000u);
+        v3357.x[30] = v4263;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v4264 = static_cast<unsigned int>(v3357.col(31, iron_linear_thread() & 31u));
+        const unsigned int v4265 = static_cast<unsigned int>(v3357.row(31, iron_linear_thread() & 31u));
+        const float v4266 = v3357.x[31];
+        const unsigned int v4267 = v56 + v4265;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v4268 = v3040 + v4264;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v4269 = v4268 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v4272 = v4267 + v35;
+        const unsigned int v4273 = v4268 + v20;
+        const bool v4274 = v4273 <= v4272;
+        const bool v4275 = v192 || v4274;
+        const bool v4276 = v4269 && v4275;
+        const unsigned int v4279 = v4268 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v4280 = v4279 + v20;
+        const bool v4282 = v4272 < v4280;
+        const bool v4283 = v3385 || v4282;
+        const bool v4284 = v4276 && v4283;  // kernels/sdpa/flash_tile.hpp:155
+        const float v4286 = v4266 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v4287 = v4284 ? v4286 : __uint_as_float(0xff800000u);
+        v3357.x[31] = v4287;  // kernels/sdpa/flash_tile.hpp:152
       }
-      iron_frag<float, 2, 16, 8> v3965;  // kernels/sdpa/flash_tile.hpp:182
-      iron_frag_fill(v3965, 0.0f);
-      iron_frag<float, 2, 16, 8> v3967;  // kernels/sdpa/flash_tile.hpp:192
-      iron_frag_fill(v3967, 0.0f);
-      iron_frag_row_reduce<false>(v3967, v3033);
-      const float v3971 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:194
-      const float v3972 = v3967.x[0];  // kernels/sdpa/flash_tile.hpp:195
-      const float v3973 = fmaxf(v3971, v3972);
-      const bool v3976 = v3973 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3977 = v3976 ? 0.0f : v3973;
-      const float v3978 = v3971 - v3977;  // kernels/sdpa/flash_tile.hpp:195
-      const float v3979 = iron_exp2_approx(v3978);
-      v3965.x[0] = v3979;  // kernels/sdpa/flash_tile.hpp:193
-      const float v3983 = v213.x[1];  // kernels/sdpa/flash_tile.hpp:194
-      const float v3984 = v3967.x[1];  // kernels/sdpa/flash_tile.hpp:195
-      const float v3985 = fmaxf(v3983, v3984);
-      const bool v3988 = v3985 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v3989 = v3988 ? 0.0f : v3985;
-      const float v3990 = v3983 - v3989;  // kernels/sdpa/flash_tile.hpp:195
-      const float v3991 = iron_exp2_approx(v3990);
-      v3965.x[1] = v3991;  // kernels/sdpa/flash_tile.hpp:193
-      const float v3995 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:194
-      const float v3996 = v3967.x[2];  // kernels/sdpa/flash_tile.hpp:195
-      const float v3997 = fmaxf(v3995, v3996);
-      const bool v4000 = v3997 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4001 = v4000 ? 0.0f : v3997;
-      const float v4002 = v3995 - v4001;  // kernels/sdpa/flash_tile.hpp:195
-      const float v4003 = iron_exp2_approx(v4002);
-      v3965.x[2] = v4003;  // kernels/sdpa/flash_tile.hpp:193
-      const float v4007 = v213.x[3];  // kernels/sdpa/flash_tile.hpp:194
-      const float v4008 = v3967.x[3];  // kernels/sdpa/flash_tile.hpp:195
-      const float v4009 = fmaxf(v4007, v4008);
-      const bool v4012 = v4009 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4013 = v4012 ? 0.0f : v4009;
-      const float v4014 = v4007 - v4013;  // kernels/sdpa/flash_tile.hpp:195
-      const float v4015 = iron_exp2_approx(v4014);
-      v3965.x[3] = v4015;  // kernels/sdpa/flash_tile.hpp:193
-      const float v4018 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:197
-      const float v4019 = v3967.x[0];  // kernels/sdpa/flash_tile.hpp:198
-      const float v4020 = fmaxf(v4018, v4019);
-      v213.x[0] = v4020;  // kernels/sdpa/flash_tile.hpp:197
-      const float v4023 = v213.x[1];
-      const float v4024 = v3967.x[1];  // kernels/sdpa/flash_tile.hpp:198
-      const float v4025 = fmaxf(v4023, v4024);
-      v213.x[1] = v4025;  // kernels/sdpa/flash_tile.hpp:197
-      const float v4028 = v213.x[2];
-      const float v4029 = v3967.x[2];  // kernels/sdpa/flash_tile.hpp:198
-      const float v4030 = fmaxf(v4028, v4029);
-      v213.x[2] = v4030;  // kernels/sdpa/flash_tile.hpp:197
-      const float v4033 = v213.x[3];
-      const float v4034 = v3967.x[3];  // kernels/sdpa/flash_tile.hpp:198
-      const float v4035 = fmaxf(v4033, v4034);
-      v213.x[3] = v4035;  // kernels/sdpa/flash_tile.hpp:197
-      const float v4038 = v3033.x[0];  // kernels/sdpa/flash_tile.hpp:200
-      const float v4039 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4042 = v4039 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4043 = v4042 ? 0.0f : v4039;
-      const float v4044 = v4038 - v4043;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4045 = iron_exp2_approx(v4044);
-      v3033.x[0] = v4045;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4048 = v3033.x[1];
-      const float v4049 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4052 = v4049 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4053 = v4052 ? 0.0f : v4049;
-      const float v4054 = v4048 - v4053;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4055 = iron_exp2_approx(v4054);
-      v3033.x[1] = v4055;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4058 = v3033.x[2];
-      const float v4059 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4062 = v4059 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4063 = v4062 ? 0.0f : v4059;
-      const float v4064 = v4058 - v4063;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4065 = iron_exp2_approx(v4064);
-      v3033.x[2] = v4065;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4068 = v3033.x[3];
-      const float v4069 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4072 = v4069 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4073 = v4072 ? 0.0f : v4069;
-      const float v4074 = v4068 - v4073;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4075 = iron_exp2_approx(v4074);
-      v3033.x[3] = v4075;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4078 = v3033.x[4];
-      const float v4079 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4082 = v4079 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4083 = v4082 ? 0.0f : v4079;
-      const float v4084 = v4078 - v4083;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4085 = iron_exp2_approx(v4084);
-      v3033.x[4] = v4085;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4088 = v3033.x[5];
-      const float v4089 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4092 = v4089 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4093 = v4092 ? 0.0f : v4089;
-      const float v4094 = v4088 - v4093;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4095 = iron_exp2_approx(v4094);
-      v3033.x[5] = v4095;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4098 = v3033.x[6];
-      const float v4099 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4102 = v4099 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4103 = v4102 ? 0.0f : v4099;
-      const float v4104 = v4098 - v4103;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4105 = iron_exp2_approx(v4104);
-      v3033.x[6] = v4105;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4108 = v3033.x[7];
-      const float v4109 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4112 = v4109 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4113 = v4112 ? 0.0f : v4109;
-      const float v4114 = v4108 - v4113;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4115 = iron_exp2_approx(v4114);
-      v3033.x[7] = v4115;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4118 = v3033.x[8];
-      const float v4119 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4122 = v4119 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4123 = v4122 ? 0.0f : v4119;
-      const float v4124 = v4118 - v4123;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4125 = iron_exp2_approx(v4124);
-      v3033.x[8] = v4125;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4128 = v3033.x[9];
-      const float v4129 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4132 = v4129 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4133 = v4132 ? 0.0f : v4129;
-      const float v4134 = v4128 - v4133;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4135 = iron_exp2_approx(v4134);
-      v3033.x[9] = v4135;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4138 = v3033.x[10];
-      const float v4139 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4142 = v4139 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4143 = v4142 ? 0.0f : v4139;
-      const float v4144 = v4138 - v4143;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4145 = iron_exp2_approx(v4144);
-      v3033.x[10] = v4145;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4148 = v3033.x[11];
-      const float v4149 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4152 = v4149 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4153 = v4152 ? 0.0f : v4149;
-      const float v4154 = v4148 - v4153;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4155 = iron_exp2_approx(v4154);
-      v3033.x[11] = v4155;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4158 = v3033.x[12];
-      const float v4159 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4162 = v4159 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4163 = v4162 ? 0.0f : v4159;
-      const float v4164 = v4158 - v4163;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4165 = iron_exp2_approx(v4164);
-      v3033.x[12] = v4165;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4168 = v3033.x[13];
-      const float v4169 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4172 = v4169 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4173 = v4172 ? 0.0f : v4169;
-      const float v4174 = v4168 - v4173;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4175 = iron_exp2_approx(v4174);
-      v3033.x[13] = v4175;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4178 = v3033.x[14];
-      const float v4179 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4182 = v4179 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4183 = v4182 ? 0.0f : v4179;
-      const float v4184 = v4178 - v4183;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4185 = iron_exp2_approx(v4184);
-      v3033.x[14] = v4185;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4188 = v3033.x[15];
-      const float v4189 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4192 = v4189 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4193 = v4192 ? 0.0f : v4189;
-      const float v4194 = v4188 - v4193;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4195 = iron_exp2_approx(v4194);
-      v3033.x[15] = v4195;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4198 = v3033.x[16];
-      const float v4199 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4202 = v4199 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4203 = v4202 ? 0.0f : v4199;
-      const float v4204 = v4198 - v4203;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4205 = iron_exp2_approx(v4204);
-      v3033.x[16] = v4205;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4208 = v3033.x[17];
-      const float v4209 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4212 = v4209 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4213 = v4212 ? 0.0f : v4209;
-      const float v4214 = v4208 - v4213;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4215 = iron_exp2_approx(v4214);
-      v3033.x[17] = v4215;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4218 = v3033.x[18];
-      const float v4219 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4222 = v4219 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4223 = v4222 ? 0.0f : v4219;
-      const float v4224 = v4218 - v4223;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4225 = iron_exp2_approx(v4224);
-      v3033.x[18] = v4225;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4228 = v3033.x[19];
-      const float v4229 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4232 = v4229 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4233 = v4232 ? 0.0f : v4229;
-      const float v4234 = v4228 - v4233;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4235 = iron_exp2_approx(v4234);
-      v3033.x[19] = v4235;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4238 = v3033.x[20];
-      const float v4239 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4242 = v4239 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4243 = v4242 ? 0.0f : v4239;
-      const float v4244 = v4238 - v4243;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4245 = iron_exp2_approx(v4244);
-      v3033.x[20] = v4245;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4248 = v3033.x[21];
-      const float v4249 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4252 = v4249 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4253 = v4252 ? 0.0f : v4249;
-      const float v4254 = v4248 - v4253;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4255 = iron_exp2_approx(v4254);
-      v3033.x[21] = v4255;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4258 = v3033.x[22];
-      const float v4259 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4262 = v4259 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4263 = v4262 ? 0.0f : v4259;
-      const float v4264 = v4258 - v4263;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4265 = iron_exp2_approx(v4264);
-      v3033.x[22] = v4265;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4268 = v3033.x[23];
-      const float v4269 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4272 = v4269 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4273 = v4272 ? 0.0f : v4269;
-      const float v4274 = v4268 - v4273;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4275 = iron_exp2_approx(v4274);
-      v3033.x[23] = v4275;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4278 = v3033.x[24];
-      const float v4279 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4282 = v4279 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4283 = v4282 ? 0.0f : v4279;
-      const float v4284 = v4278 - v4283;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4285 = iron_exp2_approx(v4284);
-      v3033.x[24] = v4285;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4288 = v3033.x[25];
-      const float v4289 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4292 = v4289 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4293 = v4292 ? 0.0f : v4289;
-      const float v4294 = v4288 - v4293;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4295 = iron_exp2_approx(v4294);
-      v3033.x[25] = v4295;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4298 = v3033.x[26];
-      const float v4299 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4302 = v4299 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4303 = v4302 ? 0.0f : v4299;
-      const float v4304 = v4298 - v4303;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4305 = iron_exp2_approx(v4304);
-      v3033.x[26] = v4305;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4308 = v3033.x[27];
-      const float v4309 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4312 = v4309 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
+      iron_frag<float, 2, 16, 8> v4289;  // kernels/sdpa/flash_tile.hpp:173
+      iron_frag_fill(v4289, 0.0f);
+      iron_frag<float, 2, 16, 8> v4291;  // kernels/sdpa/flash_tile.hpp:183
+      iron_frag_fill(v4291, 0.0f);
+      iron_frag_row_reduce<false>(v4291, v3357);
+      const float v4295 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:185
+      const float v4296 = v4291.x[0];  // kernels/sdpa/flash_tile.hpp:186
+      const float v4297 = fmaxf(v4295, v4296);
+      const bool v4300 = v4297 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4301 = v4300 ? 0.0f : v4297;
+      const float v4302 = v4295 - v4301;  // kernels/sdpa/flash_tile.hpp:186
+      const float v4303 = iron_exp2_approx(v4302);
+      v4289.x[0] = v4303;  // kernels/sdpa/flash_tile.hpp:184
+      const float v4307 = v213.x[1];  // kernels/sdpa/flash_tile.hpp:185
+      const float v4308 = v4291.x[1];  // kernels/sdpa/flash_tile.hpp:186
+      const float v4309 = fmaxf(v4307, v4308);
+      const bool v4312 = v4309 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
       const float v4313 = v4312 ? 0.0f : v4309;
-      const float v4314 = v4308 - v4313;  // kernels/sdpa/flash_tile.hpp:201
+      const float v4314 = v4307 - v4313;  // kernels/sdpa/flash_tile.hpp:186
       const float v4315 = iron_exp2_approx(v4314);
-      v3033.x[27] = v4315;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4318 = v3033.x[28];
-      const float v4319 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4322 = v4319 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4323 = v4322 ? 0.0f : v4319;
-      const float v4324 = v4318 - v4323;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4325 = iron_exp2_approx(v4324);
-      v3033.x[28] = v4325;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4328 = v3033.x[29];
-      const float v4329 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4332 = v4329 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4333 = v4332 ? 0.0f : v4329;
-      const float v4334 = v4328 - v4333;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4335 = iron_exp2_approx(v4334);
-      v3033.x[29] = v4335;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4338 = v3033.x[30];
-      const float v4339 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4342 = v4339 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4343 = v4342 ? 0.0f : v4339;
-      const float v4344 = v4338 - v4343;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4345 = iron_exp2_approx(v4344);
-      v3033.x[30] = v4345;  // kernels/sdpa/flash_tile.hpp:200
-      const float v4348 = v3033.x[31];
-      const float v4349 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:201
-      const bool v4352 = v4349 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-      const float v4353 = v4352 ? 0.0f : v4349;
-      const float v4354 = v4348 - v4353;  // kernels/sdpa/flash_tile.hpp:201
-      const float v4355 = iron_exp2_approx(v4354);
-      v3033.x[31] = v4355;  // kernels/sdpa/flash_tile.hpp:200
-      iron_frag<float, 2, 16, 8> v4357;  // kernels/sdpa/flash_tile.hpp:203
-      iron_frag_fill(v4357, 0.0f);
-      iron_frag_row_reduce<true>(v4357, v3033);
-      const float v4360 = v215.x[0];  // kernels/sdpa/flash_tile.hpp:204
-      const float v4361 = v4357.x[0];  // kernels/sdpa/flash_tile.hpp:205
-      const float v4362 = v3965.x[0];
-      const float v4363 = v4360 * v4362;
-      const float v4364 = v4363 + v4361;
-      v215.x[0] = v4364;  // kernels/sdpa/flash_tile.hpp:204
-      const float v4367 = v215.x[1];
-      const float v4368 = v4357.x[1];  // kernels/sdpa/flash_tile.hpp:205
-      const float v4369 = v3965.x[1];
-      const float v4370 = v4367 * v4369;
-      const float v4371 = v4370 + v4368;
-      v215.x[1] = v4371;  // kernels/sdpa/flash_tile.hpp:204
-      const float v4374 = v215.x[2];
-      const float v4375 = v4357.x[2];  // kernels/sdpa/flash_tile.hpp:205
-      const float v4376 = v3965.x[2];
-      const float v4377 = v4374 * v4376;
-      const float v4378 = v4377 + v4375;
-      v215.x[2] = v4378;  // kernels/sdpa/flash_tile.hpp:204
-      const float v4381 = v215.x[3];
-      const float v4382 = v4357.x[3];  // kernels/sdpa/flash_tile.hpp:205
-      const float v4383 = v3965.x[3];
-      const float v4384 = v4381 * v4383;
-      const float v4385 = v4384 + v4382;
-      v215.x[3] = v4385;  // kernels/sdpa/flash_tile.hpp:204
-      const float v4388 = v217.x[0];  // kernels/sdpa/flash_tile.hpp:214
-      const float v4389 = v3965.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4390 = v4388 * v4389;
-      v217.x[0] = v4390;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4393 = v217.x[1];
-      const float v4394 = v3965.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4395 = v4393 * v4394;
-      v217.x[1] = v4395;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4398 = v217.x[2];
-      const float v4399 = v3965.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4400 = v4398 * v4399;
-      v217.x[2] = v4400;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4403 = v217.x[3];
-      const float v4404 = v3965.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4405 = v4403 * v4404;
-      v217.x[3] = v4405;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4408 = v217.x[4];
-      const float v4409 = v3965.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4410 = v4408 * v4409;
-      v217.x[4] = v4410;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4413 = v217.x[5];
-      const float v4414 = v3965.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4415 = v4413 * v4414;
-      v217.x[5] = v4415;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4418 = v217.x[6];
-      const float v4419 = v3965.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4420 = v4418 * v4419;
-      v217.x[6] = v4420;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4423 = v217.x[7];
-      const float v4424 = v3965.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4425 = v4423 * v4424;
-      v217.x[7] = v4425;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4428 = v217.x[8];
-      const float v4429 = v3965.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4430 = v4428 * v4429;
-      v217.x[8] = v4430;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4433 = v217.x[9];
-      const float v4434 = v3965.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4435 = v4433 * v4434;
-      v217.x[9] = v4435;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4438 = v217.x[10];
-      const float v4439 = v3965.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4440 = v4438 * v4439;
-      v217.x[10] = v4440;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4443 = v217.x[11];
-      const float v4444 = v3965.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4445 = v4443 * v4444;
-      v217.x[11] = v4445;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4448 = v217.x[12];
-      const float v4449 = v3965.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4450 = v4448 * v4449;
-      v217.x[12] = v4450;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4453 = v217.x[13];
-      const float v4454 = v3965.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4455 = v4453 * v4454;
-      v217.x[13] = v4455;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4458 = v217.x[14];
-      const float v4459 = v3965.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4460 = v4458 * v4459;
-      v217.x[14] = v4460;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4463 = v217.x[15];
-      const float v4464 = v3965.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4465 = v4463 * v4464;
-      v217.x[15] = v4465;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4468 = v217.x[16];
-      const float v4469 = v3965.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4470 = v4468 * v4469;
-      v217.x[16] = v4470;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4473 = v217.x[17];
-      const float v4474 = v3965.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4475 = v4473 * v4474;
-      v217.x[17] = v4475;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4478 = v217.x[18];
-      const float v4479 = v3965.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4480 = v4478 * v4479;
-      v217.x[18] = v4480;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4483 = v217.x[19];
-      const float v4484 = v3965.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4485 = v4483 * v4484;
-      v217.x[19] = v4485;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4488 = v217.x[20];
-      const float v4489 = v3965.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4490 = v4488 * v4489;
-      v217.x[20] = v4490;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4493 = v217.x[21];
-      const float v4494 = v3965.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4495 = v4493 * v4494;
-      v217.x[21] = v4495;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4498 = v217.x[22];
-      const float v4499 = v3965.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4500 = v4498 * v4499;
-      v217.x[22] = v4500;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4503 = v217.x[23];
-      const float v4504 = v3965.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4505 = v4503 * v4504;
-      v217.x[23] = v4505;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4508 = v217.x[24];
-      const float v4509 = v3965.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4510 = v4508 * v4509;
-      v217.x[24] = v4510;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4513 = v217.x[25];
-      const float v4514 = v3965.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4515 = v4513 * v4514;
-      v217.x[25] = v4515;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4518 = v217.x[26];
-      const float v4519 = v3965.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4520 = v4518 * v4519;
-      v217.x[26] = v4520;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4523 = v217.x[27];
-      const float v4524 = v3965.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4525 = v4523 * v4524;
-      v217.x[27] = v4525;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4528 = v217.x[28];
-      const float v4529 = v3965.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4530 = v4528 * v4529;
-      v217.x[28] = v4530;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4533 = v217.x[29];
-      const float v4534 = v3965.x[0];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4535 = v4533 * v4534;
-      v217.x[29] = v4535;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4538 = v217.x[30];
-      const float v4539 = v3965.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4540 = v4538 * v4539;
-      v217.x[30] = v4540;  // kernels/sdpa/flash_tile.hpp:214
-      const float v4543 = v217.x[31];
-      const float v4544 = v3965.x[2];  // kernels/sdpa/flash_tile.hpp:215
-      const float v4545 = v4543 * v4544;
-      v217.x[31] = v4545;  // kernels/sdpa/flash_tile.hpp:214
-      iron_frag<iron_bf16, 0, 16, 64> v4547;  // kernels/sdpa/flash_warpgroup.hpp:117
-      iron_frag_fill(v4547, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v4547, v3033);
-      iron_frag_store<false>(v4547, shm3, v4554, 64u);  // kernels/sdpa/flash_warpgroup.hpp:124
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:126
-      iron_frag<iron_bf16, 0, 16, 16> v4631;  // kernels/sdpa/flash_warpgroup.hpp:129
-      iron_frag_fill(v4631, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4631, shm3, v4577, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4633;
-      iron_frag_fill(v4633, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4633, shm2, v3037, 64u);
-      iron_frag_mma_sync(v217, v4631, v4633);
-      const unsigned int v4640 = v3037 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v4642;
-      iron_frag_fill(v4642, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4642, shm3, v4588, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4644;
-      iron_frag_fill(v4644, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4644, shm2, v4640, 64u);
-      iron_frag_mma_sync(v217, v4642, v4644);
-      const unsigned int v4651 = v3037 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v4653;
-      iron_frag_fill(v4653, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4653, shm3, v4597, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4655;
-      iron_frag_fill(v4655, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4655, shm2, v4651, 64u);
-      iron_frag_mma_sync(v217, v4653, v4655);
-      const unsigned int v4662 = v3037 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v4664;
-      iron_frag_fill(v4664, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4664, shm3, v4606, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4666;
-      iron_frag_fill(v4666, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4666, shm2, v4662, 64u);
-      iron_frag_mma_sync(v217, v4664, v4666);
+      v4289.x[1] = v4315;  // kernels/sdpa/flash_tile.hpp:184
+      const float v4319 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:185
+      const float v4320 = v4291.x[2];  // kernels/sdpa/flash_tile.hpp:186
+      const float v4321 = fmaxf(v4319, v4320);
+      const bool v4324 = v4321 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4325 = v4324 ? 0.0f : v4321;
+      const float v4326 = v4319 - v4325;  // kernels/sdpa/flash_tile.hpp:186
+      const float v4327 = iron_exp2_approx(v4326);
+      v4289.x[2] = v4327;  // kernels/sdpa/flash_tile.hpp:184
+      const float v4331 = v213.x[3];  // kernels/sdpa/flash_tile.hpp:185
+      const float v4332 = v4291.x[3];  // kernels/sdpa/flash_tile.hpp:186
+      const float v4333 = fmaxf(v4331, v4332);
+      const bool v4336 = v4333 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4337 = v4336 ? 0.0f : v4333;
+      const float v4338 = v4331 - v4337;  // kernels/sdpa/flash_tile.hpp:186
+      const float v4339 = iron_exp2_approx(v4338);
+      v4289.x[3] = v4339;  // kernels/sdpa/flash_tile.hpp:184
+      const float v4342 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:188
+      const float v4343 = v4291.x[0];  // kernels/sdpa/flash_tile.hpp:189
+      const float v4344 = fmaxf(v4342, v4343);
+      v213.x[0] = v4344;  // kernels/sdpa/flash_tile.hpp:188
+      const float v4347 = v213.x[1];
+      const float v4348 = v4291.x[1];  // kernels/sdpa/flash_tile.hpp:189
+      const float v4349 = fmaxf(v4347, v4348);
+      v213.x[1] = v4349;  // kernels/sdpa/flash_tile.hpp:188
+      const float v4352 = v213.x[2];
+      const float v4353 = v4291.x[2];  // kernels/sdpa/flash_tile.hpp:189
+      const float v4354 = fmaxf(v4352, v4353);
+      v213.x[2] = v4354;  // kernels/sdpa/flash_tile.hpp:188
+      const float v4357 = v213.x[3];
+      const float v4358 = v4291.x[3];  // kernels/sdpa/flash_tile.hpp:189
+      const float v4359 = fmaxf(v4357, v4358);
+      v213.x[3] = v4359;  // kernels/sdpa/flash_tile.hpp:188
+      const float v4362 = v3357.x[0];  // kernels/sdpa/flash_tile.hpp:191
+      const float v4363 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4366 = v4363 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4367 = v4366 ? 0.0f : v4363;
+      const float v4368 = v4362 - v4367;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4369 = iron_exp2_approx(v4368);
+      v3357.x[0] = v4369;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4372 = v3357.x[1];
+      const float v4373 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4376 = v4373 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4377 = v4376 ? 0.0f : v4373;
+      const float v4378 = v4372 - v4377;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4379 = iron_exp2_approx(v4378);
+      v3357.x[1] = v4379;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4382 = v3357.x[2];
+      const float v4383 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4386 = v4383 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4387 = v4386 ? 0.0f : v4383;
+      const float v4388 = v4382 - v4387;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4389 = iron_exp2_approx(v4388);
+      v3357.x[2] = v4389;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4392 = v3357.x[3];
+      const float v4393 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4396 = v4393 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4397 = v4396 ? 0.0f : v4393;
+      const float v4398 = v4392 - v4397;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4399 = iron_exp2_approx(v4398);
+      v3357.x[3] = v4399;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4402 = v3357.x[4];
+      const float v4403 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4406 = v4403 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4407 = v4406 ? 0.0f : v4403;
+      const float v4408 = v4402 - v4407;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4409 = iron_exp2_approx(v4408);
+      v3357.x[4] = v4409;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4412 = v3357.x[5];
+      const float v4413 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4416 = v4413 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4417 = v4416 ? 0.0f : v4413;
+      const float v4418 = v4412 - v4417;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4419 = iron_exp2_approx(v4418);
+      v3357.x[5] = v4419;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4422 = v3357.x[6];
+      const float v4423 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4426 = v4423 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4427 = v4426 ? 0.0f : v4423;
+      const float v4428 = v4422 - v4427;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4429 = iron_exp2_approx(v4428);
+      v3357.x[6] = v4429;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4432 = v3357.x[7];
+      const float v4433 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4436 = v4433 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4437 = v4436 ? 0.0f : v4433;
+      const float v4438 = v4432 - v4437;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4439 = iron_exp2_approx(v4438);
+      v3357.x[7] = v4439;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4442 = v3357.x[8];
+      const float v4443 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4446 = v4443 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4447 = v4446 ? 0.0f : v4443;
+      const float v4448 = v4442 - v4447;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4449 = iron_exp2_approx(v4448);
+      v3357.x[8] = v4449;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4452 = v3357.x[9];
+      const float v4453 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4456 = v4453 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4457 = v4456 ? 0.0f : v4453;
+      const float v4458 = v4452 - v4457;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4459 = iron_exp2_approx(v4458);
+      v3357.x[9] = v4459;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4462 = v3357.x[10];
+      const float v4463 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4466 = v4463 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4467 = v4466 ? 0.0f : v4463;
+      const float v4468 = v4462 - v4467;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4469 = iron_exp2_approx(v4468);
+      v3357.x[10] = v4469;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4472 = v3357.x[11];
+      const float v4473 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4476 = v4473 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4477 = v4476 ? 0.0f : v4473;
+      const float v4478 = v4472 - v4477;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4479 = iron_exp2_approx(v4478);
+      v3357.x[11] = v4479;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4482 = v3357.x[12];
+      const float v4483 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4486 = v4483 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4487 = v4486 ? 0.0f : v4483;
+      const float v4488 = v4482 - v4487;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4489 = iron_exp2_approx(v4488);
+      v3357.x[12] = v4489;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4492 = v3357.x[13];
+      const float v4493 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4496 = v4493 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4497 = v4496 ? 0.0f : v4493;
+      const float v4498 = v4492 - v4497;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4499 = iron_exp2_approx(v4498);
+      v3357.x[13] = v4499;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4502 = v3357.x[14];
+      const float v4503 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4506 = v4503 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4507 = v4506 ? 0.0f : v4503;
+      const float v4508 = v4502 - v4507;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4509 = iron_exp2_approx(v4508);
+      v3357.x[14] = v4509;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4512 = v3357.x[15];
+      const float v4513 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4516 = v4513 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4517 = v4516 ? 0.0f : v4513;
+      const float v4518 = v4512 - v4517;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4519 = iron_exp2_approx(v4518);
+      v3357.x[15] = v4519;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4522 = v3357.x[16];
+      const float v4523 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4526 = v4523 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4527 = v4526 ? 0.0f : v4523;
+      const float v4528 = v4522 - v4527;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4529 = iron_exp2_approx(v4528);
+      v3357.x[16] = v4529;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4532 = v3357.x[17];
+      const float v4533 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4536 = v4533 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4537 = v4536 ? 0.0f : v4533;
+      const float v4538 = v4532 - v4537;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4539 = iron_exp2_approx(v4538);
+      v3357.x[17] = v4539;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4542 = v3357.x[18];
+      const float v4543 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4546 = v4543 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4547 = v4546 ? 0.0f : v4543;
+      const float v4548 = v4542 - v4547;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4549 = iron_exp2_approx(v4548);
+      v3357.x[18] = v4549;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4552 = v3357.x[19];
+      const float v4553 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4556 = v4553 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4557 = v4556 ? 0.0f : v4553;
+      const float v4558 = v4552 - v4557;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4559 = iron_exp2_approx(v4558);
+      v3357.x[19] = v4559;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4562 = v3357.x[20];
+      const float v4563 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4566 = v4563 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4567 = v4566 ? 0.0f : v4563;
+      const float v4568 = v4562 - v4567;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4569 = iron_exp2_approx(v4568);
+      v3357.x[20] = v4569;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4572 = v3357.x[21];
+      const float v4573 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4576 = v4573 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4577 = v4576 ? 0.0f : v4573;
+      const float v4578 = v4572 - v4577;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4579 = iron_exp2_approx(v4578);
+      v3357.x[21] = v4579;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4582 = v3357.x[22];
+      const float v4583 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4586 = v4583 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4587 = v4586 ? 0.0f : v4583;
+      const float v4588 = v4582 - v4587;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4589 = iron_exp2_approx(v4588);
+      v3357.x[22] = v4589;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4592 = v3357.x[23];
+      const float v4593 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4596 = v4593 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4597 = v4596 ? 0.0f : v4593;
+      const float v4598 = v4592 - v4597;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4599 = iron_exp2_approx(v4598);
+      v3357.x[23] = v4599;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4602 = v3357.x[24];
+      const float v4603 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4606 = v4603 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4607 = v4606 ? 0.0f : v4603;
+      const float v4608 = v4602 - v4607;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4609 = iron_exp2_approx(v4608);
+      v3357.x[24] = v4609;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4612 = v3357.x[25];
+      const float v4613 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4616 = v4613 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4617 = v4616 ? 0.0f : v4613;
+      const float v4618 = v4612 - v4617;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4619 = iron_exp2_approx(v4618);
+      v3357.x[25] = v4619;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4622 = v3357.x[26];
+      const float v4623 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4626 = v4623 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4627 = v4626 ? 0.0f : v4623;
+      const float v4628 = v4622 - v4627;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4629 = iron_exp2_approx(v4628);
+      v3357.x[26] = v4629;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4632 = v3357.x[27];
+      const float v4633 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4636 = v4633 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4637 = v4636 ? 0.0f : v4633;
+      const float v4638 = v4632 - v4637;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4639 = iron_exp2_approx(v4638);
+      v3357.x[27] = v4639;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4642 = v3357.x[28];
+      const float v4643 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4646 = v4643 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4647 = v4646 ? 0.0f : v4643;
+      const float v4648 = v4642 - v4647;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4649 = iron_exp2_approx(v4648);
+      v3357.x[28] = v4649;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4652 = v3357.x[29];
+      const float v4653 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4656 = v4653 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4657 = v4656 ? 0.0f : v4653;
+      const float v4658 = v4652 - v4657;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4659 = iron_exp2_approx(v4658);
+      v3357.x[29] = v4659;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4662 = v3357.x[30];
+      const float v4663 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4666 = v4663 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4667 = v4666 ? 0.0f : v4663;
+      const float v4668 = v4662 - v4667;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4669 = iron_exp2_approx(v4668);
+      v3357.x[30] = v4669;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4672 = v3357.x[31];
+      const float v4673 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4676 = v4673 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4677 = v4676 ? 0.0f : v4673;
+      const float v4678 = v4672 - v4677;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4679 = iron_exp2_approx(v4678);
+      v3357.x[31] = v4679;  // kernels/sdpa/flash_tile.hpp:191
+      iron_frag<float, 2, 16, 8> v4681;  // kernels/sdpa/flash_tile.hpp:194
+      iron_frag_fill(v4681, 0.0f);
+      iron_frag_row_reduce<true>(v4681, v3357);
+      const float v4684 = v215.x[0];  // kernels/sdpa/flash_tile.hpp:195
+      const float v4685 = v4681.x[0];  // kernels/sdpa/flash_tile.hpp:196
+      const float v4686 = v4289.x[0];
+      const float v4687 = v4684 * v4686;
+      const float v4688 = v4687 + v4685;
+      v215.x[0] = v4688;  // kernels/sdpa/flash_tile.hpp:195
+      const float v4691 = v215.x[1];
+      const float v4692 = v4681.x[1];  // kernels/sdpa/flash_tile.hpp:196
+      const float v4693 = v4289.x[1];
+      const float v4694 = v4691 * v4693;
+      const float v4695 = v4694 + v4692;
+      v215.x[1] = v4695;  // kernels/sdpa/flash_tile.hpp:195
+      const float v4698 = v215.x[2];
+      const float v4699 = v4681.x[2];  // kernels/sdpa/flash_tile.hpp:196
+      const float v4700 = v4289.x[2];
+      const float v4701 = v4698 * v4700;
+      const float v4702 = v4701 + v4699;
+      v215.x[2] = v4702;  // kernels/sdpa/flash_tile.hpp:195
+      const float v4705 = v215.x[3];
+      const float v4706 = v4681.x[3];  // kernels/sdpa/flash_tile.hpp:196
+      const float v4707 = v4289.x[3];
+      const float v4708 = v4705 * v4707;
+      const float v4709 = v4708 + v4706;
+      v215.x[3] = v4709;  // kernels/sdpa/flash_tile.hpp:195
+      const float v4712 = v217.x[0];  // kernels/sdpa/flash_tile.hpp:205
+      const float v4713 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4714 = v4712 * v4713;
+      v217.x[0] = v4714;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4717 = v217.x[1];
+      const float v4718 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4719 = v4717 * v4718;
+      v217.x[1] = v4719;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4722 = v217.x[2];
+      const float v4723 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4724 = v4722 * v4723;
+      v217.x[2] = v4724;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4727 = v217.x[3];
+      const float v4728 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4729 = v4727 * v4728;
+      v217.x[3] = v4729;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4732 = v217.x[4];
+      const float v4733 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4734 = v4732 * v4733;
+      v217.x[4] = v4734;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4737 = v217.x[5];
+      const float v4738 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4739 = v4737 * v4738;
+      v217.x[5] = v4739;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4742 = v217.x[6];
+      const float v4743 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4744 = v4742 * v4743;
+      v217.x[6] = v4744;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4747 = v217.x[7];
+      const float v4748 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4749 = v4747 * v4748;
+      v217.x[7] = v4749;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4752 = v217.x[8];
+      const float v4753 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4754 = v4752 * v4753;
+      v217.x[8] = v4754;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4757 = v217.x[9];
+      const float v4758 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4759 = v4757 * v4758;
+      v217.x[9] = v4759;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4762 = v217.x[10];
+      const float v4763 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4764 = v4762 * v4763;
+      v217.x[10] = v4764;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4767 = v217.x[11];
+      const float v4768 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4769 = v4767 * v4768;
+      v217.x[11] = v4769;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4772 = v217.x[12];
+      const float v4773 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4774 = v4772 * v4773;
+      v217.x[12] = v4774;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4777 = v217.x[13];
+      const float v4778 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4779 = v4777 * v4778;
+      v217.x[13] = v4779;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4782 = v217.x[14];
+      const float v4783 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4784 = v4782 * v4783;
+      v217.x[14] = v4784;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4787 = v217.x[15];
+      const float v4788 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4789 = v4787 * v4788;
+      v217.x[15] = v4789;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4792 = v217.x[16];
+      const float v4793 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4794 = v4792 * v4793;
+      v217.x[16] = v4794;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4797 = v217.x[17];
+      const float v4798 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4799 = v4797 * v4798;
+      v217.x[17] = v4799;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4802 = v217.x[18];
+      const float v4803 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4804 = v4802 * v4803;
+      v217.x[18] = v4804;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4807 = v217.x[19];
+      const float v4808 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4809 = v4807 * v4808;
+      v217.x[19] = v4809;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4812 = v217.x[20];
+      const float v4813 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4814 = v4812 * v4813;
+      v217.x[20] = v4814;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4817 = v217.x[21];
+      const float v4818 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4819 = v4817 * v4818;
+      v217.x[21] = v4819;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4822 = v217.x[22];
+      const float v4823 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4824 = v4822 * v4823;
+      v217.x[22] = v4824;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4827 = v217.x[23];
+      const float v4828 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4829 = v4827 * v4828;
+      v217.x[23] = v4829;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4832 = v217.x[24];
+      const float v4833 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4834 = v4832 * v4833;
+      v217.x[24] = v4834;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4837 = v217.x[25];
+      const float v4838 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4839 = v4837 * v4838;
+      v217.x[25] = v4839;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4842 = v217.x[26];
+      const float v4843 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4844 = v4842 * v4843;
+      v217.x[26] = v4844;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4847 = v217.x[27];
+      const float v4848 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4849 = v4847 * v4848;
+      v217.x[27] = v4849;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4852 = v217.x[28];
+      const float v4853 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4854 = v4852 * v4853;
+      v217.x[28] = v4854;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4857 = v217.x[29];
+      const float v4858 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4859 = v4857 * v4858;
+      v217.x[29] = v4859;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4862 = v217.x[30];
+      const float v4863 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4864 = v4862 * v4863;
+      v217.x[30] = v4864;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4867 = v217.x[31];
+      const float v4868 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4869 = v4867 * v4868;
+      v217.x[31] = v4869;  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag<iron_bf16, 0, 16, 64> v4871;  // kernels/sdpa/flash_warpgroup.hpp:115
+      iron_frag_fill(v4871, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v4871, v3357);
+      iron_frag_store<false>(v4871, shm3, v4878, 64u);  // kernels/sdpa/flash_warpgroup.hpp:122
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:124
+      iron_frag<iron_bf16, 0, 16, 16> v4955;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v4955, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4955, shm3, v4901, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4957;
+      iron_frag_fill(v4957, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4957, shm2, v3361, 64u);
+      iron_frag_mma_sync(v217, v4955, v4957);
+      const unsigned int v4964 = v3361 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v4966;
+      iron_frag_fill(v4966, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4966, shm3, v4912, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4968;
+      iron_frag_fill(v4968, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4968, shm2, v4964, 64u);
+      iron_frag_mma_sync(v217, v4966, v4968);
+      const unsigned int v4975 = v3361 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v4977;
+      iron_frag_fill(v4977, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4977, shm3, v4921, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4979;
+      iron_frag_fill(v4979, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4979, shm2, v4975, 64u);
+      iron_frag_mma_sync(v217, v4977, v4979);
+      const unsigned int v4986 = v3361 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v4988;
+      iron_frag_fill(v4988, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4988, shm3, v4930, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4990;
+      iron_frag_fill(v4990, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4990, shm2, v4986, 64u);
+      iron_frag_mma_sync(v217, v4988, v4990);
     }
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:93
-    const float v1962 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:228
-    iron_frag<float, 2, 16, 8> v1964;  // kernels/sdpa/flash_tile.hpp:229
-    iron_frag_fill(v1964, 0.0f);
-    const float v1968 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:231
-    const float v1969 = fmaxf(v1968, v1962);
-    const bool v1972 = v1969 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v1973 = v1972 ? 0.0f : v1969;
-    v1964.x[0] = v1973;  // kernels/sdpa/flash_tile.hpp:230
-    const float v1977 = v213.x[1];  // kernels/sdpa/flash_tile.hpp:231
-    const float v1978 = fmaxf(v1977, v1962);
-    const bool v1981 = v1978 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v1982 = v1981 ? 0.0f : v1978;
-    v1964.x[1] = v1982;  // kernels/sdpa/flash_tile.hpp:230
-    const float v1986 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:231
-    const float v1987 = fmaxf(v1986, v1962);
-    const bool v1990 = v1987 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v1991 = v1990 ? 0.0f : v1987;
-    v1964.x[2] = v1991;  // kernels/sdpa/flash_tile.hpp:230
-    const float v1995 = v213.x[3];  // kernels/sdpa/flash_tile.hpp:231
-    const float v1996 = fmaxf(v1995, v1962);
-    const bool v1999 = v1996 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:114
-    const float v2000 = v1999 ? 0.0f : v1996;
-    v1964.x[3] = v2000;  // kernels/sdpa/flash_tile.hpp:230
-    iron_frag<float, 2, 16, 8> v2002;  // kernels/sdpa/flash_tile.hpp:233
-    iron_frag_fill(v2002, 0.0f);
-    const float v2006 = v1964.x[0];  // kernels/sdpa/flash_tile.hpp:235
-    const float v2007 = v1962 - v2006;
-    const float v2008 = exp2f(v2007);
-    const float v2010 = v213.x[0];
-    const float v2011 = v2010 - v2006;
-    const float v2012 = exp2f(v2011);
-    const float v2013 = v215.x[0];
-    const float v2014 = v2013 * v2012;
-    const float v2015 = v2014 + v2008;
-    v2002.x[0] = v2015;  // kernels/sdpa/flash_tile.hpp:234
-    const float v2019 = v1964.x[1];  // kernels/sdpa/flash_tile.hpp:235
-    const float v2020 = v1962 - v2019;
-    const float v2021 = exp2f(v2020);
-    const float v2023 = v213.x[1];
-    const float v2024 = v2023 - v2019;
-    const float v2025 = exp2f(v2024);
-    const float v2026 = v215.x[1];
-    const float v2027 = v2026 * v2025;
-    const float v2028 = v2027 + v2021;
-    v2002.x[1] = v2028;  // kernels/sdpa/flash_tile.hpp:234
-    const float v2032 = v1964.x[2];  // kernels/sdpa/flash_tile.hpp:235
-    const float v2033 = v1962 - v2032;
-    const float v2034 = exp2f(v2033);
-    const float v2036 = v213.x[2];
-    const float v2037 = v2036 - v2032;
-    const float v2038 = exp2f(v2037);
-    const float v2039 = v215.x[2];
-    const float v2040 = v2039 * v2038;
-    const float v2041 = v2040 + v2034;
-    v2002.x[2] = v2041;  // kernels/sdpa/flash_tile.hpp:234
-    const float v2045 = v1964.x[3];  // kernels/sdpa/flash_tile.hpp:235
-    const float v2046 = v1962 - v2045;
-    const float v2047 = exp2f(v2046);
-    const float v2049 = v213.x[3];
-    const float v2050 = v2049 - v2045;
-    const float v2051 = exp2f(v2050);
-    const float v2052 = v215.x[3];
-    const float v2053 = v2052 * v2051;
-    const float v2054 = v2053 + v2047;
-    v2002.x[3] = v2054;  // kernels/sdpa/flash_tile.hpp:234
-    iron_frag<float, 2, 16, 8> v2056;  // kernels/sdpa/flash_tile.hpp:237
-    iron_frag_fill(v2056, 0.0f);
-    const float v2060 = v2002.x[0];  // kernels/sdpa/flash_tile.hpp:239
-    const float v2062 = v1964.x[0];  // kernels/sdpa/flash_tile.hpp:240
-    const float v2063 = v213.x[0];
-    const float v2064 = v2063 - v2062;
-    const float v2065 = exp2f(v2064);
-    const float v2066 = v2065 / v2060;
-    const bool v2068 = v2060 > 0.0f;
-    const float v2069 = v2068 ? v2066 : 0.0f;
-    v2056.x[0] = v2069;  // kernels/sdpa/flash_tile.hpp:238
-    const float v2073 = v2002.x[1];  // kernels/sdpa/flash_tile.hpp:239
-    const float v2075 = v1964.x[1];  // kernels/sdpa/flash_tile.hpp:240
-    const float v2076 = v213.x[1];
-    const float v2077 = v2076 - v2075;
-    const float v2078 = exp2f(v2077);
-    const float v2079 = v2078 / v2073;
-    const bool v2081 = v2073 > 0.0f;
-    const float v2082 = v2081 ? v2079 : 0.0f;
-    v2056.x[1] = v2082;  // kernels/sdpa/flash_tile.hpp:238
-    const float v2086 = v2002.x[2];  // kernels/sdpa/flash_tile.hpp:239
-    const float v2088 = v1964.x[2];  // kernels/sdpa/flash_tile.hpp:240
-    const float v2089 = v213.x[2];
-    const float v2090 = v2089 - v2088;
-    const float v2091 = exp2f(v2090);
-    const float v2092 = v2091 / v2086;
-    const bool v2094 = v2086 > 0.0f;
-    const float v2095 = v2094 ? v2092 : 0.0f;
-    v2056.x[2] = v2095;  // kernels/sdpa/flash_tile.hpp:238
-    const float v2099 = v2002.x[3];  // kernels/sdpa/flash_tile.hpp:239
-    const float v2101 = v1964.x[3];  // kernels/sdpa/flash_tile.hpp:240
-    const float v2102 = v213.x[3];
-    const float v2103 = v2102 - v2101;
-    const float v2104 = exp2f(v2103);
-    const float v2105 = v2104 / v2099;
-    const bool v2107 = v2099 > 0.0f;
-    const float v2108 = v2107 ? v2105 : 0.0f;
-    v2056.x[3] = v2108;  // kernels/sdpa/flash_tile.hpp:238
-    const unsigned int v2110 = v56 + v4387;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2111 = v2056.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2112 = v217.x[0];
-    const float v2113 = v2112 * v2111;
-    const bool v2114 = v2110 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2114) {
-      const iron_bf16 v2118 = iron_f32_to_bf16(v2113);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2120 = v13 + v2110;
-      const unsigned int v2121 = v2120 * v1;
-      const unsigned int v2122 = v2121 + v28;
-      const unsigned int v2123 = v2122 << 6u;
-      const unsigned int v2124 = v2123 + v4386;
-      out[v2124] = v2118;
-    }
-    const unsigned int v2126 = v56 + v4392;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2127 = v2056.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2128 = v217.x[1];
-    const float v2129 = v2128 * v2127;
-    const bool v2130 = v2126 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2130) {
-      const iron_bf16 v2134 = iron_f32_to_bf16(v2129);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2136 = v13 + v2126;
-      const unsigned int v2137 = v2136 * v1;
-      const unsigned int v2138 = v2137 + v28;
-      const unsigned int v2139 = v2138 << 6u;
-      const unsigned int v2140 = v2139 + v4391;
-      out[v2140] = v2134;
-    }
-    const unsigned int v2142 = v56 + v4397;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2143 = v2056.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2144 = v217.x[2];
-    const float v2145 = v2144 * v2143;
-    const bool v2146 = v2142 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2146) {
-      const iron_bf16 v2150 = iron_f32_to_bf16(v2145);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2152 = v13 + v2142;
-      const unsigned int v2153 = v2152 * v1;
-      const unsigned int v2154 = v2153 + v28;
-      const unsigned int v2155 = v2154 << 6u;
-      const unsigned int v2156 = v2155 + v4396;
-      out[v2156] = v2150;
-    }
-    const unsigned int v2158 = v56 + v4402;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2159 = v2056.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2160 = v217.x[3];
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:92
+    const float v2070 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:219
+    iron_frag<float, 2, 16, 8> v2072;  // kernels/sdpa/flash_tile.hpp:220
+    iron_frag_fill(v2072, 0.0f);
+    const float v2076 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:222
+    const float v2077 = fmaxf(v2076, v2070);
+    const bool v2080 = v2077 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v2081 = v2080 ? 0.0f : v2077;
+    v2072.x[0] = v2081;  // kernels/sdpa/flash_tile.hpp:221
+    const float v2085 = v213.x[1];  // kernels/sdpa/flash_tile.hpp:222
+    const float v2086 = fmaxf(v2085, v2070);
+    const bool v2089 = v2086 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v2090 = v2089 ? 0.0f : v2086;
+    v2072.x[1] = v2090;  // kernels/sdpa/flash_tile.hpp:221
+    const float v2094 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:222
+    const float v2095 = fmaxf(v2094, v2070);
+    const bool v2098 = v2095 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v2099 = v2098 ? 0.0f : v2095;
+    v2072.x[2] = v2099;  // kernels/sdpa/flash_tile.hpp:221
+    const float v2103 = v213.x[3];  // kernels/sdpa/flash_tile.hpp:222
+    const float v2104 = fmaxf(v2103, v2070);
+    const bool v2107 = v2104 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v2108 = v2107 ? 0.0f : v2104;
+    v2072.x[3] = v2108;  // kernels/sdpa/flash_tile.hpp:221
+    iron_frag<float, 2, 16, 8> v2110;  // kernels/sdpa/flash_tile.hpp:224
+    iron_frag_fill(v2110, 0.0f);
+    const float v2114 = v2072.x[0];  // kernels/sdpa/flash_tile.hpp:226
+    const float v2115 = v2070 - v2114;
+    const float v2116 = exp2f(v2115);
+    const float v2118 = v213.x[0];
+    const float v2119 = v2118 - v2114;
+    const float v2120 = exp2f(v2119);
+    const float v2121 = v215.x[0];
+    const float v2122 = v2121 * v2120;
+    const float v2123 = v2122 + v2116;
+    v2110.x[0] = v2123;  // kernels/sdpa/flash_tile.hpp:225
+    const float v2127 = v2072.x[1];  // kernels/sdpa/flash_tile.hpp:226
+    const float v2128 = v2070 - v2127;
+    const float v2129 = exp2f(v2128);
+    const float v2131 = v213.x[1];
+    const float v2132 = v2131 - v2127;
+    const float v2133 = exp2f(v2132);
+    const float v2134 = v215.x[1];
+    const float v2135 = v2134 * v2133;
+    const float v2136 = v2135 + v2129;
+    v2110.x[1] = v2136;  // kernels/sdpa/flash_tile.hpp:225
+    const float v2140 = v2072.x[2];  // kernels/sdpa/flash_tile.hpp:226
+    const float v2141 = v2070 - v2140;
+    const float v2142 = exp2f(v2141);
+    const float v2144 = v213.x[2];
+    const float v2145 = v2144 - v2140;
+    const float v2146 = exp2f(v2145);
+    const float v2147 = v215.x[2];
+    const float v2148 = v2147 * v2146;
+    const float v2149 = v2148 + v2142;
+    v2110.x[2] = v2149;  // kernels/sdpa/flash_tile.hpp:225
+    const float v2153 = v2072.x[3];  // kernels/sdpa/flash_tile.hpp:226
+    const float v2154 = v2070 - v2153;
+    const float v2155 = exp2f(v2154);
+    const float v2157 = v213.x[3];
+    const float v2158 = v2157 - v2153;
+    const float v2159 = exp2f(v2158);
+    const float v2160 = v215.x[3];
     const float v2161 = v2160 * v2159;
-    const bool v2162 = v2158 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2162) {
-      const iron_bf16 v2166 = iron_f32_to_bf16(v2161);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2168 = v13 + v2158;
-      const unsigned int v2169 = v2168 * v1;
-      const unsigned int v2170 = v2169 + v28;
-      const unsigned int v2171 = v2170 << 6u;
-      const unsigned int v2172 = v2171 + v4401;
-      out[v2172] = v2166;
+    const float v2162 = v2161 + v2155;
+    v2110.x[3] = v2162;  // kernels/sdpa/flash_tile.hpp:225
+    iron_frag<float, 2, 16, 8> v2164;  // kernels/sdpa/flash_tile.hpp:228
+    iron_frag_fill(v2164, 0.0f);
+    const float v2168 = v2110.x[0];  // kernels/sdpa/flash_tile.hpp:230
+    const float v2170 = v2072.x[0];  // kernels/sdpa/flash_tile.hpp:231
+    const float v2171 = v213.x[0];
+    const float v2172 = v2171 - v2170;
+    const float v2173 = exp2f(v2172);
+    const float v2174 = v2173 / v2168;
+    const bool v2176 = v2168 > 0.0f;
+    const float v2177 = v2176 ? v2174 : 0.0f;
+    v2164.x[0] = v2177;  // kernels/sdpa/flash_tile.hpp:229
+    const float v2181 = v2110.x[1];  // kernels/sdpa/flash_tile.hpp:230
+    const float v2183 = v2072.x[1];  // kernels/sdpa/flash_tile.hpp:231
+    const float v2184 = v213.x[1];
+    const float v2185 = v2184 - v2183;
+    const float v2186 = exp2f(v2185);
+    const float v2187 = v2186 / v2181;
+    const bool v2189 = v2181 > 0.0f;
+    const float v2190 = v2189 ? v2187 : 0.0f;
+    v2164.x[1] = v2190;  // kernels/sdpa/flash_tile.hpp:229
+    const float v2194 = v2110.x[2];  // kernels/sdpa/flash_tile.hpp:230
+    const float v2196 = v2072.x[2];  // kernels/sdpa/flash_tile.hpp:231
+    const float v2197 = v213.x[2];
+    const float v2198 = v2197 - v2196;
+    const float v2199 = exp2f(v2198);
+    const float v2200 = v2199 / v2194;
+    const bool v2202 = v2194 > 0.0f;
+    const float v2203 = v2202 ? v2200 : 0.0f;
+    v2164.x[2] = v2203;  // kernels/sdpa/flash_tile.hpp:229
+    const float v2207 = v2110.x[3];  // kernels/sdpa/flash_tile.hpp:230
+    const float v2209 = v2072.x[3];  // kernels/sdpa/flash_tile.hpp:231
+    const float v2210 = v213.x[3];
+    const float v2211 = v2210 - v2209;
+    const float v2212 = exp2f(v2211);
+    const float v2213 = v2212 / v2207;
+    const bool v2215 = v2207 > 0.0f;
+    const float v2216 = v2215 ? v2213 : 0.0f;
+    v2164.x[3] = v2216;  // kernels/sdpa/flash_tile.hpp:229
+    const unsigned int v2218 = v56 + v4711;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2219 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2220 = v217.x[0];
+    const float v2221 = v2220 * v2219;
+    const bool v2222 = v2218 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2222) {
+      const iron_bf16 v2226 = iron_f32_to_bf16(v2221);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2228 = v13 + v2218;
+      const unsigned int v2229 = v2228 * v1;
+      const unsigned int v2230 = v2229 + v28;
+      const unsigned int v2231 = v2230 << 6u;
+      const unsigned int v2232 = v2231 + v4710;
+      out[v2232] = v2226;
     }
-    const unsigned int v2174 = v56 + v4407;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2175 = v2056.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2176 = v217.x[4];
-    const float v2177 = v2176 * v2175;
-    const bool v2178 = v2174 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2178) {
-      const iron_bf16 v2182 = iron_f32_to_bf16(v2177);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2184 = v13 + v2174;
-      const unsigned int v2185 = v2184 * v1;
-      const unsigned int v2186 = v2185 + v28;
-      const unsigned int v2187 = v2186 << 6u;
-      const unsigned int v2188 = v2187 + v4406;
-      out[v2188] = v2182;
+    const unsigned int v2234 = v56 + v4716;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2235 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2236 = v217.x[1];
+    const float v2237 = v2236 * v2235;
+    const bool v2238 = v2234 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2238) {
+      const iron_bf16 v2242 = iron_f32_to_bf16(v2237);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2244 = v13 + v2234;
+      const unsigned int v2245 = v2244 * v1;
+      const unsigned int v2246 = v2245 + v28;
+      const unsigned int v2247 = v2246 << 6u;
+      const unsigned int v2248 = v2247 + v4715;
+      out[v2248] = v2242;
     }
-    const unsigned int v2190 = v56 + v4412;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2191 = v2056.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2192 = v217.x[5];
-    const float v2193 = v2192 * v2191;
-    const bool v2194 = v2190 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2194) {
-      const iron_bf16 v2198 = iron_f32_to_bf16(v2193);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2200 = v13 + v2190;
-      const unsigned int v2201 = v2200 * v1;
-      const unsigned int v2202 = v2201 + v28;
-      const unsigned int v2203 = v2202 << 6u;
-      const unsigned int v2204 = v2203 + v4411;
-      out[v2204] = v2198;
+    const unsigned int v2250 = v56 + v4721;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2251 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2252 = v217.x[2];
+    const float v2253 = v2252 * v2251;
+    const bool v2254 = v2250 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2254) {
+      const iron_bf16 v2258 = iron_f32_to_bf16(v2253);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2260 = v13 + v2250;
+      const unsigned int v2261 = v2260 * v1;
+      const unsigned int v2262 = v2261 + v28;
+      const unsigned int v2263 = v2262 << 6u;
+      const unsigned int v2264 = v2263 + v4720;
+      out[v2264] = v2258;
     }
-    const unsigned int v2206 = v56 + v4417;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2207 = v2056.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2208 = v217.x[6];
-    const float v2209 = v2208 * v2207;
-    const bool v2210 = v2206 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2210) {
-      const iron_bf16 v2214 = iron_f32_to_bf16(v2209);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2216 = v13 + v2206;
-      const unsigned int v2217 = v2216 * v1;
-      const unsigned int v2218 = v2217 + v28;
-      const unsigned int v2219 = v2218 << 6u;
-      const unsigned int v2220 = v2219 + v4416;
-      out[v2220] = v2214;
+    const unsigned int v2266 = v56 + v4726;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2267 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2268 = v217.x[3];
+    const float v2269 = v2268 * v2267;
+    const bool v2270 = v2266 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2270) {
+      const iron_bf16 v2274 = iron_f32_to_bf16(v2269);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2276 = v13 + v2266;
+      const unsigned int v2277 = v2276 * v1;
+      const unsigned int v2278 = v2277 + v28;
+      const unsigned int v2279 = v2278 << 6u;
+      const unsigned int v2280 = v2279 + v4725;
+      out[v2280] = v2274;
     }
-    const unsigned int v2222 = v56 + v4422;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2223 = v2056.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2224 = v217.x[7];
-    const float v2225 = v2224 * v2223;
-    const bool v2226 = v2222 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2226) {
-      const iron_bf16 v2230 = iron_f32_to_bf16(v2225);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2232 = v13 + v2222;
-      const unsigned int v2233 = v2232 * v1;
-      const unsigned int v2234 = v2233 + v28;
-      const unsigned int v2235 = v2234 << 6u;
-      const unsigned int v2236 = v2235 + v4421;
-      out[v2236] = v2230;
+    const unsigned int v2282 = v56 + v4731;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2283 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2284 = v217.x[4];
+    const float v2285 = v2284 * v2283;
+    const bool v2286 = v2282 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2286) {
+      const iron_bf16 v2290 = iron_f32_to_bf16(v2285);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2292 = v13 + v2282;
+      const unsigned int v2293 = v2292 * v1;
+      const unsigned int v2294 = v2293 + v28;
+      const unsigned int v2295 = v2294 << 6u;
+      const unsigned int v2296 = v2295 + v4730;
+      out[v2296] = v2290;
     }
-    const unsigned int v2238 = v56 + v4427;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2239 = v2056.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2240 = v217.x[8];
-    const float v2241 = v2240 * v2239;
-    const bool v2242 = v2238 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2242) {
-      const iron_bf16 v2246 = iron_f32_to_bf16(v2241);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2248 = v13 + v2238;
-      const unsigned int v2249 = v2248 * v1;
-      const unsigned int v2250 = v2249 + v28;
-      const unsigned int v2251 = v2250 << 6u;
-      const unsigned int v2252 = v2251 + v4426;
-      out[v2252] = v2246;
+    const unsigned int v2298 = v56 + v4736;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2299 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2300 = v217.x[5];
+    const float v2301 = v2300 * v2299;
+    const bool v2302 = v2298 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2302) {
+      const iron_bf16 v2306 = iron_f32_to_bf16(v2301);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2308 = v13 + v2298;
+      const unsigned int v2309 = v2308 * v1;
+      const unsigned int v2310 = v2309 + v28;
+      const unsigned int v2311 = v2310 << 6u;
+      const unsigned int v2312 = v2311 + v4735;
+      out[v2312] = v2306;
     }
-    const unsigned int v2254 = v56 + v4432;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2255 = v2056.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2256 = v217.x[9];
-    const float v2257 = v2256 * v2255;
-    const bool v2258 = v2254 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2258) {
-      const iron_bf16 v2262 = iron_f32_to_bf16(v2257);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2264 = v13 + v2254;
-      const unsigned int v2265 = v2264 * v1;
-      const unsigned int v2266 = v2265 + v28;
-      const unsigned int v2267 = v2266 << 6u;
-      const unsigned int v2268 = v2267 + v4431;
-      out[v2268] = v2262;
+    const unsigned int v2314 = v56 + v4741;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2315 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2316 = v217.x[6];
+    const float v2317 = v2316 * v2315;
+    const bool v2318 = v2314 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2318) {
+      const iron_bf16 v2322 = iron_f32_to_bf16(v2317);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2324 = v13 + v2314;
+      const unsigned int v2325 = v2324 * v1;
+      const unsigned int v2326 = v2325 + v28;
+      const unsigned int v2327 = v2326 << 6u;
+      const unsigned int v2328 = v2327 + v4740;
+      out[v2328] = v2322;
     }
-    const unsigned int v2270 = v56 + v4437;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2271 = v2056.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2272 = v217.x[10];
-    const float v2273 = v2272 * v2271;
-    const bool v2274 = v2270 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2274) {
-      const iron_bf16 v2278 = iron_f32_to_bf16(v2273);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2280 = v13 + v2270;
-      const unsigned int v2281 = v2280 * v1;
-      const unsigned int v2282 = v2281 + v28;
-      const unsigned int v2283 = v2282 << 6u;
-      const unsigned int v2284 = v2283 + v4436;
-      out[v2284] = v2278;
+    const unsigned int v2330 = v56 + v4746;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2331 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2332 = v217.x[7];
+    const float v2333 = v2332 * v2331;
+    const bool v2334 = v2330 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2334) {
+      const iron_bf16 v2338 = iron_f32_to_bf16(v2333);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2340 = v13 + v2330;
+      const unsigned int v2341 = v2340 * v1;
+      const unsigned int v2342 = v2341 + v28;
+      const unsigned int v2343 = v2342 << 6u;
+      const unsigned int v2344 = v2343 + v4745;
+      out[v2344] = v2338;
     }
-    const unsigned int v2286 = v56 + v4442;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2287 = v2056.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2288 = v217.x[11];
-    const float v2289 = v2288 * v2287;
-    const bool v2290 = v2286 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2290) {
-      const iron_bf16 v2294 = iron_f32_to_bf16(v2289);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2296 = v13 + v2286;
-      const unsigned int v2297 = v2296 * v1;
-      const unsigned int v2298 = v2297 + v28;
-      const unsigned int v2299 = v2298 << 6u;
-      const unsigned int v2300 = v2299 + v4441;
-      out[v2300] = v2294;
+    const unsigned int v2346 = v56 + v4751;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2347 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2348 = v217.x[8];
+    const float v2349 = v2348 * v2347;
+    const bool v2350 = v2346 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2350) {
+      const iron_bf16 v2354 = iron_f32_to_bf16(v2349);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2356 = v13 + v2346;
+      const unsigned int v2357 = v2356 * v1;
+      const unsigned int v2358 = v2357 + v28;
+      const unsigned int v2359 = v2358 << 6u;
+      const unsigned int v2360 = v2359 + v4750;
+      out[v2360] = v2354;
     }
-    const unsigned int v2302 = v56 + v4447;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2303 = v2056.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2304 = v217.x[12];
-    const float v2305 = v2304 * v2303;
-    const bool v2306 = v2302 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2306) {
-      const iron_bf16 v2310 = iron_f32_to_bf16(v2305);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2312 = v13 + v2302;
-      const unsigned int v2313 = v2312 * v1;
-      const unsigned int v2314 = v2313 + v28;
-      const unsigned int v2315 = v2314 << 6u;
-      const unsigned int v2316 = v2315 + v4446;
-      out[v2316] = v2310;
+    const unsigned int v2362 = v56 + v4756;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2363 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2364 = v217.x[9];
+    const float v2365 = v2364 * v2363;
+    const bool v2366 = v2362 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2366) {
+      const iron_bf16 v2370 = iron_f32_to_bf16(v2365);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2372 = v13 + v2362;
+      const unsigned int v2373 = v2372 * v1;
+      const unsigned int v2374 = v2373 + v28;
+      const unsigned int v2375 = v2374 << 6u;
+      const unsigned int v2376 = v2375 + v4755;
+      out[v2376] = v2370;
     }
-    const unsigned int v2318 = v56 + v4452;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2319 = v2056.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2320 = v217.x[13];
-    const float v2321 = v2320 * v2319;
-    const bool v2322 = v2318 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2322) {
-      const iron_bf16 v2326 = iron_f32_to_bf16(v2321);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2328 = v13 + v2318;
-      const unsigned int v2329 = v2328 * v1;
-      const unsigned int v2330 = v2329 + v28;
-      const unsigned int v2331 = v2330 << 6u;
-      const unsigned int v2332 = v2331 + v4451;
-      out[v2332] = v2326;
+    const unsigned int v2378 = v56 + v4761;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2379 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2380 = v217.x[10];
+    const float v2381 = v2380 * v2379;
+    const bool v2382 = v2378 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2382) {
+      const iron_bf16 v2386 = iron_f32_to_bf16(v2381);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2388 = v13 + v2378;
+      const unsigned int v2389 = v2388 * v1;
+      const unsigned int v2390 = v2389 + v28;
+      const unsigned int v2391 = v2390 << 6u;
+      const unsigned int v2392 = v2391 + v4760;
+      out[v2392] = v2386;
     }
-    const unsigned int v2334 = v56 + v4457;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2335 = v2056.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2336 = v217.x[14];
-    const float v2337 = v2336 * v2335;
-    const bool v2338 = v2334 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2338) {
-      const iron_bf16 v2342 = iron_f32_to_bf16(v2337);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2344 = v13 + v2334;
-      const unsigned int v2345 = v2344 * v1;
-      const unsigned int v2346 = v2345 + v28;
-      const unsigned int v2347 = v2346 << 6u;
-      const unsigned int v2348 = v2347 + v4456;
-      out[v2348] = v2342;
+    const unsigned int v2394 = v56 + v4766;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2395 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2396 = v217.x[11];
+    const float v2397 = v2396 * v2395;
+    const bool v2398 = v2394 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2398) {
+      const iron_bf16 v2402 = iron_f32_to_bf16(v2397);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2404 = v13 + v2394;
+      const unsigned int v2405 = v2404 * v1;
+      const unsigned int v2406 = v2405 + v28;
+      const unsigned int v2407 = v2406 << 6u;
+      const unsigned int v2408 = v2407 + v4765;
+      out[v2408] = v2402;
     }
-    const unsigned int v2350 = v56 + v4462;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2351 = v2056.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2352 = v217.x[15];
-    const float v2353 = v2352 * v2351;
-    const bool v2354 = v2350 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2354) {
-      const iron_bf16 v2358 = iron_f32_to_bf16(v2353);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2360 = v13 + v2350;
-      const unsigned int v2361 = v2360 * v1;
-      const unsigned int v2362 = v2361 + v28;
-      const unsigned int v2363 = v2362 << 6u;
-      const unsigned int v2364 = v2363 + v4461;
-      out[v2364] = v2358;
+    const unsigned int v2410 = v56 + v4771;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2411 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2412 = v217.x[12];
+    const float v2413 = v2412 * v2411;
+    const bool v2414 = v2410 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2414) {
+      const iron_bf16 v2418 = iron_f32_to_bf16(v2413);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2420 = v13 + v2410;
+      const unsigned int v2421 = v2420 * v1;
+      const unsigned int v2422 = v2421 + v28;
+      const unsigned int v2423 = v2422 << 6u;
+      const unsigned int v2424 = v2423 + v4770;
+      out[v2424] = v2418;
     }
-    const unsigned int v2366 = v56 + v4467;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2367 = v2056.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2368 = v217.x[16];
-    const float v2369 = v2368 * v2367;
-    const bool v2370 = v2366 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2370) {
-      const iron_bf16 v2374 = iron_f32_to_bf16(v2369);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2376 = v13 + v2366;
-      const unsigned int v2377 = v2376 * v1;
-      const unsigned int v2378 = v2377 + v28;
-      const unsigned int v2379 = v2378 << 6u;
-      const unsigned int v2380 = v2379 + v4466;
-      out[v2380] = v2374;
+    const unsigned int v2426 = v56 + v4776;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2427 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2428 = v217.x[13];
+    const float v2429 = v2428 * v2427;
+    const bool v2430 = v2426 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2430) {
+      const iron_bf16 v2434 = iron_f32_to_bf16(v2429);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2436 = v13 + v2426;
+      const unsigned int v2437 = v2436 * v1;
+      const unsigned int v2438 = v2437 + v28;
+      const unsigned int v2439 = v2438 << 6u;
+      const unsigned int v2440 = v2439 + v4775;
+      out[v2440] = v2434;
     }
-    const unsigned int v2382 = v56 + v4472;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2383 = v2056.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2384 = v217.x[17];
-    const float v2385 = v2384 * v2383;
-    const bool v2386 = v2382 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2386) {
-      const iron_bf16 v2390 = iron_f32_to_bf16(v2385);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2392 = v13 + v2382;
-      const unsigned int v2393 = v2392 * v1;
-      const unsigned int v2394 = v2393 + v28;
-      const unsigned int v2395 = v2394 << 6u;
-      const unsigned int v2396 = v2395 + v4471;
-      out[v2396] = v2390;
+    const unsigned int v2442 = v56 + v4781;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2443 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2444 = v217.x[14];
+    const float v2445 = v2444 * v2443;
+    const bool v2446 = v2442 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2446) {
+      const iron_bf16 v2450 = iron_f32_to_bf16(v2445);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2452 = v13 + v2442;
+      const unsigned int v2453 = v2452 * v1;
+      const unsigned int v2454 = v2453 + v28;
+      const unsigned int v2455 = v2454 << 6u;
+      const unsigned int v2456 = v2455 + v4780;
+      out[v2456] = v2450;
     }
-    const unsigned int v2398 = v56 + v4477;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2399 = v2056.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2400 = v217.x[18];
-    const float v2401 = v2400 * v2399;
-    const bool v2402 = v2398 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2402) {
-      const iron_bf16 v2406 = iron_f32_to_bf16(v2401);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2408 = v13 + v2398;
-      const unsigned int v2409 = v2408 * v1;
-      const unsigned int v2410 = v2409 + v28;
-      const unsigned int v2411 = v2410 << 6u;
-      const unsigned int v2412 = v2411 + v4476;
-      out[v2412] = v2406;
+    const unsigned int v2458 = v56 + v4786;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2459 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2460 = v217.x[15];
+    const float v2461 = v2460 * v2459;
+    const bool v2462 = v2458 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2462) {
+      const iron_bf16 v2466 = iron_f32_to_bf16(v2461);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2468 = v13 + v2458;
+      const unsigned int v2469 = v2468 * v1;
+      const unsigned int v2470 = v2469 + v28;
+      const unsigned int v2471 = v2470 << 6u;
+      const unsigned int v2472 = v2471 + v4785;
+      out[v2472] = v2466;
     }
-    const unsigned int v2414 = v56 + v4482;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2415 = v2056.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2416 = v217.x[19];
-    const float v2417 = v2416 * v2415;
-    const bool v2418 = v2414 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2418) {
-      const iron_bf16 v2422 = iron_f32_to_bf16(v2417);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2424 = v13 + v2414;
-      const unsigned int v2425 = v2424 * v1;
-      const unsigned int v2426 = v2425 + v28;
-      const unsigned int v2427 = v2426 << 6u;
-      const unsigned int v2428 = v2427 + v4481;
-      out[v2428] = v2422;
+    const unsigned int v2474 = v56 + v4791;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2475 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2476 = v217.x[16];
+    const float v2477 = v2476 * v2475;
+    const bool v2478 = v2474 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2478) {
+      const iron_bf16 v2482 = iron_f32_to_bf16(v2477);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2484 = v13 + v2474;
+      const unsigned int v2485 = v2484 * v1;
+      const unsigned int v2486 = v2485 + v28;
+      const unsigned int v2487 = v2486 << 6u;
+      const unsigned int v2488 = v2487 + v4790;
+      out[v2488] = v2482;
     }
-    const unsigned int v2430 = v56 + v4487;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2431 = v2056.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2432 = v217.x[20];
-    const float v2433 = v2432 * v2431;
-    const bool v2434 = v2430 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2434) {
-      const iron_bf16 v2438 = iron_f32_to_bf16(v2433);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2440 = v13 + v2430;
-      const unsigned int v2441 = v2440 * v1;
-      const unsigned int v2442 = v2441 + v28;
-      const unsigned int v2443 = v2442 << 6u;
-      const unsigned int v2444 = v2443 + v4486;
-      out[v2444] = v2438;
+    const unsigned int v2490 = v56 + v4796;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2491 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2492 = v217.x[17];
+    const float v2493 = v2492 * v2491;
+    const bool v2494 = v2490 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2494) {
+      const iron_bf16 v2498 = iron_f32_to_bf16(v2493);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2500 = v13 + v2490;
+      const unsigned int v2501 = v2500 * v1;
+      const unsigned int v2502 = v2501 + v28;
+      const unsigned int v2503 = v2502 << 6u;
+      const unsigned int v2504 = v2503 + v4795;
+      out[v2504] = v2498;
     }
-    const unsigned int v2446 = v56 + v4492;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2447 = v2056.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2448 = v217.x[21];
-    const float v2449 = v2448 * v2447;
-    const bool v2450 = v2446 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2450) {
-      const iron_bf16 v2454 = iron_f32_to_bf16(v2449);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2456 = v13 + v2446;
-      const unsigned int v2457 = v2456 * v1;
-      const unsigned int v2458 = v2457 + v28;
-      const unsigned int v2459 = v2458 << 6u;
-      const unsigned int v2460 = v2459 + v4491;
-      out[v2460] = v2454;
+    const unsigned int v2506 = v56 + v4801;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2507 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2508 = v217.x[18];
+    const float v2509 = v2508 * v2507;
+    const bool v2510 = v2506 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2510) {
+      const iron_bf16 v2514 = iron_f32_to_bf16(v2509);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2516 = v13 + v2506;
+      const unsigned int v2517 = v2516 * v1;
+      const unsigned int v2518 = v2517 + v28;
+      const unsigned int v2519 = v2518 << 6u;
+      const unsigned int v2520 = v2519 + v4800;
+      out[v2520] = v2514;
     }
-    const unsigned int v2462 = v56 + v4497;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2463 = v2056.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2464 = v217.x[22];
-    const float v2465 = v2464 * v2463;
-    const bool v2466 = v2462 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2466) {
-      const iron_bf16 v2470 = iron_f32_to_bf16(v2465);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2472 = v13 + v2462;
-      const unsigned int v2473 = v2472 * v1;
-      const unsigned int v2474 = v2473 + v28;
-      const unsigned int v2475 = v2474 << 6u;
-      const unsigned int v2476 = v2475 + v4496;
-      out[v2476] = v2470;
+    const unsigned int v2522 = v56 + v4806;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2523 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2524 = v217.x[19];
+    const float v2525 = v2524 * v2523;
+    const bool v2526 = v2522 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2526) {
+      const iron_bf16 v2530 = iron_f32_to_bf16(v2525);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2532 = v13 + v2522;
+      const unsigned int v2533 = v2532 * v1;
+      const unsigned int v2534 = v2533 + v28;
+      const unsigned int v2535 = v2534 << 6u;
+      const unsigned int v2536 = v2535 + v4805;
+      out[v2536] = v2530;
     }
-    const unsigned int v2478 = v56 + v4502;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2479 = v2056.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2480 = v217.x[23];
-    const float v2481 = v2480 * v2479;
-    const bool v2482 = v2478 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2482) {
-      const iron_bf16 v2486 = iron_f32_to_bf16(v2481);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2488 = v13 + v2478;
-      const unsigned int v2489 = v2488 * v1;
-      const unsigned int v2490 = v2489 + v28;
-      const unsigned int v2491 = v2490 << 6u;
-      const unsigned int v2492 = v2491 + v4501;
-      out[v2492] = v2486;
+    const unsigned int v2538 = v56 + v4811;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2539 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2540 = v217.x[20];
+    const float v2541 = v2540 * v2539;
+    const bool v2542 = v2538 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2542) {
+      const iron_bf16 v2546 = iron_f32_to_bf16(v2541);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2548 = v13 + v2538;
+      const unsigned int v2549 = v2548 * v1;
+      const unsigned int v2550 = v2549 + v28;
+      const unsigned int v2551 = v2550 << 6u;
+      const unsigned int v2552 = v2551 + v4810;
+      out[v2552] = v2546;
     }
-    const unsigned int v2494 = v56 + v4507;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2495 = v2056.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2496 = v217.x[24];
-    const float v2497 = v2496 * v2495;
-    const bool v2498 = v2494 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2498) {
-      const iron_bf16 v2502 = iron_f32_to_bf16(v2497);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2504 = v13 + v2494;
-      const unsigned int v2505 = v2504 * v1;
-      const unsigned int v2506 = v2505 + v28;
-      const unsigned int v2507 = v2506 << 6u;
-      const unsigned int v2508 = v2507 + v4506;
-      out[v2508] = v2502;
+    const unsigned int v2554 = v56 + v4816;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2555 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2556 = v217.x[21];
+    const float v2557 = v2556 * v2555;
+    const bool v2558 = v2554 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2558) {
+      const iron_bf16 v2562 = iron_f32_to_bf16(v2557);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2564 = v13 + v2554;
+      const unsigned int v2565 = v2564 * v1;
+      const unsigned int v2566 = v2565 + v28;
+      const unsigned int v2567 = v2566 << 6u;
+      const unsigned int v2568 = v2567 + v4815;
+      out[v2568] = v2562;
     }
-    const unsigned int v2510 = v56 + v4512;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2511 = v2056.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2512 = v217.x[25];
-    const float v2513 = v2512 * v2511;
-    const bool v2514 = v2510 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2514) {
-      const iron_bf16 v2518 = iron_f32_to_bf16(v2513);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2520 = v13 + v2510;
-      const unsigned int v2521 = v2520 * v1;
-      const unsigned int v2522 = v2521 + v28;
-      const unsigned int v2523 = v2522 << 6u;
-      const unsigned int v2524 = v2523 + v4511;
-      out[v2524] = v2518;
+    const unsigned int v2570 = v56 + v4821;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2571 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2572 = v217.x[22];
+    const float v2573 = v2572 * v2571;
+    const bool v2574 = v2570 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2574) {
+      const iron_bf16 v2578 = iron_f32_to_bf16(v2573);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2580 = v13 + v2570;
+      const unsigned int v2581 = v2580 * v1;
+      const unsigned int v2582 = v2581 + v28;
+      const unsigned int v2583 = v2582 << 6u;
+      const unsigned int v2584 = v2583 + v4820;
+      out[v2584] = v2578;
     }
-    const unsigned int v2526 = v56 + v4517;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2527 = v2056.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2528 = v217.x[26];
-    const float v2529 = v2528 * v2527;
-    const bool v2530 = v2526 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2530) {
-      const iron_bf16 v2534 = iron_f32_to_bf16(v2529);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2536 = v13 + v2526;
-      const unsigned int v2537 = v2536 * v1;
-      const unsigned int v2538 = v2537 + v28;
-      const unsigned int v2539 = v2538 << 6u;
-      const unsigned int v2540 = v2539 + v4516;
-      out[v2540] = v2534;
+    const unsigned int v2586 = v56 + v4826;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2587 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2588 = v217.x[23];
+    const float v2589 = v2588 * v2587;
+    const bool v2590 = v2586 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2590) {
+      const iron_bf16 v2594 = iron_f32_to_bf16(v2589);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2596 = v13 + v2586;
+      const unsigned int v2597 = v2596 * v1;
+      const unsigned int v2598 = v2597 + v28;
+      const unsigned int v2599 = v2598 << 6u;
+      const unsigned int v2600 = v2599 + v4825;
+      out[v2600] = v2594;
     }
-    const unsigned int v2542 = v56 + v4522;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2543 = v2056.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2544 = v217.x[27];
-    const float v2545 = v2544 * v2543;
-    const bool v2546 = v2542 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2546) {
-      const iron_bf16 v2550 = iron_f32_to_bf16(v2545);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2552 = v13 + v2542;
-      const unsigned int v2553 = v2552 * v1;
-      const unsigned int v2554 = v2553 + v28;
-      const unsigned int v2555 = v2554 << 6u;
-      const unsigned int v2556 = v2555 + v4521;
-      out[v2556] = v2550;
+    const unsigned int v2602 = v56 + v4831;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2603 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2604 = v217.x[24];
+    const float v2605 = v2604 * v2603;
+    const bool v2606 = v2602 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2606) {
+      const iron_bf16 v2610 = iron_f32_to_bf16(v2605);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2612 = v13 + v2602;
+      const unsigned int v2613 = v2612 * v1;
+      const unsigned int v2614 = v2613 + v28;
+      const unsigned int v2615 = v2614 << 6u;
+      const unsigned int v2616 = v2615 + v4830;
+      out[v2616] = v2610;
     }
-    const unsigned int v2558 = v56 + v4527;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2559 = v2056.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2560 = v217.x[28];
-    const float v2561 = v2560 * v2559;
-    const bool v2562 = v2558 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2562) {
-      const iron_bf16 v2566 = iron_f32_to_bf16(v2561);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2568 = v13 + v2558;
-      const unsigned int v2569 = v2568 * v1;
-      const unsigned int v2570 = v2569 + v28;
-      const unsigned int v2571 = v2570 << 6u;
-      const unsigned int v2572 = v2571 + v4526;
-      out[v2572] = v2566;
+    const unsigned int v2618 = v56 + v4836;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2619 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2620 = v217.x[25];
+    const float v2621 = v2620 * v2619;
+    const bool v2622 = v2618 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2622) {
+      const iron_bf16 v2626 = iron_f32_to_bf16(v2621);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2628 = v13 + v2618;
+      const unsigned int v2629 = v2628 * v1;
+      const unsigned int v2630 = v2629 + v28;
+      const unsigned int v2631 = v2630 << 6u;
+      const unsigned int v2632 = v2631 + v4835;
+      out[v2632] = v2626;
     }
-    const unsigned int v2574 = v56 + v4532;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2575 = v2056.x[0];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2576 = v217.x[29];
-    const float v2577 = v2576 * v2575;
-    const bool v2578 = v2574 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2578) {
-      const iron_bf16 v2582 = iron_f32_to_bf16(v2577);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2584 = v13 + v2574;
-      const unsigned int v2585 = v2584 * v1;
-      const unsigned int v2586 = v2585 + v28;
-      const unsigned int v2587 = v2586 << 6u;
-      const unsigned int v2588 = v2587 + v4531;
-      out[v2588] = v2582;
+    const unsigned int v2634 = v56 + v4841;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2635 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2636 = v217.x[26];
+    const float v2637 = v2636 * v2635;
+    const bool v2638 = v2634 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2638) {
+      const iron_bf16 v2642 = iron_f32_to_bf16(v2637);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2644 = v13 + v2634;
+      const unsigned int v2645 = v2644 * v1;
+      const unsigned int v2646 = v2645 + v28;
+      const unsigned int v2647 = v2646 << 6u;
+      const unsigned int v2648 = v2647 + v4840;
+      out[v2648] = v2642;
     }
-    const unsigned int v2590 = v56 + v4537;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2591 = v2056.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2592 = v217.x[30];
-    const float v2593 = v2592 * v2591;
-    const bool v2594 = v2590 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2594) {
-      const iron_bf16 v2598 = iron_f32_to_bf16(v2593);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2600 = v13 + v2590;
-      const unsigned int v2601 = v2600 * v1;
-      const unsigned int v2602 = v2601 + v28;
-      const unsigned int v2603 = v2602 << 6u;
-      const unsigned int v2604 = v2603 + v4536;
-      out[v2604] = v2598;
+    const unsigned int v2650 = v56 + v4846;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2651 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2652 = v217.x[27];
+    const float v2653 = v2652 * v2651;
+    const bool v2654 = v2650 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2654) {
+      const iron_bf16 v2658 = iron_f32_to_bf16(v2653);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2660 = v13 + v2650;
+      const unsigned int v2661 = v2660 * v1;
+      const unsigned int v2662 = v2661 + v28;
+      const unsigned int v2663 = v2662 << 6u;
+      const unsigned int v2664 = v2663 + v4845;
+      out[v2664] = v2658;
     }
-    const unsigned int v2606 = v56 + v4542;  // kernels/sdpa/flash_tile.hpp:244
-    const float v2607 = v2056.x[2];  // kernels/sdpa/flash_tile.hpp:245
-    const float v2608 = v217.x[31];
-    const float v2609 = v2608 * v2607;
-    const bool v2610 = v2606 < v20;  // kernels/sdpa/flash_tile.hpp:246
-    if (v2610) {
-      const iron_bf16 v2614 = iron_f32_to_bf16(v2609);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2616 = v13 + v2606;
-      const unsigned int v2617 = v2616 * v1;
-      const unsigned int v2618 = v2617 + v28;
-      const unsigned int v2619 = v2618 << 6u;
-      const unsigned int v2620 = v2619 + v4541;
-      out[v2620] = v2614;
+    const unsigned int v2666 = v56 + v4851;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2667 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2668 = v217.x[28];
+    const float v2669 = v2668 * v2667;
+    const bool v2670 = v2666 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2670) {
+      const iron_bf16 v2674 = iron_f32_to_bf16(v2669);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2676 = v13 + v2666;
+      const unsigned int v2677 = v2676 * v1;
+      const unsigned int v2678 = v2677 + v28;
+      const unsigned int v2679 = v2678 << 6u;
+      const unsigned int v2680 = v2679 + v4850;
+      out[v2680] = v2674;
+    }
+    const unsigned int v2682 = v56 + v4856;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2683 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2684 = v217.x[29];
+    const float v2685 = v2684 * v2683;
+    const bool v2686 = v2682 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2686) {
+      const iron_bf16 v2690 = iron_f32_to_bf16(v2685);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2692 = v13 + v2682;
+      const unsigned int v2693 = v2692 * v1;
+      const unsigned int v2694 = v2693 + v28;
+      const unsigned int v2695 = v2694 << 6u;
+      const unsigned int v2696 = v2695 + v4855;
+      out[v2696] = v2690;
+    }
+    const unsigned int v2698 = v56 + v4861;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2699 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2700 = v217.x[30];
+    const float v2701 = v2700 * v2699;
+    const bool v2702 = v2698 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2702) {
+      const iron_bf16 v2706 = iron_f32_to_bf16(v2701);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2708 = v13 + v2698;
+      const unsigned int v2709 = v2708 * v1;
+      const unsigned int v2710 = v2709 + v28;
+      const unsigned int v2711 = v2710 << 6u;
+      const unsigned int v2712 = v2711 + v4860;
+      out[v2712] = v2706;
+    }
+    const unsigned int v2714 = v56 + v4866;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2715 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2716 = v217.x[31];
+    const float v2717 = v2716 * v2715;
+    const bool v2718 = v2714 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2718) {
+      const iron_bf16 v2722 = iron_f32_to_bf16(v2717);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2724 = v13 + v2714;
+      const unsigned int v2725 = v2724 * v1;
+      const unsigned int v2726 = v2725 + v28;
+      const unsigned int v2727 = v2726 << 6u;
+      const unsigned int v2728 = v2727 + v4865;
+      out[v2728] = v2722;
     }
   }
 }
