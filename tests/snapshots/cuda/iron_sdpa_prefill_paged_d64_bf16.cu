@@ -488,9 +488,9 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
         const unsigned int v5224 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
         const unsigned int v5225 = v5223 & v5224;
         const unsigned int v5226 = v5223 >> (v41 & 31);
-        const unsigned int v5227 = v32 + v5226;  // kernels/sdpa/kv_sources.hpp:99
+        const unsigned int v5227 = v32 + v5226;  // kernels/sdpa/kv_sources.hpp:101
         const unsigned int v5228 = block_table[v5227];
-        const unsigned int v5229 = v5228 * v2;  // kernels/sdpa/kv_sources.hpp:100
+        const unsigned int v5229 = v5228 * v2;  // kernels/sdpa/kv_sources.hpp:102
         const unsigned int v5230 = v5229 + v30;
         const unsigned int v5231 = v5230 * v6;
         const unsigned int v5232 = v5231 + v5225;
@@ -505,9 +505,9 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
         const unsigned int v5241 = v5240 ? v5239 : v42;  // kernels/sdpa/flash_tile.hpp:85
         const unsigned int v5242 = v5241 & v5224;  // kernels/sdpa/kv_sources.hpp:88
         const unsigned int v5243 = v5241 >> (v41 & 31);
-        const unsigned int v5244 = v32 + v5243;  // kernels/sdpa/kv_sources.hpp:99
+        const unsigned int v5244 = v32 + v5243;  // kernels/sdpa/kv_sources.hpp:101
         const unsigned int v5245 = block_table[v5244];
-        const unsigned int v5246 = v5245 * v2;  // kernels/sdpa/kv_sources.hpp:100
+        const unsigned int v5246 = v5245 * v2;  // kernels/sdpa/kv_sources.hpp:102
         const unsigned int v5247 = v5246 + v30;
         const unsigned int v5248 = v5247 * v6;
         const unsigned int v5249 = v5248 + v5242;
@@ -517,16 +517,16 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
         const unsigned int v5254 = v5252 + v112;
         const unsigned int v5255 = v5254 + v110;
         iron_copy_async<16>(shm1 + (v5255 ^ (((v5255 >> 6u) & 7u) << 3u)), k_pages + v5251, v5240);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5256 = block_table[v5227];  // kernels/sdpa/kv_sources.hpp:99
-        const unsigned int v5257 = v5256 * v2;  // kernels/sdpa/kv_sources.hpp:100
+        const unsigned int v5256 = block_table[v5227];  // kernels/sdpa/kv_sources.hpp:101
+        const unsigned int v5257 = v5256 * v2;  // kernels/sdpa/kv_sources.hpp:102
         const unsigned int v5258 = v5257 + v30;
         const unsigned int v5259 = v5258 * v6;
         const unsigned int v5260 = v5259 + v5225;
         const unsigned int v5261 = v5260 << 6u;
         const unsigned int v5262 = v5261 + v66;  // kernels/sdpa/flash_tile.hpp:85
         iron_copy_async<16>(shm2 + (v5238 ^ (((v5238 >> 6u) & 7u) << 3u)), v_pages + v5262, v5222);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5263 = block_table[v5244];  // kernels/sdpa/kv_sources.hpp:99
-        const unsigned int v5264 = v5263 * v2;  // kernels/sdpa/kv_sources.hpp:100
+        const unsigned int v5263 = block_table[v5244];  // kernels/sdpa/kv_sources.hpp:101
+        const unsigned int v5264 = v5263 * v2;  // kernels/sdpa/kv_sources.hpp:102
         const unsigned int v5265 = v5264 + v30;
         const unsigned int v5266 = v5265 * v6;
         const unsigned int v5267 = v5266 + v5242;
@@ -539,9 +539,9 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
         const unsigned int v5275 = v5274 ? v5273 : v42;  // kernels/sdpa/flash_tile.hpp:85
         const unsigned int v5276 = v5275 % v6;  // kernels/sdpa/kv_sources.hpp:80
         const unsigned int v5277 = v5275 / v6;
-        const unsigned int v5278 = v32 + v5277;  // kernels/sdpa/kv_sources.hpp:99
+        const unsigned int v5278 = v32 + v5277;  // kernels/sdpa/kv_sources.hpp:101
         const unsigned int v5279 = block_table[v5278];
-        const unsigned int v5280 = v5279 * v2;  // kernels/sdpa/kv_sources.hpp:100
+        const unsigned int v5280 = v5279 * v2;  // kernels/sdpa/kv_sources.hpp:102
         const unsigned int v5281 = v5280 + v30;
         const unsigned int v5282 = v5281 * v6;
         const unsigned int v5283 = v5282 + v5276;
@@ -556,9 +556,9 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
         const unsigned int v5292 = v5291 ? v5290 : v42;  // kernels/sdpa/flash_tile.hpp:85
         const unsigned int v5293 = v5292 % v6;  // kernels/sdpa/kv_sources.hpp:80
         const unsigned int v5294 = v5292 / v6;
-        const unsigned int v5295 = v32 + v5294;  // kernels/sdpa/kv_sources.hpp:99
+        const unsigned int v5295 = v32 + v5294;  // kernels/sdpa/kv_sources.hpp:101
         const unsigned int v5296 = block_table[v5295];
-        const unsigned int v5297 = v5296 * v2;  // kernels/sdpa/kv_sources.hpp:100
+        const unsigned int v5297 = v5296 * v2;  // kernels/sdpa/kv_sources.hpp:102
         const unsigned int v5298 = v5297 + v30;
         const unsigned int v5299 = v5298 * v6;
         const unsigned int v5300 = v5299 + v5293;
@@ -568,16 +568,16 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
         const unsigned int v5305 = v5303 + v112;
         const unsigned int v5306 = v5305 + v110;
         iron_copy_async<16>(shm1 + (v5306 ^ (((v5306 >> 6u) & 7u) << 3u)), k_pages + v5302, v5291);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5307 = block_table[v5278];  // kernels/sdpa/kv_sources.hpp:99
-        const unsigned int v5308 = v5307 * v2;  // kernels/sdpa/kv_sources.hpp:100
+        const unsigned int v5307 = block_table[v5278];  // kernels/sdpa/kv_sources.hpp:101
+        const unsigned int v5308 = v5307 * v2;  // kernels/sdpa/kv_sources.hpp:102
         const unsigned int v5309 = v5308 + v30;
         const unsigned int v5310 = v5309 * v6;
         const unsigned int v5311 = v5310 + v5276;
         const unsigned int v5312 = v5311 << 6u;
         const unsigned int v5313 = v5312 + v66;  // kernels/sdpa/flash_tile.hpp:85
         iron_copy_async<16>(shm2 + (v5289 ^ (((v5289 >> 6u) & 7u) << 3u)), v_pages + v5313, v5274);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5314 = block_table[v5295];  // kernels/sdpa/kv_sources.hpp:99
-        const unsigned int v5315 = v5314 * v2;  // kernels/sdpa/kv_sources.hpp:100
+        const unsigned int v5314 = block_table[v5295];  // kernels/sdpa/kv_sources.hpp:101
+        const unsigned int v5315 = v5314 * v2;  // kernels/sdpa/kv_sources.hpp:102
         const unsigned int v5316 = v5315 + v30;
         const unsigned int v5317 = v5316 * v6;
         const unsigned int v5318 = v5317 + v5293;
@@ -682,9 +682,9 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
           const unsigned int v3069 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
           const unsigned int v3070 = v3067 & v3069;
           const unsigned int v3071 = v3067 >> (v41 & 31);
-          const unsigned int v3072 = v32 + v3071;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v3072 = v32 + v3071;  // kernels/sdpa/kv_sources.hpp:101
           const unsigned int v3073 = block_table[v3072];
-          const unsigned int v3075 = v3073 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v3075 = v3073 * v2;  // kernels/sdpa/kv_sources.hpp:102
           const unsigned int v3076 = v3075 + v30;
           const unsigned int v3077 = v3076 * v6;
           const unsigned int v3078 = v3077 + v3070;
@@ -700,9 +700,9 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
           const unsigned int v3105 = v3102 ? v3101 : v42;  // kernels/sdpa/flash_tile.hpp:85
           const unsigned int v3108 = v3105 & v3069;  // kernels/sdpa/kv_sources.hpp:88
           const unsigned int v3109 = v3105 >> (v41 & 31);
-          const unsigned int v3110 = v32 + v3109;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v3110 = v32 + v3109;  // kernels/sdpa/kv_sources.hpp:101
           const unsigned int v3111 = block_table[v3110];
-          const unsigned int v3113 = v3111 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v3113 = v3111 * v2;  // kernels/sdpa/kv_sources.hpp:102
           const unsigned int v3114 = v3113 + v30;
           const unsigned int v3115 = v3114 * v6;
           const unsigned int v3116 = v3115 + v3108;
@@ -713,16 +713,16 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
           const unsigned int v3128 = v3127 + v112;
           const unsigned int v3129 = v3128 + v110;
           iron_copy_async<16>(shm1 + (v3129 ^ (((v3129 >> 6u) & 7u) << 3u)), k_pages + v3118, v3102);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v3151 = block_table[v3072];  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v3153 = v3151 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v3151 = block_table[v3072];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v3153 = v3151 * v2;  // kernels/sdpa/kv_sources.hpp:102
           const unsigned int v3154 = v3153 + v30;
           const unsigned int v3155 = v3154 * v6;
           const unsigned int v3156 = v3155 + v3070;
           const unsigned int v3157 = v3156 << 6u;
           const unsigned int v3158 = v3157 + v66;  // kernels/sdpa/flash_tile.hpp:85
           iron_copy_async<16>(shm2 + (v3091 ^ (((v3091 >> 6u) & 7u) << 3u)), v_pages + v3158, v3064);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v3189 = block_table[v3110];  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v3191 = v3189 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v3189 = block_table[v3110];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v3191 = v3189 * v2;  // kernels/sdpa/kv_sources.hpp:102
           const unsigned int v3192 = v3191 + v30;
           const unsigned int v3193 = v3192 * v6;
           const unsigned int v3194 = v3193 + v3108;
@@ -736,9 +736,9 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
           const unsigned int v3223 = v3220 ? v3219 : v42;  // kernels/sdpa/flash_tile.hpp:85
           const unsigned int v3224 = v3223 % v6;  // kernels/sdpa/kv_sources.hpp:80
           const unsigned int v3225 = v3223 / v6;
-          const unsigned int v3226 = v32 + v3225;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v3226 = v32 + v3225;  // kernels/sdpa/kv_sources.hpp:101
           const unsigned int v3227 = block_table[v3226];
-          const unsigned int v3229 = v3227 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v3229 = v3227 * v2;  // kernels/sdpa/kv_sources.hpp:102
           const unsigned int v3230 = v3229 + v30;
           const unsigned int v3231 = v3230 * v6;
           const unsigned int v3232 = v3231 + v3224;
@@ -754,9 +754,9 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
           const unsigned int v3259 = v3256 ? v3255 : v42;  // kernels/sdpa/flash_tile.hpp:85
           const unsigned int v3260 = v3259 % v6;  // kernels/sdpa/kv_sources.hpp:80
           const unsigned int v3261 = v3259 / v6;
-          const unsigned int v3262 = v32 + v3261;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v3262 = v32 + v3261;  // kernels/sdpa/kv_sources.hpp:101
           const unsigned int v3263 = block_table[v3262];
-          const unsigned int v3265 = v3263 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v3265 = v3263 * v2;  // kernels/sdpa/kv_sources.hpp:102
           const unsigned int v3266 = v3265 + v30;
           const unsigned int v3267 = v3266 * v6;
           const unsigned int v3268 = v3267 + v3260;
@@ -767,16 +767,16 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
           const unsigned int v3280 = v3279 + v112;
           const unsigned int v3281 = v3280 + v110;
           iron_copy_async<16>(shm1 + (v3281 ^ (((v3281 >> 6u) & 7u) << 3u)), k_pages + v3270, v3256);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v3301 = block_table[v3226];  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v3303 = v3301 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v3301 = block_table[v3226];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v3303 = v3301 * v2;  // kernels/sdpa/kv_sources.hpp:102
           const unsigned int v3304 = v3303 + v30;
           const unsigned int v3305 = v3304 * v6;
           const unsigned int v3306 = v3305 + v3224;
           const unsigned int v3307 = v3306 << 6u;
           const unsigned int v3308 = v3307 + v66;  // kernels/sdpa/flash_tile.hpp:85
           iron_copy_async<16>(shm2 + (v3245 ^ (((v3245 >> 6u) & 7u) << 3u)), v_pages + v3308, v3220);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v3337 = block_table[v3262];  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v3339 = v3337 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v3337 = block_table[v3262];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v3339 = v3337 * v2;  // kernels/sdpa/kv_sources.hpp:102
           const unsigned int v3340 = v3339 + v30;
           const unsigned int v3341 = v3340 * v6;
           const unsigned int v3342 = v3341 + v3260;
