@@ -55,7 +55,8 @@
 /// - `k, v [total_k, heads_kv, D]` T (`_paged`: `k_pages, v_pages [num_pages, heads_kv,
 ///   page_size, D]` T and `block_table [batch, pages_per_seq]` u32, the page of each sequence's
 ///   logical page, each below num_pages; `seq_lens_k [batch]` u32, each sequence's keys, at most
-///   pages_per_seq · page_size)
+///   pages_per_seq · page_size). Any page size works; a power of two finds a key's page by a
+///   shift and a mask instead of a division (kernels/sdpa/kv_sources.hpp)
 /// - `cu_seqlens_q [batch + 1]`, `cu_seqlens_k [batch + 1]` u32: ascending offsets from 0, the
 ///   last total_q (total_k); every sequence at most max_seqlen_q queries
 /// - `sinks [heads_q]` f32; `lse [heads_q, total_q]` f32 (`_lse`)
