@@ -88,8 +88,7 @@ struct DenseWeights {
 /// p < 16 of a half word, or'd into 2^23's bits, is the f32 2^23 + q·2^p exactly (q·2^p < 2^23),
 /// so one mask-and-or and one subtraction give q·2^p, and x's element is scaled by 2^-p to
 /// match (exact: a power of two). The word's upper half is shifted down once for its codes.
-/// The 2^23 bits are a run-time value (`magic`), so the mask and the or are one three-input
-/// logic op on CUDA, which takes a single immediate (with both constants it is two).
+/// The 2^23 bits are a run-time value (code_magic), so the mask and the or are one logic op.
 template <class T, u32 BITS, u32 GROUP>
 struct AffineWeights {
   static constexpr u32 kCodes = codes_per_word<BITS>;
@@ -111,8 +110,7 @@ struct AffineWeights {
   const Tensor<T>& scales;
   const Tensor<T>& biases;
   Expr<u32> k;
-  /// 2^23's bits, which no compiler can fold (k is 0 only when there is nothing to decode).
-  Expr<u32> magic = select(k == 0u, Expr<u32>(0u), Expr<u32>(0x4B000000u));
+  Expr<u32> magic = code_magic(k);  // k is 0 only when there is nothing to decode
 
   Chunk load(const Expr<u32>& row, const Expr<u32>& c) const {
     Chunk ch;
@@ -131,7 +129,7 @@ struct AffineWeights {
       const u32 code = i % kCodes;
       auto half = code < kPerHalf ? word : word >> 16u;
       auto field = half & (((1u << BITS) - 1u) << (code % kPerHalf * BITS));
-      out[e] = bitcast<f32>(field | magic) - 8388608.0f;  // code_value with a register's bits
+      out[e] = code_value(field, magic);
     }
     return out;
   }

@@ -26,6 +26,19 @@ inline dsl::Expr<dsl::f32> code_value(const dsl::Expr<dsl::u32>& q) {
   return dsl::bitcast<dsl::f32>(q | 0x4B000000u) - 8388608.0f;
 }
 
+/// 2^23's bits (0x4B000000) as a run-time value no compiler folds: `nonzero` is nonzero
+/// wherever the value is used (a kernel's k, say). CUDA's three-input logic op takes a single
+/// immediate, so a code's mask and this or are then one instruction instead of two.
+inline dsl::Expr<dsl::u32> code_magic(const dsl::Expr<dsl::u32>& nonzero) {
+  return dsl::select(nonzero == 0u, dsl::Expr<dsl::u32>(0u), dsl::Expr<dsl::u32>(0x4B000000u));
+}
+
+/// code_value with 2^23's bits from code_magic.
+inline dsl::Expr<dsl::f32> code_value(const dsl::Expr<dsl::u32>& q,
+                                      const dsl::Expr<dsl::u32>& magic) {
+  return dsl::bitcast<dsl::f32>(q | magic) - 8388608.0f;
+}
+
 /// w = scale * q + bias in f32 with one rounding.
 inline dsl::Expr<dsl::f32> affine_dequant(const dsl::Expr<dsl::u32>& q,
                                           const dsl::Expr<dsl::f32>& scale,
