@@ -569,6 +569,11 @@ IRON_TEST(iron_sdpa_prefill_paged_d64, pages48, F32, F16, BF16) {
   const PrefillCase c{{1, 70}, {100, 70}, 1, 1, 64, false, 0, 0.125};
   return paged_setup(c, 48, no_sinks(1), dt, rng);
 }
+// Pages of one key: the shift of the power-of-two form is 0.
+IRON_TEST(iron_sdpa_prefill_paged_d64, pages1_causal, F32, F16, BF16) {
+  const PrefillCase c{{9}, {23}, 2, 2, 64, true, 0, 0.125};
+  return paged_setup(c, 1, no_sinks(2), dt, rng);
+}
 
 // Pages of 64, a sequence of one key, non-causal.
 IRON_TEST(iron_sdpa_prefill_paged_d64, shuffled_pages64, F32, F16, BF16) {
