@@ -56,10 +56,7 @@ void staged_epilogue(const dsl::FragAcc<16, kBN>& acc, const dsl::Expr<dsl::u32>
   auto consumer = simdgroup_id() < kConsumers / 32u;
   for (std::uint32_t round = 0; round < kBM / kStagedRows; ++round) {
     IRON_IF(simdgroup_id() / kSimdgroupsARound == round) {
-      auto first = simdgroup_id() % kSimdgroupsARound * 16u;
-      for (std::uint32_t slot = 0; slot < FragAcc<16, kBN>::elements; ++slot) {
-        store(staged[(first + acc.row(slot)) * kStagedPitch + acc.col(slot)], acc.get(slot));
-      }
+      acc.store(staged, simdgroup_id() % kSimdgroupsARound * 16u * kStagedPitch, kStagedPitch);
     }
     barrier();
     IRON_IF(consumer) {

@@ -57,7 +57,10 @@ __device__ __forceinline__ unsigned int iron_linear_thread() {
 
 // A fragment of ROLE 0 (A, M×K), 1 (B, K×N) or 2 (accumulator, M×N), R×C elements: each
 // lane of the warp owns R·C/32 of them in the layout of mma.m16n8k16, tile by tile (row-major
-// tiles of 16×16 for A, 16×8 for B and accumulators). row()/col() give slot i's position.
+// tiles of 16×16 for A, 16×8 for B and accumulators). row()/col() give slot i's position, the
+// sum of a part of the slot alone and one of the lane alone (row(i, l) = row(i, 0) + row(0, l),
+// col alike): an unswizzled access forms each lane's address once and adds a constant a slot,
+// which NVVM folds in a fraction of the time that per-slot lane terms take it.
 template <class T, int ROLE, int R, int C>
 struct iron_frag {
   static constexpr int kTileCols = ROLE == 0 ? 16 : 8;
@@ -104,9 +107,17 @@ template <bool COL, int SR = 0, int SC = 0, class T, int ROLE, int R, int C>
 __device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& f, T* p,
                                                 long long off, long long ld) {
   const unsigned int lane = iron_linear_thread() & 31u;
+  if constexpr (SR == 0) {
+    T* q = p + iron_frag_index<COL>(off, ld, f.row(0, lane), f.col(0, lane));
 #pragma unroll
-  for (int i = 0; i < R * C / 32; ++i) {
-    p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane))] = f.x[i];
+    for (int i = 0; i < R * C / 32; ++i) {
+      q[iron_frag_index<COL>(0, ld, f.row(i, 0), f.col(i, 0))] = f.x[i];
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < R * C / 32; ++i) {
+      p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane))] = f.x[i];
+    }
   }
 }
 

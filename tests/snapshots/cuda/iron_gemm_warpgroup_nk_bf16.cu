@@ -62,7 +62,10 @@ __device__ __forceinline__ unsigned int iron_linear_thread() {
 
 // A fragment of ROLE 0 (A, M×K), 1 (B, K×N) or 2 (accumulator, M×N), R×C elements: each
 // lane of the warp owns R·C/32 of them in the layout of mma.m16n8k16, tile by tile (row-major
-// tiles of 16×16 for A, 16×8 for B and accumulators). row()/col() give slot i's position.
+// tiles of 16×16 for A, 16×8 for B and accumulators). row()/col() give slot i's position, the
+// sum of a part of the slot alone and one of the lane alone (row(i, l) = row(i, 0) + row(0, l),
+// col alike): an unswizzled access forms each lane's address once and adds a constant a slot,
+// which NVVM folds in a fraction of the time that per-slot lane terms take it.
 template <class T, int ROLE, int R, int C>
 struct iron_frag {
   static constexpr int kTileCols = ROLE == 0 ? 16 : 8;
@@ -124,9 +127,17 @@ template <bool COL, int SR = 0, int SC = 0, class T, int ROLE, int R, int C>
 __device__ __forceinline__ void iron_frag_load(iron_frag<T, ROLE, R, C>& f, const T* p,
                                                long long off, long long ld) {
   const unsigned int lane = iron_linear_thread() & 31u;
+  if constexpr (SR == 0) {
+    const T* q = p + iron_frag_index<COL>(off, ld, f.row(0, lane), f.col(0, lane));
 #pragma unroll
-  for (int i = 0; i < R * C / 32; ++i) {
-    f.x[i] = p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane))];
+    for (int i = 0; i < R * C / 32; ++i) {
+      f.x[i] = q[iron_frag_index<COL>(0, ld, f.row(i, 0), f.col(i, 0))];
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < R * C / 32; ++i) {
+      f.x[i] = p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane))];
+    }
   }
 }
 
@@ -265,2874 +276,2874 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
   const unsigned int v22 = v21 << 7u;
   const unsigned int v25 = v19 / v17;
   const unsigned int v26 = v25 << 8u;
-  unsigned int v3864 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:156
-  const unsigned int v3867 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:90
-  const unsigned int v3868 = v3867 >> 2u;
-  const bool v3871 = v3867 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:91
-  iron_frag<float, 2, 16, 128> v3875;  // kernels/gemm/gemm_warpgroup.hpp:95
-  iron_frag_fill(v3875, 0.0f);
-  const unsigned int v3878 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:101
-  const bool v3879 = v3878 == v3864;
-  if (v3879) {
-    const bool v7034 = v3864 < v2;  // kernels/gemm/gemm_warpgroup.hpp:102
-    if (v7034) {
-      const unsigned int v7038 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:105
-      const unsigned int v7041 = v3867 << 5u;
-      const unsigned int v7042 = v7041 + v7038;
-      const unsigned int v7043 = v7042 >> 3u;
-      const unsigned int v7044 = v7042 & 7u;
-      const unsigned int v7045 = v7044 << 3u;
-      const unsigned int v7046 = v22 + v7043;
-      const bool v7048 = v7046 < v0;
-      const bool v7049 = v7045 < v2;
-      const bool v7050 = v7048 && v7049;
-      const unsigned int v7051 = v7046 * v2;
-      const unsigned int v7052 = v7051 + v7045;
-      const unsigned int v7053 = v7050 ? v7052 : v3864;
-      const unsigned int v7054 = v7043 << 6u;
-      const unsigned int v7056 = v7054 + v7045;
-      iron_copy_async<16>(shm3 + (v7056 ^ (((v7056 >> 6u) & 7u) << 3u)), a + v7053, v7050);
-      const unsigned int v7058 = v7042 + 384u;
-      const unsigned int v7059 = v7058 >> 3u;
-      const unsigned int v7060 = v7058 & 7u;
-      const unsigned int v7061 = v7060 << 3u;
-      const unsigned int v7062 = v22 + v7059;
-      const bool v7064 = v7062 < v0;
-      const bool v7065 = v7061 < v2;
-      const bool v7066 = v7064 && v7065;
-      const unsigned int v7067 = v7062 * v2;
-      const unsigned int v7068 = v7067 + v7061;
-      const unsigned int v7069 = v7066 ? v7068 : v3864;
-      const unsigned int v7070 = v7059 << 6u;
-      const unsigned int v7072 = v7070 + v7061;
-      iron_copy_async<16>(shm3 + (v7072 ^ (((v7072 >> 6u) & 7u) << 3u)), a + v7069, v7066);
-      const unsigned int v7074 = v7042 + 768u;
-      const bool v7076 = v7074 < 1024u;
-      if (v7076) {
-        const unsigned int v7077 = v7074 >> 3u;
-        const unsigned int v7078 = v7074 & 7u;
-        const unsigned int v7079 = v7078 << 3u;
-        const unsigned int v7080 = v22 + v7077;
-        const bool v7082 = v7080 < v0;
-        const bool v7083 = v7079 < v2;
-        const bool v7084 = v7082 && v7083;
-        const unsigned int v7085 = v7080 * v2;
-        const unsigned int v7086 = v7085 + v7079;
-        const unsigned int v7087 = v7084 ? v7086 : v3864;
-        const unsigned int v7088 = v7077 << 6u;
-        const unsigned int v7090 = v7088 + v7079;
-        iron_copy_async<16>(shm3 + (v7090 ^ (((v7090 >> 6u) & 7u) << 3u)), a + v7087, v7084);
+  unsigned int v292 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:153
+  const unsigned int v295 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const unsigned int v296 = v295 >> 2u;
+  const bool v299 = v295 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:88
+  iron_frag<float, 2, 16, 128> v303;  // kernels/gemm/gemm_warpgroup.hpp:92
+  iron_frag_fill(v303, 0.0f);
+  const unsigned int v306 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:98
+  const bool v307 = v306 == v292;
+  if (v307) {
+    const bool v3462 = v292 < v2;  // kernels/gemm/gemm_warpgroup.hpp:99
+    if (v3462) {
+      const unsigned int v3466 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:102
+      const unsigned int v3469 = v295 << 5u;
+      const unsigned int v3470 = v3469 + v3466;
+      const unsigned int v3471 = v3470 >> 3u;
+      const unsigned int v3472 = v3470 & 7u;
+      const unsigned int v3473 = v3472 << 3u;
+      const unsigned int v3474 = v22 + v3471;
+      const bool v3476 = v3474 < v0;
+      const bool v3477 = v3473 < v2;
+      const bool v3478 = v3476 && v3477;
+      const unsigned int v3479 = v3474 * v2;
+      const unsigned int v3480 = v3479 + v3473;
+      const unsigned int v3481 = v3478 ? v3480 : v292;
+      const unsigned int v3482 = v3471 << 6u;
+      const unsigned int v3484 = v3482 + v3473;
+      iron_copy_async<16>(shm3 + (v3484 ^ (((v3484 >> 6u) & 7u) << 3u)), a + v3481, v3478);
+      const unsigned int v3486 = v3470 + 384u;
+      const unsigned int v3487 = v3486 >> 3u;
+      const unsigned int v3488 = v3486 & 7u;
+      const unsigned int v3489 = v3488 << 3u;
+      const unsigned int v3490 = v22 + v3487;
+      const bool v3492 = v3490 < v0;
+      const bool v3493 = v3489 < v2;
+      const bool v3494 = v3492 && v3493;
+      const unsigned int v3495 = v3490 * v2;
+      const unsigned int v3496 = v3495 + v3489;
+      const unsigned int v3497 = v3494 ? v3496 : v292;
+      const unsigned int v3498 = v3487 << 6u;
+      const unsigned int v3500 = v3498 + v3489;
+      iron_copy_async<16>(shm3 + (v3500 ^ (((v3500 >> 6u) & 7u) << 3u)), a + v3497, v3494);
+      const unsigned int v3502 = v3470 + 768u;
+      const bool v3504 = v3502 < 1024u;
+      if (v3504) {
+        const unsigned int v3505 = v3502 >> 3u;
+        const unsigned int v3506 = v3502 & 7u;
+        const unsigned int v3507 = v3506 << 3u;
+        const unsigned int v3508 = v22 + v3505;
+        const bool v3510 = v3508 < v0;
+        const bool v3511 = v3507 < v2;
+        const bool v3512 = v3510 && v3511;
+        const unsigned int v3513 = v3508 * v2;
+        const unsigned int v3514 = v3513 + v3507;
+        const unsigned int v3515 = v3512 ? v3514 : v292;
+        const unsigned int v3516 = v3505 << 6u;
+        const unsigned int v3518 = v3516 + v3507;
+        iron_copy_async<16>(shm3 + (v3518 ^ (((v3518 >> 6u) & 7u) << 3u)), a + v3515, v3512);
       }
-      const unsigned int v7091 = v26 + v7043;  // kernels/gemm/gemm_warpgroup.hpp:106
-      const bool v7092 = v7091 < v1;
-      const bool v7093 = v7092 && v7049;
-      const unsigned int v7094 = v7091 * v2;
-      const unsigned int v7095 = v7094 + v7045;
-      const unsigned int v7096 = v7093 ? v7095 : v3864;
-      iron_copy_async<16>(shm4 + (v7056 ^ (((v7056 >> 6u) & 7u) << 3u)), b + v7096, v7093);
-      const unsigned int v7097 = v26 + v7059;
-      const bool v7098 = v7097 < v1;
-      const bool v7099 = v7098 && v7065;
-      const unsigned int v7100 = v7097 * v2;
-      const unsigned int v7101 = v7100 + v7061;
-      const unsigned int v7102 = v7099 ? v7101 : v3864;
-      iron_copy_async<16>(shm4 + (v7072 ^ (((v7072 >> 6u) & 7u) << 3u)), b + v7102, v7099);
-      if (v7076) {
-        const unsigned int v7103 = v7074 >> 3u;
-        const unsigned int v7104 = v7074 & 7u;
-        const unsigned int v7105 = v7104 << 3u;
-        const unsigned int v7106 = v26 + v7103;
-        const bool v7108 = v7106 < v1;
-        const bool v7109 = v7105 < v2;
-        const bool v7110 = v7108 && v7109;
-        const unsigned int v7111 = v7106 * v2;
-        const unsigned int v7112 = v7111 + v7105;
-        const unsigned int v7113 = v7110 ? v7112 : v3864;
-        const unsigned int v7114 = v7103 << 6u;
-        const unsigned int v7116 = v7114 + v7105;
-        iron_copy_async<16>(shm4 + (v7116 ^ (((v7116 >> 6u) & 7u) << 3u)), b + v7113, v7110);
-      }
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:102
-    const bool v7119 = 64u < v2;
-    if (v7119) {
-      const unsigned int v7123 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:105
-      const unsigned int v7126 = v3867 << 5u;
-      const unsigned int v7127 = v7126 + v7123;
-      const unsigned int v7128 = v7127 >> 3u;
-      const unsigned int v7129 = v7127 & 7u;
-      const unsigned int v7130 = v7129 << 3u;
-      const unsigned int v7131 = v22 + v7128;
-      const unsigned int v7132 = 64u + v7130;
-      const bool v7133 = v7131 < v0;
-      const bool v7134 = v7132 < v2;
-      const bool v7135 = v7133 && v7134;
-      const unsigned int v7136 = v7131 * v2;
-      const unsigned int v7137 = v7136 + v7132;
-      const unsigned int v7138 = v7135 ? v7137 : v3864;
-      const unsigned int v7139 = v7128 << 6u;
-      const unsigned int v7140 = 8192u + v7139;
-      const unsigned int v7141 = v7140 + v7130;
-      iron_copy_async<16>(shm3 + (v7141 ^ (((v7141 >> 6u) & 7u) << 3u)), a + v7138, v7135);
-      const unsigned int v7143 = v7127 + 384u;
-      const unsigned int v7144 = v7143 >> 3u;
-      const unsigned int v7145 = v7143 & 7u;
-      const unsigned int v7146 = v7145 << 3u;
-      const unsigned int v7147 = v22 + v7144;
-      const unsigned int v7148 = 64u + v7146;
-      const bool v7149 = v7147 < v0;
-      const bool v7150 = v7148 < v2;
-      const bool v7151 = v7149 && v7150;
-      const unsigned int v7152 = v7147 * v2;
-      const unsigned int v7153 = v7152 + v7148;
-      const unsigned int v7154 = v7151 ? v7153 : v3864;
-      const unsigned int v7155 = v7144 << 6u;
-      const unsigned int v7156 = 8192u + v7155;
-      const unsigned int v7157 = v7156 + v7146;
-      iron_copy_async<16>(shm3 + (v7157 ^ (((v7157 >> 6u) & 7u) << 3u)), a + v7154, v7151);
-      const unsigned int v7159 = v7127 + 768u;
-      const bool v7161 = v7159 < 1024u;
-      if (v7161) {
-        const unsigned int v7162 = v7159 >> 3u;
-        const unsigned int v7163 = v7159 & 7u;
-        const unsigned int v7164 = v7163 << 3u;
-        const unsigned int v7165 = v22 + v7162;
-        const unsigned int v7166 = 64u + v7164;
-        const bool v7167 = v7165 < v0;
-        const bool v7168 = v7166 < v2;
-        const bool v7169 = v7167 && v7168;
-        const unsigned int v7170 = v7165 * v2;
-        const unsigned int v7171 = v7170 + v7166;
-        const unsigned int v7172 = v7169 ? v7171 : v3864;
-        const unsigned int v7173 = v7162 << 6u;
-        const unsigned int v7174 = 8192u + v7173;
-        const unsigned int v7175 = v7174 + v7164;
-        iron_copy_async<16>(shm3 + (v7175 ^ (((v7175 >> 6u) & 7u) << 3u)), a + v7172, v7169);
-      }
-      const unsigned int v7176 = v26 + v7128;  // kernels/gemm/gemm_warpgroup.hpp:106
-      const bool v7177 = v7176 < v1;
-      const bool v7178 = v7177 && v7134;
-      const unsigned int v7179 = v7176 * v2;
-      const unsigned int v7180 = v7179 + v7132;
-      const unsigned int v7181 = v7178 ? v7180 : v3864;
-      iron_copy_async<16>(shm4 + (v7141 ^ (((v7141 >> 6u) & 7u) << 3u)), b + v7181, v7178);
-      const unsigned int v7182 = v26 + v7144;
-      const bool v7183 = v7182 < v1;
-      const bool v7184 = v7183 && v7150;
-      const unsigned int v7185 = v7182 * v2;
-      const unsigned int v7186 = v7185 + v7148;
-      const unsigned int v7187 = v7184 ? v7186 : v3864;
-      iron_copy_async<16>(shm4 + (v7157 ^ (((v7157 >> 6u) & 7u) << 3u)), b + v7187, v7184);
-      if (v7161) {
-        const unsigned int v7188 = v7159 >> 3u;
-        const unsigned int v7189 = v7159 & 7u;
-        const unsigned int v7190 = v7189 << 3u;
-        const unsigned int v7191 = v26 + v7188;
-        const unsigned int v7192 = 64u + v7190;
-        const bool v7193 = v7191 < v1;
-        const bool v7194 = v7192 < v2;
-        const bool v7195 = v7193 && v7194;
-        const unsigned int v7196 = v7191 * v2;
-        const unsigned int v7197 = v7196 + v7192;
-        const unsigned int v7198 = v7195 ? v7197 : v3864;
-        const unsigned int v7199 = v7188 << 6u;
-        const unsigned int v7200 = 8192u + v7199;
-        const unsigned int v7201 = v7200 + v7190;
-        iron_copy_async<16>(shm4 + (v7201 ^ (((v7201 >> 6u) & 7u) << 3u)), b + v7198, v7195);
+      const unsigned int v3519 = v26 + v3471;  // kernels/gemm/gemm_warpgroup.hpp:103
+      const bool v3520 = v3519 < v1;
+      const bool v3521 = v3520 && v3477;
+      const unsigned int v3522 = v3519 * v2;
+      const unsigned int v3523 = v3522 + v3473;
+      const unsigned int v3524 = v3521 ? v3523 : v292;
+      iron_copy_async<16>(shm4 + (v3484 ^ (((v3484 >> 6u) & 7u) << 3u)), b + v3524, v3521);
+      const unsigned int v3525 = v26 + v3487;
+      const bool v3526 = v3525 < v1;
+      const bool v3527 = v3526 && v3493;
+      const unsigned int v3528 = v3525 * v2;
+      const unsigned int v3529 = v3528 + v3489;
+      const unsigned int v3530 = v3527 ? v3529 : v292;
+      iron_copy_async<16>(shm4 + (v3500 ^ (((v3500 >> 6u) & 7u) << 3u)), b + v3530, v3527);
+      if (v3504) {
+        const unsigned int v3531 = v3502 >> 3u;
+        const unsigned int v3532 = v3502 & 7u;
+        const unsigned int v3533 = v3532 << 3u;
+        const unsigned int v3534 = v26 + v3531;
+        const bool v3536 = v3534 < v1;
+        const bool v3537 = v3533 < v2;
+        const bool v3538 = v3536 && v3537;
+        const unsigned int v3539 = v3534 * v2;
+        const unsigned int v3540 = v3539 + v3533;
+        const unsigned int v3541 = v3538 ? v3540 : v292;
+        const unsigned int v3542 = v3531 << 6u;
+        const unsigned int v3544 = v3542 + v3533;
+        iron_copy_async<16>(shm4 + (v3544 ^ (((v3544 >> 6u) & 7u) << 3u)), b + v3541, v3538);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:102
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:99
+    const bool v3547 = 64u < v2;
+    if (v3547) {
+      const unsigned int v3551 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:102
+      const unsigned int v3554 = v295 << 5u;
+      const unsigned int v3555 = v3554 + v3551;
+      const unsigned int v3556 = v3555 >> 3u;
+      const unsigned int v3557 = v3555 & 7u;
+      const unsigned int v3558 = v3557 << 3u;
+      const unsigned int v3559 = v22 + v3556;
+      const unsigned int v3560 = 64u + v3558;
+      const bool v3561 = v3559 < v0;
+      const bool v3562 = v3560 < v2;
+      const bool v3563 = v3561 && v3562;
+      const unsigned int v3564 = v3559 * v2;
+      const unsigned int v3565 = v3564 + v3560;
+      const unsigned int v3566 = v3563 ? v3565 : v292;
+      const unsigned int v3567 = v3556 << 6u;
+      const unsigned int v3568 = 8192u + v3567;
+      const unsigned int v3569 = v3568 + v3558;
+      iron_copy_async<16>(shm3 + (v3569 ^ (((v3569 >> 6u) & 7u) << 3u)), a + v3566, v3563);
+      const unsigned int v3571 = v3555 + 384u;
+      const unsigned int v3572 = v3571 >> 3u;
+      const unsigned int v3573 = v3571 & 7u;
+      const unsigned int v3574 = v3573 << 3u;
+      const unsigned int v3575 = v22 + v3572;
+      const unsigned int v3576 = 64u + v3574;
+      const bool v3577 = v3575 < v0;
+      const bool v3578 = v3576 < v2;
+      const bool v3579 = v3577 && v3578;
+      const unsigned int v3580 = v3575 * v2;
+      const unsigned int v3581 = v3580 + v3576;
+      const unsigned int v3582 = v3579 ? v3581 : v292;
+      const unsigned int v3583 = v3572 << 6u;
+      const unsigned int v3584 = 8192u + v3583;
+      const unsigned int v3585 = v3584 + v3574;
+      iron_copy_async<16>(shm3 + (v3585 ^ (((v3585 >> 6u) & 7u) << 3u)), a + v3582, v3579);
+      const unsigned int v3587 = v3555 + 768u;
+      const bool v3589 = v3587 < 1024u;
+      if (v3589) {
+        const unsigned int v3590 = v3587 >> 3u;
+        const unsigned int v3591 = v3587 & 7u;
+        const unsigned int v3592 = v3591 << 3u;
+        const unsigned int v3593 = v22 + v3590;
+        const unsigned int v3594 = 64u + v3592;
+        const bool v3595 = v3593 < v0;
+        const bool v3596 = v3594 < v2;
+        const bool v3597 = v3595 && v3596;
+        const unsigned int v3598 = v3593 * v2;
+        const unsigned int v3599 = v3598 + v3594;
+        const unsigned int v3600 = v3597 ? v3599 : v292;
+        const unsigned int v3601 = v3590 << 6u;
+        const unsigned int v3602 = 8192u + v3601;
+        const unsigned int v3603 = v3602 + v3592;
+        iron_copy_async<16>(shm3 + (v3603 ^ (((v3603 >> 6u) & 7u) << 3u)), a + v3600, v3597);
+      }
+      const unsigned int v3604 = v26 + v3556;  // kernels/gemm/gemm_warpgroup.hpp:103
+      const bool v3605 = v3604 < v1;
+      const bool v3606 = v3605 && v3562;
+      const unsigned int v3607 = v3604 * v2;
+      const unsigned int v3608 = v3607 + v3560;
+      const unsigned int v3609 = v3606 ? v3608 : v292;
+      iron_copy_async<16>(shm4 + (v3569 ^ (((v3569 >> 6u) & 7u) << 3u)), b + v3609, v3606);
+      const unsigned int v3610 = v26 + v3572;
+      const bool v3611 = v3610 < v1;
+      const bool v3612 = v3611 && v3578;
+      const unsigned int v3613 = v3610 * v2;
+      const unsigned int v3614 = v3613 + v3576;
+      const unsigned int v3615 = v3612 ? v3614 : v292;
+      iron_copy_async<16>(shm4 + (v3585 ^ (((v3585 >> 6u) & 7u) << 3u)), b + v3615, v3612);
+      if (v3589) {
+        const unsigned int v3616 = v3587 >> 3u;
+        const unsigned int v3617 = v3587 & 7u;
+        const unsigned int v3618 = v3617 << 3u;
+        const unsigned int v3619 = v26 + v3616;
+        const unsigned int v3620 = 64u + v3618;
+        const bool v3621 = v3619 < v1;
+        const bool v3622 = v3620 < v2;
+        const bool v3623 = v3621 && v3622;
+        const unsigned int v3624 = v3619 * v2;
+        const unsigned int v3625 = v3624 + v3620;
+        const unsigned int v3626 = v3623 ? v3625 : v292;
+        const unsigned int v3627 = v3616 << 6u;
+        const unsigned int v3628 = 8192u + v3627;
+        const unsigned int v3629 = v3628 + v3618;
+        iron_copy_async<16>(shm4 + (v3629 ^ (((v3629 >> 6u) & 7u) << 3u)), b + v3626, v3623);
+      }
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:99
 
-    for (unsigned int v6185 = v3864; v6185 < v2; v6185 += 64u) {
-      const unsigned int v6187 = v6185 >> 6u;
-      const unsigned int v6189 = v6187 % 3u;
+    for (unsigned int v2613 = v292; v2613 < v2; v2613 += 64u) {
+      const unsigned int v2615 = v2613 >> 6u;
+      const unsigned int v2617 = v2615 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      if (v3871) {
-        const unsigned int v6191 = v6189 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:109
-        const unsigned int v6198 = v3868 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:97
-        const unsigned int v6199 = v6198 << 6u;
-        const unsigned int v6200 = v6191 + v6199;
-        const unsigned int v6684 = v3867 & 3u;
-        const unsigned int v6686 = v6684 << 4u;
-        const unsigned int v6688 = v6686 << 6u;
-        const unsigned int v6690 = v6200 + v6688;
-        iron_frag<iron_bf16, 0, 16, 16> v6697;
-        iron_frag_fill(v6697, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v6697, shm3, v6690, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v6699;
-        iron_frag_fill(v6699, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v6699, shm4, v6191, 64u);
-        iron_frag_mma_sync(v3875, v6697, v6699);
-        const unsigned int v6701 = v6690 + 16u;
-        const unsigned int v6704 = v6191 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v6706;
-        iron_frag_fill(v6706, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v6706, shm3, v6701, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v6708;
-        iron_frag_fill(v6708, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v6708, shm4, v6704, 64u);
-        iron_frag_mma_sync(v3875, v6706, v6708);
-        const unsigned int v6710 = v6690 + 32u;
-        const unsigned int v6713 = v6191 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v6715;
-        iron_frag_fill(v6715, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v6715, shm3, v6710, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v6717;
-        iron_frag_fill(v6717, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v6717, shm4, v6713, 64u);
-        iron_frag_mma_sync(v3875, v6715, v6717);
-        const unsigned int v6719 = v6690 + 48u;
-        const unsigned int v6722 = v6191 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v6724;
-        iron_frag_fill(v6724, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v6724, shm3, v6719, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v6726;
-        iron_frag_fill(v6726, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v6726, shm4, v6722, 64u);
-        iron_frag_mma_sync(v3875, v6724, v6726);
+      if (v299) {
+        const unsigned int v2619 = v2617 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:106
+        const unsigned int v2626 = v296 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
+        const unsigned int v2627 = v2626 << 6u;
+        const unsigned int v2628 = v2619 + v2627;
+        const unsigned int v3112 = v295 & 3u;
+        const unsigned int v3114 = v3112 << 4u;
+        const unsigned int v3116 = v3114 << 6u;
+        const unsigned int v3118 = v2628 + v3116;
+        iron_frag<iron_bf16, 0, 16, 16> v3125;
+        iron_frag_fill(v3125, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3125, shm3, v3118, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3127;
+        iron_frag_fill(v3127, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3127, shm4, v2619, 64u);
+        iron_frag_mma_sync(v303, v3125, v3127);
+        const unsigned int v3129 = v3118 + 16u;
+        const unsigned int v3132 = v2619 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3134;
+        iron_frag_fill(v3134, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3134, shm3, v3129, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3136;
+        iron_frag_fill(v3136, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3136, shm4, v3132, 64u);
+        iron_frag_mma_sync(v303, v3134, v3136);
+        const unsigned int v3138 = v3118 + 32u;
+        const unsigned int v3141 = v2619 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3143;
+        iron_frag_fill(v3143, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3143, shm3, v3138, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3145;
+        iron_frag_fill(v3145, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3145, shm4, v3141, 64u);
+        iron_frag_mma_sync(v303, v3143, v3145);
+        const unsigned int v3147 = v3118 + 48u;
+        const unsigned int v3150 = v2619 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3152;
+        iron_frag_fill(v3152, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3152, shm3, v3147, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3154;
+        iron_frag_fill(v3154, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3154, shm4, v3150, 64u);
+        iron_frag_mma_sync(v303, v3152, v3154);
       }
-      const unsigned int v6206 = v6185 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:102
-      const unsigned int v6208 = v6187 + 2u;
-      const unsigned int v6209 = v6208 % 3u;
-      const bool v6210 = v6206 < v2;
-      if (v6210) {
-        const unsigned int v6213 = v6209 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:105
-        const unsigned int v6215 = iron_linear_thread() & 31u;
-        const unsigned int v6217 = v3867 << 5u;
-        const unsigned int v6218 = v6217 + v6215;
-        const unsigned int v6222 = v6218 >> 3u;
-        const unsigned int v6224 = v6218 & 7u;
-        const unsigned int v6226 = v6224 << 3u;
-        const unsigned int v6227 = v22 + v6222;
-        const unsigned int v6228 = v6206 + v6226;
-        const bool v6229 = v6227 < v0;
-        const bool v6230 = v6228 < v2;
-        const bool v6231 = v6229 && v6230;
-        const unsigned int v6232 = v6227 * v2;
-        const unsigned int v6234 = v6232 + v6228;
-        const unsigned int v6235 = v6231 ? v6234 : v3864;
-        const unsigned int v6237 = v6222 << 6u;
-        const unsigned int v6238 = v6213 + v6237;
-        const unsigned int v6239 = v6238 + v6226;
-        iron_copy_async<16>(shm3 + (v6239 ^ (((v6239 >> 6u) & 7u) << 3u)), a + v6235, v6231);
-        const unsigned int v6241 = v6218 + 384u;
-        const unsigned int v6243 = v6241 >> 3u;
-        const unsigned int v6245 = v6241 & 7u;
-        const unsigned int v6247 = v6245 << 3u;
-        const unsigned int v6248 = v22 + v6243;
-        const unsigned int v6249 = v6206 + v6247;
-        const bool v6250 = v6248 < v0;
-        const bool v6251 = v6249 < v2;
-        const bool v6252 = v6250 && v6251;
-        const unsigned int v6253 = v6248 * v2;
-        const unsigned int v6255 = v6253 + v6249;
-        const unsigned int v6256 = v6252 ? v6255 : v3864;
-        const unsigned int v6258 = v6243 << 6u;
-        const unsigned int v6259 = v6213 + v6258;
-        const unsigned int v6260 = v6259 + v6247;
-        iron_copy_async<16>(shm3 + (v6260 ^ (((v6260 >> 6u) & 7u) << 3u)), a + v6256, v6252);
-        const unsigned int v6262 = v6218 + 768u;
-        const bool v6264 = v6262 < 1024u;
-        if (v6264) {
-          const unsigned int v6266 = v6262 >> 3u;
-          const unsigned int v6268 = v6262 & 7u;
-          const unsigned int v6270 = v6268 << 3u;
-          const unsigned int v6271 = v22 + v6266;
-          const unsigned int v6272 = v6206 + v6270;
-          const bool v6273 = v6271 < v0;
-          const bool v6274 = v6272 < v2;
-          const bool v6275 = v6273 && v6274;
-          const unsigned int v6276 = v6271 * v2;
-          const unsigned int v6278 = v6276 + v6272;
-          const unsigned int v6279 = v6275 ? v6278 : v3864;
-          const unsigned int v6281 = v6266 << 6u;
-          const unsigned int v6282 = v6213 + v6281;
-          const unsigned int v6283 = v6282 + v6270;
-          iron_copy_async<16>(shm3 + (v6283 ^ (((v6283 >> 6u) & 7u) << 3u)), a + v6279, v6275);
+      const unsigned int v2634 = v2613 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:99
+      const unsigned int v2636 = v2615 + 2u;
+      const unsigned int v2637 = v2636 % 3u;
+      const bool v2638 = v2634 < v2;
+      if (v2638) {
+        const unsigned int v2641 = v2637 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:102
+        const unsigned int v2643 = iron_linear_thread() & 31u;
+        const unsigned int v2645 = v295 << 5u;
+        const unsigned int v2646 = v2645 + v2643;
+        const unsigned int v2650 = v2646 >> 3u;
+        const unsigned int v2652 = v2646 & 7u;
+        const unsigned int v2654 = v2652 << 3u;
+        const unsigned int v2655 = v22 + v2650;
+        const unsigned int v2656 = v2634 + v2654;
+        const bool v2657 = v2655 < v0;
+        const bool v2658 = v2656 < v2;
+        const bool v2659 = v2657 && v2658;
+        const unsigned int v2660 = v2655 * v2;
+        const unsigned int v2662 = v2660 + v2656;
+        const unsigned int v2663 = v2659 ? v2662 : v292;
+        const unsigned int v2665 = v2650 << 6u;
+        const unsigned int v2666 = v2641 + v2665;
+        const unsigned int v2667 = v2666 + v2654;
+        iron_copy_async<16>(shm3 + (v2667 ^ (((v2667 >> 6u) & 7u) << 3u)), a + v2663, v2659);
+        const unsigned int v2669 = v2646 + 384u;
+        const unsigned int v2671 = v2669 >> 3u;
+        const unsigned int v2673 = v2669 & 7u;
+        const unsigned int v2675 = v2673 << 3u;
+        const unsigned int v2676 = v22 + v2671;
+        const unsigned int v2677 = v2634 + v2675;
+        const bool v2678 = v2676 < v0;
+        const bool v2679 = v2677 < v2;
+        const bool v2680 = v2678 && v2679;
+        const unsigned int v2681 = v2676 * v2;
+        const unsigned int v2683 = v2681 + v2677;
+        const unsigned int v2684 = v2680 ? v2683 : v292;
+        const unsigned int v2686 = v2671 << 6u;
+        const unsigned int v2687 = v2641 + v2686;
+        const unsigned int v2688 = v2687 + v2675;
+        iron_copy_async<16>(shm3 + (v2688 ^ (((v2688 >> 6u) & 7u) << 3u)), a + v2684, v2680);
+        const unsigned int v2690 = v2646 + 768u;
+        const bool v2692 = v2690 < 1024u;
+        if (v2692) {
+          const unsigned int v2694 = v2690 >> 3u;
+          const unsigned int v2696 = v2690 & 7u;
+          const unsigned int v2698 = v2696 << 3u;
+          const unsigned int v2699 = v22 + v2694;
+          const unsigned int v2700 = v2634 + v2698;
+          const bool v2701 = v2699 < v0;
+          const bool v2702 = v2700 < v2;
+          const bool v2703 = v2701 && v2702;
+          const unsigned int v2704 = v2699 * v2;
+          const unsigned int v2706 = v2704 + v2700;
+          const unsigned int v2707 = v2703 ? v2706 : v292;
+          const unsigned int v2709 = v2694 << 6u;
+          const unsigned int v2710 = v2641 + v2709;
+          const unsigned int v2711 = v2710 + v2698;
+          iron_copy_async<16>(shm3 + (v2711 ^ (((v2711 >> 6u) & 7u) << 3u)), a + v2707, v2703);
         }
-        const unsigned int v6300 = v26 + v6222;  // kernels/gemm/gemm_warpgroup.hpp:106
-        const bool v6302 = v6300 < v1;
-        const bool v6304 = v6302 && v6230;
-        const unsigned int v6305 = v6300 * v2;
-        const unsigned int v6307 = v6305 + v6228;
-        const unsigned int v6308 = v6304 ? v6307 : v3864;
-        iron_copy_async<16>(shm4 + (v6239 ^ (((v6239 >> 6u) & 7u) << 3u)), b + v6308, v6304);
-        const unsigned int v6321 = v26 + v6243;
-        const bool v6323 = v6321 < v1;
-        const bool v6325 = v6323 && v6251;
-        const unsigned int v6326 = v6321 * v2;
-        const unsigned int v6328 = v6326 + v6249;
-        const unsigned int v6329 = v6325 ? v6328 : v3864;
-        iron_copy_async<16>(shm4 + (v6260 ^ (((v6260 >> 6u) & 7u) << 3u)), b + v6329, v6325);
-        if (v6264) {
-          const unsigned int v6339 = v6262 >> 3u;
-          const unsigned int v6341 = v6262 & 7u;
-          const unsigned int v6343 = v6341 << 3u;
-          const unsigned int v6344 = v26 + v6339;
-          const unsigned int v6345 = v6206 + v6343;
-          const bool v6346 = v6344 < v1;
-          const bool v6347 = v6345 < v2;
-          const bool v6348 = v6346 && v6347;
-          const unsigned int v6349 = v6344 * v2;
-          const unsigned int v6351 = v6349 + v6345;
-          const unsigned int v6352 = v6348 ? v6351 : v3864;
-          const unsigned int v6354 = v6339 << 6u;
-          const unsigned int v6355 = v6213 + v6354;
-          const unsigned int v6356 = v6355 + v6343;
-          iron_copy_async<16>(shm4 + (v6356 ^ (((v6356 >> 6u) & 7u) << 3u)), b + v6352, v6348);
+        const unsigned int v2728 = v26 + v2650;  // kernels/gemm/gemm_warpgroup.hpp:103
+        const bool v2730 = v2728 < v1;
+        const bool v2732 = v2730 && v2658;
+        const unsigned int v2733 = v2728 * v2;
+        const unsigned int v2735 = v2733 + v2656;
+        const unsigned int v2736 = v2732 ? v2735 : v292;
+        iron_copy_async<16>(shm4 + (v2667 ^ (((v2667 >> 6u) & 7u) << 3u)), b + v2736, v2732);
+        const unsigned int v2749 = v26 + v2671;
+        const bool v2751 = v2749 < v1;
+        const bool v2753 = v2751 && v2679;
+        const unsigned int v2754 = v2749 * v2;
+        const unsigned int v2756 = v2754 + v2677;
+        const unsigned int v2757 = v2753 ? v2756 : v292;
+        iron_copy_async<16>(shm4 + (v2688 ^ (((v2688 >> 6u) & 7u) << 3u)), b + v2757, v2753);
+        if (v2692) {
+          const unsigned int v2767 = v2690 >> 3u;
+          const unsigned int v2769 = v2690 & 7u;
+          const unsigned int v2771 = v2769 << 3u;
+          const unsigned int v2772 = v26 + v2767;
+          const unsigned int v2773 = v2634 + v2771;
+          const bool v2774 = v2772 < v1;
+          const bool v2775 = v2773 < v2;
+          const bool v2776 = v2774 && v2775;
+          const unsigned int v2777 = v2772 * v2;
+          const unsigned int v2779 = v2777 + v2773;
+          const unsigned int v2780 = v2776 ? v2779 : v292;
+          const unsigned int v2782 = v2767 << 6u;
+          const unsigned int v2783 = v2641 + v2782;
+          const unsigned int v2784 = v2783 + v2771;
+          iron_copy_async<16>(shm4 + (v2784 ^ (((v2784 >> 6u) & 7u) << 3u)), b + v2780, v2776);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:102
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:99
     }
     __syncthreads();
   } else {
-    const unsigned int v3906 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
-    const unsigned int v3907 = threadIdx.x;
+    const unsigned int v334 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const unsigned int v335 = threadIdx.x;
 
-    for (unsigned int v3905 = v3864; v3905 < v2; v3905 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:115
-      for (unsigned int v3909 = v3907; v3909 < 8192u; v3909 += v3906) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v3911 = v3909 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v3913 = v3909 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v3914 = v22 + v3911;  // kernels/gemm/gemm_tiles.hpp:96
-        const bool v3915 = v3914 < v0;
-        const unsigned int v3916 = v3905 + v3913;
-        const bool v3917 = v3916 < v2;
-        const bool v3918 = v3915 && v3917;
-        if (v3918) {
-          const unsigned int v3920 = v3914 * v2;  // kernels/gemm/gemm_tiles.hpp:97
-          const unsigned int v3922 = v3920 + v3905;
-          const unsigned int v3923 = v3922 + v3913;
-          const iron_bf16 v3924 = a[v3923];
-          const unsigned int v3926 = v3911 << 6u;
-          const unsigned int v3927 = v3926 + v3913;
-          shm3[(v3927 ^ (((v3927 >> 6u) & 7u) << 3u))] = v3924;
+    for (unsigned int v333 = v292; v333 < v2; v333 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:112
+      for (unsigned int v337 = v335; v337 < 8192u; v337 += v334) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v339 = v337 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v341 = v337 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v342 = v22 + v339;  // kernels/gemm/gemm_tiles.hpp:96
+        const bool v343 = v342 < v0;
+        const unsigned int v344 = v333 + v341;
+        const bool v345 = v344 < v2;
+        const bool v346 = v343 && v345;
+        if (v346) {
+          const unsigned int v348 = v342 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v350 = v348 + v333;
+          const unsigned int v351 = v350 + v341;
+          const iron_bf16 v352 = a[v351];
+          const unsigned int v354 = v339 << 6u;
+          const unsigned int v355 = v354 + v341;
+          shm3[(v355 ^ (((v355 >> 6u) & 7u) << 3u))] = v352;
         } else {
-          const unsigned int v3929 = v3911 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v3930 = v3929 + v3913;
-          shm3[(v3930 ^ (((v3930 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v357 = v339 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v358 = v357 + v341;
+          shm3[(v358 ^ (((v358 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v3935 = v3907; v3935 < 8192u; v3935 += v3906) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v3937 = v3935 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v3939 = v3935 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v3940 = v26 + v3937;  // kernels/gemm/gemm_tiles.hpp:96
-        const bool v3941 = v3940 < v1;
-        const unsigned int v3942 = v3905 + v3939;
-        const bool v3943 = v3942 < v2;
-        const bool v3944 = v3941 && v3943;
-        if (v3944) {
-          const unsigned int v3946 = v3940 * v2;  // kernels/gemm/gemm_tiles.hpp:97
-          const unsigned int v3948 = v3946 + v3905;
-          const unsigned int v3949 = v3948 + v3939;
-          const iron_bf16 v3950 = b[v3949];
-          const unsigned int v3952 = v3937 << 6u;
-          const unsigned int v3953 = v3952 + v3939;
-          shm4[(v3953 ^ (((v3953 >> 6u) & 7u) << 3u))] = v3950;
+      for (unsigned int v363 = v335; v363 < 8192u; v363 += v334) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v365 = v363 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v367 = v363 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v368 = v26 + v365;  // kernels/gemm/gemm_tiles.hpp:96
+        const bool v369 = v368 < v1;
+        const unsigned int v370 = v333 + v367;
+        const bool v371 = v370 < v2;
+        const bool v372 = v369 && v371;
+        if (v372) {
+          const unsigned int v374 = v368 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v376 = v374 + v333;
+          const unsigned int v377 = v376 + v367;
+          const iron_bf16 v378 = b[v377];
+          const unsigned int v380 = v365 << 6u;
+          const unsigned int v381 = v380 + v367;
+          shm4[(v381 ^ (((v381 >> 6u) & 7u) << 3u))] = v378;
         } else {
-          const unsigned int v3955 = v3937 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v3956 = v3955 + v3939;
-          shm4[(v3956 ^ (((v3956 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v383 = v365 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v384 = v383 + v367;
+          shm4[(v384 ^ (((v384 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:119
-      if (v3871) {  // kernels/gemm/gemm_warpgroup.hpp:120
-        const unsigned int v3964 = v3868 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:97
-        const unsigned int v3965 = v3964 << 6u;
-        const unsigned int v6729 = v3867 & 3u;
-        const unsigned int v6731 = v6729 << 4u;
-        const unsigned int v6733 = v6731 << 6u;
-        const unsigned int v6735 = v3965 + v6733;
-        iron_frag<iron_bf16, 0, 16, 16> v6742;
-        iron_frag_fill(v6742, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v6742, shm3, v6735, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v6744;
-        iron_frag_fill(v6744, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v6744, shm4, v3864, 64u);
-        iron_frag_mma_sync(v3875, v6742, v6744);
-        const unsigned int v6746 = v6735 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v6751;
-        iron_frag_fill(v6751, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v6751, shm3, v6746, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v6753;
-        iron_frag_fill(v6753, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v6753, shm4, 16u, 64u);
-        iron_frag_mma_sync(v3875, v6751, v6753);
-        const unsigned int v6755 = v6735 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v6760;
-        iron_frag_fill(v6760, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v6760, shm3, v6755, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v6762;
-        iron_frag_fill(v6762, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v6762, shm4, 32u, 64u);
-        iron_frag_mma_sync(v3875, v6760, v6762);
-        const unsigned int v6764 = v6735 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v6769;
-        iron_frag_fill(v6769, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v6769, shm3, v6764, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v6771;
-        iron_frag_fill(v6771, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v6771, shm4, 48u, 64u);
-        iron_frag_mma_sync(v3875, v6769, v6771);
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:116
+      if (v299) {  // kernels/gemm/gemm_warpgroup.hpp:117
+        const unsigned int v392 = v296 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
+        const unsigned int v393 = v392 << 6u;
+        const unsigned int v3157 = v295 & 3u;
+        const unsigned int v3159 = v3157 << 4u;
+        const unsigned int v3161 = v3159 << 6u;
+        const unsigned int v3163 = v393 + v3161;
+        iron_frag<iron_bf16, 0, 16, 16> v3170;
+        iron_frag_fill(v3170, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3170, shm3, v3163, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3172;
+        iron_frag_fill(v3172, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3172, shm4, v292, 64u);
+        iron_frag_mma_sync(v303, v3170, v3172);
+        const unsigned int v3174 = v3163 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3179;
+        iron_frag_fill(v3179, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3179, shm3, v3174, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3181;
+        iron_frag_fill(v3181, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3181, shm4, 16u, 64u);
+        iron_frag_mma_sync(v303, v3179, v3181);
+        const unsigned int v3183 = v3163 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3188;
+        iron_frag_fill(v3188, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3188, shm3, v3183, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3190;
+        iron_frag_fill(v3190, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3190, shm4, 32u, 64u);
+        iron_frag_mma_sync(v303, v3188, v3190);
+        const unsigned int v3192 = v3163 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3197;
+        iron_frag_fill(v3197, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3197, shm3, v3192, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3199;
+        iron_frag_fill(v3199, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3199, shm4, 48u, 64u);
+        iron_frag_mma_sync(v303, v3197, v3199);
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:121
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:118
     }
   }
-  const unsigned int v3970 = v3867 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v3971 = v3970 << 4u;
-  const unsigned int v3973 = v3868 << 6u;
-  const unsigned int v3974 = v22 + v3973;
-  const unsigned int v3975 = v3974 + v3971;
-  const unsigned int v3976 = static_cast<unsigned int>(v3875.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v3977 = v3975 + v3976;
-  const unsigned int v3978 = static_cast<unsigned int>(v3875.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v3979 = v26 + v3978;
-  const bool v3980 = v3977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v3981 = v3871 && v3980;
-  const bool v3982 = v3979 < v1;
-  const bool v3983 = v3981 && v3982;
-  if (v3983) {
-    const float v3984 = v3875.x[0];
-    const float v3985 = v3984 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v3986 = iron_f32_to_bf16(v3985);
-    const unsigned int v3987 = v3977 * v1;
-    const unsigned int v3988 = v3987 + v3979;
-    out[v3988] = v3986;
-  }
-  const unsigned int v3989 = static_cast<unsigned int>(v3875.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v3990 = v3975 + v3989;
-  const unsigned int v3991 = static_cast<unsigned int>(v3875.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v3992 = v26 + v3991;
-  const bool v3993 = v3990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v3994 = v3871 && v3993;
-  const bool v3995 = v3992 < v1;
-  const bool v3996 = v3994 && v3995;
-  if (v3996) {
-    const float v3997 = v3875.x[1];
-    const float v3998 = v3997 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v3999 = iron_f32_to_bf16(v3998);
-    const unsigned int v4000 = v3990 * v1;
-    const unsigned int v4001 = v4000 + v3992;
-    out[v4001] = v3999;
-  }
-  const unsigned int v4002 = static_cast<unsigned int>(v3875.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4003 = v3975 + v4002;
-  const unsigned int v4004 = static_cast<unsigned int>(v3875.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4005 = v26 + v4004;
-  const bool v4006 = v4003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4007 = v3871 && v4006;
-  const bool v4008 = v4005 < v1;
-  const bool v4009 = v4007 && v4008;
-  if (v4009) {
-    const float v4010 = v3875.x[2];
-    const float v4011 = v4010 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4012 = iron_f32_to_bf16(v4011);
-    const unsigned int v4013 = v4003 * v1;
-    const unsigned int v4014 = v4013 + v4005;
-    out[v4014] = v4012;
-  }
-  const unsigned int v4015 = static_cast<unsigned int>(v3875.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4016 = v3975 + v4015;
-  const unsigned int v4017 = static_cast<unsigned int>(v3875.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4018 = v26 + v4017;
-  const bool v4019 = v4016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4020 = v3871 && v4019;
-  const bool v4021 = v4018 < v1;
-  const bool v4022 = v4020 && v4021;
-  if (v4022) {
-    const float v4023 = v3875.x[3];
-    const float v4024 = v4023 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4025 = iron_f32_to_bf16(v4024);
-    const unsigned int v4026 = v4016 * v1;
-    const unsigned int v4027 = v4026 + v4018;
-    out[v4027] = v4025;
-  }
-  const unsigned int v4028 = static_cast<unsigned int>(v3875.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4029 = v3975 + v4028;
-  const unsigned int v4030 = static_cast<unsigned int>(v3875.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4031 = v26 + v4030;
-  const bool v4032 = v4029 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4033 = v3871 && v4032;
-  const bool v4034 = v4031 < v1;
-  const bool v4035 = v4033 && v4034;
-  if (v4035) {
-    const float v4036 = v3875.x[4];
-    const float v4037 = v4036 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4038 = iron_f32_to_bf16(v4037);
-    const unsigned int v4039 = v4029 * v1;
-    const unsigned int v4040 = v4039 + v4031;
-    out[v4040] = v4038;
-  }
-  const unsigned int v4041 = static_cast<unsigned int>(v3875.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4042 = v3975 + v4041;
-  const unsigned int v4043 = static_cast<unsigned int>(v3875.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4044 = v26 + v4043;
-  const bool v4045 = v4042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4046 = v3871 && v4045;
-  const bool v4047 = v4044 < v1;
-  const bool v4048 = v4046 && v4047;
-  if (v4048) {
-    const float v4049 = v3875.x[5];
-    const float v4050 = v4049 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4051 = iron_f32_to_bf16(v4050);
-    const unsigned int v4052 = v4042 * v1;
-    const unsigned int v4053 = v4052 + v4044;
-    out[v4053] = v4051;
-  }
-  const unsigned int v4054 = static_cast<unsigned int>(v3875.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4055 = v3975 + v4054;
-  const unsigned int v4056 = static_cast<unsigned int>(v3875.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4057 = v26 + v4056;
-  const bool v4058 = v4055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4059 = v3871 && v4058;
-  const bool v4060 = v4057 < v1;
-  const bool v4061 = v4059 && v4060;
-  if (v4061) {
-    const float v4062 = v3875.x[6];
-    const float v4063 = v4062 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4064 = iron_f32_to_bf16(v4063);
-    const unsigned int v4065 = v4055 * v1;
-    const unsigned int v4066 = v4065 + v4057;
-    out[v4066] = v4064;
-  }
-  const unsigned int v4067 = static_cast<unsigned int>(v3875.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4068 = v3975 + v4067;
-  const unsigned int v4069 = static_cast<unsigned int>(v3875.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4070 = v26 + v4069;
-  const bool v4071 = v4068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4072 = v3871 && v4071;
-  const bool v4073 = v4070 < v1;
-  const bool v4074 = v4072 && v4073;
-  if (v4074) {
-    const float v4075 = v3875.x[7];
-    const float v4076 = v4075 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4077 = iron_f32_to_bf16(v4076);
-    const unsigned int v4078 = v4068 * v1;
-    const unsigned int v4079 = v4078 + v4070;
-    out[v4079] = v4077;
-  }
-  const unsigned int v4080 = static_cast<unsigned int>(v3875.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4081 = v3975 + v4080;
-  const unsigned int v4082 = static_cast<unsigned int>(v3875.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4083 = v26 + v4082;
-  const bool v4084 = v4081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4085 = v3871 && v4084;
-  const bool v4086 = v4083 < v1;
-  const bool v4087 = v4085 && v4086;
-  if (v4087) {
-    const float v4088 = v3875.x[8];
-    const float v4089 = v4088 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4090 = iron_f32_to_bf16(v4089);
-    const unsigned int v4091 = v4081 * v1;
-    const unsigned int v4092 = v4091 + v4083;
-    out[v4092] = v4090;
-  }
-  const unsigned int v4093 = static_cast<unsigned int>(v3875.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4094 = v3975 + v4093;
-  const unsigned int v4095 = static_cast<unsigned int>(v3875.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4096 = v26 + v4095;
-  const bool v4097 = v4094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4098 = v3871 && v4097;
-  const bool v4099 = v4096 < v1;
-  const bool v4100 = v4098 && v4099;
-  if (v4100) {
-    const float v4101 = v3875.x[9];
-    const float v4102 = v4101 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4103 = iron_f32_to_bf16(v4102);
-    const unsigned int v4104 = v4094 * v1;
-    const unsigned int v4105 = v4104 + v4096;
-    out[v4105] = v4103;
-  }
-  const unsigned int v4106 = static_cast<unsigned int>(v3875.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4107 = v3975 + v4106;
-  const unsigned int v4108 = static_cast<unsigned int>(v3875.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4109 = v26 + v4108;
-  const bool v4110 = v4107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4111 = v3871 && v4110;
-  const bool v4112 = v4109 < v1;
-  const bool v4113 = v4111 && v4112;
-  if (v4113) {
-    const float v4114 = v3875.x[10];
-    const float v4115 = v4114 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4116 = iron_f32_to_bf16(v4115);
-    const unsigned int v4117 = v4107 * v1;
-    const unsigned int v4118 = v4117 + v4109;
-    out[v4118] = v4116;
-  }
-  const unsigned int v4119 = static_cast<unsigned int>(v3875.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4120 = v3975 + v4119;
-  const unsigned int v4121 = static_cast<unsigned int>(v3875.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4122 = v26 + v4121;
-  const bool v4123 = v4120 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4124 = v3871 && v4123;
-  const bool v4125 = v4122 < v1;
-  const bool v4126 = v4124 && v4125;
-  if (v4126) {
-    const float v4127 = v3875.x[11];
-    const float v4128 = v4127 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4129 = iron_f32_to_bf16(v4128);
-    const unsigned int v4130 = v4120 * v1;
-    const unsigned int v4131 = v4130 + v4122;
-    out[v4131] = v4129;
-  }
-  const unsigned int v4132 = static_cast<unsigned int>(v3875.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4133 = v3975 + v4132;
-  const unsigned int v4134 = static_cast<unsigned int>(v3875.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4135 = v26 + v4134;
-  const bool v4136 = v4133 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4137 = v3871 && v4136;
-  const bool v4138 = v4135 < v1;
-  const bool v4139 = v4137 && v4138;
-  if (v4139) {
-    const float v4140 = v3875.x[12];
-    const float v4141 = v4140 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4142 = iron_f32_to_bf16(v4141);
-    const unsigned int v4143 = v4133 * v1;
-    const unsigned int v4144 = v4143 + v4135;
-    out[v4144] = v4142;
-  }
-  const unsigned int v4145 = static_cast<unsigned int>(v3875.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4146 = v3975 + v4145;
-  const unsigned int v4147 = static_cast<unsigned int>(v3875.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4148 = v26 + v4147;
-  const bool v4149 = v4146 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4150 = v3871 && v4149;
-  const bool v4151 = v4148 < v1;
-  const bool v4152 = v4150 && v4151;
-  if (v4152) {
-    const float v4153 = v3875.x[13];
-    const float v4154 = v4153 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4155 = iron_f32_to_bf16(v4154);
-    const unsigned int v4156 = v4146 * v1;
-    const unsigned int v4157 = v4156 + v4148;
-    out[v4157] = v4155;
-  }
-  const unsigned int v4158 = static_cast<unsigned int>(v3875.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4159 = v3975 + v4158;
-  const unsigned int v4160 = static_cast<unsigned int>(v3875.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4161 = v26 + v4160;
-  const bool v4162 = v4159 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4163 = v3871 && v4162;
-  const bool v4164 = v4161 < v1;
-  const bool v4165 = v4163 && v4164;
-  if (v4165) {
-    const float v4166 = v3875.x[14];
-    const float v4167 = v4166 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4168 = iron_f32_to_bf16(v4167);
-    const unsigned int v4169 = v4159 * v1;
-    const unsigned int v4170 = v4169 + v4161;
-    out[v4170] = v4168;
-  }
-  const unsigned int v4171 = static_cast<unsigned int>(v3875.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4172 = v3975 + v4171;
-  const unsigned int v4173 = static_cast<unsigned int>(v3875.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4174 = v26 + v4173;
-  const bool v4175 = v4172 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4176 = v3871 && v4175;
-  const bool v4177 = v4174 < v1;
-  const bool v4178 = v4176 && v4177;
-  if (v4178) {
-    const float v4179 = v3875.x[15];
-    const float v4180 = v4179 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4181 = iron_f32_to_bf16(v4180);
-    const unsigned int v4182 = v4172 * v1;
-    const unsigned int v4183 = v4182 + v4174;
-    out[v4183] = v4181;
-  }
-  const unsigned int v4184 = static_cast<unsigned int>(v3875.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4185 = v3975 + v4184;
-  const unsigned int v4186 = static_cast<unsigned int>(v3875.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4187 = v26 + v4186;
-  const bool v4188 = v4185 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4189 = v3871 && v4188;
-  const bool v4190 = v4187 < v1;
-  const bool v4191 = v4189 && v4190;
-  if (v4191) {
-    const float v4192 = v3875.x[16];
-    const float v4193 = v4192 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4194 = iron_f32_to_bf16(v4193);
-    const unsigned int v4195 = v4185 * v1;
-    const unsigned int v4196 = v4195 + v4187;
-    out[v4196] = v4194;
-  }
-  const unsigned int v4197 = static_cast<unsigned int>(v3875.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4198 = v3975 + v4197;
-  const unsigned int v4199 = static_cast<unsigned int>(v3875.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4200 = v26 + v4199;
-  const bool v4201 = v4198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4202 = v3871 && v4201;
-  const bool v4203 = v4200 < v1;
-  const bool v4204 = v4202 && v4203;
-  if (v4204) {
-    const float v4205 = v3875.x[17];
-    const float v4206 = v4205 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4207 = iron_f32_to_bf16(v4206);
-    const unsigned int v4208 = v4198 * v1;
-    const unsigned int v4209 = v4208 + v4200;
-    out[v4209] = v4207;
-  }
-  const unsigned int v4210 = static_cast<unsigned int>(v3875.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4211 = v3975 + v4210;
-  const unsigned int v4212 = static_cast<unsigned int>(v3875.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4213 = v26 + v4212;
-  const bool v4214 = v4211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4215 = v3871 && v4214;
-  const bool v4216 = v4213 < v1;
-  const bool v4217 = v4215 && v4216;
-  if (v4217) {
-    const float v4218 = v3875.x[18];
-    const float v4219 = v4218 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4220 = iron_f32_to_bf16(v4219);
-    const unsigned int v4221 = v4211 * v1;
-    const unsigned int v4222 = v4221 + v4213;
-    out[v4222] = v4220;
-  }
-  const unsigned int v4223 = static_cast<unsigned int>(v3875.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4224 = v3975 + v4223;
-  const unsigned int v4225 = static_cast<unsigned int>(v3875.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4226 = v26 + v4225;
-  const bool v4227 = v4224 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4228 = v3871 && v4227;
-  const bool v4229 = v4226 < v1;
-  const bool v4230 = v4228 && v4229;
-  if (v4230) {
-    const float v4231 = v3875.x[19];
-    const float v4232 = v4231 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4233 = iron_f32_to_bf16(v4232);
-    const unsigned int v4234 = v4224 * v1;
-    const unsigned int v4235 = v4234 + v4226;
-    out[v4235] = v4233;
-  }
-  const unsigned int v4236 = static_cast<unsigned int>(v3875.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4237 = v3975 + v4236;
-  const unsigned int v4238 = static_cast<unsigned int>(v3875.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4239 = v26 + v4238;
-  const bool v4240 = v4237 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4241 = v3871 && v4240;
-  const bool v4242 = v4239 < v1;
-  const bool v4243 = v4241 && v4242;
-  if (v4243) {
-    const float v4244 = v3875.x[20];
-    const float v4245 = v4244 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4246 = iron_f32_to_bf16(v4245);
-    const unsigned int v4247 = v4237 * v1;
-    const unsigned int v4248 = v4247 + v4239;
-    out[v4248] = v4246;
-  }
-  const unsigned int v4249 = static_cast<unsigned int>(v3875.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4250 = v3975 + v4249;
-  const unsigned int v4251 = static_cast<unsigned int>(v3875.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4252 = v26 + v4251;
-  const bool v4253 = v4250 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4254 = v3871 && v4253;
-  const bool v4255 = v4252 < v1;
-  const bool v4256 = v4254 && v4255;
-  if (v4256) {
-    const float v4257 = v3875.x[21];
-    const float v4258 = v4257 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4259 = iron_f32_to_bf16(v4258);
-    const unsigned int v4260 = v4250 * v1;
-    const unsigned int v4261 = v4260 + v4252;
-    out[v4261] = v4259;
-  }
-  const unsigned int v4262 = static_cast<unsigned int>(v3875.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4263 = v3975 + v4262;
-  const unsigned int v4264 = static_cast<unsigned int>(v3875.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4265 = v26 + v4264;
-  const bool v4266 = v4263 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4267 = v3871 && v4266;
-  const bool v4268 = v4265 < v1;
-  const bool v4269 = v4267 && v4268;
-  if (v4269) {
-    const float v4270 = v3875.x[22];
-    const float v4271 = v4270 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4272 = iron_f32_to_bf16(v4271);
-    const unsigned int v4273 = v4263 * v1;
-    const unsigned int v4274 = v4273 + v4265;
-    out[v4274] = v4272;
-  }
-  const unsigned int v4275 = static_cast<unsigned int>(v3875.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4276 = v3975 + v4275;
-  const unsigned int v4277 = static_cast<unsigned int>(v3875.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4278 = v26 + v4277;
-  const bool v4279 = v4276 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4280 = v3871 && v4279;
-  const bool v4281 = v4278 < v1;
-  const bool v4282 = v4280 && v4281;
-  if (v4282) {
-    const float v4283 = v3875.x[23];
-    const float v4284 = v4283 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4285 = iron_f32_to_bf16(v4284);
-    const unsigned int v4286 = v4276 * v1;
-    const unsigned int v4287 = v4286 + v4278;
-    out[v4287] = v4285;
-  }
-  const unsigned int v4288 = static_cast<unsigned int>(v3875.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4289 = v3975 + v4288;
-  const unsigned int v4290 = static_cast<unsigned int>(v3875.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4291 = v26 + v4290;
-  const bool v4292 = v4289 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4293 = v3871 && v4292;
-  const bool v4294 = v4291 < v1;
-  const bool v4295 = v4293 && v4294;
-  if (v4295) {
-    const float v4296 = v3875.x[24];
-    const float v4297 = v4296 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4298 = iron_f32_to_bf16(v4297);
-    const unsigned int v4299 = v4289 * v1;
-    const unsigned int v4300 = v4299 + v4291;
-    out[v4300] = v4298;
-  }
-  const unsigned int v4301 = static_cast<unsigned int>(v3875.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4302 = v3975 + v4301;
-  const unsigned int v4303 = static_cast<unsigned int>(v3875.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4304 = v26 + v4303;
-  const bool v4305 = v4302 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4306 = v3871 && v4305;
-  const bool v4307 = v4304 < v1;
-  const bool v4308 = v4306 && v4307;
-  if (v4308) {
-    const float v4309 = v3875.x[25];
-    const float v4310 = v4309 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4311 = iron_f32_to_bf16(v4310);
-    const unsigned int v4312 = v4302 * v1;
-    const unsigned int v4313 = v4312 + v4304;
-    out[v4313] = v4311;
-  }
-  const unsigned int v4314 = static_cast<unsigned int>(v3875.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4315 = v3975 + v4314;
-  const unsigned int v4316 = static_cast<unsigned int>(v3875.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4317 = v26 + v4316;
-  const bool v4318 = v4315 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4319 = v3871 && v4318;
-  const bool v4320 = v4317 < v1;
-  const bool v4321 = v4319 && v4320;
-  if (v4321) {
-    const float v4322 = v3875.x[26];
-    const float v4323 = v4322 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4324 = iron_f32_to_bf16(v4323);
-    const unsigned int v4325 = v4315 * v1;
-    const unsigned int v4326 = v4325 + v4317;
-    out[v4326] = v4324;
-  }
-  const unsigned int v4327 = static_cast<unsigned int>(v3875.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4328 = v3975 + v4327;
-  const unsigned int v4329 = static_cast<unsigned int>(v3875.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4330 = v26 + v4329;
-  const bool v4331 = v4328 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4332 = v3871 && v4331;
-  const bool v4333 = v4330 < v1;
-  const bool v4334 = v4332 && v4333;
-  if (v4334) {
-    const float v4335 = v3875.x[27];
-    const float v4336 = v4335 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4337 = iron_f32_to_bf16(v4336);
-    const unsigned int v4338 = v4328 * v1;
-    const unsigned int v4339 = v4338 + v4330;
-    out[v4339] = v4337;
-  }
-  const unsigned int v4340 = static_cast<unsigned int>(v3875.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4341 = v3975 + v4340;
-  const unsigned int v4342 = static_cast<unsigned int>(v3875.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4343 = v26 + v4342;
-  const bool v4344 = v4341 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4345 = v3871 && v4344;
-  const bool v4346 = v4343 < v1;
-  const bool v4347 = v4345 && v4346;
-  if (v4347) {
-    const float v4348 = v3875.x[28];
-    const float v4349 = v4348 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4350 = iron_f32_to_bf16(v4349);
-    const unsigned int v4351 = v4341 * v1;
-    const unsigned int v4352 = v4351 + v4343;
-    out[v4352] = v4350;
-  }
-  const unsigned int v4353 = static_cast<unsigned int>(v3875.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4354 = v3975 + v4353;
-  const unsigned int v4355 = static_cast<unsigned int>(v3875.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4356 = v26 + v4355;
-  const bool v4357 = v4354 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4358 = v3871 && v4357;
-  const bool v4359 = v4356 < v1;
-  const bool v4360 = v4358 && v4359;
-  if (v4360) {
-    const float v4361 = v3875.x[29];
-    const float v4362 = v4361 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4363 = iron_f32_to_bf16(v4362);
-    const unsigned int v4364 = v4354 * v1;
-    const unsigned int v4365 = v4364 + v4356;
-    out[v4365] = v4363;
-  }
-  const unsigned int v4366 = static_cast<unsigned int>(v3875.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4367 = v3975 + v4366;
-  const unsigned int v4368 = static_cast<unsigned int>(v3875.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4369 = v26 + v4368;
-  const bool v4370 = v4367 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4371 = v3871 && v4370;
-  const bool v4372 = v4369 < v1;
-  const bool v4373 = v4371 && v4372;
-  if (v4373) {
-    const float v4374 = v3875.x[30];
-    const float v4375 = v4374 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4376 = iron_f32_to_bf16(v4375);
-    const unsigned int v4377 = v4367 * v1;
-    const unsigned int v4378 = v4377 + v4369;
-    out[v4378] = v4376;
-  }
-  const unsigned int v4379 = static_cast<unsigned int>(v3875.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4380 = v3975 + v4379;
-  const unsigned int v4381 = static_cast<unsigned int>(v3875.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4382 = v26 + v4381;
-  const bool v4383 = v4380 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4384 = v3871 && v4383;
-  const bool v4385 = v4382 < v1;
-  const bool v4386 = v4384 && v4385;
-  if (v4386) {
-    const float v4387 = v3875.x[31];
-    const float v4388 = v4387 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4389 = iron_f32_to_bf16(v4388);
-    const unsigned int v4390 = v4380 * v1;
-    const unsigned int v4391 = v4390 + v4382;
-    out[v4391] = v4389;
-  }
-  const unsigned int v4392 = static_cast<unsigned int>(v3875.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4393 = v3975 + v4392;
-  const unsigned int v4394 = static_cast<unsigned int>(v3875.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4395 = v26 + v4394;
-  const bool v4396 = v4393 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4397 = v3871 && v4396;
-  const bool v4398 = v4395 < v1;
-  const bool v4399 = v4397 && v4398;
-  if (v4399) {
-    const float v4400 = v3875.x[32];
-    const float v4401 = v4400 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4402 = iron_f32_to_bf16(v4401);
-    const unsigned int v4403 = v4393 * v1;
-    const unsigned int v4404 = v4403 + v4395;
-    out[v4404] = v4402;
-  }
-  const unsigned int v4405 = static_cast<unsigned int>(v3875.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4406 = v3975 + v4405;
-  const unsigned int v4407 = static_cast<unsigned int>(v3875.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4408 = v26 + v4407;
-  const bool v4409 = v4406 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4410 = v3871 && v4409;
-  const bool v4411 = v4408 < v1;
-  const bool v4412 = v4410 && v4411;
-  if (v4412) {
-    const float v4413 = v3875.x[33];
-    const float v4414 = v4413 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4415 = iron_f32_to_bf16(v4414);
-    const unsigned int v4416 = v4406 * v1;
-    const unsigned int v4417 = v4416 + v4408;
-    out[v4417] = v4415;
-  }
-  const unsigned int v4418 = static_cast<unsigned int>(v3875.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4419 = v3975 + v4418;
-  const unsigned int v4420 = static_cast<unsigned int>(v3875.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4421 = v26 + v4420;
-  const bool v4422 = v4419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4423 = v3871 && v4422;
-  const bool v4424 = v4421 < v1;
-  const bool v4425 = v4423 && v4424;
-  if (v4425) {
-    const float v4426 = v3875.x[34];
-    const float v4427 = v4426 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4428 = iron_f32_to_bf16(v4427);
-    const unsigned int v4429 = v4419 * v1;
-    const unsigned int v4430 = v4429 + v4421;
-    out[v4430] = v4428;
-  }
-  const unsigned int v4431 = static_cast<unsigned int>(v3875.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4432 = v3975 + v4431;
-  const unsigned int v4433 = static_cast<unsigned int>(v3875.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4434 = v26 + v4433;
-  const bool v4435 = v4432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4436 = v3871 && v4435;
-  const bool v4437 = v4434 < v1;
-  const bool v4438 = v4436 && v4437;
-  if (v4438) {
-    const float v4439 = v3875.x[35];
-    const float v4440 = v4439 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4441 = iron_f32_to_bf16(v4440);
-    const unsigned int v4442 = v4432 * v1;
-    const unsigned int v4443 = v4442 + v4434;
-    out[v4443] = v4441;
-  }
-  const unsigned int v4444 = static_cast<unsigned int>(v3875.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4445 = v3975 + v4444;
-  const unsigned int v4446 = static_cast<unsigned int>(v3875.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4447 = v26 + v4446;
-  const bool v4448 = v4445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4449 = v3871 && v4448;
-  const bool v4450 = v4447 < v1;
-  const bool v4451 = v4449 && v4450;
-  if (v4451) {
-    const float v4452 = v3875.x[36];
-    const float v4453 = v4452 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4454 = iron_f32_to_bf16(v4453);
-    const unsigned int v4455 = v4445 * v1;
-    const unsigned int v4456 = v4455 + v4447;
-    out[v4456] = v4454;
-  }
-  const unsigned int v4457 = static_cast<unsigned int>(v3875.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4458 = v3975 + v4457;
-  const unsigned int v4459 = static_cast<unsigned int>(v3875.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4460 = v26 + v4459;
-  const bool v4461 = v4458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4462 = v3871 && v4461;
-  const bool v4463 = v4460 < v1;
-  const bool v4464 = v4462 && v4463;
-  if (v4464) {
-    const float v4465 = v3875.x[37];
-    const float v4466 = v4465 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4467 = iron_f32_to_bf16(v4466);
-    const unsigned int v4468 = v4458 * v1;
-    const unsigned int v4469 = v4468 + v4460;
-    out[v4469] = v4467;
-  }
-  const unsigned int v4470 = static_cast<unsigned int>(v3875.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4471 = v3975 + v4470;
-  const unsigned int v4472 = static_cast<unsigned int>(v3875.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4473 = v26 + v4472;
-  const bool v4474 = v4471 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4475 = v3871 && v4474;
-  const bool v4476 = v4473 < v1;
-  const bool v4477 = v4475 && v4476;
-  if (v4477) {
-    const float v4478 = v3875.x[38];
-    const float v4479 = v4478 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4480 = iron_f32_to_bf16(v4479);
-    const unsigned int v4481 = v4471 * v1;
-    const unsigned int v4482 = v4481 + v4473;
-    out[v4482] = v4480;
-  }
-  const unsigned int v4483 = static_cast<unsigned int>(v3875.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4484 = v3975 + v4483;
-  const unsigned int v4485 = static_cast<unsigned int>(v3875.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4486 = v26 + v4485;
-  const bool v4487 = v4484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4488 = v3871 && v4487;
-  const bool v4489 = v4486 < v1;
-  const bool v4490 = v4488 && v4489;
-  if (v4490) {
-    const float v4491 = v3875.x[39];
-    const float v4492 = v4491 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4493 = iron_f32_to_bf16(v4492);
-    const unsigned int v4494 = v4484 * v1;
-    const unsigned int v4495 = v4494 + v4486;
-    out[v4495] = v4493;
-  }
-  const unsigned int v4496 = static_cast<unsigned int>(v3875.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4497 = v3975 + v4496;
-  const unsigned int v4498 = static_cast<unsigned int>(v3875.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4499 = v26 + v4498;
-  const bool v4500 = v4497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4501 = v3871 && v4500;
-  const bool v4502 = v4499 < v1;
-  const bool v4503 = v4501 && v4502;
-  if (v4503) {
-    const float v4504 = v3875.x[40];
-    const float v4505 = v4504 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4506 = iron_f32_to_bf16(v4505);
-    const unsigned int v4507 = v4497 * v1;
-    const unsigned int v4508 = v4507 + v4499;
-    out[v4508] = v4506;
-  }
-  const unsigned int v4509 = static_cast<unsigned int>(v3875.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4510 = v3975 + v4509;
-  const unsigned int v4511 = static_cast<unsigned int>(v3875.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4512 = v26 + v4511;
-  const bool v4513 = v4510 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4514 = v3871 && v4513;
-  const bool v4515 = v4512 < v1;
-  const bool v4516 = v4514 && v4515;
-  if (v4516) {
-    const float v4517 = v3875.x[41];
-    const float v4518 = v4517 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4519 = iron_f32_to_bf16(v4518);
-    const unsigned int v4520 = v4510 * v1;
-    const unsigned int v4521 = v4520 + v4512;
-    out[v4521] = v4519;
-  }
-  const unsigned int v4522 = static_cast<unsigned int>(v3875.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4523 = v3975 + v4522;
-  const unsigned int v4524 = static_cast<unsigned int>(v3875.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4525 = v26 + v4524;
-  const bool v4526 = v4523 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4527 = v3871 && v4526;
-  const bool v4528 = v4525 < v1;
-  const bool v4529 = v4527 && v4528;
-  if (v4529) {
-    const float v4530 = v3875.x[42];
-    const float v4531 = v4530 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4532 = iron_f32_to_bf16(v4531);
-    const unsigned int v4533 = v4523 * v1;
-    const unsigned int v4534 = v4533 + v4525;
-    out[v4534] = v4532;
-  }
-  const unsigned int v4535 = static_cast<unsigned int>(v3875.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4536 = v3975 + v4535;
-  const unsigned int v4537 = static_cast<unsigned int>(v3875.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4538 = v26 + v4537;
-  const bool v4539 = v4536 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4540 = v3871 && v4539;
-  const bool v4541 = v4538 < v1;
-  const bool v4542 = v4540 && v4541;
-  if (v4542) {
-    const float v4543 = v3875.x[43];
-    const float v4544 = v4543 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4545 = iron_f32_to_bf16(v4544);
-    const unsigned int v4546 = v4536 * v1;
-    const unsigned int v4547 = v4546 + v4538;
-    out[v4547] = v4545;
-  }
-  const unsigned int v4548 = static_cast<unsigned int>(v3875.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4549 = v3975 + v4548;
-  const unsigned int v4550 = static_cast<unsigned int>(v3875.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4551 = v26 + v4550;
-  const bool v4552 = v4549 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4553 = v3871 && v4552;
-  const bool v4554 = v4551 < v1;
-  const bool v4555 = v4553 && v4554;
-  if (v4555) {
-    const float v4556 = v3875.x[44];
-    const float v4557 = v4556 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4558 = iron_f32_to_bf16(v4557);
-    const unsigned int v4559 = v4549 * v1;
-    const unsigned int v4560 = v4559 + v4551;
-    out[v4560] = v4558;
-  }
-  const unsigned int v4561 = static_cast<unsigned int>(v3875.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4562 = v3975 + v4561;
-  const unsigned int v4563 = static_cast<unsigned int>(v3875.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4564 = v26 + v4563;
-  const bool v4565 = v4562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4566 = v3871 && v4565;
-  const bool v4567 = v4564 < v1;
-  const bool v4568 = v4566 && v4567;
-  if (v4568) {
-    const float v4569 = v3875.x[45];
-    const float v4570 = v4569 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4571 = iron_f32_to_bf16(v4570);
-    const unsigned int v4572 = v4562 * v1;
-    const unsigned int v4573 = v4572 + v4564;
-    out[v4573] = v4571;
-  }
-  const unsigned int v4574 = static_cast<unsigned int>(v3875.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4575 = v3975 + v4574;
-  const unsigned int v4576 = static_cast<unsigned int>(v3875.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4577 = v26 + v4576;
-  const bool v4578 = v4575 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4579 = v3871 && v4578;
-  const bool v4580 = v4577 < v1;
-  const bool v4581 = v4579 && v4580;
-  if (v4581) {
-    const float v4582 = v3875.x[46];
-    const float v4583 = v4582 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4584 = iron_f32_to_bf16(v4583);
-    const unsigned int v4585 = v4575 * v1;
-    const unsigned int v4586 = v4585 + v4577;
-    out[v4586] = v4584;
-  }
-  const unsigned int v4587 = static_cast<unsigned int>(v3875.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4588 = v3975 + v4587;
-  const unsigned int v4589 = static_cast<unsigned int>(v3875.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4590 = v26 + v4589;
-  const bool v4591 = v4588 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4592 = v3871 && v4591;
-  const bool v4593 = v4590 < v1;
-  const bool v4594 = v4592 && v4593;
-  if (v4594) {
-    const float v4595 = v3875.x[47];
-    const float v4596 = v4595 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4597 = iron_f32_to_bf16(v4596);
-    const unsigned int v4598 = v4588 * v1;
-    const unsigned int v4599 = v4598 + v4590;
-    out[v4599] = v4597;
-  }
-  const unsigned int v4600 = static_cast<unsigned int>(v3875.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4601 = v3975 + v4600;
-  const unsigned int v4602 = static_cast<unsigned int>(v3875.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4603 = v26 + v4602;
-  const bool v4604 = v4601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4605 = v3871 && v4604;
-  const bool v4606 = v4603 < v1;
-  const bool v4607 = v4605 && v4606;
-  if (v4607) {
-    const float v4608 = v3875.x[48];
-    const float v4609 = v4608 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4610 = iron_f32_to_bf16(v4609);
-    const unsigned int v4611 = v4601 * v1;
-    const unsigned int v4612 = v4611 + v4603;
-    out[v4612] = v4610;
-  }
-  const unsigned int v4613 = static_cast<unsigned int>(v3875.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4614 = v3975 + v4613;
-  const unsigned int v4615 = static_cast<unsigned int>(v3875.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4616 = v26 + v4615;
-  const bool v4617 = v4614 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4618 = v3871 && v4617;
-  const bool v4619 = v4616 < v1;
-  const bool v4620 = v4618 && v4619;
-  if (v4620) {
-    const float v4621 = v3875.x[49];
-    const float v4622 = v4621 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4623 = iron_f32_to_bf16(v4622);
-    const unsigned int v4624 = v4614 * v1;
-    const unsigned int v4625 = v4624 + v4616;
-    out[v4625] = v4623;
-  }
-  const unsigned int v4626 = static_cast<unsigned int>(v3875.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4627 = v3975 + v4626;
-  const unsigned int v4628 = static_cast<unsigned int>(v3875.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4629 = v26 + v4628;
-  const bool v4630 = v4627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4631 = v3871 && v4630;
-  const bool v4632 = v4629 < v1;
-  const bool v4633 = v4631 && v4632;
-  if (v4633) {
-    const float v4634 = v3875.x[50];
-    const float v4635 = v4634 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4636 = iron_f32_to_bf16(v4635);
-    const unsigned int v4637 = v4627 * v1;
-    const unsigned int v4638 = v4637 + v4629;
-    out[v4638] = v4636;
-  }
-  const unsigned int v4639 = static_cast<unsigned int>(v3875.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4640 = v3975 + v4639;
-  const unsigned int v4641 = static_cast<unsigned int>(v3875.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4642 = v26 + v4641;
-  const bool v4643 = v4640 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4644 = v3871 && v4643;
-  const bool v4645 = v4642 < v1;
-  const bool v4646 = v4644 && v4645;
-  if (v4646) {
-    const float v4647 = v3875.x[51];
-    const float v4648 = v4647 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4649 = iron_f32_to_bf16(v4648);
-    const unsigned int v4650 = v4640 * v1;
-    const unsigned int v4651 = v4650 + v4642;
-    out[v4651] = v4649;
-  }
-  const unsigned int v4652 = static_cast<unsigned int>(v3875.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4653 = v3975 + v4652;
-  const unsigned int v4654 = static_cast<unsigned int>(v3875.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4655 = v26 + v4654;
-  const bool v4656 = v4653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4657 = v3871 && v4656;
-  const bool v4658 = v4655 < v1;
-  const bool v4659 = v4657 && v4658;
-  if (v4659) {
-    const float v4660 = v3875.x[52];
-    const float v4661 = v4660 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4662 = iron_f32_to_bf16(v4661);
-    const unsigned int v4663 = v4653 * v1;
-    const unsigned int v4664 = v4663 + v4655;
-    out[v4664] = v4662;
-  }
-  const unsigned int v4665 = static_cast<unsigned int>(v3875.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4666 = v3975 + v4665;
-  const unsigned int v4667 = static_cast<unsigned int>(v3875.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4668 = v26 + v4667;
-  const bool v4669 = v4666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4670 = v3871 && v4669;
-  const bool v4671 = v4668 < v1;
-  const bool v4672 = v4670 && v4671;
-  if (v4672) {
-    const float v4673 = v3875.x[53];
-    const float v4674 = v4673 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4675 = iron_f32_to_bf16(v4674);
-    const unsigned int v4676 = v4666 * v1;
-    const unsigned int v4677 = v4676 + v4668;
-    out[v4677] = v4675;
-  }
-  const unsigned int v4678 = static_cast<unsigned int>(v3875.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4679 = v3975 + v4678;
-  const unsigned int v4680 = static_cast<unsigned int>(v3875.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4681 = v26 + v4680;
-  const bool v4682 = v4679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4683 = v3871 && v4682;
-  const bool v4684 = v4681 < v1;
-  const bool v4685 = v4683 && v4684;
-  if (v4685) {
-    const float v4686 = v3875.x[54];
-    const float v4687 = v4686 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4688 = iron_f32_to_bf16(v4687);
-    const unsigned int v4689 = v4679 * v1;
-    const unsigned int v4690 = v4689 + v4681;
-    out[v4690] = v4688;
-  }
-  const unsigned int v4691 = static_cast<unsigned int>(v3875.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4692 = v3975 + v4691;
-  const unsigned int v4693 = static_cast<unsigned int>(v3875.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4694 = v26 + v4693;
-  const bool v4695 = v4692 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4696 = v3871 && v4695;
-  const bool v4697 = v4694 < v1;
-  const bool v4698 = v4696 && v4697;
-  if (v4698) {
-    const float v4699 = v3875.x[55];
-    const float v4700 = v4699 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4701 = iron_f32_to_bf16(v4700);
-    const unsigned int v4702 = v4692 * v1;
-    const unsigned int v4703 = v4702 + v4694;
-    out[v4703] = v4701;
-  }
-  const unsigned int v4704 = static_cast<unsigned int>(v3875.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4705 = v3975 + v4704;
-  const unsigned int v4706 = static_cast<unsigned int>(v3875.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4707 = v26 + v4706;
-  const bool v4708 = v4705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4709 = v3871 && v4708;
-  const bool v4710 = v4707 < v1;
-  const bool v4711 = v4709 && v4710;
-  if (v4711) {
-    const float v4712 = v3875.x[56];
-    const float v4713 = v4712 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4714 = iron_f32_to_bf16(v4713);
-    const unsigned int v4715 = v4705 * v1;
-    const unsigned int v4716 = v4715 + v4707;
-    out[v4716] = v4714;
-  }
-  const unsigned int v4717 = static_cast<unsigned int>(v3875.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4718 = v3975 + v4717;
-  const unsigned int v4719 = static_cast<unsigned int>(v3875.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4720 = v26 + v4719;
-  const bool v4721 = v4718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4722 = v3871 && v4721;
-  const bool v4723 = v4720 < v1;
-  const bool v4724 = v4722 && v4723;
-  if (v4724) {
-    const float v4725 = v3875.x[57];
-    const float v4726 = v4725 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4727 = iron_f32_to_bf16(v4726);
-    const unsigned int v4728 = v4718 * v1;
-    const unsigned int v4729 = v4728 + v4720;
-    out[v4729] = v4727;
-  }
-  const unsigned int v4730 = static_cast<unsigned int>(v3875.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4731 = v3975 + v4730;
-  const unsigned int v4732 = static_cast<unsigned int>(v3875.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4733 = v26 + v4732;
-  const bool v4734 = v4731 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4735 = v3871 && v4734;
-  const bool v4736 = v4733 < v1;
-  const bool v4737 = v4735 && v4736;
-  if (v4737) {
-    const float v4738 = v3875.x[58];
-    const float v4739 = v4738 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4740 = iron_f32_to_bf16(v4739);
-    const unsigned int v4741 = v4731 * v1;
-    const unsigned int v4742 = v4741 + v4733;
-    out[v4742] = v4740;
-  }
-  const unsigned int v4743 = static_cast<unsigned int>(v3875.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4744 = v3975 + v4743;
-  const unsigned int v4745 = static_cast<unsigned int>(v3875.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4746 = v26 + v4745;
-  const bool v4747 = v4744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4748 = v3871 && v4747;
-  const bool v4749 = v4746 < v1;
-  const bool v4750 = v4748 && v4749;
-  if (v4750) {
-    const float v4751 = v3875.x[59];
-    const float v4752 = v4751 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4753 = iron_f32_to_bf16(v4752);
-    const unsigned int v4754 = v4744 * v1;
-    const unsigned int v4755 = v4754 + v4746;
-    out[v4755] = v4753;
-  }
-  const unsigned int v4756 = static_cast<unsigned int>(v3875.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4757 = v3975 + v4756;
-  const unsigned int v4758 = static_cast<unsigned int>(v3875.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4759 = v26 + v4758;
-  const bool v4760 = v4757 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4761 = v3871 && v4760;
-  const bool v4762 = v4759 < v1;
-  const bool v4763 = v4761 && v4762;
-  if (v4763) {
-    const float v4764 = v3875.x[60];
-    const float v4765 = v4764 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4766 = iron_f32_to_bf16(v4765);
-    const unsigned int v4767 = v4757 * v1;
-    const unsigned int v4768 = v4767 + v4759;
-    out[v4768] = v4766;
-  }
-  const unsigned int v4769 = static_cast<unsigned int>(v3875.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4770 = v3975 + v4769;
-  const unsigned int v4771 = static_cast<unsigned int>(v3875.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4772 = v26 + v4771;
-  const bool v4773 = v4770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4774 = v3871 && v4773;
-  const bool v4775 = v4772 < v1;
-  const bool v4776 = v4774 && v4775;
-  if (v4776) {
-    const float v4777 = v3875.x[61];
-    const float v4778 = v4777 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4779 = iron_f32_to_bf16(v4778);
-    const unsigned int v4780 = v4770 * v1;
-    const unsigned int v4781 = v4780 + v4772;
-    out[v4781] = v4779;
-  }
-  const unsigned int v4782 = static_cast<unsigned int>(v3875.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4783 = v3975 + v4782;
-  const unsigned int v4784 = static_cast<unsigned int>(v3875.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4785 = v26 + v4784;
-  const bool v4786 = v4783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4787 = v3871 && v4786;
-  const bool v4788 = v4785 < v1;
-  const bool v4789 = v4787 && v4788;
-  if (v4789) {
-    const float v4790 = v3875.x[62];
-    const float v4791 = v4790 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4792 = iron_f32_to_bf16(v4791);
-    const unsigned int v4793 = v4783 * v1;
-    const unsigned int v4794 = v4793 + v4785;
-    out[v4794] = v4792;
-  }
-  const unsigned int v4795 = static_cast<unsigned int>(v3875.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4796 = v3975 + v4795;
-  const unsigned int v4797 = static_cast<unsigned int>(v3875.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4798 = v26 + v4797;
-  const bool v4799 = v4796 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4800 = v3871 && v4799;
-  const bool v4801 = v4798 < v1;
-  const bool v4802 = v4800 && v4801;
-  if (v4802) {
-    const float v4803 = v3875.x[63];
-    const float v4804 = v4803 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4805 = iron_f32_to_bf16(v4804);
-    const unsigned int v4806 = v4796 * v1;
-    const unsigned int v4807 = v4806 + v4798;
-    out[v4807] = v4805;
-  }
-  const unsigned int v4809 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:156
-  iron_frag<float, 2, 16, 128> v4819;  // kernels/gemm/gemm_warpgroup.hpp:95
-  iron_frag_fill(v4819, 0.0f);
-  if (v3879) {  // kernels/gemm/gemm_warpgroup.hpp:101
-    const bool v7204 = v3864 < v2;  // kernels/gemm/gemm_warpgroup.hpp:102
-    if (v7204) {
-      const unsigned int v7208 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:105
-      const unsigned int v7211 = v3867 << 5u;
-      const unsigned int v7212 = v7211 + v7208;
-      const unsigned int v7213 = v7212 >> 3u;
-      const unsigned int v7214 = v7212 & 7u;
-      const unsigned int v7215 = v7214 << 3u;
-      const unsigned int v7216 = v22 + v7213;
-      const bool v7218 = v7216 < v0;
-      const bool v7219 = v7215 < v2;
-      const bool v7220 = v7218 && v7219;
-      const unsigned int v7221 = v7216 * v2;
-      const unsigned int v7222 = v7221 + v7215;
-      const unsigned int v7223 = v7220 ? v7222 : v3864;
-      const unsigned int v7224 = v7213 << 6u;
-      const unsigned int v7226 = v7224 + v7215;
-      iron_copy_async<16>(shm3 + (v7226 ^ (((v7226 >> 6u) & 7u) << 3u)), a + v7223, v7220);
-      const unsigned int v7228 = v7212 + 384u;
-      const unsigned int v7229 = v7228 >> 3u;
-      const unsigned int v7230 = v7228 & 7u;
-      const unsigned int v7231 = v7230 << 3u;
-      const unsigned int v7232 = v22 + v7229;
-      const bool v7234 = v7232 < v0;
-      const bool v7235 = v7231 < v2;
-      const bool v7236 = v7234 && v7235;
-      const unsigned int v7237 = v7232 * v2;
-      const unsigned int v7238 = v7237 + v7231;
-      const unsigned int v7239 = v7236 ? v7238 : v3864;
-      const unsigned int v7240 = v7229 << 6u;
-      const unsigned int v7242 = v7240 + v7231;
-      iron_copy_async<16>(shm3 + (v7242 ^ (((v7242 >> 6u) & 7u) << 3u)), a + v7239, v7236);
-      const unsigned int v7244 = v7212 + 768u;
-      const bool v7246 = v7244 < 1024u;
-      if (v7246) {
-        const unsigned int v7247 = v7244 >> 3u;
-        const unsigned int v7248 = v7244 & 7u;
-        const unsigned int v7249 = v7248 << 3u;
-        const unsigned int v7250 = v22 + v7247;
-        const bool v7252 = v7250 < v0;
-        const bool v7253 = v7249 < v2;
-        const bool v7254 = v7252 && v7253;
-        const unsigned int v7255 = v7250 * v2;
-        const unsigned int v7256 = v7255 + v7249;
-        const unsigned int v7257 = v7254 ? v7256 : v3864;
-        const unsigned int v7258 = v7247 << 6u;
-        const unsigned int v7260 = v7258 + v7249;
-        iron_copy_async<16>(shm3 + (v7260 ^ (((v7260 >> 6u) & 7u) << 3u)), a + v7257, v7254);
+  const unsigned int v398 = v295 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:124
+  const unsigned int v399 = v398 << 4u;
+  const unsigned int v401 = v296 << 6u;
+  const unsigned int v402 = v22 + v401;
+  const unsigned int v403 = v402 + v399;
+  const unsigned int v404 = static_cast<unsigned int>(v303.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v405 = v403 + v404;
+  const unsigned int v406 = static_cast<unsigned int>(v303.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v407 = v26 + v406;
+  const bool v408 = v405 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v409 = v299 && v408;
+  const bool v410 = v407 < v1;
+  const bool v411 = v409 && v410;
+  if (v411) {
+    const float v412 = v303.x[0];
+    const float v413 = v412 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v414 = iron_f32_to_bf16(v413);
+    const unsigned int v415 = v405 * v1;
+    const unsigned int v416 = v415 + v407;
+    out[v416] = v414;
+  }
+  const unsigned int v417 = static_cast<unsigned int>(v303.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v418 = v403 + v417;
+  const unsigned int v419 = static_cast<unsigned int>(v303.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v420 = v26 + v419;
+  const bool v421 = v418 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v422 = v299 && v421;
+  const bool v423 = v420 < v1;
+  const bool v424 = v422 && v423;
+  if (v424) {
+    const float v425 = v303.x[1];
+    const float v426 = v425 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v427 = iron_f32_to_bf16(v426);
+    const unsigned int v428 = v418 * v1;
+    const unsigned int v429 = v428 + v420;
+    out[v429] = v427;
+  }
+  const unsigned int v430 = static_cast<unsigned int>(v303.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v431 = v403 + v430;
+  const unsigned int v432 = static_cast<unsigned int>(v303.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v433 = v26 + v432;
+  const bool v434 = v431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v435 = v299 && v434;
+  const bool v436 = v433 < v1;
+  const bool v437 = v435 && v436;
+  if (v437) {
+    const float v438 = v303.x[2];
+    const float v439 = v438 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v440 = iron_f32_to_bf16(v439);
+    const unsigned int v441 = v431 * v1;
+    const unsigned int v442 = v441 + v433;
+    out[v442] = v440;
+  }
+  const unsigned int v443 = static_cast<unsigned int>(v303.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v444 = v403 + v443;
+  const unsigned int v445 = static_cast<unsigned int>(v303.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v446 = v26 + v445;
+  const bool v447 = v444 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v448 = v299 && v447;
+  const bool v449 = v446 < v1;
+  const bool v450 = v448 && v449;
+  if (v450) {
+    const float v451 = v303.x[3];
+    const float v452 = v451 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v453 = iron_f32_to_bf16(v452);
+    const unsigned int v454 = v444 * v1;
+    const unsigned int v455 = v454 + v446;
+    out[v455] = v453;
+  }
+  const unsigned int v456 = static_cast<unsigned int>(v303.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v457 = v403 + v456;
+  const unsigned int v458 = static_cast<unsigned int>(v303.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v459 = v26 + v458;
+  const bool v460 = v457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v461 = v299 && v460;
+  const bool v462 = v459 < v1;
+  const bool v463 = v461 && v462;
+  if (v463) {
+    const float v464 = v303.x[4];
+    const float v465 = v464 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v466 = iron_f32_to_bf16(v465);
+    const unsigned int v467 = v457 * v1;
+    const unsigned int v468 = v467 + v459;
+    out[v468] = v466;
+  }
+  const unsigned int v469 = static_cast<unsigned int>(v303.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v470 = v403 + v469;
+  const unsigned int v471 = static_cast<unsigned int>(v303.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v472 = v26 + v471;
+  const bool v473 = v470 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v474 = v299 && v473;
+  const bool v475 = v472 < v1;
+  const bool v476 = v474 && v475;
+  if (v476) {
+    const float v477 = v303.x[5];
+    const float v478 = v477 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v479 = iron_f32_to_bf16(v478);
+    const unsigned int v480 = v470 * v1;
+    const unsigned int v481 = v480 + v472;
+    out[v481] = v479;
+  }
+  const unsigned int v482 = static_cast<unsigned int>(v303.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v483 = v403 + v482;
+  const unsigned int v484 = static_cast<unsigned int>(v303.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v485 = v26 + v484;
+  const bool v486 = v483 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v487 = v299 && v486;
+  const bool v488 = v485 < v1;
+  const bool v489 = v487 && v488;
+  if (v489) {
+    const float v490 = v303.x[6];
+    const float v491 = v490 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v492 = iron_f32_to_bf16(v491);
+    const unsigned int v493 = v483 * v1;
+    const unsigned int v494 = v493 + v485;
+    out[v494] = v492;
+  }
+  const unsigned int v495 = static_cast<unsigned int>(v303.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v496 = v403 + v495;
+  const unsigned int v497 = static_cast<unsigned int>(v303.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v498 = v26 + v497;
+  const bool v499 = v496 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v500 = v299 && v499;
+  const bool v501 = v498 < v1;
+  const bool v502 = v500 && v501;
+  if (v502) {
+    const float v503 = v303.x[7];
+    const float v504 = v503 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v505 = iron_f32_to_bf16(v504);
+    const unsigned int v506 = v496 * v1;
+    const unsigned int v507 = v506 + v498;
+    out[v507] = v505;
+  }
+  const unsigned int v508 = static_cast<unsigned int>(v303.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v509 = v403 + v508;
+  const unsigned int v510 = static_cast<unsigned int>(v303.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v511 = v26 + v510;
+  const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v513 = v299 && v512;
+  const bool v514 = v511 < v1;
+  const bool v515 = v513 && v514;
+  if (v515) {
+    const float v516 = v303.x[8];
+    const float v517 = v516 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v518 = iron_f32_to_bf16(v517);
+    const unsigned int v519 = v509 * v1;
+    const unsigned int v520 = v519 + v511;
+    out[v520] = v518;
+  }
+  const unsigned int v521 = static_cast<unsigned int>(v303.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v522 = v403 + v521;
+  const unsigned int v523 = static_cast<unsigned int>(v303.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v524 = v26 + v523;
+  const bool v525 = v522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v526 = v299 && v525;
+  const bool v527 = v524 < v1;
+  const bool v528 = v526 && v527;
+  if (v528) {
+    const float v529 = v303.x[9];
+    const float v530 = v529 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v531 = iron_f32_to_bf16(v530);
+    const unsigned int v532 = v522 * v1;
+    const unsigned int v533 = v532 + v524;
+    out[v533] = v531;
+  }
+  const unsigned int v534 = static_cast<unsigned int>(v303.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v535 = v403 + v534;
+  const unsigned int v536 = static_cast<unsigned int>(v303.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v537 = v26 + v536;
+  const bool v538 = v535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v539 = v299 && v538;
+  const bool v540 = v537 < v1;
+  const bool v541 = v539 && v540;
+  if (v541) {
+    const float v542 = v303.x[10];
+    const float v543 = v542 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v544 = iron_f32_to_bf16(v543);
+    const unsigned int v545 = v535 * v1;
+    const unsigned int v546 = v545 + v537;
+    out[v546] = v544;
+  }
+  const unsigned int v547 = static_cast<unsigned int>(v303.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v548 = v403 + v547;
+  const unsigned int v549 = static_cast<unsigned int>(v303.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v550 = v26 + v549;
+  const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v552 = v299 && v551;
+  const bool v553 = v550 < v1;
+  const bool v554 = v552 && v553;
+  if (v554) {
+    const float v555 = v303.x[11];
+    const float v556 = v555 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v557 = iron_f32_to_bf16(v556);
+    const unsigned int v558 = v548 * v1;
+    const unsigned int v559 = v558 + v550;
+    out[v559] = v557;
+  }
+  const unsigned int v560 = static_cast<unsigned int>(v303.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v561 = v403 + v560;
+  const unsigned int v562 = static_cast<unsigned int>(v303.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v563 = v26 + v562;
+  const bool v564 = v561 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v565 = v299 && v564;
+  const bool v566 = v563 < v1;
+  const bool v567 = v565 && v566;
+  if (v567) {
+    const float v568 = v303.x[12];
+    const float v569 = v568 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v570 = iron_f32_to_bf16(v569);
+    const unsigned int v571 = v561 * v1;
+    const unsigned int v572 = v571 + v563;
+    out[v572] = v570;
+  }
+  const unsigned int v573 = static_cast<unsigned int>(v303.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v574 = v403 + v573;
+  const unsigned int v575 = static_cast<unsigned int>(v303.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v576 = v26 + v575;
+  const bool v577 = v574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v578 = v299 && v577;
+  const bool v579 = v576 < v1;
+  const bool v580 = v578 && v579;
+  if (v580) {
+    const float v581 = v303.x[13];
+    const float v582 = v581 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v583 = iron_f32_to_bf16(v582);
+    const unsigned int v584 = v574 * v1;
+    const unsigned int v585 = v584 + v576;
+    out[v585] = v583;
+  }
+  const unsigned int v586 = static_cast<unsigned int>(v303.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v587 = v403 + v586;
+  const unsigned int v588 = static_cast<unsigned int>(v303.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v589 = v26 + v588;
+  const bool v590 = v587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v591 = v299 && v590;
+  const bool v592 = v589 < v1;
+  const bool v593 = v591 && v592;
+  if (v593) {
+    const float v594 = v303.x[14];
+    const float v595 = v594 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v596 = iron_f32_to_bf16(v595);
+    const unsigned int v597 = v587 * v1;
+    const unsigned int v598 = v597 + v589;
+    out[v598] = v596;
+  }
+  const unsigned int v599 = static_cast<unsigned int>(v303.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v600 = v403 + v599;
+  const unsigned int v601 = static_cast<unsigned int>(v303.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v602 = v26 + v601;
+  const bool v603 = v600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v604 = v299 && v603;
+  const bool v605 = v602 < v1;
+  const bool v606 = v604 && v605;
+  if (v606) {
+    const float v607 = v303.x[15];
+    const float v608 = v607 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v609 = iron_f32_to_bf16(v608);
+    const unsigned int v610 = v600 * v1;
+    const unsigned int v611 = v610 + v602;
+    out[v611] = v609;
+  }
+  const unsigned int v612 = static_cast<unsigned int>(v303.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v613 = v403 + v612;
+  const unsigned int v614 = static_cast<unsigned int>(v303.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v615 = v26 + v614;
+  const bool v616 = v613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v617 = v299 && v616;
+  const bool v618 = v615 < v1;
+  const bool v619 = v617 && v618;
+  if (v619) {
+    const float v620 = v303.x[16];
+    const float v621 = v620 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v622 = iron_f32_to_bf16(v621);
+    const unsigned int v623 = v613 * v1;
+    const unsigned int v624 = v623 + v615;
+    out[v624] = v622;
+  }
+  const unsigned int v625 = static_cast<unsigned int>(v303.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v626 = v403 + v625;
+  const unsigned int v627 = static_cast<unsigned int>(v303.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v628 = v26 + v627;
+  const bool v629 = v626 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v630 = v299 && v629;
+  const bool v631 = v628 < v1;
+  const bool v632 = v630 && v631;
+  if (v632) {
+    const float v633 = v303.x[17];
+    const float v634 = v633 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v635 = iron_f32_to_bf16(v634);
+    const unsigned int v636 = v626 * v1;
+    const unsigned int v637 = v636 + v628;
+    out[v637] = v635;
+  }
+  const unsigned int v638 = static_cast<unsigned int>(v303.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v639 = v403 + v638;
+  const unsigned int v640 = static_cast<unsigned int>(v303.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v641 = v26 + v640;
+  const bool v642 = v639 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v643 = v299 && v642;
+  const bool v644 = v641 < v1;
+  const bool v645 = v643 && v644;
+  if (v645) {
+    const float v646 = v303.x[18];
+    const float v647 = v646 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v648 = iron_f32_to_bf16(v647);
+    const unsigned int v649 = v639 * v1;
+    const unsigned int v650 = v649 + v641;
+    out[v650] = v648;
+  }
+  const unsigned int v651 = static_cast<unsigned int>(v303.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v652 = v403 + v651;
+  const unsigned int v653 = static_cast<unsigned int>(v303.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v654 = v26 + v653;
+  const bool v655 = v652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v656 = v299 && v655;
+  const bool v657 = v654 < v1;
+  const bool v658 = v656 && v657;
+  if (v658) {
+    const float v659 = v303.x[19];
+    const float v660 = v659 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v661 = iron_f32_to_bf16(v660);
+    const unsigned int v662 = v652 * v1;
+    const unsigned int v663 = v662 + v654;
+    out[v663] = v661;
+  }
+  const unsigned int v664 = static_cast<unsigned int>(v303.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v665 = v403 + v664;
+  const unsigned int v666 = static_cast<unsigned int>(v303.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v667 = v26 + v666;
+  const bool v668 = v665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v669 = v299 && v668;
+  const bool v670 = v667 < v1;
+  const bool v671 = v669 && v670;
+  if (v671) {
+    const float v672 = v303.x[20];
+    const float v673 = v672 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v674 = iron_f32_to_bf16(v673);
+    const unsigned int v675 = v665 * v1;
+    const unsigned int v676 = v675 + v667;
+    out[v676] = v674;
+  }
+  const unsigned int v677 = static_cast<unsigned int>(v303.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v678 = v403 + v677;
+  const unsigned int v679 = static_cast<unsigned int>(v303.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v680 = v26 + v679;
+  const bool v681 = v678 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v682 = v299 && v681;
+  const bool v683 = v680 < v1;
+  const bool v684 = v682 && v683;
+  if (v684) {
+    const float v685 = v303.x[21];
+    const float v686 = v685 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v687 = iron_f32_to_bf16(v686);
+    const unsigned int v688 = v678 * v1;
+    const unsigned int v689 = v688 + v680;
+    out[v689] = v687;
+  }
+  const unsigned int v690 = static_cast<unsigned int>(v303.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v691 = v403 + v690;
+  const unsigned int v692 = static_cast<unsigned int>(v303.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v693 = v26 + v692;
+  const bool v694 = v691 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v695 = v299 && v694;
+  const bool v696 = v693 < v1;
+  const bool v697 = v695 && v696;
+  if (v697) {
+    const float v698 = v303.x[22];
+    const float v699 = v698 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v700 = iron_f32_to_bf16(v699);
+    const unsigned int v701 = v691 * v1;
+    const unsigned int v702 = v701 + v693;
+    out[v702] = v700;
+  }
+  const unsigned int v703 = static_cast<unsigned int>(v303.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v704 = v403 + v703;
+  const unsigned int v705 = static_cast<unsigned int>(v303.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v706 = v26 + v705;
+  const bool v707 = v704 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v708 = v299 && v707;
+  const bool v709 = v706 < v1;
+  const bool v710 = v708 && v709;
+  if (v710) {
+    const float v711 = v303.x[23];
+    const float v712 = v711 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v713 = iron_f32_to_bf16(v712);
+    const unsigned int v714 = v704 * v1;
+    const unsigned int v715 = v714 + v706;
+    out[v715] = v713;
+  }
+  const unsigned int v716 = static_cast<unsigned int>(v303.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v717 = v403 + v716;
+  const unsigned int v718 = static_cast<unsigned int>(v303.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v719 = v26 + v718;
+  const bool v720 = v717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v721 = v299 && v720;
+  const bool v722 = v719 < v1;
+  const bool v723 = v721 && v722;
+  if (v723) {
+    const float v724 = v303.x[24];
+    const float v725 = v724 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v726 = iron_f32_to_bf16(v725);
+    const unsigned int v727 = v717 * v1;
+    const unsigned int v728 = v727 + v719;
+    out[v728] = v726;
+  }
+  const unsigned int v729 = static_cast<unsigned int>(v303.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v730 = v403 + v729;
+  const unsigned int v731 = static_cast<unsigned int>(v303.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v732 = v26 + v731;
+  const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v734 = v299 && v733;
+  const bool v735 = v732 < v1;
+  const bool v736 = v734 && v735;
+  if (v736) {
+    const float v737 = v303.x[25];
+    const float v738 = v737 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v739 = iron_f32_to_bf16(v738);
+    const unsigned int v740 = v730 * v1;
+    const unsigned int v741 = v740 + v732;
+    out[v741] = v739;
+  }
+  const unsigned int v742 = static_cast<unsigned int>(v303.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v743 = v403 + v742;
+  const unsigned int v744 = static_cast<unsigned int>(v303.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v745 = v26 + v744;
+  const bool v746 = v743 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v747 = v299 && v746;
+  const bool v748 = v745 < v1;
+  const bool v749 = v747 && v748;
+  if (v749) {
+    const float v750 = v303.x[26];
+    const float v751 = v750 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v752 = iron_f32_to_bf16(v751);
+    const unsigned int v753 = v743 * v1;
+    const unsigned int v754 = v753 + v745;
+    out[v754] = v752;
+  }
+  const unsigned int v755 = static_cast<unsigned int>(v303.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v756 = v403 + v755;
+  const unsigned int v757 = static_cast<unsigned int>(v303.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v758 = v26 + v757;
+  const bool v759 = v756 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v760 = v299 && v759;
+  const bool v761 = v758 < v1;
+  const bool v762 = v760 && v761;
+  if (v762) {
+    const float v763 = v303.x[27];
+    const float v764 = v763 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v765 = iron_f32_to_bf16(v764);
+    const unsigned int v766 = v756 * v1;
+    const unsigned int v767 = v766 + v758;
+    out[v767] = v765;
+  }
+  const unsigned int v768 = static_cast<unsigned int>(v303.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v769 = v403 + v768;
+  const unsigned int v770 = static_cast<unsigned int>(v303.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v771 = v26 + v770;
+  const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v773 = v299 && v772;
+  const bool v774 = v771 < v1;
+  const bool v775 = v773 && v774;
+  if (v775) {
+    const float v776 = v303.x[28];
+    const float v777 = v776 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v778 = iron_f32_to_bf16(v777);
+    const unsigned int v779 = v769 * v1;
+    const unsigned int v780 = v779 + v771;
+    out[v780] = v778;
+  }
+  const unsigned int v781 = static_cast<unsigned int>(v303.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v782 = v403 + v781;
+  const unsigned int v783 = static_cast<unsigned int>(v303.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v784 = v26 + v783;
+  const bool v785 = v782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v786 = v299 && v785;
+  const bool v787 = v784 < v1;
+  const bool v788 = v786 && v787;
+  if (v788) {
+    const float v789 = v303.x[29];
+    const float v790 = v789 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v791 = iron_f32_to_bf16(v790);
+    const unsigned int v792 = v782 * v1;
+    const unsigned int v793 = v792 + v784;
+    out[v793] = v791;
+  }
+  const unsigned int v794 = static_cast<unsigned int>(v303.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v795 = v403 + v794;
+  const unsigned int v796 = static_cast<unsigned int>(v303.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v797 = v26 + v796;
+  const bool v798 = v795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v799 = v299 && v798;
+  const bool v800 = v797 < v1;
+  const bool v801 = v799 && v800;
+  if (v801) {
+    const float v802 = v303.x[30];
+    const float v803 = v802 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v804 = iron_f32_to_bf16(v803);
+    const unsigned int v805 = v795 * v1;
+    const unsigned int v806 = v805 + v797;
+    out[v806] = v804;
+  }
+  const unsigned int v807 = static_cast<unsigned int>(v303.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v808 = v403 + v807;
+  const unsigned int v809 = static_cast<unsigned int>(v303.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v810 = v26 + v809;
+  const bool v811 = v808 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v812 = v299 && v811;
+  const bool v813 = v810 < v1;
+  const bool v814 = v812 && v813;
+  if (v814) {
+    const float v815 = v303.x[31];
+    const float v816 = v815 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v817 = iron_f32_to_bf16(v816);
+    const unsigned int v818 = v808 * v1;
+    const unsigned int v819 = v818 + v810;
+    out[v819] = v817;
+  }
+  const unsigned int v820 = static_cast<unsigned int>(v303.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v821 = v403 + v820;
+  const unsigned int v822 = static_cast<unsigned int>(v303.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v823 = v26 + v822;
+  const bool v824 = v821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v825 = v299 && v824;
+  const bool v826 = v823 < v1;
+  const bool v827 = v825 && v826;
+  if (v827) {
+    const float v828 = v303.x[32];
+    const float v829 = v828 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v830 = iron_f32_to_bf16(v829);
+    const unsigned int v831 = v821 * v1;
+    const unsigned int v832 = v831 + v823;
+    out[v832] = v830;
+  }
+  const unsigned int v833 = static_cast<unsigned int>(v303.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v834 = v403 + v833;
+  const unsigned int v835 = static_cast<unsigned int>(v303.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v836 = v26 + v835;
+  const bool v837 = v834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v838 = v299 && v837;
+  const bool v839 = v836 < v1;
+  const bool v840 = v838 && v839;
+  if (v840) {
+    const float v841 = v303.x[33];
+    const float v842 = v841 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v843 = iron_f32_to_bf16(v842);
+    const unsigned int v844 = v834 * v1;
+    const unsigned int v845 = v844 + v836;
+    out[v845] = v843;
+  }
+  const unsigned int v846 = static_cast<unsigned int>(v303.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v847 = v403 + v846;
+  const unsigned int v848 = static_cast<unsigned int>(v303.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v849 = v26 + v848;
+  const bool v850 = v847 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v851 = v299 && v850;
+  const bool v852 = v849 < v1;
+  const bool v853 = v851 && v852;
+  if (v853) {
+    const float v854 = v303.x[34];
+    const float v855 = v854 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v856 = iron_f32_to_bf16(v855);
+    const unsigned int v857 = v847 * v1;
+    const unsigned int v858 = v857 + v849;
+    out[v858] = v856;
+  }
+  const unsigned int v859 = static_cast<unsigned int>(v303.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v860 = v403 + v859;
+  const unsigned int v861 = static_cast<unsigned int>(v303.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v862 = v26 + v861;
+  const bool v863 = v860 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v864 = v299 && v863;
+  const bool v865 = v862 < v1;
+  const bool v866 = v864 && v865;
+  if (v866) {
+    const float v867 = v303.x[35];
+    const float v868 = v867 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v869 = iron_f32_to_bf16(v868);
+    const unsigned int v870 = v860 * v1;
+    const unsigned int v871 = v870 + v862;
+    out[v871] = v869;
+  }
+  const unsigned int v872 = static_cast<unsigned int>(v303.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v873 = v403 + v872;
+  const unsigned int v874 = static_cast<unsigned int>(v303.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v875 = v26 + v874;
+  const bool v876 = v873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v877 = v299 && v876;
+  const bool v878 = v875 < v1;
+  const bool v879 = v877 && v878;
+  if (v879) {
+    const float v880 = v303.x[36];
+    const float v881 = v880 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v882 = iron_f32_to_bf16(v881);
+    const unsigned int v883 = v873 * v1;
+    const unsigned int v884 = v883 + v875;
+    out[v884] = v882;
+  }
+  const unsigned int v885 = static_cast<unsigned int>(v303.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v886 = v403 + v885;
+  const unsigned int v887 = static_cast<unsigned int>(v303.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v888 = v26 + v887;
+  const bool v889 = v886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v890 = v299 && v889;
+  const bool v891 = v888 < v1;
+  const bool v892 = v890 && v891;
+  if (v892) {
+    const float v893 = v303.x[37];
+    const float v894 = v893 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v895 = iron_f32_to_bf16(v894);
+    const unsigned int v896 = v886 * v1;
+    const unsigned int v897 = v896 + v888;
+    out[v897] = v895;
+  }
+  const unsigned int v898 = static_cast<unsigned int>(v303.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v899 = v403 + v898;
+  const unsigned int v900 = static_cast<unsigned int>(v303.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v901 = v26 + v900;
+  const bool v902 = v899 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v903 = v299 && v902;
+  const bool v904 = v901 < v1;
+  const bool v905 = v903 && v904;
+  if (v905) {
+    const float v906 = v303.x[38];
+    const float v907 = v906 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v908 = iron_f32_to_bf16(v907);
+    const unsigned int v909 = v899 * v1;
+    const unsigned int v910 = v909 + v901;
+    out[v910] = v908;
+  }
+  const unsigned int v911 = static_cast<unsigned int>(v303.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v912 = v403 + v911;
+  const unsigned int v913 = static_cast<unsigned int>(v303.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v914 = v26 + v913;
+  const bool v915 = v912 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v916 = v299 && v915;
+  const bool v917 = v914 < v1;
+  const bool v918 = v916 && v917;
+  if (v918) {
+    const float v919 = v303.x[39];
+    const float v920 = v919 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v921 = iron_f32_to_bf16(v920);
+    const unsigned int v922 = v912 * v1;
+    const unsigned int v923 = v922 + v914;
+    out[v923] = v921;
+  }
+  const unsigned int v924 = static_cast<unsigned int>(v303.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v925 = v403 + v924;
+  const unsigned int v926 = static_cast<unsigned int>(v303.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v927 = v26 + v926;
+  const bool v928 = v925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v929 = v299 && v928;
+  const bool v930 = v927 < v1;
+  const bool v931 = v929 && v930;
+  if (v931) {
+    const float v932 = v303.x[40];
+    const float v933 = v932 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v934 = iron_f32_to_bf16(v933);
+    const unsigned int v935 = v925 * v1;
+    const unsigned int v936 = v935 + v927;
+    out[v936] = v934;
+  }
+  const unsigned int v937 = static_cast<unsigned int>(v303.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v938 = v403 + v937;
+  const unsigned int v939 = static_cast<unsigned int>(v303.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v940 = v26 + v939;
+  const bool v941 = v938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v942 = v299 && v941;
+  const bool v943 = v940 < v1;
+  const bool v944 = v942 && v943;
+  if (v944) {
+    const float v945 = v303.x[41];
+    const float v946 = v945 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v947 = iron_f32_to_bf16(v946);
+    const unsigned int v948 = v938 * v1;
+    const unsigned int v949 = v948 + v940;
+    out[v949] = v947;
+  }
+  const unsigned int v950 = static_cast<unsigned int>(v303.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v951 = v403 + v950;
+  const unsigned int v952 = static_cast<unsigned int>(v303.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v953 = v26 + v952;
+  const bool v954 = v951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v955 = v299 && v954;
+  const bool v956 = v953 < v1;
+  const bool v957 = v955 && v956;
+  if (v957) {
+    const float v958 = v303.x[42];
+    const float v959 = v958 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v960 = iron_f32_to_bf16(v959);
+    const unsigned int v961 = v951 * v1;
+    const unsigned int v962 = v961 + v953;
+    out[v962] = v960;
+  }
+  const unsigned int v963 = static_cast<unsigned int>(v303.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v964 = v403 + v963;
+  const unsigned int v965 = static_cast<unsigned int>(v303.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v966 = v26 + v965;
+  const bool v967 = v964 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v968 = v299 && v967;
+  const bool v969 = v966 < v1;
+  const bool v970 = v968 && v969;
+  if (v970) {
+    const float v971 = v303.x[43];
+    const float v972 = v971 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v973 = iron_f32_to_bf16(v972);
+    const unsigned int v974 = v964 * v1;
+    const unsigned int v975 = v974 + v966;
+    out[v975] = v973;
+  }
+  const unsigned int v976 = static_cast<unsigned int>(v303.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v977 = v403 + v976;
+  const unsigned int v978 = static_cast<unsigned int>(v303.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v979 = v26 + v978;
+  const bool v980 = v977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v981 = v299 && v980;
+  const bool v982 = v979 < v1;
+  const bool v983 = v981 && v982;
+  if (v983) {
+    const float v984 = v303.x[44];
+    const float v985 = v984 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v986 = iron_f32_to_bf16(v985);
+    const unsigned int v987 = v977 * v1;
+    const unsigned int v988 = v987 + v979;
+    out[v988] = v986;
+  }
+  const unsigned int v989 = static_cast<unsigned int>(v303.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v990 = v403 + v989;
+  const unsigned int v991 = static_cast<unsigned int>(v303.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v992 = v26 + v991;
+  const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v994 = v299 && v993;
+  const bool v995 = v992 < v1;
+  const bool v996 = v994 && v995;
+  if (v996) {
+    const float v997 = v303.x[45];
+    const float v998 = v997 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v999 = iron_f32_to_bf16(v998);
+    const unsigned int v1000 = v990 * v1;
+    const unsigned int v1001 = v1000 + v992;
+    out[v1001] = v999;
+  }
+  const unsigned int v1002 = static_cast<unsigned int>(v303.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1003 = v403 + v1002;
+  const unsigned int v1004 = static_cast<unsigned int>(v303.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1005 = v26 + v1004;
+  const bool v1006 = v1003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1007 = v299 && v1006;
+  const bool v1008 = v1005 < v1;
+  const bool v1009 = v1007 && v1008;
+  if (v1009) {
+    const float v1010 = v303.x[46];
+    const float v1011 = v1010 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1012 = iron_f32_to_bf16(v1011);
+    const unsigned int v1013 = v1003 * v1;
+    const unsigned int v1014 = v1013 + v1005;
+    out[v1014] = v1012;
+  }
+  const unsigned int v1015 = static_cast<unsigned int>(v303.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1016 = v403 + v1015;
+  const unsigned int v1017 = static_cast<unsigned int>(v303.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1018 = v26 + v1017;
+  const bool v1019 = v1016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1020 = v299 && v1019;
+  const bool v1021 = v1018 < v1;
+  const bool v1022 = v1020 && v1021;
+  if (v1022) {
+    const float v1023 = v303.x[47];
+    const float v1024 = v1023 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1025 = iron_f32_to_bf16(v1024);
+    const unsigned int v1026 = v1016 * v1;
+    const unsigned int v1027 = v1026 + v1018;
+    out[v1027] = v1025;
+  }
+  const unsigned int v1028 = static_cast<unsigned int>(v303.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1029 = v403 + v1028;
+  const unsigned int v1030 = static_cast<unsigned int>(v303.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1031 = v26 + v1030;
+  const bool v1032 = v1029 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1033 = v299 && v1032;
+  const bool v1034 = v1031 < v1;
+  const bool v1035 = v1033 && v1034;
+  if (v1035) {
+    const float v1036 = v303.x[48];
+    const float v1037 = v1036 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1038 = iron_f32_to_bf16(v1037);
+    const unsigned int v1039 = v1029 * v1;
+    const unsigned int v1040 = v1039 + v1031;
+    out[v1040] = v1038;
+  }
+  const unsigned int v1041 = static_cast<unsigned int>(v303.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1042 = v403 + v1041;
+  const unsigned int v1043 = static_cast<unsigned int>(v303.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1044 = v26 + v1043;
+  const bool v1045 = v1042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1046 = v299 && v1045;
+  const bool v1047 = v1044 < v1;
+  const bool v1048 = v1046 && v1047;
+  if (v1048) {
+    const float v1049 = v303.x[49];
+    const float v1050 = v1049 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1051 = iron_f32_to_bf16(v1050);
+    const unsigned int v1052 = v1042 * v1;
+    const unsigned int v1053 = v1052 + v1044;
+    out[v1053] = v1051;
+  }
+  const unsigned int v1054 = static_cast<unsigned int>(v303.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1055 = v403 + v1054;
+  const unsigned int v1056 = static_cast<unsigned int>(v303.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1057 = v26 + v1056;
+  const bool v1058 = v1055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1059 = v299 && v1058;
+  const bool v1060 = v1057 < v1;
+  const bool v1061 = v1059 && v1060;
+  if (v1061) {
+    const float v1062 = v303.x[50];
+    const float v1063 = v1062 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1064 = iron_f32_to_bf16(v1063);
+    const unsigned int v1065 = v1055 * v1;
+    const unsigned int v1066 = v1065 + v1057;
+    out[v1066] = v1064;
+  }
+  const unsigned int v1067 = static_cast<unsigned int>(v303.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1068 = v403 + v1067;
+  const unsigned int v1069 = static_cast<unsigned int>(v303.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1070 = v26 + v1069;
+  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1072 = v299 && v1071;
+  const bool v1073 = v1070 < v1;
+  const bool v1074 = v1072 && v1073;
+  if (v1074) {
+    const float v1075 = v303.x[51];
+    const float v1076 = v1075 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1077 = iron_f32_to_bf16(v1076);
+    const unsigned int v1078 = v1068 * v1;
+    const unsigned int v1079 = v1078 + v1070;
+    out[v1079] = v1077;
+  }
+  const unsigned int v1080 = static_cast<unsigned int>(v303.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1081 = v403 + v1080;
+  const unsigned int v1082 = static_cast<unsigned int>(v303.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1083 = v26 + v1082;
+  const bool v1084 = v1081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1085 = v299 && v1084;
+  const bool v1086 = v1083 < v1;
+  const bool v1087 = v1085 && v1086;
+  if (v1087) {
+    const float v1088 = v303.x[52];
+    const float v1089 = v1088 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1090 = iron_f32_to_bf16(v1089);
+    const unsigned int v1091 = v1081 * v1;
+    const unsigned int v1092 = v1091 + v1083;
+    out[v1092] = v1090;
+  }
+  const unsigned int v1093 = static_cast<unsigned int>(v303.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1094 = v403 + v1093;
+  const unsigned int v1095 = static_cast<unsigned int>(v303.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1096 = v26 + v1095;
+  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1098 = v299 && v1097;
+  const bool v1099 = v1096 < v1;
+  const bool v1100 = v1098 && v1099;
+  if (v1100) {
+    const float v1101 = v303.x[53];
+    const float v1102 = v1101 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1103 = iron_f32_to_bf16(v1102);
+    const unsigned int v1104 = v1094 * v1;
+    const unsigned int v1105 = v1104 + v1096;
+    out[v1105] = v1103;
+  }
+  const unsigned int v1106 = static_cast<unsigned int>(v303.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1107 = v403 + v1106;
+  const unsigned int v1108 = static_cast<unsigned int>(v303.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1109 = v26 + v1108;
+  const bool v1110 = v1107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1111 = v299 && v1110;
+  const bool v1112 = v1109 < v1;
+  const bool v1113 = v1111 && v1112;
+  if (v1113) {
+    const float v1114 = v303.x[54];
+    const float v1115 = v1114 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1116 = iron_f32_to_bf16(v1115);
+    const unsigned int v1117 = v1107 * v1;
+    const unsigned int v1118 = v1117 + v1109;
+    out[v1118] = v1116;
+  }
+  const unsigned int v1119 = static_cast<unsigned int>(v303.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1120 = v403 + v1119;
+  const unsigned int v1121 = static_cast<unsigned int>(v303.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1122 = v26 + v1121;
+  const bool v1123 = v1120 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1124 = v299 && v1123;
+  const bool v1125 = v1122 < v1;
+  const bool v1126 = v1124 && v1125;
+  if (v1126) {
+    const float v1127 = v303.x[55];
+    const float v1128 = v1127 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1129 = iron_f32_to_bf16(v1128);
+    const unsigned int v1130 = v1120 * v1;
+    const unsigned int v1131 = v1130 + v1122;
+    out[v1131] = v1129;
+  }
+  const unsigned int v1132 = static_cast<unsigned int>(v303.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1133 = v403 + v1132;
+  const unsigned int v1134 = static_cast<unsigned int>(v303.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1135 = v26 + v1134;
+  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1137 = v299 && v1136;
+  const bool v1138 = v1135 < v1;
+  const bool v1139 = v1137 && v1138;
+  if (v1139) {
+    const float v1140 = v303.x[56];
+    const float v1141 = v1140 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1142 = iron_f32_to_bf16(v1141);
+    const unsigned int v1143 = v1133 * v1;
+    const unsigned int v1144 = v1143 + v1135;
+    out[v1144] = v1142;
+  }
+  const unsigned int v1145 = static_cast<unsigned int>(v303.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1146 = v403 + v1145;
+  const unsigned int v1147 = static_cast<unsigned int>(v303.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1148 = v26 + v1147;
+  const bool v1149 = v1146 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1150 = v299 && v1149;
+  const bool v1151 = v1148 < v1;
+  const bool v1152 = v1150 && v1151;
+  if (v1152) {
+    const float v1153 = v303.x[57];
+    const float v1154 = v1153 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1155 = iron_f32_to_bf16(v1154);
+    const unsigned int v1156 = v1146 * v1;
+    const unsigned int v1157 = v1156 + v1148;
+    out[v1157] = v1155;
+  }
+  const unsigned int v1158 = static_cast<unsigned int>(v303.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1159 = v403 + v1158;
+  const unsigned int v1160 = static_cast<unsigned int>(v303.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1161 = v26 + v1160;
+  const bool v1162 = v1159 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1163 = v299 && v1162;
+  const bool v1164 = v1161 < v1;
+  const bool v1165 = v1163 && v1164;
+  if (v1165) {
+    const float v1166 = v303.x[58];
+    const float v1167 = v1166 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1168 = iron_f32_to_bf16(v1167);
+    const unsigned int v1169 = v1159 * v1;
+    const unsigned int v1170 = v1169 + v1161;
+    out[v1170] = v1168;
+  }
+  const unsigned int v1171 = static_cast<unsigned int>(v303.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1172 = v403 + v1171;
+  const unsigned int v1173 = static_cast<unsigned int>(v303.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1174 = v26 + v1173;
+  const bool v1175 = v1172 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1176 = v299 && v1175;
+  const bool v1177 = v1174 < v1;
+  const bool v1178 = v1176 && v1177;
+  if (v1178) {
+    const float v1179 = v303.x[59];
+    const float v1180 = v1179 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1181 = iron_f32_to_bf16(v1180);
+    const unsigned int v1182 = v1172 * v1;
+    const unsigned int v1183 = v1182 + v1174;
+    out[v1183] = v1181;
+  }
+  const unsigned int v1184 = static_cast<unsigned int>(v303.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1185 = v403 + v1184;
+  const unsigned int v1186 = static_cast<unsigned int>(v303.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1187 = v26 + v1186;
+  const bool v1188 = v1185 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1189 = v299 && v1188;
+  const bool v1190 = v1187 < v1;
+  const bool v1191 = v1189 && v1190;
+  if (v1191) {
+    const float v1192 = v303.x[60];
+    const float v1193 = v1192 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1194 = iron_f32_to_bf16(v1193);
+    const unsigned int v1195 = v1185 * v1;
+    const unsigned int v1196 = v1195 + v1187;
+    out[v1196] = v1194;
+  }
+  const unsigned int v1197 = static_cast<unsigned int>(v303.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1198 = v403 + v1197;
+  const unsigned int v1199 = static_cast<unsigned int>(v303.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1200 = v26 + v1199;
+  const bool v1201 = v1198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1202 = v299 && v1201;
+  const bool v1203 = v1200 < v1;
+  const bool v1204 = v1202 && v1203;
+  if (v1204) {
+    const float v1205 = v303.x[61];
+    const float v1206 = v1205 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1207 = iron_f32_to_bf16(v1206);
+    const unsigned int v1208 = v1198 * v1;
+    const unsigned int v1209 = v1208 + v1200;
+    out[v1209] = v1207;
+  }
+  const unsigned int v1210 = static_cast<unsigned int>(v303.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1211 = v403 + v1210;
+  const unsigned int v1212 = static_cast<unsigned int>(v303.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1213 = v26 + v1212;
+  const bool v1214 = v1211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1215 = v299 && v1214;
+  const bool v1216 = v1213 < v1;
+  const bool v1217 = v1215 && v1216;
+  if (v1217) {
+    const float v1218 = v303.x[62];
+    const float v1219 = v1218 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1220 = iron_f32_to_bf16(v1219);
+    const unsigned int v1221 = v1211 * v1;
+    const unsigned int v1222 = v1221 + v1213;
+    out[v1222] = v1220;
+  }
+  const unsigned int v1223 = static_cast<unsigned int>(v303.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1224 = v403 + v1223;
+  const unsigned int v1225 = static_cast<unsigned int>(v303.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1226 = v26 + v1225;
+  const bool v1227 = v1224 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1228 = v299 && v1227;
+  const bool v1229 = v1226 < v1;
+  const bool v1230 = v1228 && v1229;
+  if (v1230) {
+    const float v1231 = v303.x[63];
+    const float v1232 = v1231 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1233 = iron_f32_to_bf16(v1232);
+    const unsigned int v1234 = v1224 * v1;
+    const unsigned int v1235 = v1234 + v1226;
+    out[v1235] = v1233;
+  }
+  const unsigned int v1237 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:153
+  iron_frag<float, 2, 16, 128> v1247;  // kernels/gemm/gemm_warpgroup.hpp:92
+  iron_frag_fill(v1247, 0.0f);
+  if (v307) {  // kernels/gemm/gemm_warpgroup.hpp:98
+    const bool v3632 = v292 < v2;  // kernels/gemm/gemm_warpgroup.hpp:99
+    if (v3632) {
+      const unsigned int v3636 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:102
+      const unsigned int v3639 = v295 << 5u;
+      const unsigned int v3640 = v3639 + v3636;
+      const unsigned int v3641 = v3640 >> 3u;
+      const unsigned int v3642 = v3640 & 7u;
+      const unsigned int v3643 = v3642 << 3u;
+      const unsigned int v3644 = v22 + v3641;
+      const bool v3646 = v3644 < v0;
+      const bool v3647 = v3643 < v2;
+      const bool v3648 = v3646 && v3647;
+      const unsigned int v3649 = v3644 * v2;
+      const unsigned int v3650 = v3649 + v3643;
+      const unsigned int v3651 = v3648 ? v3650 : v292;
+      const unsigned int v3652 = v3641 << 6u;
+      const unsigned int v3654 = v3652 + v3643;
+      iron_copy_async<16>(shm3 + (v3654 ^ (((v3654 >> 6u) & 7u) << 3u)), a + v3651, v3648);
+      const unsigned int v3656 = v3640 + 384u;
+      const unsigned int v3657 = v3656 >> 3u;
+      const unsigned int v3658 = v3656 & 7u;
+      const unsigned int v3659 = v3658 << 3u;
+      const unsigned int v3660 = v22 + v3657;
+      const bool v3662 = v3660 < v0;
+      const bool v3663 = v3659 < v2;
+      const bool v3664 = v3662 && v3663;
+      const unsigned int v3665 = v3660 * v2;
+      const unsigned int v3666 = v3665 + v3659;
+      const unsigned int v3667 = v3664 ? v3666 : v292;
+      const unsigned int v3668 = v3657 << 6u;
+      const unsigned int v3670 = v3668 + v3659;
+      iron_copy_async<16>(shm3 + (v3670 ^ (((v3670 >> 6u) & 7u) << 3u)), a + v3667, v3664);
+      const unsigned int v3672 = v3640 + 768u;
+      const bool v3674 = v3672 < 1024u;
+      if (v3674) {
+        const unsigned int v3675 = v3672 >> 3u;
+        const unsigned int v3676 = v3672 & 7u;
+        const unsigned int v3677 = v3676 << 3u;
+        const unsigned int v3678 = v22 + v3675;
+        const bool v3680 = v3678 < v0;
+        const bool v3681 = v3677 < v2;
+        const bool v3682 = v3680 && v3681;
+        const unsigned int v3683 = v3678 * v2;
+        const unsigned int v3684 = v3683 + v3677;
+        const unsigned int v3685 = v3682 ? v3684 : v292;
+        const unsigned int v3686 = v3675 << 6u;
+        const unsigned int v3688 = v3686 + v3677;
+        iron_copy_async<16>(shm3 + (v3688 ^ (((v3688 >> 6u) & 7u) << 3u)), a + v3685, v3682);
       }
-      const unsigned int v7261 = v4809 + v7213;  // kernels/gemm/gemm_warpgroup.hpp:106
-      const bool v7262 = v7261 < v1;
-      const bool v7263 = v7262 && v7219;
-      const unsigned int v7264 = v7261 * v2;
-      const unsigned int v7265 = v7264 + v7215;
-      const unsigned int v7266 = v7263 ? v7265 : v3864;
-      iron_copy_async<16>(shm4 + (v7226 ^ (((v7226 >> 6u) & 7u) << 3u)), b + v7266, v7263);
-      const unsigned int v7267 = v4809 + v7229;
-      const bool v7268 = v7267 < v1;
-      const bool v7269 = v7268 && v7235;
-      const unsigned int v7270 = v7267 * v2;
-      const unsigned int v7271 = v7270 + v7231;
-      const unsigned int v7272 = v7269 ? v7271 : v3864;
-      iron_copy_async<16>(shm4 + (v7242 ^ (((v7242 >> 6u) & 7u) << 3u)), b + v7272, v7269);
-      if (v7246) {
-        const unsigned int v7273 = v7244 >> 3u;
-        const unsigned int v7274 = v7244 & 7u;
-        const unsigned int v7275 = v7274 << 3u;
-        const unsigned int v7276 = v4809 + v7273;
-        const bool v7278 = v7276 < v1;
-        const bool v7279 = v7275 < v2;
-        const bool v7280 = v7278 && v7279;
-        const unsigned int v7281 = v7276 * v2;
-        const unsigned int v7282 = v7281 + v7275;
-        const unsigned int v7283 = v7280 ? v7282 : v3864;
-        const unsigned int v7284 = v7273 << 6u;
-        const unsigned int v7286 = v7284 + v7275;
-        iron_copy_async<16>(shm4 + (v7286 ^ (((v7286 >> 6u) & 7u) << 3u)), b + v7283, v7280);
-      }
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:102
-    const bool v7289 = 64u < v2;
-    if (v7289) {
-      const unsigned int v7293 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:105
-      const unsigned int v7296 = v3867 << 5u;
-      const unsigned int v7297 = v7296 + v7293;
-      const unsigned int v7298 = v7297 >> 3u;
-      const unsigned int v7299 = v7297 & 7u;
-      const unsigned int v7300 = v7299 << 3u;
-      const unsigned int v7301 = v22 + v7298;
-      const unsigned int v7302 = 64u + v7300;
-      const bool v7303 = v7301 < v0;
-      const bool v7304 = v7302 < v2;
-      const bool v7305 = v7303 && v7304;
-      const unsigned int v7306 = v7301 * v2;
-      const unsigned int v7307 = v7306 + v7302;
-      const unsigned int v7308 = v7305 ? v7307 : v3864;
-      const unsigned int v7309 = v7298 << 6u;
-      const unsigned int v7310 = 8192u + v7309;
-      const unsigned int v7311 = v7310 + v7300;
-      iron_copy_async<16>(shm3 + (v7311 ^ (((v7311 >> 6u) & 7u) << 3u)), a + v7308, v7305);
-      const unsigned int v7313 = v7297 + 384u;
-      const unsigned int v7314 = v7313 >> 3u;
-      const unsigned int v7315 = v7313 & 7u;
-      const unsigned int v7316 = v7315 << 3u;
-      const unsigned int v7317 = v22 + v7314;
-      const unsigned int v7318 = 64u + v7316;
-      const bool v7319 = v7317 < v0;
-      const bool v7320 = v7318 < v2;
-      const bool v7321 = v7319 && v7320;
-      const unsigned int v7322 = v7317 * v2;
-      const unsigned int v7323 = v7322 + v7318;
-      const unsigned int v7324 = v7321 ? v7323 : v3864;
-      const unsigned int v7325 = v7314 << 6u;
-      const unsigned int v7326 = 8192u + v7325;
-      const unsigned int v7327 = v7326 + v7316;
-      iron_copy_async<16>(shm3 + (v7327 ^ (((v7327 >> 6u) & 7u) << 3u)), a + v7324, v7321);
-      const unsigned int v7329 = v7297 + 768u;
-      const bool v7331 = v7329 < 1024u;
-      if (v7331) {
-        const unsigned int v7332 = v7329 >> 3u;
-        const unsigned int v7333 = v7329 & 7u;
-        const unsigned int v7334 = v7333 << 3u;
-        const unsigned int v7335 = v22 + v7332;
-        const unsigned int v7336 = 64u + v7334;
-        const bool v7337 = v7335 < v0;
-        const bool v7338 = v7336 < v2;
-        const bool v7339 = v7337 && v7338;
-        const unsigned int v7340 = v7335 * v2;
-        const unsigned int v7341 = v7340 + v7336;
-        const unsigned int v7342 = v7339 ? v7341 : v3864;
-        const unsigned int v7343 = v7332 << 6u;
-        const unsigned int v7344 = 8192u + v7343;
-        const unsigned int v7345 = v7344 + v7334;
-        iron_copy_async<16>(shm3 + (v7345 ^ (((v7345 >> 6u) & 7u) << 3u)), a + v7342, v7339);
-      }
-      const unsigned int v7346 = v4809 + v7298;  // kernels/gemm/gemm_warpgroup.hpp:106
-      const bool v7347 = v7346 < v1;
-      const bool v7348 = v7347 && v7304;
-      const unsigned int v7349 = v7346 * v2;
-      const unsigned int v7350 = v7349 + v7302;
-      const unsigned int v7351 = v7348 ? v7350 : v3864;
-      iron_copy_async<16>(shm4 + (v7311 ^ (((v7311 >> 6u) & 7u) << 3u)), b + v7351, v7348);
-      const unsigned int v7352 = v4809 + v7314;
-      const bool v7353 = v7352 < v1;
-      const bool v7354 = v7353 && v7320;
-      const unsigned int v7355 = v7352 * v2;
-      const unsigned int v7356 = v7355 + v7318;
-      const unsigned int v7357 = v7354 ? v7356 : v3864;
-      iron_copy_async<16>(shm4 + (v7327 ^ (((v7327 >> 6u) & 7u) << 3u)), b + v7357, v7354);
-      if (v7331) {
-        const unsigned int v7358 = v7329 >> 3u;
-        const unsigned int v7359 = v7329 & 7u;
-        const unsigned int v7360 = v7359 << 3u;
-        const unsigned int v7361 = v4809 + v7358;
-        const unsigned int v7362 = 64u + v7360;
-        const bool v7363 = v7361 < v1;
-        const bool v7364 = v7362 < v2;
-        const bool v7365 = v7363 && v7364;
-        const unsigned int v7366 = v7361 * v2;
-        const unsigned int v7367 = v7366 + v7362;
-        const unsigned int v7368 = v7365 ? v7367 : v3864;
-        const unsigned int v7369 = v7358 << 6u;
-        const unsigned int v7370 = 8192u + v7369;
-        const unsigned int v7371 = v7370 + v7360;
-        iron_copy_async<16>(shm4 + (v7371 ^ (((v7371 >> 6u) & 7u) << 3u)), b + v7368, v7365);
+      const unsigned int v3689 = v1237 + v3641;  // kernels/gemm/gemm_warpgroup.hpp:103
+      const bool v3690 = v3689 < v1;
+      const bool v3691 = v3690 && v3647;
+      const unsigned int v3692 = v3689 * v2;
+      const unsigned int v3693 = v3692 + v3643;
+      const unsigned int v3694 = v3691 ? v3693 : v292;
+      iron_copy_async<16>(shm4 + (v3654 ^ (((v3654 >> 6u) & 7u) << 3u)), b + v3694, v3691);
+      const unsigned int v3695 = v1237 + v3657;
+      const bool v3696 = v3695 < v1;
+      const bool v3697 = v3696 && v3663;
+      const unsigned int v3698 = v3695 * v2;
+      const unsigned int v3699 = v3698 + v3659;
+      const unsigned int v3700 = v3697 ? v3699 : v292;
+      iron_copy_async<16>(shm4 + (v3670 ^ (((v3670 >> 6u) & 7u) << 3u)), b + v3700, v3697);
+      if (v3674) {
+        const unsigned int v3701 = v3672 >> 3u;
+        const unsigned int v3702 = v3672 & 7u;
+        const unsigned int v3703 = v3702 << 3u;
+        const unsigned int v3704 = v1237 + v3701;
+        const bool v3706 = v3704 < v1;
+        const bool v3707 = v3703 < v2;
+        const bool v3708 = v3706 && v3707;
+        const unsigned int v3709 = v3704 * v2;
+        const unsigned int v3710 = v3709 + v3703;
+        const unsigned int v3711 = v3708 ? v3710 : v292;
+        const unsigned int v3712 = v3701 << 6u;
+        const unsigned int v3714 = v3712 + v3703;
+        iron_copy_async<16>(shm4 + (v3714 ^ (((v3714 >> 6u) & 7u) << 3u)), b + v3711, v3708);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:102
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:99
+    const bool v3717 = 64u < v2;
+    if (v3717) {
+      const unsigned int v3721 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:102
+      const unsigned int v3724 = v295 << 5u;
+      const unsigned int v3725 = v3724 + v3721;
+      const unsigned int v3726 = v3725 >> 3u;
+      const unsigned int v3727 = v3725 & 7u;
+      const unsigned int v3728 = v3727 << 3u;
+      const unsigned int v3729 = v22 + v3726;
+      const unsigned int v3730 = 64u + v3728;
+      const bool v3731 = v3729 < v0;
+      const bool v3732 = v3730 < v2;
+      const bool v3733 = v3731 && v3732;
+      const unsigned int v3734 = v3729 * v2;
+      const unsigned int v3735 = v3734 + v3730;
+      const unsigned int v3736 = v3733 ? v3735 : v292;
+      const unsigned int v3737 = v3726 << 6u;
+      const unsigned int v3738 = 8192u + v3737;
+      const unsigned int v3739 = v3738 + v3728;
+      iron_copy_async<16>(shm3 + (v3739 ^ (((v3739 >> 6u) & 7u) << 3u)), a + v3736, v3733);
+      const unsigned int v3741 = v3725 + 384u;
+      const unsigned int v3742 = v3741 >> 3u;
+      const unsigned int v3743 = v3741 & 7u;
+      const unsigned int v3744 = v3743 << 3u;
+      const unsigned int v3745 = v22 + v3742;
+      const unsigned int v3746 = 64u + v3744;
+      const bool v3747 = v3745 < v0;
+      const bool v3748 = v3746 < v2;
+      const bool v3749 = v3747 && v3748;
+      const unsigned int v3750 = v3745 * v2;
+      const unsigned int v3751 = v3750 + v3746;
+      const unsigned int v3752 = v3749 ? v3751 : v292;
+      const unsigned int v3753 = v3742 << 6u;
+      const unsigned int v3754 = 8192u + v3753;
+      const unsigned int v3755 = v3754 + v3744;
+      iron_copy_async<16>(shm3 + (v3755 ^ (((v3755 >> 6u) & 7u) << 3u)), a + v3752, v3749);
+      const unsigned int v3757 = v3725 + 768u;
+      const bool v3759 = v3757 < 1024u;
+      if (v3759) {
+        const unsigned int v3760 = v3757 >> 3u;
+        const unsigned int v3761 = v3757 & 7u;
+        const unsigned int v3762 = v3761 << 3u;
+        const unsigned int v3763 = v22 + v3760;
+        const unsigned int v3764 = 64u + v3762;
+        const bool v3765 = v3763 < v0;
+        const bool v3766 = v3764 < v2;
+        const bool v3767 = v3765 && v3766;
+        const unsigned int v3768 = v3763 * v2;
+        const unsigned int v3769 = v3768 + v3764;
+        const unsigned int v3770 = v3767 ? v3769 : v292;
+        const unsigned int v3771 = v3760 << 6u;
+        const unsigned int v3772 = 8192u + v3771;
+        const unsigned int v3773 = v3772 + v3762;
+        iron_copy_async<16>(shm3 + (v3773 ^ (((v3773 >> 6u) & 7u) << 3u)), a + v3770, v3767);
+      }
+      const unsigned int v3774 = v1237 + v3726;  // kernels/gemm/gemm_warpgroup.hpp:103
+      const bool v3775 = v3774 < v1;
+      const bool v3776 = v3775 && v3732;
+      const unsigned int v3777 = v3774 * v2;
+      const unsigned int v3778 = v3777 + v3730;
+      const unsigned int v3779 = v3776 ? v3778 : v292;
+      iron_copy_async<16>(shm4 + (v3739 ^ (((v3739 >> 6u) & 7u) << 3u)), b + v3779, v3776);
+      const unsigned int v3780 = v1237 + v3742;
+      const bool v3781 = v3780 < v1;
+      const bool v3782 = v3781 && v3748;
+      const unsigned int v3783 = v3780 * v2;
+      const unsigned int v3784 = v3783 + v3746;
+      const unsigned int v3785 = v3782 ? v3784 : v292;
+      iron_copy_async<16>(shm4 + (v3755 ^ (((v3755 >> 6u) & 7u) << 3u)), b + v3785, v3782);
+      if (v3759) {
+        const unsigned int v3786 = v3757 >> 3u;
+        const unsigned int v3787 = v3757 & 7u;
+        const unsigned int v3788 = v3787 << 3u;
+        const unsigned int v3789 = v1237 + v3786;
+        const unsigned int v3790 = 64u + v3788;
+        const bool v3791 = v3789 < v1;
+        const bool v3792 = v3790 < v2;
+        const bool v3793 = v3791 && v3792;
+        const unsigned int v3794 = v3789 * v2;
+        const unsigned int v3795 = v3794 + v3790;
+        const unsigned int v3796 = v3793 ? v3795 : v292;
+        const unsigned int v3797 = v3786 << 6u;
+        const unsigned int v3798 = 8192u + v3797;
+        const unsigned int v3799 = v3798 + v3788;
+        iron_copy_async<16>(shm4 + (v3799 ^ (((v3799 >> 6u) & 7u) << 3u)), b + v3796, v3793);
+      }
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:99
 
-    for (unsigned int v6510 = v3864; v6510 < v2; v6510 += 64u) {
-      const unsigned int v6512 = v6510 >> 6u;
-      const unsigned int v6514 = v6512 % 3u;
+    for (unsigned int v2938 = v292; v2938 < v2; v2938 += 64u) {
+      const unsigned int v2940 = v2938 >> 6u;
+      const unsigned int v2942 = v2940 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      if (v3871) {
-        const unsigned int v6516 = v6514 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:109
-        const unsigned int v6524 = v3973 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:97
-        const unsigned int v6525 = v6516 + v6524;
-        const unsigned int v6778 = v3971 << 6u;
-        const unsigned int v6780 = v6525 + v6778;
-        iron_frag<iron_bf16, 0, 16, 16> v6787;
-        iron_frag_fill(v6787, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v6787, shm3, v6780, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v6789;
-        iron_frag_fill(v6789, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v6789, shm4, v6516, 64u);
-        iron_frag_mma_sync(v4819, v6787, v6789);
-        const unsigned int v6791 = v6780 + 16u;
-        const unsigned int v6794 = v6516 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v6796;
-        iron_frag_fill(v6796, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v6796, shm3, v6791, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v6798;
-        iron_frag_fill(v6798, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v6798, shm4, v6794, 64u);
-        iron_frag_mma_sync(v4819, v6796, v6798);
-        const unsigned int v6800 = v6780 + 32u;
-        const unsigned int v6803 = v6516 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v6805;
-        iron_frag_fill(v6805, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v6805, shm3, v6800, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v6807;
-        iron_frag_fill(v6807, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v6807, shm4, v6803, 64u);
-        iron_frag_mma_sync(v4819, v6805, v6807);
-        const unsigned int v6809 = v6780 + 48u;
-        const unsigned int v6812 = v6516 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v6814;
-        iron_frag_fill(v6814, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v6814, shm3, v6809, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v6816;
-        iron_frag_fill(v6816, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v6816, shm4, v6812, 64u);
-        iron_frag_mma_sync(v4819, v6814, v6816);
+      if (v299) {
+        const unsigned int v2944 = v2942 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:106
+        const unsigned int v2952 = v401 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
+        const unsigned int v2953 = v2944 + v2952;
+        const unsigned int v3206 = v399 << 6u;
+        const unsigned int v3208 = v2953 + v3206;
+        iron_frag<iron_bf16, 0, 16, 16> v3215;
+        iron_frag_fill(v3215, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3215, shm3, v3208, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3217;
+        iron_frag_fill(v3217, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3217, shm4, v2944, 64u);
+        iron_frag_mma_sync(v1247, v3215, v3217);
+        const unsigned int v3219 = v3208 + 16u;
+        const unsigned int v3222 = v2944 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3224;
+        iron_frag_fill(v3224, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3224, shm3, v3219, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3226;
+        iron_frag_fill(v3226, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3226, shm4, v3222, 64u);
+        iron_frag_mma_sync(v1247, v3224, v3226);
+        const unsigned int v3228 = v3208 + 32u;
+        const unsigned int v3231 = v2944 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3233;
+        iron_frag_fill(v3233, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3233, shm3, v3228, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3235;
+        iron_frag_fill(v3235, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3235, shm4, v3231, 64u);
+        iron_frag_mma_sync(v1247, v3233, v3235);
+        const unsigned int v3237 = v3208 + 48u;
+        const unsigned int v3240 = v2944 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3242;
+        iron_frag_fill(v3242, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3242, shm3, v3237, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3244;
+        iron_frag_fill(v3244, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3244, shm4, v3240, 64u);
+        iron_frag_mma_sync(v1247, v3242, v3244);
       }
-      const unsigned int v6531 = v6510 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:102
-      const unsigned int v6533 = v6512 + 2u;
-      const unsigned int v6534 = v6533 % 3u;
-      const bool v6535 = v6531 < v2;
-      if (v6535) {
-        const unsigned int v6538 = v6534 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:105
-        const unsigned int v6540 = iron_linear_thread() & 31u;
-        const unsigned int v6542 = v3867 << 5u;
-        const unsigned int v6543 = v6542 + v6540;
-        const unsigned int v6547 = v6543 >> 3u;
-        const unsigned int v6549 = v6543 & 7u;
-        const unsigned int v6551 = v6549 << 3u;
-        const unsigned int v6552 = v22 + v6547;
-        const unsigned int v6553 = v6531 + v6551;
-        const bool v6554 = v6552 < v0;
-        const bool v6555 = v6553 < v2;
-        const bool v6556 = v6554 && v6555;
-        const unsigned int v6557 = v6552 * v2;
-        const unsigned int v6559 = v6557 + v6553;
-        const unsigned int v6560 = v6556 ? v6559 : v3864;
-        const unsigned int v6562 = v6547 << 6u;
-        const unsigned int v6563 = v6538 + v6562;
-        const unsigned int v6564 = v6563 + v6551;
-        iron_copy_async<16>(shm3 + (v6564 ^ (((v6564 >> 6u) & 7u) << 3u)), a + v6560, v6556);
-        const unsigned int v6566 = v6543 + 384u;
-        const unsigned int v6568 = v6566 >> 3u;
-        const unsigned int v6570 = v6566 & 7u;
-        const unsigned int v6572 = v6570 << 3u;
-        const unsigned int v6573 = v22 + v6568;
-        const unsigned int v6574 = v6531 + v6572;
-        const bool v6575 = v6573 < v0;
-        const bool v6576 = v6574 < v2;
-        const bool v6577 = v6575 && v6576;
-        const unsigned int v6578 = v6573 * v2;
-        const unsigned int v6580 = v6578 + v6574;
-        const unsigned int v6581 = v6577 ? v6580 : v3864;
-        const unsigned int v6583 = v6568 << 6u;
-        const unsigned int v6584 = v6538 + v6583;
-        const unsigned int v6585 = v6584 + v6572;
-        iron_copy_async<16>(shm3 + (v6585 ^ (((v6585 >> 6u) & 7u) << 3u)), a + v6581, v6577);
-        const unsigned int v6587 = v6543 + 768u;
-        const bool v6589 = v6587 < 1024u;
-        if (v6589) {
-          const unsigned int v6591 = v6587 >> 3u;
-          const unsigned int v6593 = v6587 & 7u;
-          const unsigned int v6595 = v6593 << 3u;
-          const unsigned int v6596 = v22 + v6591;
-          const unsigned int v6597 = v6531 + v6595;
-          const bool v6598 = v6596 < v0;
-          const bool v6599 = v6597 < v2;
-          const bool v6600 = v6598 && v6599;
-          const unsigned int v6601 = v6596 * v2;
-          const unsigned int v6603 = v6601 + v6597;
-          const unsigned int v6604 = v6600 ? v6603 : v3864;
-          const unsigned int v6606 = v6591 << 6u;
-          const unsigned int v6607 = v6538 + v6606;
-          const unsigned int v6608 = v6607 + v6595;
-          iron_copy_async<16>(shm3 + (v6608 ^ (((v6608 >> 6u) & 7u) << 3u)), a + v6604, v6600);
+      const unsigned int v2959 = v2938 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:99
+      const unsigned int v2961 = v2940 + 2u;
+      const unsigned int v2962 = v2961 % 3u;
+      const bool v2963 = v2959 < v2;
+      if (v2963) {
+        const unsigned int v2966 = v2962 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:102
+        const unsigned int v2968 = iron_linear_thread() & 31u;
+        const unsigned int v2970 = v295 << 5u;
+        const unsigned int v2971 = v2970 + v2968;
+        const unsigned int v2975 = v2971 >> 3u;
+        const unsigned int v2977 = v2971 & 7u;
+        const unsigned int v2979 = v2977 << 3u;
+        const unsigned int v2980 = v22 + v2975;
+        const unsigned int v2981 = v2959 + v2979;
+        const bool v2982 = v2980 < v0;
+        const bool v2983 = v2981 < v2;
+        const bool v2984 = v2982 && v2983;
+        const unsigned int v2985 = v2980 * v2;
+        const unsigned int v2987 = v2985 + v2981;
+        const unsigned int v2988 = v2984 ? v2987 : v292;
+        const unsigned int v2990 = v2975 << 6u;
+        const unsigned int v2991 = v2966 + v2990;
+        const unsigned int v2992 = v2991 + v2979;
+        iron_copy_async<16>(shm3 + (v2992 ^ (((v2992 >> 6u) & 7u) << 3u)), a + v2988, v2984);
+        const unsigned int v2994 = v2971 + 384u;
+        const unsigned int v2996 = v2994 >> 3u;
+        const unsigned int v2998 = v2994 & 7u;
+        const unsigned int v3000 = v2998 << 3u;
+        const unsigned int v3001 = v22 + v2996;
+        const unsigned int v3002 = v2959 + v3000;
+        const bool v3003 = v3001 < v0;
+        const bool v3004 = v3002 < v2;
+        const bool v3005 = v3003 && v3004;
+        const unsigned int v3006 = v3001 * v2;
+        const unsigned int v3008 = v3006 + v3002;
+        const unsigned int v3009 = v3005 ? v3008 : v292;
+        const unsigned int v3011 = v2996 << 6u;
+        const unsigned int v3012 = v2966 + v3011;
+        const unsigned int v3013 = v3012 + v3000;
+        iron_copy_async<16>(shm3 + (v3013 ^ (((v3013 >> 6u) & 7u) << 3u)), a + v3009, v3005);
+        const unsigned int v3015 = v2971 + 768u;
+        const bool v3017 = v3015 < 1024u;
+        if (v3017) {
+          const unsigned int v3019 = v3015 >> 3u;
+          const unsigned int v3021 = v3015 & 7u;
+          const unsigned int v3023 = v3021 << 3u;
+          const unsigned int v3024 = v22 + v3019;
+          const unsigned int v3025 = v2959 + v3023;
+          const bool v3026 = v3024 < v0;
+          const bool v3027 = v3025 < v2;
+          const bool v3028 = v3026 && v3027;
+          const unsigned int v3029 = v3024 * v2;
+          const unsigned int v3031 = v3029 + v3025;
+          const unsigned int v3032 = v3028 ? v3031 : v292;
+          const unsigned int v3034 = v3019 << 6u;
+          const unsigned int v3035 = v2966 + v3034;
+          const unsigned int v3036 = v3035 + v3023;
+          iron_copy_async<16>(shm3 + (v3036 ^ (((v3036 >> 6u) & 7u) << 3u)), a + v3032, v3028);
         }
-        const unsigned int v6625 = v4809 + v6547;  // kernels/gemm/gemm_warpgroup.hpp:106
-        const bool v6627 = v6625 < v1;
-        const bool v6629 = v6627 && v6555;
-        const unsigned int v6630 = v6625 * v2;
-        const unsigned int v6632 = v6630 + v6553;
-        const unsigned int v6633 = v6629 ? v6632 : v3864;
-        iron_copy_async<16>(shm4 + (v6564 ^ (((v6564 >> 6u) & 7u) << 3u)), b + v6633, v6629);
-        const unsigned int v6646 = v4809 + v6568;
-        const bool v6648 = v6646 < v1;
-        const bool v6650 = v6648 && v6576;
-        const unsigned int v6651 = v6646 * v2;
-        const unsigned int v6653 = v6651 + v6574;
-        const unsigned int v6654 = v6650 ? v6653 : v3864;
-        iron_copy_async<16>(shm4 + (v6585 ^ (((v6585 >> 6u) & 7u) << 3u)), b + v6654, v6650);
-        if (v6589) {
-          const unsigned int v6664 = v6587 >> 3u;
-          const unsigned int v6666 = v6587 & 7u;
-          const unsigned int v6668 = v6666 << 3u;
-          const unsigned int v6669 = v4809 + v6664;
-          const unsigned int v6670 = v6531 + v6668;
-          const bool v6671 = v6669 < v1;
-          const bool v6672 = v6670 < v2;
-          const bool v6673 = v6671 && v6672;
-          const unsigned int v6674 = v6669 * v2;
-          const unsigned int v6676 = v6674 + v6670;
-          const unsigned int v6677 = v6673 ? v6676 : v3864;
-          const unsigned int v6679 = v6664 << 6u;
-          const unsigned int v6680 = v6538 + v6679;
-          const unsigned int v6681 = v6680 + v6668;
-          iron_copy_async<16>(shm4 + (v6681 ^ (((v6681 >> 6u) & 7u) << 3u)), b + v6677, v6673);
+        const unsigned int v3053 = v1237 + v2975;  // kernels/gemm/gemm_warpgroup.hpp:103
+        const bool v3055 = v3053 < v1;
+        const bool v3057 = v3055 && v2983;
+        const unsigned int v3058 = v3053 * v2;
+        const unsigned int v3060 = v3058 + v2981;
+        const unsigned int v3061 = v3057 ? v3060 : v292;
+        iron_copy_async<16>(shm4 + (v2992 ^ (((v2992 >> 6u) & 7u) << 3u)), b + v3061, v3057);
+        const unsigned int v3074 = v1237 + v2996;
+        const bool v3076 = v3074 < v1;
+        const bool v3078 = v3076 && v3004;
+        const unsigned int v3079 = v3074 * v2;
+        const unsigned int v3081 = v3079 + v3002;
+        const unsigned int v3082 = v3078 ? v3081 : v292;
+        iron_copy_async<16>(shm4 + (v3013 ^ (((v3013 >> 6u) & 7u) << 3u)), b + v3082, v3078);
+        if (v3017) {
+          const unsigned int v3092 = v3015 >> 3u;
+          const unsigned int v3094 = v3015 & 7u;
+          const unsigned int v3096 = v3094 << 3u;
+          const unsigned int v3097 = v1237 + v3092;
+          const unsigned int v3098 = v2959 + v3096;
+          const bool v3099 = v3097 < v1;
+          const bool v3100 = v3098 < v2;
+          const bool v3101 = v3099 && v3100;
+          const unsigned int v3102 = v3097 * v2;
+          const unsigned int v3104 = v3102 + v3098;
+          const unsigned int v3105 = v3101 ? v3104 : v292;
+          const unsigned int v3107 = v3092 << 6u;
+          const unsigned int v3108 = v2966 + v3107;
+          const unsigned int v3109 = v3108 + v3096;
+          iron_copy_async<16>(shm4 + (v3109 ^ (((v3109 >> 6u) & 7u) << 3u)), b + v3105, v3101);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:102
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:99
     }
     __syncthreads();
   } else {
-    const unsigned int v4850 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
-    const unsigned int v4851 = threadIdx.x;
+    const unsigned int v1278 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const unsigned int v1279 = threadIdx.x;
 
-    for (unsigned int v4849 = v3864; v4849 < v2; v4849 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:115
-      for (unsigned int v4853 = v4851; v4853 < 8192u; v4853 += v4850) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v4855 = v4853 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v4857 = v4853 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v4858 = v22 + v4855;  // kernels/gemm/gemm_tiles.hpp:96
-        const bool v4859 = v4858 < v0;
-        const unsigned int v4860 = v4849 + v4857;
-        const bool v4861 = v4860 < v2;
-        const bool v4862 = v4859 && v4861;
-        if (v4862) {
-          const unsigned int v4864 = v4858 * v2;  // kernels/gemm/gemm_tiles.hpp:97
-          const unsigned int v4866 = v4864 + v4849;
-          const unsigned int v4867 = v4866 + v4857;
-          const iron_bf16 v4868 = a[v4867];
-          const unsigned int v4870 = v4855 << 6u;
-          const unsigned int v4871 = v4870 + v4857;
-          shm3[(v4871 ^ (((v4871 >> 6u) & 7u) << 3u))] = v4868;
+    for (unsigned int v1277 = v292; v1277 < v2; v1277 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:112
+      for (unsigned int v1281 = v1279; v1281 < 8192u; v1281 += v1278) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v1283 = v1281 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v1285 = v1281 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v1286 = v22 + v1283;  // kernels/gemm/gemm_tiles.hpp:96
+        const bool v1287 = v1286 < v0;
+        const unsigned int v1288 = v1277 + v1285;
+        const bool v1289 = v1288 < v2;
+        const bool v1290 = v1287 && v1289;
+        if (v1290) {
+          const unsigned int v1292 = v1286 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v1294 = v1292 + v1277;
+          const unsigned int v1295 = v1294 + v1285;
+          const iron_bf16 v1296 = a[v1295];
+          const unsigned int v1298 = v1283 << 6u;
+          const unsigned int v1299 = v1298 + v1285;
+          shm3[(v1299 ^ (((v1299 >> 6u) & 7u) << 3u))] = v1296;
         } else {
-          const unsigned int v4873 = v4855 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v4874 = v4873 + v4857;
-          shm3[(v4874 ^ (((v4874 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1301 = v1283 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v1302 = v1301 + v1285;
+          shm3[(v1302 ^ (((v1302 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v4879 = v4851; v4879 < 8192u; v4879 += v4850) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v4881 = v4879 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v4883 = v4879 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v4884 = v4809 + v4881;  // kernels/gemm/gemm_tiles.hpp:96
-        const bool v4885 = v4884 < v1;
-        const unsigned int v4886 = v4849 + v4883;
-        const bool v4887 = v4886 < v2;
-        const bool v4888 = v4885 && v4887;
-        if (v4888) {
-          const unsigned int v4890 = v4884 * v2;  // kernels/gemm/gemm_tiles.hpp:97
-          const unsigned int v4892 = v4890 + v4849;
-          const unsigned int v4893 = v4892 + v4883;
-          const iron_bf16 v4894 = b[v4893];
-          const unsigned int v4896 = v4881 << 6u;
-          const unsigned int v4897 = v4896 + v4883;
-          shm4[(v4897 ^ (((v4897 >> 6u) & 7u) << 3u))] = v4894;
+      for (unsigned int v1307 = v1279; v1307 < 8192u; v1307 += v1278) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v1309 = v1307 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v1311 = v1307 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v1312 = v1237 + v1309;  // kernels/gemm/gemm_tiles.hpp:96
+        const bool v1313 = v1312 < v1;
+        const unsigned int v1314 = v1277 + v1311;
+        const bool v1315 = v1314 < v2;
+        const bool v1316 = v1313 && v1315;
+        if (v1316) {
+          const unsigned int v1318 = v1312 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v1320 = v1318 + v1277;
+          const unsigned int v1321 = v1320 + v1311;
+          const iron_bf16 v1322 = b[v1321];
+          const unsigned int v1324 = v1309 << 6u;
+          const unsigned int v1325 = v1324 + v1311;
+          shm4[(v1325 ^ (((v1325 >> 6u) & 7u) << 3u))] = v1322;
         } else {
-          const unsigned int v4899 = v4881 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v4900 = v4899 + v4883;
-          shm4[(v4900 ^ (((v4900 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1327 = v1309 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v1328 = v1327 + v1311;
+          shm4[(v1328 ^ (((v1328 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:119
-      if (v3871) {  // kernels/gemm/gemm_warpgroup.hpp:120
-        const unsigned int v4909 = v3973 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:97
-        const unsigned int v6823 = v3971 << 6u;
-        const unsigned int v6825 = v4909 + v6823;
-        iron_frag<iron_bf16, 0, 16, 16> v6832;
-        iron_frag_fill(v6832, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v6832, shm3, v6825, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v6834;
-        iron_frag_fill(v6834, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v6834, shm4, v3864, 64u);
-        iron_frag_mma_sync(v4819, v6832, v6834);
-        const unsigned int v6836 = v6825 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v6841;
-        iron_frag_fill(v6841, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v6841, shm3, v6836, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v6843;
-        iron_frag_fill(v6843, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v6843, shm4, 16u, 64u);
-        iron_frag_mma_sync(v4819, v6841, v6843);
-        const unsigned int v6845 = v6825 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v6850;
-        iron_frag_fill(v6850, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v6850, shm3, v6845, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v6852;
-        iron_frag_fill(v6852, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v6852, shm4, 32u, 64u);
-        iron_frag_mma_sync(v4819, v6850, v6852);
-        const unsigned int v6854 = v6825 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v6859;
-        iron_frag_fill(v6859, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v6859, shm3, v6854, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v6861;
-        iron_frag_fill(v6861, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v6861, shm4, 48u, 64u);
-        iron_frag_mma_sync(v4819, v6859, v6861);
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:116
+      if (v299) {  // kernels/gemm/gemm_warpgroup.hpp:117
+        const unsigned int v1337 = v401 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
+        const unsigned int v3251 = v399 << 6u;
+        const unsigned int v3253 = v1337 + v3251;
+        iron_frag<iron_bf16, 0, 16, 16> v3260;
+        iron_frag_fill(v3260, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3260, shm3, v3253, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3262;
+        iron_frag_fill(v3262, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3262, shm4, v292, 64u);
+        iron_frag_mma_sync(v1247, v3260, v3262);
+        const unsigned int v3264 = v3253 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3269;
+        iron_frag_fill(v3269, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3269, shm3, v3264, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3271;
+        iron_frag_fill(v3271, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3271, shm4, 16u, 64u);
+        iron_frag_mma_sync(v1247, v3269, v3271);
+        const unsigned int v3273 = v3253 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3278;
+        iron_frag_fill(v3278, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3278, shm3, v3273, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3280;
+        iron_frag_fill(v3280, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3280, shm4, 32u, 64u);
+        iron_frag_mma_sync(v1247, v3278, v3280);
+        const unsigned int v3282 = v3253 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3287;
+        iron_frag_fill(v3287, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3287, shm3, v3282, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3289;
+        iron_frag_fill(v3289, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3289, shm4, 48u, 64u);
+        iron_frag_mma_sync(v1247, v3287, v3289);
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:121
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:118
     }
   }
-  const unsigned int v4920 = static_cast<unsigned int>(v4819.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4921 = v3975 + v4920;
-  const unsigned int v4922 = static_cast<unsigned int>(v4819.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4923 = v4809 + v4922;
-  const bool v4924 = v4921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4925 = v3871 && v4924;
-  const bool v4926 = v4923 < v1;
-  const bool v4927 = v4925 && v4926;
-  if (v4927) {
-    const float v4928 = v4819.x[0];
-    const float v4929 = v4928 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4930 = iron_f32_to_bf16(v4929);
-    const unsigned int v4931 = v4921 * v1;
-    const unsigned int v4932 = v4931 + v4923;
-    out[v4932] = v4930;
+  const unsigned int v1348 = static_cast<unsigned int>(v1247.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1349 = v403 + v1348;
+  const unsigned int v1350 = static_cast<unsigned int>(v1247.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1351 = v1237 + v1350;
+  const bool v1352 = v1349 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1353 = v299 && v1352;
+  const bool v1354 = v1351 < v1;
+  const bool v1355 = v1353 && v1354;
+  if (v1355) {
+    const float v1356 = v1247.x[0];
+    const float v1357 = v1356 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1358 = iron_f32_to_bf16(v1357);
+    const unsigned int v1359 = v1349 * v1;
+    const unsigned int v1360 = v1359 + v1351;
+    out[v1360] = v1358;
   }
-  const unsigned int v4933 = static_cast<unsigned int>(v4819.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4934 = v3975 + v4933;
-  const unsigned int v4935 = static_cast<unsigned int>(v4819.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4936 = v4809 + v4935;
-  const bool v4937 = v4934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4938 = v3871 && v4937;
-  const bool v4939 = v4936 < v1;
-  const bool v4940 = v4938 && v4939;
-  if (v4940) {
-    const float v4941 = v4819.x[1];
-    const float v4942 = v4941 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4943 = iron_f32_to_bf16(v4942);
-    const unsigned int v4944 = v4934 * v1;
-    const unsigned int v4945 = v4944 + v4936;
-    out[v4945] = v4943;
+  const unsigned int v1361 = static_cast<unsigned int>(v1247.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1362 = v403 + v1361;
+  const unsigned int v1363 = static_cast<unsigned int>(v1247.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1364 = v1237 + v1363;
+  const bool v1365 = v1362 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1366 = v299 && v1365;
+  const bool v1367 = v1364 < v1;
+  const bool v1368 = v1366 && v1367;
+  if (v1368) {
+    const float v1369 = v1247.x[1];
+    const float v1370 = v1369 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1371 = iron_f32_to_bf16(v1370);
+    const unsigned int v1372 = v1362 * v1;
+    const unsigned int v1373 = v1372 + v1364;
+    out[v1373] = v1371;
   }
-  const unsigned int v4946 = static_cast<unsigned int>(v4819.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4947 = v3975 + v4946;
-  const unsigned int v4948 = static_cast<unsigned int>(v4819.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4949 = v4809 + v4948;
-  const bool v4950 = v4947 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4951 = v3871 && v4950;
-  const bool v4952 = v4949 < v1;
-  const bool v4953 = v4951 && v4952;
-  if (v4953) {
-    const float v4954 = v4819.x[2];
-    const float v4955 = v4954 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4956 = iron_f32_to_bf16(v4955);
-    const unsigned int v4957 = v4947 * v1;
-    const unsigned int v4958 = v4957 + v4949;
-    out[v4958] = v4956;
+  const unsigned int v1374 = static_cast<unsigned int>(v1247.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1375 = v403 + v1374;
+  const unsigned int v1376 = static_cast<unsigned int>(v1247.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1377 = v1237 + v1376;
+  const bool v1378 = v1375 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1379 = v299 && v1378;
+  const bool v1380 = v1377 < v1;
+  const bool v1381 = v1379 && v1380;
+  if (v1381) {
+    const float v1382 = v1247.x[2];
+    const float v1383 = v1382 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1384 = iron_f32_to_bf16(v1383);
+    const unsigned int v1385 = v1375 * v1;
+    const unsigned int v1386 = v1385 + v1377;
+    out[v1386] = v1384;
   }
-  const unsigned int v4959 = static_cast<unsigned int>(v4819.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4960 = v3975 + v4959;
-  const unsigned int v4961 = static_cast<unsigned int>(v4819.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4962 = v4809 + v4961;
-  const bool v4963 = v4960 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4964 = v3871 && v4963;
-  const bool v4965 = v4962 < v1;
-  const bool v4966 = v4964 && v4965;
-  if (v4966) {
-    const float v4967 = v4819.x[3];
-    const float v4968 = v4967 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4969 = iron_f32_to_bf16(v4968);
-    const unsigned int v4970 = v4960 * v1;
-    const unsigned int v4971 = v4970 + v4962;
-    out[v4971] = v4969;
+  const unsigned int v1387 = static_cast<unsigned int>(v1247.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1388 = v403 + v1387;
+  const unsigned int v1389 = static_cast<unsigned int>(v1247.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1390 = v1237 + v1389;
+  const bool v1391 = v1388 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1392 = v299 && v1391;
+  const bool v1393 = v1390 < v1;
+  const bool v1394 = v1392 && v1393;
+  if (v1394) {
+    const float v1395 = v1247.x[3];
+    const float v1396 = v1395 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1397 = iron_f32_to_bf16(v1396);
+    const unsigned int v1398 = v1388 * v1;
+    const unsigned int v1399 = v1398 + v1390;
+    out[v1399] = v1397;
   }
-  const unsigned int v4972 = static_cast<unsigned int>(v4819.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4973 = v3975 + v4972;
-  const unsigned int v4974 = static_cast<unsigned int>(v4819.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4975 = v4809 + v4974;
-  const bool v4976 = v4973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4977 = v3871 && v4976;
-  const bool v4978 = v4975 < v1;
-  const bool v4979 = v4977 && v4978;
-  if (v4979) {
-    const float v4980 = v4819.x[4];
-    const float v4981 = v4980 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4982 = iron_f32_to_bf16(v4981);
-    const unsigned int v4983 = v4973 * v1;
-    const unsigned int v4984 = v4983 + v4975;
-    out[v4984] = v4982;
+  const unsigned int v1400 = static_cast<unsigned int>(v1247.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1401 = v403 + v1400;
+  const unsigned int v1402 = static_cast<unsigned int>(v1247.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1403 = v1237 + v1402;
+  const bool v1404 = v1401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1405 = v299 && v1404;
+  const bool v1406 = v1403 < v1;
+  const bool v1407 = v1405 && v1406;
+  if (v1407) {
+    const float v1408 = v1247.x[4];
+    const float v1409 = v1408 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1410 = iron_f32_to_bf16(v1409);
+    const unsigned int v1411 = v1401 * v1;
+    const unsigned int v1412 = v1411 + v1403;
+    out[v1412] = v1410;
   }
-  const unsigned int v4985 = static_cast<unsigned int>(v4819.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4986 = v3975 + v4985;
-  const unsigned int v4987 = static_cast<unsigned int>(v4819.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v4988 = v4809 + v4987;
-  const bool v4989 = v4986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4990 = v3871 && v4989;
-  const bool v4991 = v4988 < v1;
-  const bool v4992 = v4990 && v4991;
-  if (v4992) {
-    const float v4993 = v4819.x[5];
-    const float v4994 = v4993 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v4995 = iron_f32_to_bf16(v4994);
-    const unsigned int v4996 = v4986 * v1;
-    const unsigned int v4997 = v4996 + v4988;
-    out[v4997] = v4995;
+  const unsigned int v1413 = static_cast<unsigned int>(v1247.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1414 = v403 + v1413;
+  const unsigned int v1415 = static_cast<unsigned int>(v1247.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1416 = v1237 + v1415;
+  const bool v1417 = v1414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1418 = v299 && v1417;
+  const bool v1419 = v1416 < v1;
+  const bool v1420 = v1418 && v1419;
+  if (v1420) {
+    const float v1421 = v1247.x[5];
+    const float v1422 = v1421 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1423 = iron_f32_to_bf16(v1422);
+    const unsigned int v1424 = v1414 * v1;
+    const unsigned int v1425 = v1424 + v1416;
+    out[v1425] = v1423;
   }
-  const unsigned int v4998 = static_cast<unsigned int>(v4819.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v4999 = v3975 + v4998;
-  const unsigned int v5000 = static_cast<unsigned int>(v4819.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5001 = v4809 + v5000;
-  const bool v5002 = v4999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5003 = v3871 && v5002;
-  const bool v5004 = v5001 < v1;
-  const bool v5005 = v5003 && v5004;
-  if (v5005) {
-    const float v5006 = v4819.x[6];
-    const float v5007 = v5006 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5008 = iron_f32_to_bf16(v5007);
-    const unsigned int v5009 = v4999 * v1;
-    const unsigned int v5010 = v5009 + v5001;
-    out[v5010] = v5008;
+  const unsigned int v1426 = static_cast<unsigned int>(v1247.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1427 = v403 + v1426;
+  const unsigned int v1428 = static_cast<unsigned int>(v1247.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1429 = v1237 + v1428;
+  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1431 = v299 && v1430;
+  const bool v1432 = v1429 < v1;
+  const bool v1433 = v1431 && v1432;
+  if (v1433) {
+    const float v1434 = v1247.x[6];
+    const float v1435 = v1434 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1436 = iron_f32_to_bf16(v1435);
+    const unsigned int v1437 = v1427 * v1;
+    const unsigned int v1438 = v1437 + v1429;
+    out[v1438] = v1436;
   }
-  const unsigned int v5011 = static_cast<unsigned int>(v4819.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5012 = v3975 + v5011;
-  const unsigned int v5013 = static_cast<unsigned int>(v4819.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5014 = v4809 + v5013;
-  const bool v5015 = v5012 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5016 = v3871 && v5015;
-  const bool v5017 = v5014 < v1;
-  const bool v5018 = v5016 && v5017;
-  if (v5018) {
-    const float v5019 = v4819.x[7];
-    const float v5020 = v5019 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5021 = iron_f32_to_bf16(v5020);
-    const unsigned int v5022 = v5012 * v1;
-    const unsigned int v5023 = v5022 + v5014;
-    out[v5023] = v5021;
+  const unsigned int v1439 = static_cast<unsigned int>(v1247.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1440 = v403 + v1439;
+  const unsigned int v1441 = static_cast<unsigned int>(v1247.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1442 = v1237 + v1441;
+  const bool v1443 = v1440 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1444 = v299 && v1443;
+  const bool v1445 = v1442 < v1;
+  const bool v1446 = v1444 && v1445;
+  if (v1446) {
+    const float v1447 = v1247.x[7];
+    const float v1448 = v1447 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1449 = iron_f32_to_bf16(v1448);
+    const unsigned int v1450 = v1440 * v1;
+    const unsigned int v1451 = v1450 + v1442;
+    out[v1451] = v1449;
   }
-  const unsigned int v5024 = static_cast<unsigned int>(v4819.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5025 = v3975 + v5024;
-  const unsigned int v5026 = static_cast<unsigned int>(v4819.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5027 = v4809 + v5026;
-  const bool v5028 = v5025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5029 = v3871 && v5028;
-  const bool v5030 = v5027 < v1;
-  const bool v5031 = v5029 && v5030;
-  if (v5031) {
-    const float v5032 = v4819.x[8];
-    const float v5033 = v5032 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5034 = iron_f32_to_bf16(v5033);
-    const unsigned int v5035 = v5025 * v1;
-    const unsigned int v5036 = v5035 + v5027;
-    out[v5036] = v5034;
+  const unsigned int v1452 = static_cast<unsigned int>(v1247.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1453 = v403 + v1452;
+  const unsigned int v1454 = static_cast<unsigned int>(v1247.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1455 = v1237 + v1454;
+  const bool v1456 = v1453 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1457 = v299 && v1456;
+  const bool v1458 = v1455 < v1;
+  const bool v1459 = v1457 && v1458;
+  if (v1459) {
+    const float v1460 = v1247.x[8];
+    const float v1461 = v1460 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1462 = iron_f32_to_bf16(v1461);
+    const unsigned int v1463 = v1453 * v1;
+    const unsigned int v1464 = v1463 + v1455;
+    out[v1464] = v1462;
   }
-  const unsigned int v5037 = static_cast<unsigned int>(v4819.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5038 = v3975 + v5037;
-  const unsigned int v5039 = static_cast<unsigned int>(v4819.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5040 = v4809 + v5039;
-  const bool v5041 = v5038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5042 = v3871 && v5041;
-  const bool v5043 = v5040 < v1;
-  const bool v5044 = v5042 && v5043;
-  if (v5044) {
-    const float v5045 = v4819.x[9];
-    const float v5046 = v5045 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5047 = iron_f32_to_bf16(v5046);
-    const unsigned int v5048 = v5038 * v1;
-    const unsigned int v5049 = v5048 + v5040;
-    out[v5049] = v5047;
+  const unsigned int v1465 = static_cast<unsigned int>(v1247.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1466 = v403 + v1465;
+  const unsigned int v1467 = static_cast<unsigned int>(v1247.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1468 = v1237 + v1467;
+  const bool v1469 = v1466 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1470 = v299 && v1469;
+  const bool v1471 = v1468 < v1;
+  const bool v1472 = v1470 && v1471;
+  if (v1472) {
+    const float v1473 = v1247.x[9];
+    const float v1474 = v1473 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1475 = iron_f32_to_bf16(v1474);
+    const unsigned int v1476 = v1466 * v1;
+    const unsigned int v1477 = v1476 + v1468;
+    out[v1477] = v1475;
   }
-  const unsigned int v5050 = static_cast<unsigned int>(v4819.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5051 = v3975 + v5050;
-  const unsigned int v5052 = static_cast<unsigned int>(v4819.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5053 = v4809 + v5052;
-  const bool v5054 = v5051 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5055 = v3871 && v5054;
-  const bool v5056 = v5053 < v1;
-  const bool v5057 = v5055 && v5056;
-  if (v5057) {
-    const float v5058 = v4819.x[10];
-    const float v5059 = v5058 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5060 = iron_f32_to_bf16(v5059);
-    const unsigned int v5061 = v5051 * v1;
-    const unsigned int v5062 = v5061 + v5053;
-    out[v5062] = v5060;
+  const unsigned int v1478 = static_cast<unsigned int>(v1247.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1479 = v403 + v1478;
+  const unsigned int v1480 = static_cast<unsigned int>(v1247.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1481 = v1237 + v1480;
+  const bool v1482 = v1479 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1483 = v299 && v1482;
+  const bool v1484 = v1481 < v1;
+  const bool v1485 = v1483 && v1484;
+  if (v1485) {
+    const float v1486 = v1247.x[10];
+    const float v1487 = v1486 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1488 = iron_f32_to_bf16(v1487);
+    const unsigned int v1489 = v1479 * v1;
+    const unsigned int v1490 = v1489 + v1481;
+    out[v1490] = v1488;
   }
-  const unsigned int v5063 = static_cast<unsigned int>(v4819.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5064 = v3975 + v5063;
-  const unsigned int v5065 = static_cast<unsigned int>(v4819.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5066 = v4809 + v5065;
-  const bool v5067 = v5064 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5068 = v3871 && v5067;
-  const bool v5069 = v5066 < v1;
-  const bool v5070 = v5068 && v5069;
-  if (v5070) {
-    const float v5071 = v4819.x[11];
-    const float v5072 = v5071 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5073 = iron_f32_to_bf16(v5072);
-    const unsigned int v5074 = v5064 * v1;
-    const unsigned int v5075 = v5074 + v5066;
-    out[v5075] = v5073;
+  const unsigned int v1491 = static_cast<unsigned int>(v1247.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1492 = v403 + v1491;
+  const unsigned int v1493 = static_cast<unsigned int>(v1247.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1494 = v1237 + v1493;
+  const bool v1495 = v1492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1496 = v299 && v1495;
+  const bool v1497 = v1494 < v1;
+  const bool v1498 = v1496 && v1497;
+  if (v1498) {
+    const float v1499 = v1247.x[11];
+    const float v1500 = v1499 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1501 = iron_f32_to_bf16(v1500);
+    const unsigned int v1502 = v1492 * v1;
+    const unsigned int v1503 = v1502 + v1494;
+    out[v1503] = v1501;
   }
-  const unsigned int v5076 = static_cast<unsigned int>(v4819.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5077 = v3975 + v5076;
-  const unsigned int v5078 = static_cast<unsigned int>(v4819.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5079 = v4809 + v5078;
-  const bool v5080 = v5077 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5081 = v3871 && v5080;
-  const bool v5082 = v5079 < v1;
-  const bool v5083 = v5081 && v5082;
-  if (v5083) {
-    const float v5084 = v4819.x[12];
-    const float v5085 = v5084 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5086 = iron_f32_to_bf16(v5085);
-    const unsigned int v5087 = v5077 * v1;
-    const unsigned int v5088 = v5087 + v5079;
-    out[v5088] = v5086;
+  const unsigned int v1504 = static_cast<unsigned int>(v1247.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1505 = v403 + v1504;
+  const unsigned int v1506 = static_cast<unsigned int>(v1247.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1507 = v1237 + v1506;
+  const bool v1508 = v1505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1509 = v299 && v1508;
+  const bool v1510 = v1507 < v1;
+  const bool v1511 = v1509 && v1510;
+  if (v1511) {
+    const float v1512 = v1247.x[12];
+    const float v1513 = v1512 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1514 = iron_f32_to_bf16(v1513);
+    const unsigned int v1515 = v1505 * v1;
+    const unsigned int v1516 = v1515 + v1507;
+    out[v1516] = v1514;
   }
-  const unsigned int v5089 = static_cast<unsigned int>(v4819.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5090 = v3975 + v5089;
-  const unsigned int v5091 = static_cast<unsigned int>(v4819.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5092 = v4809 + v5091;
-  const bool v5093 = v5090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5094 = v3871 && v5093;
-  const bool v5095 = v5092 < v1;
-  const bool v5096 = v5094 && v5095;
-  if (v5096) {
-    const float v5097 = v4819.x[13];
-    const float v5098 = v5097 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5099 = iron_f32_to_bf16(v5098);
-    const unsigned int v5100 = v5090 * v1;
-    const unsigned int v5101 = v5100 + v5092;
-    out[v5101] = v5099;
+  const unsigned int v1517 = static_cast<unsigned int>(v1247.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1518 = v403 + v1517;
+  const unsigned int v1519 = static_cast<unsigned int>(v1247.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1520 = v1237 + v1519;
+  const bool v1521 = v1518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1522 = v299 && v1521;
+  const bool v1523 = v1520 < v1;
+  const bool v1524 = v1522 && v1523;
+  if (v1524) {
+    const float v1525 = v1247.x[13];
+    const float v1526 = v1525 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1527 = iron_f32_to_bf16(v1526);
+    const unsigned int v1528 = v1518 * v1;
+    const unsigned int v1529 = v1528 + v1520;
+    out[v1529] = v1527;
   }
-  const unsigned int v5102 = static_cast<unsigned int>(v4819.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5103 = v3975 + v5102;
-  const unsigned int v5104 = static_cast<unsigned int>(v4819.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5105 = v4809 + v5104;
-  const bool v5106 = v5103 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5107 = v3871 && v5106;
-  const bool v5108 = v5105 < v1;
-  const bool v5109 = v5107 && v5108;
-  if (v5109) {
-    const float v5110 = v4819.x[14];
-    const float v5111 = v5110 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5112 = iron_f32_to_bf16(v5111);
-    const unsigned int v5113 = v5103 * v1;
-    const unsigned int v5114 = v5113 + v5105;
-    out[v5114] = v5112;
+  const unsigned int v1530 = static_cast<unsigned int>(v1247.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1531 = v403 + v1530;
+  const unsigned int v1532 = static_cast<unsigned int>(v1247.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1533 = v1237 + v1532;
+  const bool v1534 = v1531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1535 = v299 && v1534;
+  const bool v1536 = v1533 < v1;
+  const bool v1537 = v1535 && v1536;
+  if (v1537) {
+    const float v1538 = v1247.x[14];
+    const float v1539 = v1538 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1540 = iron_f32_to_bf16(v1539);
+    const unsigned int v1541 = v1531 * v1;
+    const unsigned int v1542 = v1541 + v1533;
+    out[v1542] = v1540;
   }
-  const unsigned int v5115 = static_cast<unsigned int>(v4819.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5116 = v3975 + v5115;
-  const unsigned int v5117 = static_cast<unsigned int>(v4819.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5118 = v4809 + v5117;
-  const bool v5119 = v5116 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5120 = v3871 && v5119;
-  const bool v5121 = v5118 < v1;
-  const bool v5122 = v5120 && v5121;
-  if (v5122) {
-    const float v5123 = v4819.x[15];
-    const float v5124 = v5123 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5125 = iron_f32_to_bf16(v5124);
-    const unsigned int v5126 = v5116 * v1;
-    const unsigned int v5127 = v5126 + v5118;
-    out[v5127] = v5125;
+  const unsigned int v1543 = static_cast<unsigned int>(v1247.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1544 = v403 + v1543;
+  const unsigned int v1545 = static_cast<unsigned int>(v1247.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1546 = v1237 + v1545;
+  const bool v1547 = v1544 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1548 = v299 && v1547;
+  const bool v1549 = v1546 < v1;
+  const bool v1550 = v1548 && v1549;
+  if (v1550) {
+    const float v1551 = v1247.x[15];
+    const float v1552 = v1551 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1553 = iron_f32_to_bf16(v1552);
+    const unsigned int v1554 = v1544 * v1;
+    const unsigned int v1555 = v1554 + v1546;
+    out[v1555] = v1553;
   }
-  const unsigned int v5128 = static_cast<unsigned int>(v4819.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5129 = v3975 + v5128;
-  const unsigned int v5130 = static_cast<unsigned int>(v4819.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5131 = v4809 + v5130;
-  const bool v5132 = v5129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5133 = v3871 && v5132;
-  const bool v5134 = v5131 < v1;
-  const bool v5135 = v5133 && v5134;
-  if (v5135) {
-    const float v5136 = v4819.x[16];
-    const float v5137 = v5136 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5138 = iron_f32_to_bf16(v5137);
-    const unsigned int v5139 = v5129 * v1;
-    const unsigned int v5140 = v5139 + v5131;
-    out[v5140] = v5138;
+  const unsigned int v1556 = static_cast<unsigned int>(v1247.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1557 = v403 + v1556;
+  const unsigned int v1558 = static_cast<unsigned int>(v1247.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1559 = v1237 + v1558;
+  const bool v1560 = v1557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1561 = v299 && v1560;
+  const bool v1562 = v1559 < v1;
+  const bool v1563 = v1561 && v1562;
+  if (v1563) {
+    const float v1564 = v1247.x[16];
+    const float v1565 = v1564 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1566 = iron_f32_to_bf16(v1565);
+    const unsigned int v1567 = v1557 * v1;
+    const unsigned int v1568 = v1567 + v1559;
+    out[v1568] = v1566;
   }
-  const unsigned int v5141 = static_cast<unsigned int>(v4819.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5142 = v3975 + v5141;
-  const unsigned int v5143 = static_cast<unsigned int>(v4819.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5144 = v4809 + v5143;
-  const bool v5145 = v5142 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5146 = v3871 && v5145;
-  const bool v5147 = v5144 < v1;
-  const bool v5148 = v5146 && v5147;
-  if (v5148) {
-    const float v5149 = v4819.x[17];
-    const float v5150 = v5149 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5151 = iron_f32_to_bf16(v5150);
-    const unsigned int v5152 = v5142 * v1;
-    const unsigned int v5153 = v5152 + v5144;
-    out[v5153] = v5151;
+  const unsigned int v1569 = static_cast<unsigned int>(v1247.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1570 = v403 + v1569;
+  const unsigned int v1571 = static_cast<unsigned int>(v1247.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1572 = v1237 + v1571;
+  const bool v1573 = v1570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1574 = v299 && v1573;
+  const bool v1575 = v1572 < v1;
+  const bool v1576 = v1574 && v1575;
+  if (v1576) {
+    const float v1577 = v1247.x[17];
+    const float v1578 = v1577 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1579 = iron_f32_to_bf16(v1578);
+    const unsigned int v1580 = v1570 * v1;
+    const unsigned int v1581 = v1580 + v1572;
+    out[v1581] = v1579;
   }
-  const unsigned int v5154 = static_cast<unsigned int>(v4819.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5155 = v3975 + v5154;
-  const unsigned int v5156 = static_cast<unsigned int>(v4819.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5157 = v4809 + v5156;
-  const bool v5158 = v5155 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5159 = v3871 && v5158;
-  const bool v5160 = v5157 < v1;
-  const bool v5161 = v5159 && v5160;
-  if (v5161) {
-    const float v5162 = v4819.x[18];
-    const float v5163 = v5162 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5164 = iron_f32_to_bf16(v5163);
-    const unsigned int v5165 = v5155 * v1;
-    const unsigned int v5166 = v5165 + v5157;
-    out[v5166] = v5164;
+  const unsigned int v1582 = static_cast<unsigned int>(v1247.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1583 = v403 + v1582;
+  const unsigned int v1584 = static_cast<unsigned int>(v1247.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1585 = v1237 + v1584;
+  const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1587 = v299 && v1586;
+  const bool v1588 = v1585 < v1;
+  const bool v1589 = v1587 && v1588;
+  if (v1589) {
+    const float v1590 = v1247.x[18];
+    const float v1591 = v1590 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1592 = iron_f32_to_bf16(v1591);
+    const unsigned int v1593 = v1583 * v1;
+    const unsigned int v1594 = v1593 + v1585;
+    out[v1594] = v1592;
   }
-  const unsigned int v5167 = static_cast<unsigned int>(v4819.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5168 = v3975 + v5167;
-  const unsigned int v5169 = static_cast<unsigned int>(v4819.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5170 = v4809 + v5169;
-  const bool v5171 = v5168 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5172 = v3871 && v5171;
-  const bool v5173 = v5170 < v1;
-  const bool v5174 = v5172 && v5173;
-  if (v5174) {
-    const float v5175 = v4819.x[19];
-    const float v5176 = v5175 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5177 = iron_f32_to_bf16(v5176);
-    const unsigned int v5178 = v5168 * v1;
-    const unsigned int v5179 = v5178 + v5170;
-    out[v5179] = v5177;
+  const unsigned int v1595 = static_cast<unsigned int>(v1247.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1596 = v403 + v1595;
+  const unsigned int v1597 = static_cast<unsigned int>(v1247.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1598 = v1237 + v1597;
+  const bool v1599 = v1596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1600 = v299 && v1599;
+  const bool v1601 = v1598 < v1;
+  const bool v1602 = v1600 && v1601;
+  if (v1602) {
+    const float v1603 = v1247.x[19];
+    const float v1604 = v1603 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1605 = iron_f32_to_bf16(v1604);
+    const unsigned int v1606 = v1596 * v1;
+    const unsigned int v1607 = v1606 + v1598;
+    out[v1607] = v1605;
   }
-  const unsigned int v5180 = static_cast<unsigned int>(v4819.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5181 = v3975 + v5180;
-  const unsigned int v5182 = static_cast<unsigned int>(v4819.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5183 = v4809 + v5182;
-  const bool v5184 = v5181 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5185 = v3871 && v5184;
-  const bool v5186 = v5183 < v1;
-  const bool v5187 = v5185 && v5186;
-  if (v5187) {
-    const float v5188 = v4819.x[20];
-    const float v5189 = v5188 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5190 = iron_f32_to_bf16(v5189);
-    const unsigned int v5191 = v5181 * v1;
-    const unsigned int v5192 = v5191 + v5183;
-    out[v5192] = v5190;
+  const unsigned int v1608 = static_cast<unsigned int>(v1247.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1609 = v403 + v1608;
+  const unsigned int v1610 = static_cast<unsigned int>(v1247.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1611 = v1237 + v1610;
+  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1613 = v299 && v1612;
+  const bool v1614 = v1611 < v1;
+  const bool v1615 = v1613 && v1614;
+  if (v1615) {
+    const float v1616 = v1247.x[20];
+    const float v1617 = v1616 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1618 = iron_f32_to_bf16(v1617);
+    const unsigned int v1619 = v1609 * v1;
+    const unsigned int v1620 = v1619 + v1611;
+    out[v1620] = v1618;
   }
-  const unsigned int v5193 = static_cast<unsigned int>(v4819.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5194 = v3975 + v5193;
-  const unsigned int v5195 = static_cast<unsigned int>(v4819.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5196 = v4809 + v5195;
-  const bool v5197 = v5194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5198 = v3871 && v5197;
-  const bool v5199 = v5196 < v1;
-  const bool v5200 = v5198 && v5199;
-  if (v5200) {
-    const float v5201 = v4819.x[21];
-    const float v5202 = v5201 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5203 = iron_f32_to_bf16(v5202);
-    const unsigned int v5204 = v5194 * v1;
-    const unsigned int v5205 = v5204 + v5196;
-    out[v5205] = v5203;
+  const unsigned int v1621 = static_cast<unsigned int>(v1247.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1622 = v403 + v1621;
+  const unsigned int v1623 = static_cast<unsigned int>(v1247.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1624 = v1237 + v1623;
+  const bool v1625 = v1622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1626 = v299 && v1625;
+  const bool v1627 = v1624 < v1;
+  const bool v1628 = v1626 && v1627;
+  if (v1628) {
+    const float v1629 = v1247.x[21];
+    const float v1630 = v1629 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1631 = iron_f32_to_bf16(v1630);
+    const unsigned int v1632 = v1622 * v1;
+    const unsigned int v1633 = v1632 + v1624;
+    out[v1633] = v1631;
   }
-  const unsigned int v5206 = static_cast<unsigned int>(v4819.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5207 = v3975 + v5206;
-  const unsigned int v5208 = static_cast<unsigned int>(v4819.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5209 = v4809 + v5208;
-  const bool v5210 = v5207 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5211 = v3871 && v5210;
-  const bool v5212 = v5209 < v1;
-  const bool v5213 = v5211 && v5212;
-  if (v5213) {
-    const float v5214 = v4819.x[22];
-    const float v5215 = v5214 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5216 = iron_f32_to_bf16(v5215);
-    const unsigned int v5217 = v5207 * v1;
-    const unsigned int v5218 = v5217 + v5209;
-    out[v5218] = v5216;
+  const unsigned int v1634 = static_cast<unsigned int>(v1247.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1635 = v403 + v1634;
+  const unsigned int v1636 = static_cast<unsigned int>(v1247.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1637 = v1237 + v1636;
+  const bool v1638 = v1635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1639 = v299 && v1638;
+  const bool v1640 = v1637 < v1;
+  const bool v1641 = v1639 && v1640;
+  if (v1641) {
+    const float v1642 = v1247.x[22];
+    const float v1643 = v1642 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1644 = iron_f32_to_bf16(v1643);
+    const unsigned int v1645 = v1635 * v1;
+    const unsigned int v1646 = v1645 + v1637;
+    out[v1646] = v1644;
   }
-  const unsigned int v5219 = static_cast<unsigned int>(v4819.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5220 = v3975 + v5219;
-  const unsigned int v5221 = static_cast<unsigned int>(v4819.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5222 = v4809 + v5221;
-  const bool v5223 = v5220 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5224 = v3871 && v5223;
-  const bool v5225 = v5222 < v1;
-  const bool v5226 = v5224 && v5225;
-  if (v5226) {
-    const float v5227 = v4819.x[23];
-    const float v5228 = v5227 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5229 = iron_f32_to_bf16(v5228);
-    const unsigned int v5230 = v5220 * v1;
-    const unsigned int v5231 = v5230 + v5222;
-    out[v5231] = v5229;
+  const unsigned int v1647 = static_cast<unsigned int>(v1247.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1648 = v403 + v1647;
+  const unsigned int v1649 = static_cast<unsigned int>(v1247.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1650 = v1237 + v1649;
+  const bool v1651 = v1648 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1652 = v299 && v1651;
+  const bool v1653 = v1650 < v1;
+  const bool v1654 = v1652 && v1653;
+  if (v1654) {
+    const float v1655 = v1247.x[23];
+    const float v1656 = v1655 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1657 = iron_f32_to_bf16(v1656);
+    const unsigned int v1658 = v1648 * v1;
+    const unsigned int v1659 = v1658 + v1650;
+    out[v1659] = v1657;
   }
-  const unsigned int v5232 = static_cast<unsigned int>(v4819.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5233 = v3975 + v5232;
-  const unsigned int v5234 = static_cast<unsigned int>(v4819.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5235 = v4809 + v5234;
-  const bool v5236 = v5233 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5237 = v3871 && v5236;
-  const bool v5238 = v5235 < v1;
-  const bool v5239 = v5237 && v5238;
-  if (v5239) {
-    const float v5240 = v4819.x[24];
-    const float v5241 = v5240 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5242 = iron_f32_to_bf16(v5241);
-    const unsigned int v5243 = v5233 * v1;
-    const unsigned int v5244 = v5243 + v5235;
-    out[v5244] = v5242;
+  const unsigned int v1660 = static_cast<unsigned int>(v1247.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1661 = v403 + v1660;
+  const unsigned int v1662 = static_cast<unsigned int>(v1247.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1663 = v1237 + v1662;
+  const bool v1664 = v1661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1665 = v299 && v1664;
+  const bool v1666 = v1663 < v1;
+  const bool v1667 = v1665 && v1666;
+  if (v1667) {
+    const float v1668 = v1247.x[24];
+    const float v1669 = v1668 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1670 = iron_f32_to_bf16(v1669);
+    const unsigned int v1671 = v1661 * v1;
+    const unsigned int v1672 = v1671 + v1663;
+    out[v1672] = v1670;
   }
-  const unsigned int v5245 = static_cast<unsigned int>(v4819.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5246 = v3975 + v5245;
-  const unsigned int v5247 = static_cast<unsigned int>(v4819.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5248 = v4809 + v5247;
-  const bool v5249 = v5246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5250 = v3871 && v5249;
-  const bool v5251 = v5248 < v1;
-  const bool v5252 = v5250 && v5251;
-  if (v5252) {
-    const float v5253 = v4819.x[25];
-    const float v5254 = v5253 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5255 = iron_f32_to_bf16(v5254);
-    const unsigned int v5256 = v5246 * v1;
-    const unsigned int v5257 = v5256 + v5248;
-    out[v5257] = v5255;
+  const unsigned int v1673 = static_cast<unsigned int>(v1247.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1674 = v403 + v1673;
+  const unsigned int v1675 = static_cast<unsigned int>(v1247.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1676 = v1237 + v1675;
+  const bool v1677 = v1674 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1678 = v299 && v1677;
+  const bool v1679 = v1676 < v1;
+  const bool v1680 = v1678 && v1679;
+  if (v1680) {
+    const float v1681 = v1247.x[25];
+    const float v1682 = v1681 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1683 = iron_f32_to_bf16(v1682);
+    const unsigned int v1684 = v1674 * v1;
+    const unsigned int v1685 = v1684 + v1676;
+    out[v1685] = v1683;
   }
-  const unsigned int v5258 = static_cast<unsigned int>(v4819.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5259 = v3975 + v5258;
-  const unsigned int v5260 = static_cast<unsigned int>(v4819.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5261 = v4809 + v5260;
-  const bool v5262 = v5259 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5263 = v3871 && v5262;
-  const bool v5264 = v5261 < v1;
-  const bool v5265 = v5263 && v5264;
-  if (v5265) {
-    const float v5266 = v4819.x[26];
-    const float v5267 = v5266 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5268 = iron_f32_to_bf16(v5267);
-    const unsigned int v5269 = v5259 * v1;
-    const unsigned int v5270 = v5269 + v5261;
-    out[v5270] = v5268;
+  const unsigned int v1686 = static_cast<unsigned int>(v1247.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1687 = v403 + v1686;
+  const unsigned int v1688 = static_cast<unsigned int>(v1247.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1689 = v1237 + v1688;
+  const bool v1690 = v1687 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1691 = v299 && v1690;
+  const bool v1692 = v1689 < v1;
+  const bool v1693 = v1691 && v1692;
+  if (v1693) {
+    const float v1694 = v1247.x[26];
+    const float v1695 = v1694 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1696 = iron_f32_to_bf16(v1695);
+    const unsigned int v1697 = v1687 * v1;
+    const unsigned int v1698 = v1697 + v1689;
+    out[v1698] = v1696;
   }
-  const unsigned int v5271 = static_cast<unsigned int>(v4819.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5272 = v3975 + v5271;
-  const unsigned int v5273 = static_cast<unsigned int>(v4819.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5274 = v4809 + v5273;
-  const bool v5275 = v5272 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5276 = v3871 && v5275;
-  const bool v5277 = v5274 < v1;
-  const bool v5278 = v5276 && v5277;
-  if (v5278) {
-    const float v5279 = v4819.x[27];
-    const float v5280 = v5279 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5281 = iron_f32_to_bf16(v5280);
-    const unsigned int v5282 = v5272 * v1;
-    const unsigned int v5283 = v5282 + v5274;
-    out[v5283] = v5281;
+  const unsigned int v1699 = static_cast<unsigned int>(v1247.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1700 = v403 + v1699;
+  const unsigned int v1701 = static_cast<unsigned int>(v1247.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1702 = v1237 + v1701;
+  const bool v1703 = v1700 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1704 = v299 && v1703;
+  const bool v1705 = v1702 < v1;
+  const bool v1706 = v1704 && v1705;
+  if (v1706) {
+    const float v1707 = v1247.x[27];
+    const float v1708 = v1707 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1709 = iron_f32_to_bf16(v1708);
+    const unsigned int v1710 = v1700 * v1;
+    const unsigned int v1711 = v1710 + v1702;
+    out[v1711] = v1709;
   }
-  const unsigned int v5284 = static_cast<unsigned int>(v4819.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5285 = v3975 + v5284;
-  const unsigned int v5286 = static_cast<unsigned int>(v4819.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5287 = v4809 + v5286;
-  const bool v5288 = v5285 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5289 = v3871 && v5288;
-  const bool v5290 = v5287 < v1;
-  const bool v5291 = v5289 && v5290;
-  if (v5291) {
-    const float v5292 = v4819.x[28];
-    const float v5293 = v5292 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5294 = iron_f32_to_bf16(v5293);
-    const unsigned int v5295 = v5285 * v1;
-    const unsigned int v5296 = v5295 + v5287;
-    out[v5296] = v5294;
+  const unsigned int v1712 = static_cast<unsigned int>(v1247.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1713 = v403 + v1712;
+  const unsigned int v1714 = static_cast<unsigned int>(v1247.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1715 = v1237 + v1714;
+  const bool v1716 = v1713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1717 = v299 && v1716;
+  const bool v1718 = v1715 < v1;
+  const bool v1719 = v1717 && v1718;
+  if (v1719) {
+    const float v1720 = v1247.x[28];
+    const float v1721 = v1720 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1722 = iron_f32_to_bf16(v1721);
+    const unsigned int v1723 = v1713 * v1;
+    const unsigned int v1724 = v1723 + v1715;
+    out[v1724] = v1722;
   }
-  const unsigned int v5297 = static_cast<unsigned int>(v4819.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5298 = v3975 + v5297;
-  const unsigned int v5299 = static_cast<unsigned int>(v4819.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5300 = v4809 + v5299;
-  const bool v5301 = v5298 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5302 = v3871 && v5301;
-  const bool v5303 = v5300 < v1;
-  const bool v5304 = v5302 && v5303;
-  if (v5304) {
-    const float v5305 = v4819.x[29];
-    const float v5306 = v5305 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5307 = iron_f32_to_bf16(v5306);
-    const unsigned int v5308 = v5298 * v1;
-    const unsigned int v5309 = v5308 + v5300;
-    out[v5309] = v5307;
+  const unsigned int v1725 = static_cast<unsigned int>(v1247.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1726 = v403 + v1725;
+  const unsigned int v1727 = static_cast<unsigned int>(v1247.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1728 = v1237 + v1727;
+  const bool v1729 = v1726 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1730 = v299 && v1729;
+  const bool v1731 = v1728 < v1;
+  const bool v1732 = v1730 && v1731;
+  if (v1732) {
+    const float v1733 = v1247.x[29];
+    const float v1734 = v1733 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1735 = iron_f32_to_bf16(v1734);
+    const unsigned int v1736 = v1726 * v1;
+    const unsigned int v1737 = v1736 + v1728;
+    out[v1737] = v1735;
   }
-  const unsigned int v5310 = static_cast<unsigned int>(v4819.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5311 = v3975 + v5310;
-  const unsigned int v5312 = static_cast<unsigned int>(v4819.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5313 = v4809 + v5312;
-  const bool v5314 = v5311 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5315 = v3871 && v5314;
-  const bool v5316 = v5313 < v1;
-  const bool v5317 = v5315 && v5316;
-  if (v5317) {
-    const float v5318 = v4819.x[30];
-    const float v5319 = v5318 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5320 = iron_f32_to_bf16(v5319);
-    const unsigned int v5321 = v5311 * v1;
-    const unsigned int v5322 = v5321 + v5313;
-    out[v5322] = v5320;
+  const unsigned int v1738 = static_cast<unsigned int>(v1247.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1739 = v403 + v1738;
+  const unsigned int v1740 = static_cast<unsigned int>(v1247.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1741 = v1237 + v1740;
+  const bool v1742 = v1739 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1743 = v299 && v1742;
+  const bool v1744 = v1741 < v1;
+  const bool v1745 = v1743 && v1744;
+  if (v1745) {
+    const float v1746 = v1247.x[30];
+    const float v1747 = v1746 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1748 = iron_f32_to_bf16(v1747);
+    const unsigned int v1749 = v1739 * v1;
+    const unsigned int v1750 = v1749 + v1741;
+    out[v1750] = v1748;
   }
-  const unsigned int v5323 = static_cast<unsigned int>(v4819.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5324 = v3975 + v5323;
-  const unsigned int v5325 = static_cast<unsigned int>(v4819.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5326 = v4809 + v5325;
-  const bool v5327 = v5324 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5328 = v3871 && v5327;
-  const bool v5329 = v5326 < v1;
-  const bool v5330 = v5328 && v5329;
-  if (v5330) {
-    const float v5331 = v4819.x[31];
-    const float v5332 = v5331 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5333 = iron_f32_to_bf16(v5332);
-    const unsigned int v5334 = v5324 * v1;
-    const unsigned int v5335 = v5334 + v5326;
-    out[v5335] = v5333;
+  const unsigned int v1751 = static_cast<unsigned int>(v1247.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1752 = v403 + v1751;
+  const unsigned int v1753 = static_cast<unsigned int>(v1247.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1754 = v1237 + v1753;
+  const bool v1755 = v1752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1756 = v299 && v1755;
+  const bool v1757 = v1754 < v1;
+  const bool v1758 = v1756 && v1757;
+  if (v1758) {
+    const float v1759 = v1247.x[31];
+    const float v1760 = v1759 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1761 = iron_f32_to_bf16(v1760);
+    const unsigned int v1762 = v1752 * v1;
+    const unsigned int v1763 = v1762 + v1754;
+    out[v1763] = v1761;
   }
-  const unsigned int v5336 = static_cast<unsigned int>(v4819.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5337 = v3975 + v5336;
-  const unsigned int v5338 = static_cast<unsigned int>(v4819.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5339 = v4809 + v5338;
-  const bool v5340 = v5337 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5341 = v3871 && v5340;
-  const bool v5342 = v5339 < v1;
-  const bool v5343 = v5341 && v5342;
-  if (v5343) {
-    const float v5344 = v4819.x[32];
-    const float v5345 = v5344 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5346 = iron_f32_to_bf16(v5345);
-    const unsigned int v5347 = v5337 * v1;
-    const unsigned int v5348 = v5347 + v5339;
-    out[v5348] = v5346;
+  const unsigned int v1764 = static_cast<unsigned int>(v1247.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1765 = v403 + v1764;
+  const unsigned int v1766 = static_cast<unsigned int>(v1247.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1767 = v1237 + v1766;
+  const bool v1768 = v1765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1769 = v299 && v1768;
+  const bool v1770 = v1767 < v1;
+  const bool v1771 = v1769 && v1770;
+  if (v1771) {
+    const float v1772 = v1247.x[32];
+    const float v1773 = v1772 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1774 = iron_f32_to_bf16(v1773);
+    const unsigned int v1775 = v1765 * v1;
+    const unsigned int v1776 = v1775 + v1767;
+    out[v1776] = v1774;
   }
-  const unsigned int v5349 = static_cast<unsigned int>(v4819.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5350 = v3975 + v5349;
-  const unsigned int v5351 = static_cast<unsigned int>(v4819.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5352 = v4809 + v5351;
-  const bool v5353 = v5350 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5354 = v3871 && v5353;
-  const bool v5355 = v5352 < v1;
-  const bool v5356 = v5354 && v5355;
-  if (v5356) {
-    const float v5357 = v4819.x[33];
-    const float v5358 = v5357 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5359 = iron_f32_to_bf16(v5358);
-    const unsigned int v5360 = v5350 * v1;
-    const unsigned int v5361 = v5360 + v5352;
-    out[v5361] = v5359;
+  const unsigned int v1777 = static_cast<unsigned int>(v1247.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1778 = v403 + v1777;
+  const unsigned int v1779 = static_cast<unsigned int>(v1247.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1780 = v1237 + v1779;
+  const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1782 = v299 && v1781;
+  const bool v1783 = v1780 < v1;
+  const bool v1784 = v1782 && v1783;
+  if (v1784) {
+    const float v1785 = v1247.x[33];
+    const float v1786 = v1785 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1787 = iron_f32_to_bf16(v1786);
+    const unsigned int v1788 = v1778 * v1;
+    const unsigned int v1789 = v1788 + v1780;
+    out[v1789] = v1787;
   }
-  const unsigned int v5362 = static_cast<unsigned int>(v4819.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5363 = v3975 + v5362;
-  const unsigned int v5364 = static_cast<unsigned int>(v4819.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5365 = v4809 + v5364;
-  const bool v5366 = v5363 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5367 = v3871 && v5366;
-  const bool v5368 = v5365 < v1;
-  const bool v5369 = v5367 && v5368;
-  if (v5369) {
-    const float v5370 = v4819.x[34];
-    const float v5371 = v5370 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5372 = iron_f32_to_bf16(v5371);
-    const unsigned int v5373 = v5363 * v1;
-    const unsigned int v5374 = v5373 + v5365;
-    out[v5374] = v5372;
+  const unsigned int v1790 = static_cast<unsigned int>(v1247.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1791 = v403 + v1790;
+  const unsigned int v1792 = static_cast<unsigned int>(v1247.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1793 = v1237 + v1792;
+  const bool v1794 = v1791 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1795 = v299 && v1794;
+  const bool v1796 = v1793 < v1;
+  const bool v1797 = v1795 && v1796;
+  if (v1797) {
+    const float v1798 = v1247.x[34];
+    const float v1799 = v1798 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1800 = iron_f32_to_bf16(v1799);
+    const unsigned int v1801 = v1791 * v1;
+    const unsigned int v1802 = v1801 + v1793;
+    out[v1802] = v1800;
   }
-  const unsigned int v5375 = static_cast<unsigned int>(v4819.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5376 = v3975 + v5375;
-  const unsigned int v5377 = static_cast<unsigned int>(v4819.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5378 = v4809 + v5377;
-  const bool v5379 = v5376 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5380 = v3871 && v5379;
-  const bool v5381 = v5378 < v1;
-  const bool v5382 = v5380 && v5381;
-  if (v5382) {
-    const float v5383 = v4819.x[35];
-    const float v5384 = v5383 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5385 = iron_f32_to_bf16(v5384);
-    const unsigned int v5386 = v5376 * v1;
-    const unsigned int v5387 = v5386 + v5378;
-    out[v5387] = v5385;
+  const unsigned int v1803 = static_cast<unsigned int>(v1247.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1804 = v403 + v1803;
+  const unsigned int v1805 = static_cast<unsigned int>(v1247.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1806 = v1237 + v1805;
+  const bool v1807 = v1804 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1808 = v299 && v1807;
+  const bool v1809 = v1806 < v1;
+  const bool v1810 = v1808 && v1809;
+  if (v1810) {
+    const float v1811 = v1247.x[35];
+    const float v1812 = v1811 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1813 = iron_f32_to_bf16(v1812);
+    const unsigned int v1814 = v1804 * v1;
+    const unsigned int v1815 = v1814 + v1806;
+    out[v1815] = v1813;
   }
-  const unsigned int v5388 = static_cast<unsigned int>(v4819.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5389 = v3975 + v5388;
-  const unsigned int v5390 = static_cast<unsigned int>(v4819.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5391 = v4809 + v5390;
-  const bool v5392 = v5389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5393 = v3871 && v5392;
-  const bool v5394 = v5391 < v1;
-  const bool v5395 = v5393 && v5394;
-  if (v5395) {
-    const float v5396 = v4819.x[36];
-    const float v5397 = v5396 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5398 = iron_f32_to_bf16(v5397);
-    const unsigned int v5399 = v5389 * v1;
-    const unsigned int v5400 = v5399 + v5391;
-    out[v5400] = v5398;
+  const unsigned int v1816 = static_cast<unsigned int>(v1247.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1817 = v403 + v1816;
+  const unsigned int v1818 = static_cast<unsigned int>(v1247.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1819 = v1237 + v1818;
+  const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1821 = v299 && v1820;
+  const bool v1822 = v1819 < v1;
+  const bool v1823 = v1821 && v1822;
+  if (v1823) {
+    const float v1824 = v1247.x[36];
+    const float v1825 = v1824 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1826 = iron_f32_to_bf16(v1825);
+    const unsigned int v1827 = v1817 * v1;
+    const unsigned int v1828 = v1827 + v1819;
+    out[v1828] = v1826;
   }
-  const unsigned int v5401 = static_cast<unsigned int>(v4819.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5402 = v3975 + v5401;
-  const unsigned int v5403 = static_cast<unsigned int>(v4819.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5404 = v4809 + v5403;
-  const bool v5405 = v5402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5406 = v3871 && v5405;
-  const bool v5407 = v5404 < v1;
-  const bool v5408 = v5406 && v5407;
-  if (v5408) {
-    const float v5409 = v4819.x[37];
-    const float v5410 = v5409 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5411 = iron_f32_to_bf16(v5410);
-    const unsigned int v5412 = v5402 * v1;
-    const unsigned int v5413 = v5412 + v5404;
-    out[v5413] = v5411;
+  const unsigned int v1829 = static_cast<unsigned int>(v1247.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1830 = v403 + v1829;
+  const unsigned int v1831 = static_cast<unsigned int>(v1247.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1832 = v1237 + v1831;
+  const bool v1833 = v1830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1834 = v299 && v1833;
+  const bool v1835 = v1832 < v1;
+  const bool v1836 = v1834 && v1835;
+  if (v1836) {
+    const float v1837 = v1247.x[37];
+    const float v1838 = v1837 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1839 = iron_f32_to_bf16(v1838);
+    const unsigned int v1840 = v1830 * v1;
+    const unsigned int v1841 = v1840 + v1832;
+    out[v1841] = v1839;
   }
-  const unsigned int v5414 = static_cast<unsigned int>(v4819.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5415 = v3975 + v5414;
-  const unsigned int v5416 = static_cast<unsigned int>(v4819.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5417 = v4809 + v5416;
-  const bool v5418 = v5415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5419 = v3871 && v5418;
-  const bool v5420 = v5417 < v1;
-  const bool v5421 = v5419 && v5420;
-  if (v5421) {
-    const float v5422 = v4819.x[38];
-    const float v5423 = v5422 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5424 = iron_f32_to_bf16(v5423);
-    const unsigned int v5425 = v5415 * v1;
-    const unsigned int v5426 = v5425 + v5417;
-    out[v5426] = v5424;
+  const unsigned int v1842 = static_cast<unsigned int>(v1247.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1843 = v403 + v1842;
+  const unsigned int v1844 = static_cast<unsigned int>(v1247.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1845 = v1237 + v1844;
+  const bool v1846 = v1843 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1847 = v299 && v1846;
+  const bool v1848 = v1845 < v1;
+  const bool v1849 = v1847 && v1848;
+  if (v1849) {
+    const float v1850 = v1247.x[38];
+    const float v1851 = v1850 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1852 = iron_f32_to_bf16(v1851);
+    const unsigned int v1853 = v1843 * v1;
+    const unsigned int v1854 = v1853 + v1845;
+    out[v1854] = v1852;
   }
-  const unsigned int v5427 = static_cast<unsigned int>(v4819.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5428 = v3975 + v5427;
-  const unsigned int v5429 = static_cast<unsigned int>(v4819.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5430 = v4809 + v5429;
-  const bool v5431 = v5428 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5432 = v3871 && v5431;
-  const bool v5433 = v5430 < v1;
-  const bool v5434 = v5432 && v5433;
-  if (v5434) {
-    const float v5435 = v4819.x[39];
-    const float v5436 = v5435 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5437 = iron_f32_to_bf16(v5436);
-    const unsigned int v5438 = v5428 * v1;
-    const unsigned int v5439 = v5438 + v5430;
-    out[v5439] = v5437;
+  const unsigned int v1855 = static_cast<unsigned int>(v1247.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1856 = v403 + v1855;
+  const unsigned int v1857 = static_cast<unsigned int>(v1247.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1858 = v1237 + v1857;
+  const bool v1859 = v1856 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1860 = v299 && v1859;
+  const bool v1861 = v1858 < v1;
+  const bool v1862 = v1860 && v1861;
+  if (v1862) {
+    const float v1863 = v1247.x[39];
+    const float v1864 = v1863 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1865 = iron_f32_to_bf16(v1864);
+    const unsigned int v1866 = v1856 * v1;
+    const unsigned int v1867 = v1866 + v1858;
+    out[v1867] = v1865;
   }
-  const unsigned int v5440 = static_cast<unsigned int>(v4819.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5441 = v3975 + v5440;
-  const unsigned int v5442 = static_cast<unsigned int>(v4819.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5443 = v4809 + v5442;
-  const bool v5444 = v5441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5445 = v3871 && v5444;
-  const bool v5446 = v5443 < v1;
-  const bool v5447 = v5445 && v5446;
-  if (v5447) {
-    const float v5448 = v4819.x[40];
-    const float v5449 = v5448 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5450 = iron_f32_to_bf16(v5449);
-    const unsigned int v5451 = v5441 * v1;
-    const unsigned int v5452 = v5451 + v5443;
-    out[v5452] = v5450;
+  const unsigned int v1868 = static_cast<unsigned int>(v1247.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1869 = v403 + v1868;
+  const unsigned int v1870 = static_cast<unsigned int>(v1247.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1871 = v1237 + v1870;
+  const bool v1872 = v1869 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1873 = v299 && v1872;
+  const bool v1874 = v1871 < v1;
+  const bool v1875 = v1873 && v1874;
+  if (v1875) {
+    const float v1876 = v1247.x[40];
+    const float v1877 = v1876 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1878 = iron_f32_to_bf16(v1877);
+    const unsigned int v1879 = v1869 * v1;
+    const unsigned int v1880 = v1879 + v1871;
+    out[v1880] = v1878;
   }
-  const unsigned int v5453 = static_cast<unsigned int>(v4819.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5454 = v3975 + v5453;
-  const unsigned int v5455 = static_cast<unsigned int>(v4819.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5456 = v4809 + v5455;
-  const bool v5457 = v5454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5458 = v3871 && v5457;
-  const bool v5459 = v5456 < v1;
-  const bool v5460 = v5458 && v5459;
-  if (v5460) {
-    const float v5461 = v4819.x[41];
-    const float v5462 = v5461 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5463 = iron_f32_to_bf16(v5462);
-    const unsigned int v5464 = v5454 * v1;
-    const unsigned int v5465 = v5464 + v5456;
-    out[v5465] = v5463;
+  const unsigned int v1881 = static_cast<unsigned int>(v1247.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1882 = v403 + v1881;
+  const unsigned int v1883 = static_cast<unsigned int>(v1247.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1884 = v1237 + v1883;
+  const bool v1885 = v1882 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1886 = v299 && v1885;
+  const bool v1887 = v1884 < v1;
+  const bool v1888 = v1886 && v1887;
+  if (v1888) {
+    const float v1889 = v1247.x[41];
+    const float v1890 = v1889 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1891 = iron_f32_to_bf16(v1890);
+    const unsigned int v1892 = v1882 * v1;
+    const unsigned int v1893 = v1892 + v1884;
+    out[v1893] = v1891;
   }
-  const unsigned int v5466 = static_cast<unsigned int>(v4819.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5467 = v3975 + v5466;
-  const unsigned int v5468 = static_cast<unsigned int>(v4819.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5469 = v4809 + v5468;
-  const bool v5470 = v5467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5471 = v3871 && v5470;
-  const bool v5472 = v5469 < v1;
-  const bool v5473 = v5471 && v5472;
-  if (v5473) {
-    const float v5474 = v4819.x[42];
-    const float v5475 = v5474 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5476 = iron_f32_to_bf16(v5475);
-    const unsigned int v5477 = v5467 * v1;
-    const unsigned int v5478 = v5477 + v5469;
-    out[v5478] = v5476;
+  const unsigned int v1894 = static_cast<unsigned int>(v1247.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1895 = v403 + v1894;
+  const unsigned int v1896 = static_cast<unsigned int>(v1247.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1897 = v1237 + v1896;
+  const bool v1898 = v1895 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1899 = v299 && v1898;
+  const bool v1900 = v1897 < v1;
+  const bool v1901 = v1899 && v1900;
+  if (v1901) {
+    const float v1902 = v1247.x[42];
+    const float v1903 = v1902 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1904 = iron_f32_to_bf16(v1903);
+    const unsigned int v1905 = v1895 * v1;
+    const unsigned int v1906 = v1905 + v1897;
+    out[v1906] = v1904;
   }
-  const unsigned int v5479 = static_cast<unsigned int>(v4819.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5480 = v3975 + v5479;
-  const unsigned int v5481 = static_cast<unsigned int>(v4819.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5482 = v4809 + v5481;
-  const bool v5483 = v5480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5484 = v3871 && v5483;
-  const bool v5485 = v5482 < v1;
-  const bool v5486 = v5484 && v5485;
-  if (v5486) {
-    const float v5487 = v4819.x[43];
-    const float v5488 = v5487 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5489 = iron_f32_to_bf16(v5488);
-    const unsigned int v5490 = v5480 * v1;
-    const unsigned int v5491 = v5490 + v5482;
-    out[v5491] = v5489;
+  const unsigned int v1907 = static_cast<unsigned int>(v1247.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1908 = v403 + v1907;
+  const unsigned int v1909 = static_cast<unsigned int>(v1247.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1910 = v1237 + v1909;
+  const bool v1911 = v1908 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1912 = v299 && v1911;
+  const bool v1913 = v1910 < v1;
+  const bool v1914 = v1912 && v1913;
+  if (v1914) {
+    const float v1915 = v1247.x[43];
+    const float v1916 = v1915 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1917 = iron_f32_to_bf16(v1916);
+    const unsigned int v1918 = v1908 * v1;
+    const unsigned int v1919 = v1918 + v1910;
+    out[v1919] = v1917;
   }
-  const unsigned int v5492 = static_cast<unsigned int>(v4819.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5493 = v3975 + v5492;
-  const unsigned int v5494 = static_cast<unsigned int>(v4819.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5495 = v4809 + v5494;
-  const bool v5496 = v5493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5497 = v3871 && v5496;
-  const bool v5498 = v5495 < v1;
-  const bool v5499 = v5497 && v5498;
-  if (v5499) {
-    const float v5500 = v4819.x[44];
-    const float v5501 = v5500 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5502 = iron_f32_to_bf16(v5501);
-    const unsigned int v5503 = v5493 * v1;
-    const unsigned int v5504 = v5503 + v5495;
-    out[v5504] = v5502;
+  const unsigned int v1920 = static_cast<unsigned int>(v1247.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1921 = v403 + v1920;
+  const unsigned int v1922 = static_cast<unsigned int>(v1247.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1923 = v1237 + v1922;
+  const bool v1924 = v1921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1925 = v299 && v1924;
+  const bool v1926 = v1923 < v1;
+  const bool v1927 = v1925 && v1926;
+  if (v1927) {
+    const float v1928 = v1247.x[44];
+    const float v1929 = v1928 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1930 = iron_f32_to_bf16(v1929);
+    const unsigned int v1931 = v1921 * v1;
+    const unsigned int v1932 = v1931 + v1923;
+    out[v1932] = v1930;
   }
-  const unsigned int v5505 = static_cast<unsigned int>(v4819.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5506 = v3975 + v5505;
-  const unsigned int v5507 = static_cast<unsigned int>(v4819.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5508 = v4809 + v5507;
-  const bool v5509 = v5506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5510 = v3871 && v5509;
-  const bool v5511 = v5508 < v1;
-  const bool v5512 = v5510 && v5511;
-  if (v5512) {
-    const float v5513 = v4819.x[45];
-    const float v5514 = v5513 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5515 = iron_f32_to_bf16(v5514);
-    const unsigned int v5516 = v5506 * v1;
-    const unsigned int v5517 = v5516 + v5508;
-    out[v5517] = v5515;
+  const unsigned int v1933 = static_cast<unsigned int>(v1247.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1934 = v403 + v1933;
+  const unsigned int v1935 = static_cast<unsigned int>(v1247.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1936 = v1237 + v1935;
+  const bool v1937 = v1934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1938 = v299 && v1937;
+  const bool v1939 = v1936 < v1;
+  const bool v1940 = v1938 && v1939;
+  if (v1940) {
+    const float v1941 = v1247.x[45];
+    const float v1942 = v1941 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1943 = iron_f32_to_bf16(v1942);
+    const unsigned int v1944 = v1934 * v1;
+    const unsigned int v1945 = v1944 + v1936;
+    out[v1945] = v1943;
   }
-  const unsigned int v5518 = static_cast<unsigned int>(v4819.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5519 = v3975 + v5518;
-  const unsigned int v5520 = static_cast<unsigned int>(v4819.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5521 = v4809 + v5520;
-  const bool v5522 = v5519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5523 = v3871 && v5522;
-  const bool v5524 = v5521 < v1;
-  const bool v5525 = v5523 && v5524;
-  if (v5525) {
-    const float v5526 = v4819.x[46];
-    const float v5527 = v5526 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5528 = iron_f32_to_bf16(v5527);
-    const unsigned int v5529 = v5519 * v1;
-    const unsigned int v5530 = v5529 + v5521;
-    out[v5530] = v5528;
+  const unsigned int v1946 = static_cast<unsigned int>(v1247.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1947 = v403 + v1946;
+  const unsigned int v1948 = static_cast<unsigned int>(v1247.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1949 = v1237 + v1948;
+  const bool v1950 = v1947 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1951 = v299 && v1950;
+  const bool v1952 = v1949 < v1;
+  const bool v1953 = v1951 && v1952;
+  if (v1953) {
+    const float v1954 = v1247.x[46];
+    const float v1955 = v1954 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1956 = iron_f32_to_bf16(v1955);
+    const unsigned int v1957 = v1947 * v1;
+    const unsigned int v1958 = v1957 + v1949;
+    out[v1958] = v1956;
   }
-  const unsigned int v5531 = static_cast<unsigned int>(v4819.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5532 = v3975 + v5531;
-  const unsigned int v5533 = static_cast<unsigned int>(v4819.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5534 = v4809 + v5533;
-  const bool v5535 = v5532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5536 = v3871 && v5535;
-  const bool v5537 = v5534 < v1;
-  const bool v5538 = v5536 && v5537;
-  if (v5538) {
-    const float v5539 = v4819.x[47];
-    const float v5540 = v5539 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5541 = iron_f32_to_bf16(v5540);
-    const unsigned int v5542 = v5532 * v1;
-    const unsigned int v5543 = v5542 + v5534;
-    out[v5543] = v5541;
+  const unsigned int v1959 = static_cast<unsigned int>(v1247.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1960 = v403 + v1959;
+  const unsigned int v1961 = static_cast<unsigned int>(v1247.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1962 = v1237 + v1961;
+  const bool v1963 = v1960 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1964 = v299 && v1963;
+  const bool v1965 = v1962 < v1;
+  const bool v1966 = v1964 && v1965;
+  if (v1966) {
+    const float v1967 = v1247.x[47];
+    const float v1968 = v1967 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1969 = iron_f32_to_bf16(v1968);
+    const unsigned int v1970 = v1960 * v1;
+    const unsigned int v1971 = v1970 + v1962;
+    out[v1971] = v1969;
   }
-  const unsigned int v5544 = static_cast<unsigned int>(v4819.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5545 = v3975 + v5544;
-  const unsigned int v5546 = static_cast<unsigned int>(v4819.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5547 = v4809 + v5546;
-  const bool v5548 = v5545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5549 = v3871 && v5548;
-  const bool v5550 = v5547 < v1;
-  const bool v5551 = v5549 && v5550;
-  if (v5551) {
-    const float v5552 = v4819.x[48];
-    const float v5553 = v5552 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5554 = iron_f32_to_bf16(v5553);
-    const unsigned int v5555 = v5545 * v1;
-    const unsigned int v5556 = v5555 + v5547;
-    out[v5556] = v5554;
+  const unsigned int v1972 = static_cast<unsigned int>(v1247.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1973 = v403 + v1972;
+  const unsigned int v1974 = static_cast<unsigned int>(v1247.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1975 = v1237 + v1974;
+  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1977 = v299 && v1976;
+  const bool v1978 = v1975 < v1;
+  const bool v1979 = v1977 && v1978;
+  if (v1979) {
+    const float v1980 = v1247.x[48];
+    const float v1981 = v1980 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1982 = iron_f32_to_bf16(v1981);
+    const unsigned int v1983 = v1973 * v1;
+    const unsigned int v1984 = v1983 + v1975;
+    out[v1984] = v1982;
   }
-  const unsigned int v5557 = static_cast<unsigned int>(v4819.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5558 = v3975 + v5557;
-  const unsigned int v5559 = static_cast<unsigned int>(v4819.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5560 = v4809 + v5559;
-  const bool v5561 = v5558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5562 = v3871 && v5561;
-  const bool v5563 = v5560 < v1;
-  const bool v5564 = v5562 && v5563;
-  if (v5564) {
-    const float v5565 = v4819.x[49];
-    const float v5566 = v5565 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5567 = iron_f32_to_bf16(v5566);
-    const unsigned int v5568 = v5558 * v1;
-    const unsigned int v5569 = v5568 + v5560;
-    out[v5569] = v5567;
+  const unsigned int v1985 = static_cast<unsigned int>(v1247.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1986 = v403 + v1985;
+  const unsigned int v1987 = static_cast<unsigned int>(v1247.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v1988 = v1237 + v1987;
+  const bool v1989 = v1986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1990 = v299 && v1989;
+  const bool v1991 = v1988 < v1;
+  const bool v1992 = v1990 && v1991;
+  if (v1992) {
+    const float v1993 = v1247.x[49];
+    const float v1994 = v1993 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1995 = iron_f32_to_bf16(v1994);
+    const unsigned int v1996 = v1986 * v1;
+    const unsigned int v1997 = v1996 + v1988;
+    out[v1997] = v1995;
   }
-  const unsigned int v5570 = static_cast<unsigned int>(v4819.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5571 = v3975 + v5570;
-  const unsigned int v5572 = static_cast<unsigned int>(v4819.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5573 = v4809 + v5572;
-  const bool v5574 = v5571 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5575 = v3871 && v5574;
-  const bool v5576 = v5573 < v1;
-  const bool v5577 = v5575 && v5576;
-  if (v5577) {
-    const float v5578 = v4819.x[50];
-    const float v5579 = v5578 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5580 = iron_f32_to_bf16(v5579);
-    const unsigned int v5581 = v5571 * v1;
-    const unsigned int v5582 = v5581 + v5573;
-    out[v5582] = v5580;
+  const unsigned int v1998 = static_cast<unsigned int>(v1247.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v1999 = v403 + v1998;
+  const unsigned int v2000 = static_cast<unsigned int>(v1247.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v2001 = v1237 + v2000;
+  const bool v2002 = v1999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v2003 = v299 && v2002;
+  const bool v2004 = v2001 < v1;
+  const bool v2005 = v2003 && v2004;
+  if (v2005) {
+    const float v2006 = v1247.x[50];
+    const float v2007 = v2006 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2008 = iron_f32_to_bf16(v2007);
+    const unsigned int v2009 = v1999 * v1;
+    const unsigned int v2010 = v2009 + v2001;
+    out[v2010] = v2008;
   }
-  const unsigned int v5583 = static_cast<unsigned int>(v4819.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5584 = v3975 + v5583;
-  const unsigned int v5585 = static_cast<unsigned int>(v4819.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5586 = v4809 + v5585;
-  const bool v5587 = v5584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5588 = v3871 && v5587;
-  const bool v5589 = v5586 < v1;
-  const bool v5590 = v5588 && v5589;
-  if (v5590) {
-    const float v5591 = v4819.x[51];
-    const float v5592 = v5591 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5593 = iron_f32_to_bf16(v5592);
-    const unsigned int v5594 = v5584 * v1;
-    const unsigned int v5595 = v5594 + v5586;
-    out[v5595] = v5593;
+  const unsigned int v2011 = static_cast<unsigned int>(v1247.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v2012 = v403 + v2011;
+  const unsigned int v2013 = static_cast<unsigned int>(v1247.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v2014 = v1237 + v2013;
+  const bool v2015 = v2012 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v2016 = v299 && v2015;
+  const bool v2017 = v2014 < v1;
+  const bool v2018 = v2016 && v2017;
+  if (v2018) {
+    const float v2019 = v1247.x[51];
+    const float v2020 = v2019 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2021 = iron_f32_to_bf16(v2020);
+    const unsigned int v2022 = v2012 * v1;
+    const unsigned int v2023 = v2022 + v2014;
+    out[v2023] = v2021;
   }
-  const unsigned int v5596 = static_cast<unsigned int>(v4819.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5597 = v3975 + v5596;
-  const unsigned int v5598 = static_cast<unsigned int>(v4819.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5599 = v4809 + v5598;
-  const bool v5600 = v5597 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5601 = v3871 && v5600;
-  const bool v5602 = v5599 < v1;
-  const bool v5603 = v5601 && v5602;
-  if (v5603) {
-    const float v5604 = v4819.x[52];
-    const float v5605 = v5604 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5606 = iron_f32_to_bf16(v5605);
-    const unsigned int v5607 = v5597 * v1;
-    const unsigned int v5608 = v5607 + v5599;
-    out[v5608] = v5606;
+  const unsigned int v2024 = static_cast<unsigned int>(v1247.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v2025 = v403 + v2024;
+  const unsigned int v2026 = static_cast<unsigned int>(v1247.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v2027 = v1237 + v2026;
+  const bool v2028 = v2025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v2029 = v299 && v2028;
+  const bool v2030 = v2027 < v1;
+  const bool v2031 = v2029 && v2030;
+  if (v2031) {
+    const float v2032 = v1247.x[52];
+    const float v2033 = v2032 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2034 = iron_f32_to_bf16(v2033);
+    const unsigned int v2035 = v2025 * v1;
+    const unsigned int v2036 = v2035 + v2027;
+    out[v2036] = v2034;
   }
-  const unsigned int v5609 = static_cast<unsigned int>(v4819.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5610 = v3975 + v5609;
-  const unsigned int v5611 = static_cast<unsigned int>(v4819.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5612 = v4809 + v5611;
-  const bool v5613 = v5610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5614 = v3871 && v5613;
-  const bool v5615 = v5612 < v1;
-  const bool v5616 = v5614 && v5615;
-  if (v5616) {
-    const float v5617 = v4819.x[53];
-    const float v5618 = v5617 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5619 = iron_f32_to_bf16(v5618);
-    const unsigned int v5620 = v5610 * v1;
-    const unsigned int v5621 = v5620 + v5612;
-    out[v5621] = v5619;
+  const unsigned int v2037 = static_cast<unsigned int>(v1247.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v2038 = v403 + v2037;
+  const unsigned int v2039 = static_cast<unsigned int>(v1247.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v2040 = v1237 + v2039;
+  const bool v2041 = v2038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v2042 = v299 && v2041;
+  const bool v2043 = v2040 < v1;
+  const bool v2044 = v2042 && v2043;
+  if (v2044) {
+    const float v2045 = v1247.x[53];
+    const float v2046 = v2045 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2047 = iron_f32_to_bf16(v2046);
+    const unsigned int v2048 = v2038 * v1;
+    const unsigned int v2049 = v2048 + v2040;
+    out[v2049] = v2047;
   }
-  const unsigned int v5622 = static_cast<unsigned int>(v4819.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5623 = v3975 + v5622;
-  const unsigned int v5624 = static_cast<unsigned int>(v4819.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5625 = v4809 + v5624;
-  const bool v5626 = v5623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5627 = v3871 && v5626;
-  const bool v5628 = v5625 < v1;
-  const bool v5629 = v5627 && v5628;
-  if (v5629) {
-    const float v5630 = v4819.x[54];
-    const float v5631 = v5630 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5632 = iron_f32_to_bf16(v5631);
-    const unsigned int v5633 = v5623 * v1;
-    const unsigned int v5634 = v5633 + v5625;
-    out[v5634] = v5632;
+  const unsigned int v2050 = static_cast<unsigned int>(v1247.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v2051 = v403 + v2050;
+  const unsigned int v2052 = static_cast<unsigned int>(v1247.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v2053 = v1237 + v2052;
+  const bool v2054 = v2051 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v2055 = v299 && v2054;
+  const bool v2056 = v2053 < v1;
+  const bool v2057 = v2055 && v2056;
+  if (v2057) {
+    const float v2058 = v1247.x[54];
+    const float v2059 = v2058 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2060 = iron_f32_to_bf16(v2059);
+    const unsigned int v2061 = v2051 * v1;
+    const unsigned int v2062 = v2061 + v2053;
+    out[v2062] = v2060;
   }
-  const unsigned int v5635 = static_cast<unsigned int>(v4819.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5636 = v3975 + v5635;
-  const unsigned int v5637 = static_cast<unsigned int>(v4819.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5638 = v4809 + v5637;
-  const bool v5639 = v5636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5640 = v3871 && v5639;
-  const bool v5641 = v5638 < v1;
-  const bool v5642 = v5640 && v5641;
-  if (v5642) {
-    const float v5643 = v4819.x[55];
-    const float v5644 = v5643 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5645 = iron_f32_to_bf16(v5644);
-    const unsigned int v5646 = v5636 * v1;
-    const unsigned int v5647 = v5646 + v5638;
-    out[v5647] = v5645;
+  const unsigned int v2063 = static_cast<unsigned int>(v1247.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v2064 = v403 + v2063;
+  const unsigned int v2065 = static_cast<unsigned int>(v1247.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v2066 = v1237 + v2065;
+  const bool v2067 = v2064 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v2068 = v299 && v2067;
+  const bool v2069 = v2066 < v1;
+  const bool v2070 = v2068 && v2069;
+  if (v2070) {
+    const float v2071 = v1247.x[55];
+    const float v2072 = v2071 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2073 = iron_f32_to_bf16(v2072);
+    const unsigned int v2074 = v2064 * v1;
+    const unsigned int v2075 = v2074 + v2066;
+    out[v2075] = v2073;
   }
-  const unsigned int v5648 = static_cast<unsigned int>(v4819.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5649 = v3975 + v5648;
-  const unsigned int v5650 = static_cast<unsigned int>(v4819.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5651 = v4809 + v5650;
-  const bool v5652 = v5649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5653 = v3871 && v5652;
-  const bool v5654 = v5651 < v1;
-  const bool v5655 = v5653 && v5654;
-  if (v5655) {
-    const float v5656 = v4819.x[56];
-    const float v5657 = v5656 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5658 = iron_f32_to_bf16(v5657);
-    const unsigned int v5659 = v5649 * v1;
-    const unsigned int v5660 = v5659 + v5651;
-    out[v5660] = v5658;
+  const unsigned int v2076 = static_cast<unsigned int>(v1247.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v2077 = v403 + v2076;
+  const unsigned int v2078 = static_cast<unsigned int>(v1247.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v2079 = v1237 + v2078;
+  const bool v2080 = v2077 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v2081 = v299 && v2080;
+  const bool v2082 = v2079 < v1;
+  const bool v2083 = v2081 && v2082;
+  if (v2083) {
+    const float v2084 = v1247.x[56];
+    const float v2085 = v2084 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2086 = iron_f32_to_bf16(v2085);
+    const unsigned int v2087 = v2077 * v1;
+    const unsigned int v2088 = v2087 + v2079;
+    out[v2088] = v2086;
   }
-  const unsigned int v5661 = static_cast<unsigned int>(v4819.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5662 = v3975 + v5661;
-  const unsigned int v5663 = static_cast<unsigned int>(v4819.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5664 = v4809 + v5663;
-  const bool v5665 = v5662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5666 = v3871 && v5665;
-  const bool v5667 = v5664 < v1;
-  const bool v5668 = v5666 && v5667;
-  if (v5668) {
-    const float v5669 = v4819.x[57];
-    const float v5670 = v5669 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5671 = iron_f32_to_bf16(v5670);
-    const unsigned int v5672 = v5662 * v1;
-    const unsigned int v5673 = v5672 + v5664;
-    out[v5673] = v5671;
+  const unsigned int v2089 = static_cast<unsigned int>(v1247.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v2090 = v403 + v2089;
+  const unsigned int v2091 = static_cast<unsigned int>(v1247.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v2092 = v1237 + v2091;
+  const bool v2093 = v2090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v2094 = v299 && v2093;
+  const bool v2095 = v2092 < v1;
+  const bool v2096 = v2094 && v2095;
+  if (v2096) {
+    const float v2097 = v1247.x[57];
+    const float v2098 = v2097 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2099 = iron_f32_to_bf16(v2098);
+    const unsigned int v2100 = v2090 * v1;
+    const unsigned int v2101 = v2100 + v2092;
+    out[v2101] = v2099;
   }
-  const unsigned int v5674 = static_cast<unsigned int>(v4819.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5675 = v3975 + v5674;
-  const unsigned int v5676 = static_cast<unsigned int>(v4819.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5677 = v4809 + v5676;
-  const bool v5678 = v5675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5679 = v3871 && v5678;
-  const bool v5680 = v5677 < v1;
-  const bool v5681 = v5679 && v5680;
-  if (v5681) {
-    const float v5682 = v4819.x[58];
-    const float v5683 = v5682 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5684 = iron_f32_to_bf16(v5683);
-    const unsigned int v5685 = v5675 * v1;
-    const unsigned int v5686 = v5685 + v5677;
-    out[v5686] = v5684;
+  const unsigned int v2102 = static_cast<unsigned int>(v1247.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v2103 = v403 + v2102;
+  const unsigned int v2104 = static_cast<unsigned int>(v1247.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v2105 = v1237 + v2104;
+  const bool v2106 = v2103 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v2107 = v299 && v2106;
+  const bool v2108 = v2105 < v1;
+  const bool v2109 = v2107 && v2108;
+  if (v2109) {
+    const float v2110 = v1247.x[58];
+    const float v2111 = v2110 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2112 = iron_f32_to_bf16(v2111);
+    const unsigned int v2113 = v2103 * v1;
+    const unsigned int v2114 = v2113 + v2105;
+    out[v2114] = v2112;
   }
-  const unsigned int v5687 = static_cast<unsigned int>(v4819.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5688 = v3975 + v5687;
-  const unsigned int v5689 = static_cast<unsigned int>(v4819.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5690 = v4809 + v5689;
-  const bool v5691 = v5688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5692 = v3871 && v5691;
-  const bool v5693 = v5690 < v1;
-  const bool v5694 = v5692 && v5693;
-  if (v5694) {
-    const float v5695 = v4819.x[59];
-    const float v5696 = v5695 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5697 = iron_f32_to_bf16(v5696);
-    const unsigned int v5698 = v5688 * v1;
-    const unsigned int v5699 = v5698 + v5690;
-    out[v5699] = v5697;
+  const unsigned int v2115 = static_cast<unsigned int>(v1247.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v2116 = v403 + v2115;
+  const unsigned int v2117 = static_cast<unsigned int>(v1247.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v2118 = v1237 + v2117;
+  const bool v2119 = v2116 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v2120 = v299 && v2119;
+  const bool v2121 = v2118 < v1;
+  const bool v2122 = v2120 && v2121;
+  if (v2122) {
+    const float v2123 = v1247.x[59];
+    const float v2124 = v2123 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2125 = iron_f32_to_bf16(v2124);
+    const unsigned int v2126 = v2116 * v1;
+    const unsigned int v2127 = v2126 + v2118;
+    out[v2127] = v2125;
   }
-  const unsigned int v5700 = static_cast<unsigned int>(v4819.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5701 = v3975 + v5700;
-  const unsigned int v5702 = static_cast<unsigned int>(v4819.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5703 = v4809 + v5702;
-  const bool v5704 = v5701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5705 = v3871 && v5704;
-  const bool v5706 = v5703 < v1;
-  const bool v5707 = v5705 && v5706;
-  if (v5707) {
-    const float v5708 = v4819.x[60];
-    const float v5709 = v5708 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5710 = iron_f32_to_bf16(v5709);
-    const unsigned int v5711 = v5701 * v1;
-    const unsigned int v5712 = v5711 + v5703;
-    out[v5712] = v5710;
+  const unsigned int v2128 = static_cast<unsigned int>(v1247.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v2129 = v403 + v2128;
+  const unsigned int v2130 = static_cast<unsigned int>(v1247.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v2131 = v1237 + v2130;
+  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v2133 = v299 && v2132;
+  const bool v2134 = v2131 < v1;
+  const bool v2135 = v2133 && v2134;
+  if (v2135) {
+    const float v2136 = v1247.x[60];
+    const float v2137 = v2136 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2138 = iron_f32_to_bf16(v2137);
+    const unsigned int v2139 = v2129 * v1;
+    const unsigned int v2140 = v2139 + v2131;
+    out[v2140] = v2138;
   }
-  const unsigned int v5713 = static_cast<unsigned int>(v4819.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5714 = v3975 + v5713;
-  const unsigned int v5715 = static_cast<unsigned int>(v4819.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5716 = v4809 + v5715;
-  const bool v5717 = v5714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5718 = v3871 && v5717;
-  const bool v5719 = v5716 < v1;
-  const bool v5720 = v5718 && v5719;
-  if (v5720) {
-    const float v5721 = v4819.x[61];
-    const float v5722 = v5721 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5723 = iron_f32_to_bf16(v5722);
-    const unsigned int v5724 = v5714 * v1;
-    const unsigned int v5725 = v5724 + v5716;
-    out[v5725] = v5723;
+  const unsigned int v2141 = static_cast<unsigned int>(v1247.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v2142 = v403 + v2141;
+  const unsigned int v2143 = static_cast<unsigned int>(v1247.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v2144 = v1237 + v2143;
+  const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v2146 = v299 && v2145;
+  const bool v2147 = v2144 < v1;
+  const bool v2148 = v2146 && v2147;
+  if (v2148) {
+    const float v2149 = v1247.x[61];
+    const float v2150 = v2149 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2151 = iron_f32_to_bf16(v2150);
+    const unsigned int v2152 = v2142 * v1;
+    const unsigned int v2153 = v2152 + v2144;
+    out[v2153] = v2151;
   }
-  const unsigned int v5726 = static_cast<unsigned int>(v4819.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5727 = v3975 + v5726;
-  const unsigned int v5728 = static_cast<unsigned int>(v4819.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5729 = v4809 + v5728;
-  const bool v5730 = v5727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5731 = v3871 && v5730;
-  const bool v5732 = v5729 < v1;
-  const bool v5733 = v5731 && v5732;
-  if (v5733) {
-    const float v5734 = v4819.x[62];
-    const float v5735 = v5734 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5736 = iron_f32_to_bf16(v5735);
-    const unsigned int v5737 = v5727 * v1;
-    const unsigned int v5738 = v5737 + v5729;
-    out[v5738] = v5736;
+  const unsigned int v2154 = static_cast<unsigned int>(v1247.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v2155 = v403 + v2154;
+  const unsigned int v2156 = static_cast<unsigned int>(v1247.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v2157 = v1237 + v2156;
+  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v2159 = v299 && v2158;
+  const bool v2160 = v2157 < v1;
+  const bool v2161 = v2159 && v2160;
+  if (v2161) {
+    const float v2162 = v1247.x[62];
+    const float v2163 = v2162 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2164 = iron_f32_to_bf16(v2163);
+    const unsigned int v2165 = v2155 * v1;
+    const unsigned int v2166 = v2165 + v2157;
+    out[v2166] = v2164;
   }
-  const unsigned int v5739 = static_cast<unsigned int>(v4819.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-  const unsigned int v5740 = v3975 + v5739;
-  const unsigned int v5741 = static_cast<unsigned int>(v4819.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-  const unsigned int v5742 = v4809 + v5741;
-  const bool v5743 = v5740 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5744 = v3871 && v5743;
-  const bool v5745 = v5742 < v1;
-  const bool v5746 = v5744 && v5745;
-  if (v5746) {
-    const float v5747 = v4819.x[63];
-    const float v5748 = v5747 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v5749 = iron_f32_to_bf16(v5748);
-    const unsigned int v5750 = v5740 * v1;
-    const unsigned int v5751 = v5750 + v5742;
-    out[v5751] = v5749;
+  const unsigned int v2167 = static_cast<unsigned int>(v1247.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+  const unsigned int v2168 = v403 + v2167;
+  const unsigned int v2169 = static_cast<unsigned int>(v1247.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+  const unsigned int v2170 = v1237 + v2169;
+  const bool v2171 = v2168 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v2172 = v299 && v2171;
+  const bool v2173 = v2170 < v1;
+  const bool v2174 = v2172 && v2173;
+  if (v2174) {
+    const float v2175 = v1247.x[63];
+    const float v2176 = v2175 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2177 = iron_f32_to_bf16(v2176);
+    const unsigned int v2178 = v2168 * v1;
+    const unsigned int v2179 = v2178 + v2170;
+    out[v2179] = v2177;
   }
 }

@@ -63,7 +63,10 @@ __device__ __forceinline__ unsigned int iron_linear_thread() {
 
 // A fragment of ROLE 0 (A, M×K), 1 (B, K×N) or 2 (accumulator, M×N), R×C elements: each
 // lane of the warp owns R·C/32 of them in the layout of mma.m16n8k16, tile by tile (row-major
-// tiles of 16×16 for A, 16×8 for B and accumulators). row()/col() give slot i's position.
+// tiles of 16×16 for A, 16×8 for B and accumulators). row()/col() give slot i's position, the
+// sum of a part of the slot alone and one of the lane alone (row(i, l) = row(i, 0) + row(0, l),
+// col alike): an unswizzled access forms each lane's address once and adds a constant a slot,
+// which NVVM folds in a fraction of the time that per-slot lane terms take it.
 template <class T, int ROLE, int R, int C>
 struct iron_frag {
   static constexpr int kTileCols = ROLE == 0 ? 16 : 8;
@@ -125,9 +128,17 @@ template <bool COL, int SR = 0, int SC = 0, class T, int ROLE, int R, int C>
 __device__ __forceinline__ void iron_frag_load(iron_frag<T, ROLE, R, C>& f, const T* p,
                                                long long off, long long ld) {
   const unsigned int lane = iron_linear_thread() & 31u;
+  if constexpr (SR == 0) {
+    const T* q = p + iron_frag_index<COL>(off, ld, f.row(0, lane), f.col(0, lane));
 #pragma unroll
-  for (int i = 0; i < R * C / 32; ++i) {
-    f.x[i] = p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane))];
+    for (int i = 0; i < R * C / 32; ++i) {
+      f.x[i] = q[iron_frag_index<COL>(0, ld, f.row(i, 0), f.col(i, 0))];
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < R * C / 32; ++i) {
+      f.x[i] = p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane))];
+    }
   }
 }
 
@@ -292,15 +303,15 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
     const unsigned int v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
     const unsigned int v61 = v60 << 7u;
     const unsigned int v63 = v40 + v61;
-    const unsigned int v7975 = v27;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v7976 = v57 ? v39 : v7975;  // kernels/moe/expert_tiles.hpp:40
-    v27 = v7976;
-    const unsigned int v7977 = v29;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v7978 = v57 ? v63 : v7977;  // kernels/moe/expert_tiles.hpp:41
-    v29 = v7978;
-    const unsigned int v7979 = v30;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v7980 = v57 ? v45 : v7979;  // kernels/moe/expert_tiles.hpp:42
-    v30 = v7980;
+    const unsigned int v4403 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v4404 = v57 ? v39 : v4403;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v4404;
+    const unsigned int v4405 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v4406 = v57 ? v63 : v4405;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v4406;
+    const unsigned int v4407 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v4408 = v57 ? v45 : v4407;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v4408;
     const unsigned int v64 = v32;  // kernels/moe/expert_tiles.hpp:44
     const unsigned int v65 = v64 + v51;
     v32 = v65;
@@ -313,9 +324,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
   const unsigned int v71 = v70 << 7u;
   const unsigned int v72 = v36;
   const unsigned int v73 = v72 + v71;
-  const unsigned int v7981 = v29;
-  const unsigned int v7982 = v67 ? v73 : v7981;
-  v29 = v7982;
+  const unsigned int v4409 = v29;
+  const unsigned int v4410 = v67 ? v73 : v4409;
+  v29 = v4410;
   const unsigned int v74 = v27;  // kernels/moe/expert_tiles.hpp:48
   const unsigned int v75 = v29;
   const unsigned int v76 = v30;
@@ -324,3659 +335,3659 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
     const unsigned int v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:119
     const unsigned int v79 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:120
     const unsigned int v80 = v1 * v2;
-    const unsigned int v3937 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:90
-    const unsigned int v3938 = v3937 >> 2u;
-    const bool v3941 = v3937 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:91
-    iron_frag<float, 2, 16, 128> v3945;  // kernels/gemm/gemm_warpgroup.hpp:95
-    iron_frag_fill(v3945, 0.0f);
-    const unsigned int v3948 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:101
-    const bool v3949 = v3948 == v28;
-    if (v3949) {
-      const bool v7637 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:102
-      if (v7637) {
-        const unsigned int v7641 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:105
-        const unsigned int v7644 = v3937 << 5u;
-        const unsigned int v7645 = v7644 + v7641;
-        const unsigned int v7646 = v7645 >> 3u;
-        const unsigned int v7647 = v7645 & 7u;
-        const unsigned int v7648 = v7647 << 3u;
-        const unsigned int v7649 = v75 + v7646;
-        const bool v7651 = v7649 < v0;
-        const bool v7652 = v7648 < v3;
-        const bool v7653 = v7651 && v7652;
-        const unsigned int v7654 = v7649 * v3;
-        const unsigned int v7655 = v7654 + v7648;
-        const unsigned int v7656 = v7653 ? v7655 : v28;
-        const unsigned int v7657 = v7646 << 6u;
-        const unsigned int v7659 = v7657 + v7648;
-        iron_copy_async<16>(shm3 + (v7659 ^ (((v7659 >> 6u) & 7u) << 3u)), x_sorted + v7656, v7653);
-        const unsigned int v7661 = v7645 + 384u;
-        const unsigned int v7662 = v7661 >> 3u;
-        const unsigned int v7663 = v7661 & 7u;
-        const unsigned int v7664 = v7663 << 3u;
-        const unsigned int v7665 = v75 + v7662;
-        const bool v7667 = v7665 < v0;
-        const bool v7668 = v7664 < v3;
-        const bool v7669 = v7667 && v7668;
-        const unsigned int v7670 = v7665 * v3;
-        const unsigned int v7671 = v7670 + v7664;
-        const unsigned int v7672 = v7669 ? v7671 : v28;
-        const unsigned int v7673 = v7662 << 6u;
-        const unsigned int v7675 = v7673 + v7664;
-        iron_copy_async<16>(shm3 + (v7675 ^ (((v7675 >> 6u) & 7u) << 3u)), x_sorted + v7672, v7669);
-        const unsigned int v7677 = v7645 + 768u;
-        const bool v7679 = v7677 < 1024u;
-        if (v7679) {
-          const unsigned int v7680 = v7677 >> 3u;
-          const unsigned int v7681 = v7677 & 7u;
-          const unsigned int v7682 = v7681 << 3u;
-          const unsigned int v7683 = v75 + v7680;
-          const bool v7685 = v7683 < v0;
-          const bool v7686 = v7682 < v3;
-          const bool v7687 = v7685 && v7686;
-          const unsigned int v7688 = v7683 * v3;
-          const unsigned int v7689 = v7688 + v7682;
-          const unsigned int v7690 = v7687 ? v7689 : v28;
-          const unsigned int v7691 = v7680 << 6u;
-          const unsigned int v7693 = v7691 + v7682;
-          iron_copy_async<16>(shm3 + (v7693 ^ (((v7693 >> 6u) & 7u) << 3u)), x_sorted + v7690, v7687);
+    const unsigned int v365 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const unsigned int v366 = v365 >> 2u;
+    const bool v369 = v365 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:88
+    iron_frag<float, 2, 16, 128> v373;  // kernels/gemm/gemm_warpgroup.hpp:92
+    iron_frag_fill(v373, 0.0f);
+    const unsigned int v376 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:98
+    const bool v377 = v376 == v28;
+    if (v377) {
+      const bool v4065 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:99
+      if (v4065) {
+        const unsigned int v4069 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:102
+        const unsigned int v4072 = v365 << 5u;
+        const unsigned int v4073 = v4072 + v4069;
+        const unsigned int v4074 = v4073 >> 3u;
+        const unsigned int v4075 = v4073 & 7u;
+        const unsigned int v4076 = v4075 << 3u;
+        const unsigned int v4077 = v75 + v4074;
+        const bool v4079 = v4077 < v0;
+        const bool v4080 = v4076 < v3;
+        const bool v4081 = v4079 && v4080;
+        const unsigned int v4082 = v4077 * v3;
+        const unsigned int v4083 = v4082 + v4076;
+        const unsigned int v4084 = v4081 ? v4083 : v28;
+        const unsigned int v4085 = v4074 << 6u;
+        const unsigned int v4087 = v4085 + v4076;
+        iron_copy_async<16>(shm3 + (v4087 ^ (((v4087 >> 6u) & 7u) << 3u)), x_sorted + v4084, v4081);
+        const unsigned int v4089 = v4073 + 384u;
+        const unsigned int v4090 = v4089 >> 3u;
+        const unsigned int v4091 = v4089 & 7u;
+        const unsigned int v4092 = v4091 << 3u;
+        const unsigned int v4093 = v75 + v4090;
+        const bool v4095 = v4093 < v0;
+        const bool v4096 = v4092 < v3;
+        const bool v4097 = v4095 && v4096;
+        const unsigned int v4098 = v4093 * v3;
+        const unsigned int v4099 = v4098 + v4092;
+        const unsigned int v4100 = v4097 ? v4099 : v28;
+        const unsigned int v4101 = v4090 << 6u;
+        const unsigned int v4103 = v4101 + v4092;
+        iron_copy_async<16>(shm3 + (v4103 ^ (((v4103 >> 6u) & 7u) << 3u)), x_sorted + v4100, v4097);
+        const unsigned int v4105 = v4073 + 768u;
+        const bool v4107 = v4105 < 1024u;
+        if (v4107) {
+          const unsigned int v4108 = v4105 >> 3u;
+          const unsigned int v4109 = v4105 & 7u;
+          const unsigned int v4110 = v4109 << 3u;
+          const unsigned int v4111 = v75 + v4108;
+          const bool v4113 = v4111 < v0;
+          const bool v4114 = v4110 < v3;
+          const bool v4115 = v4113 && v4114;
+          const unsigned int v4116 = v4111 * v3;
+          const unsigned int v4117 = v4116 + v4110;
+          const unsigned int v4118 = v4115 ? v4117 : v28;
+          const unsigned int v4119 = v4108 << 6u;
+          const unsigned int v4121 = v4119 + v4110;
+          iron_copy_async<16>(shm3 + (v4121 ^ (((v4121 >> 6u) & 7u) << 3u)), x_sorted + v4118, v4115);
         }
-        const unsigned int v7694 = v79 + v7646;  // kernels/gemm/gemm_warpgroup.hpp:106
-        const bool v7695 = v7694 < v80;
-        const bool v7696 = v7695 && v7652;
-        const unsigned int v7697 = v7694 * v3;
-        const unsigned int v7698 = v7697 + v7648;
-        const unsigned int v7699 = v7696 ? v7698 : v28;
-        iron_copy_async<16>(shm4 + (v7659 ^ (((v7659 >> 6u) & 7u) << 3u)), w + v7699, v7696);
-        const unsigned int v7700 = v79 + v7662;
-        const bool v7701 = v7700 < v80;
-        const bool v7702 = v7701 && v7668;
-        const unsigned int v7703 = v7700 * v3;
-        const unsigned int v7704 = v7703 + v7664;
-        const unsigned int v7705 = v7702 ? v7704 : v28;
-        iron_copy_async<16>(shm4 + (v7675 ^ (((v7675 >> 6u) & 7u) << 3u)), w + v7705, v7702);
-        if (v7679) {
-          const unsigned int v7706 = v7677 >> 3u;
-          const unsigned int v7707 = v7677 & 7u;
-          const unsigned int v7708 = v7707 << 3u;
-          const unsigned int v7709 = v79 + v7706;
-          const bool v7711 = v7709 < v80;
-          const bool v7712 = v7708 < v3;
-          const bool v7713 = v7711 && v7712;
-          const unsigned int v7714 = v7709 * v3;
-          const unsigned int v7715 = v7714 + v7708;
-          const unsigned int v7716 = v7713 ? v7715 : v28;
-          const unsigned int v7717 = v7706 << 6u;
-          const unsigned int v7719 = v7717 + v7708;
-          iron_copy_async<16>(shm4 + (v7719 ^ (((v7719 >> 6u) & 7u) << 3u)), w + v7716, v7713);
-        }
-      }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:102
-      const bool v7722 = 64u < v3;
-      if (v7722) {
-        const unsigned int v7726 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:105
-        const unsigned int v7729 = v3937 << 5u;
-        const unsigned int v7730 = v7729 + v7726;
-        const unsigned int v7731 = v7730 >> 3u;
-        const unsigned int v7732 = v7730 & 7u;
-        const unsigned int v7733 = v7732 << 3u;
-        const unsigned int v7734 = v75 + v7731;
-        const unsigned int v7735 = 64u + v7733;
-        const bool v7736 = v7734 < v0;
-        const bool v7737 = v7735 < v3;
-        const bool v7738 = v7736 && v7737;
-        const unsigned int v7739 = v7734 * v3;
-        const unsigned int v7740 = v7739 + v7735;
-        const unsigned int v7741 = v7738 ? v7740 : v28;
-        const unsigned int v7742 = v7731 << 6u;
-        const unsigned int v7743 = 8192u + v7742;
-        const unsigned int v7744 = v7743 + v7733;
-        iron_copy_async<16>(shm3 + (v7744 ^ (((v7744 >> 6u) & 7u) << 3u)), x_sorted + v7741, v7738);
-        const unsigned int v7746 = v7730 + 384u;
-        const unsigned int v7747 = v7746 >> 3u;
-        const unsigned int v7748 = v7746 & 7u;
-        const unsigned int v7749 = v7748 << 3u;
-        const unsigned int v7750 = v75 + v7747;
-        const unsigned int v7751 = 64u + v7749;
-        const bool v7752 = v7750 < v0;
-        const bool v7753 = v7751 < v3;
-        const bool v7754 = v7752 && v7753;
-        const unsigned int v7755 = v7750 * v3;
-        const unsigned int v7756 = v7755 + v7751;
-        const unsigned int v7757 = v7754 ? v7756 : v28;
-        const unsigned int v7758 = v7747 << 6u;
-        const unsigned int v7759 = 8192u + v7758;
-        const unsigned int v7760 = v7759 + v7749;
-        iron_copy_async<16>(shm3 + (v7760 ^ (((v7760 >> 6u) & 7u) << 3u)), x_sorted + v7757, v7754);
-        const unsigned int v7762 = v7730 + 768u;
-        const bool v7764 = v7762 < 1024u;
-        if (v7764) {
-          const unsigned int v7765 = v7762 >> 3u;
-          const unsigned int v7766 = v7762 & 7u;
-          const unsigned int v7767 = v7766 << 3u;
-          const unsigned int v7768 = v75 + v7765;
-          const unsigned int v7769 = 64u + v7767;
-          const bool v7770 = v7768 < v0;
-          const bool v7771 = v7769 < v3;
-          const bool v7772 = v7770 && v7771;
-          const unsigned int v7773 = v7768 * v3;
-          const unsigned int v7774 = v7773 + v7769;
-          const unsigned int v7775 = v7772 ? v7774 : v28;
-          const unsigned int v7776 = v7765 << 6u;
-          const unsigned int v7777 = 8192u + v7776;
-          const unsigned int v7778 = v7777 + v7767;
-          iron_copy_async<16>(shm3 + (v7778 ^ (((v7778 >> 6u) & 7u) << 3u)), x_sorted + v7775, v7772);
-        }
-        const unsigned int v7779 = v79 + v7731;  // kernels/gemm/gemm_warpgroup.hpp:106
-        const bool v7780 = v7779 < v80;
-        const bool v7781 = v7780 && v7737;
-        const unsigned int v7782 = v7779 * v3;
-        const unsigned int v7783 = v7782 + v7735;
-        const unsigned int v7784 = v7781 ? v7783 : v28;
-        iron_copy_async<16>(shm4 + (v7744 ^ (((v7744 >> 6u) & 7u) << 3u)), w + v7784, v7781);
-        const unsigned int v7785 = v79 + v7747;
-        const bool v7786 = v7785 < v80;
-        const bool v7787 = v7786 && v7753;
-        const unsigned int v7788 = v7785 * v3;
-        const unsigned int v7789 = v7788 + v7751;
-        const unsigned int v7790 = v7787 ? v7789 : v28;
-        iron_copy_async<16>(shm4 + (v7760 ^ (((v7760 >> 6u) & 7u) << 3u)), w + v7790, v7787);
-        if (v7764) {
-          const unsigned int v7791 = v7762 >> 3u;
-          const unsigned int v7792 = v7762 & 7u;
-          const unsigned int v7793 = v7792 << 3u;
-          const unsigned int v7794 = v79 + v7791;
-          const unsigned int v7795 = 64u + v7793;
-          const bool v7796 = v7794 < v80;
-          const bool v7797 = v7795 < v3;
-          const bool v7798 = v7796 && v7797;
-          const unsigned int v7799 = v7794 * v3;
-          const unsigned int v7800 = v7799 + v7795;
-          const unsigned int v7801 = v7798 ? v7800 : v28;
-          const unsigned int v7802 = v7791 << 6u;
-          const unsigned int v7803 = 8192u + v7802;
-          const unsigned int v7804 = v7803 + v7793;
-          iron_copy_async<16>(shm4 + (v7804 ^ (((v7804 >> 6u) & 7u) << 3u)), w + v7801, v7798);
+        const unsigned int v4122 = v79 + v4074;  // kernels/gemm/gemm_warpgroup.hpp:103
+        const bool v4123 = v4122 < v80;
+        const bool v4124 = v4123 && v4080;
+        const unsigned int v4125 = v4122 * v3;
+        const unsigned int v4126 = v4125 + v4076;
+        const unsigned int v4127 = v4124 ? v4126 : v28;
+        iron_copy_async<16>(shm4 + (v4087 ^ (((v4087 >> 6u) & 7u) << 3u)), w + v4127, v4124);
+        const unsigned int v4128 = v79 + v4090;
+        const bool v4129 = v4128 < v80;
+        const bool v4130 = v4129 && v4096;
+        const unsigned int v4131 = v4128 * v3;
+        const unsigned int v4132 = v4131 + v4092;
+        const unsigned int v4133 = v4130 ? v4132 : v28;
+        iron_copy_async<16>(shm4 + (v4103 ^ (((v4103 >> 6u) & 7u) << 3u)), w + v4133, v4130);
+        if (v4107) {
+          const unsigned int v4134 = v4105 >> 3u;
+          const unsigned int v4135 = v4105 & 7u;
+          const unsigned int v4136 = v4135 << 3u;
+          const unsigned int v4137 = v79 + v4134;
+          const bool v4139 = v4137 < v80;
+          const bool v4140 = v4136 < v3;
+          const bool v4141 = v4139 && v4140;
+          const unsigned int v4142 = v4137 * v3;
+          const unsigned int v4143 = v4142 + v4136;
+          const unsigned int v4144 = v4141 ? v4143 : v28;
+          const unsigned int v4145 = v4134 << 6u;
+          const unsigned int v4147 = v4145 + v4136;
+          iron_copy_async<16>(shm4 + (v4147 ^ (((v4147 >> 6u) & 7u) << 3u)), w + v4144, v4141);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:102
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:99
+      const bool v4150 = 64u < v3;
+      if (v4150) {
+        const unsigned int v4154 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:102
+        const unsigned int v4157 = v365 << 5u;
+        const unsigned int v4158 = v4157 + v4154;
+        const unsigned int v4159 = v4158 >> 3u;
+        const unsigned int v4160 = v4158 & 7u;
+        const unsigned int v4161 = v4160 << 3u;
+        const unsigned int v4162 = v75 + v4159;
+        const unsigned int v4163 = 64u + v4161;
+        const bool v4164 = v4162 < v0;
+        const bool v4165 = v4163 < v3;
+        const bool v4166 = v4164 && v4165;
+        const unsigned int v4167 = v4162 * v3;
+        const unsigned int v4168 = v4167 + v4163;
+        const unsigned int v4169 = v4166 ? v4168 : v28;
+        const unsigned int v4170 = v4159 << 6u;
+        const unsigned int v4171 = 8192u + v4170;
+        const unsigned int v4172 = v4171 + v4161;
+        iron_copy_async<16>(shm3 + (v4172 ^ (((v4172 >> 6u) & 7u) << 3u)), x_sorted + v4169, v4166);
+        const unsigned int v4174 = v4158 + 384u;
+        const unsigned int v4175 = v4174 >> 3u;
+        const unsigned int v4176 = v4174 & 7u;
+        const unsigned int v4177 = v4176 << 3u;
+        const unsigned int v4178 = v75 + v4175;
+        const unsigned int v4179 = 64u + v4177;
+        const bool v4180 = v4178 < v0;
+        const bool v4181 = v4179 < v3;
+        const bool v4182 = v4180 && v4181;
+        const unsigned int v4183 = v4178 * v3;
+        const unsigned int v4184 = v4183 + v4179;
+        const unsigned int v4185 = v4182 ? v4184 : v28;
+        const unsigned int v4186 = v4175 << 6u;
+        const unsigned int v4187 = 8192u + v4186;
+        const unsigned int v4188 = v4187 + v4177;
+        iron_copy_async<16>(shm3 + (v4188 ^ (((v4188 >> 6u) & 7u) << 3u)), x_sorted + v4185, v4182);
+        const unsigned int v4190 = v4158 + 768u;
+        const bool v4192 = v4190 < 1024u;
+        if (v4192) {
+          const unsigned int v4193 = v4190 >> 3u;
+          const unsigned int v4194 = v4190 & 7u;
+          const unsigned int v4195 = v4194 << 3u;
+          const unsigned int v4196 = v75 + v4193;
+          const unsigned int v4197 = 64u + v4195;
+          const bool v4198 = v4196 < v0;
+          const bool v4199 = v4197 < v3;
+          const bool v4200 = v4198 && v4199;
+          const unsigned int v4201 = v4196 * v3;
+          const unsigned int v4202 = v4201 + v4197;
+          const unsigned int v4203 = v4200 ? v4202 : v28;
+          const unsigned int v4204 = v4193 << 6u;
+          const unsigned int v4205 = 8192u + v4204;
+          const unsigned int v4206 = v4205 + v4195;
+          iron_copy_async<16>(shm3 + (v4206 ^ (((v4206 >> 6u) & 7u) << 3u)), x_sorted + v4203, v4200);
+        }
+        const unsigned int v4207 = v79 + v4159;  // kernels/gemm/gemm_warpgroup.hpp:103
+        const bool v4208 = v4207 < v80;
+        const bool v4209 = v4208 && v4165;
+        const unsigned int v4210 = v4207 * v3;
+        const unsigned int v4211 = v4210 + v4163;
+        const unsigned int v4212 = v4209 ? v4211 : v28;
+        iron_copy_async<16>(shm4 + (v4172 ^ (((v4172 >> 6u) & 7u) << 3u)), w + v4212, v4209);
+        const unsigned int v4213 = v79 + v4175;
+        const bool v4214 = v4213 < v80;
+        const bool v4215 = v4214 && v4181;
+        const unsigned int v4216 = v4213 * v3;
+        const unsigned int v4217 = v4216 + v4179;
+        const unsigned int v4218 = v4215 ? v4217 : v28;
+        iron_copy_async<16>(shm4 + (v4188 ^ (((v4188 >> 6u) & 7u) << 3u)), w + v4218, v4215);
+        if (v4192) {
+          const unsigned int v4219 = v4190 >> 3u;
+          const unsigned int v4220 = v4190 & 7u;
+          const unsigned int v4221 = v4220 << 3u;
+          const unsigned int v4222 = v79 + v4219;
+          const unsigned int v4223 = 64u + v4221;
+          const bool v4224 = v4222 < v80;
+          const bool v4225 = v4223 < v3;
+          const bool v4226 = v4224 && v4225;
+          const unsigned int v4227 = v4222 * v3;
+          const unsigned int v4228 = v4227 + v4223;
+          const unsigned int v4229 = v4226 ? v4228 : v28;
+          const unsigned int v4230 = v4219 << 6u;
+          const unsigned int v4231 = 8192u + v4230;
+          const unsigned int v4232 = v4231 + v4221;
+          iron_copy_async<16>(shm4 + (v4232 ^ (((v4232 >> 6u) & 7u) << 3u)), w + v4229, v4226);
+        }
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:99
 
-      for (unsigned int v6784 = v28; v6784 < v3; v6784 += 64u) {
-        const unsigned int v6786 = v6784 >> 6u;
-        const unsigned int v6788 = v6786 % 3u;
+      for (unsigned int v3212 = v28; v3212 < v3; v3212 += 64u) {
+        const unsigned int v3214 = v3212 >> 6u;
+        const unsigned int v3216 = v3214 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        if (v3941) {
-          const unsigned int v6790 = v6788 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:109
-          const unsigned int v6797 = v3938 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:97
-          const unsigned int v6798 = v6797 << 6u;
-          const unsigned int v6799 = v6790 + v6798;
-          const unsigned int v7283 = v3937 & 3u;
-          const unsigned int v7285 = v7283 << 4u;
-          const unsigned int v7287 = v7285 << 6u;
-          const unsigned int v7289 = v6799 + v7287;
-          iron_frag<iron_bf16, 0, 16, 16> v7296;
-          iron_frag_fill(v7296, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v7296, shm3, v7289, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v7298;
-          iron_frag_fill(v7298, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v7298, shm4, v6790, 64u);
-          iron_frag_mma_sync(v3945, v7296, v7298);
-          const unsigned int v7300 = v7289 + 16u;
-          const unsigned int v7303 = v6790 + 16u;
-          iron_frag<iron_bf16, 0, 16, 16> v7305;
-          iron_frag_fill(v7305, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v7305, shm3, v7300, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v7307;
-          iron_frag_fill(v7307, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v7307, shm4, v7303, 64u);
-          iron_frag_mma_sync(v3945, v7305, v7307);
-          const unsigned int v7309 = v7289 + 32u;
-          const unsigned int v7312 = v6790 + 32u;
-          iron_frag<iron_bf16, 0, 16, 16> v7314;
-          iron_frag_fill(v7314, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v7314, shm3, v7309, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v7316;
-          iron_frag_fill(v7316, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v7316, shm4, v7312, 64u);
-          iron_frag_mma_sync(v3945, v7314, v7316);
-          const unsigned int v7318 = v7289 + 48u;
-          const unsigned int v7321 = v6790 + 48u;
-          iron_frag<iron_bf16, 0, 16, 16> v7323;
-          iron_frag_fill(v7323, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v7323, shm3, v7318, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v7325;
-          iron_frag_fill(v7325, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v7325, shm4, v7321, 64u);
-          iron_frag_mma_sync(v3945, v7323, v7325);
+        if (v369) {
+          const unsigned int v3218 = v3216 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:106
+          const unsigned int v3225 = v366 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
+          const unsigned int v3226 = v3225 << 6u;
+          const unsigned int v3227 = v3218 + v3226;
+          const unsigned int v3711 = v365 & 3u;
+          const unsigned int v3713 = v3711 << 4u;
+          const unsigned int v3715 = v3713 << 6u;
+          const unsigned int v3717 = v3227 + v3715;
+          iron_frag<iron_bf16, 0, 16, 16> v3724;
+          iron_frag_fill(v3724, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3724, shm3, v3717, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3726;
+          iron_frag_fill(v3726, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3726, shm4, v3218, 64u);
+          iron_frag_mma_sync(v373, v3724, v3726);
+          const unsigned int v3728 = v3717 + 16u;
+          const unsigned int v3731 = v3218 + 16u;
+          iron_frag<iron_bf16, 0, 16, 16> v3733;
+          iron_frag_fill(v3733, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3733, shm3, v3728, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3735;
+          iron_frag_fill(v3735, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3735, shm4, v3731, 64u);
+          iron_frag_mma_sync(v373, v3733, v3735);
+          const unsigned int v3737 = v3717 + 32u;
+          const unsigned int v3740 = v3218 + 32u;
+          iron_frag<iron_bf16, 0, 16, 16> v3742;
+          iron_frag_fill(v3742, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3742, shm3, v3737, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3744;
+          iron_frag_fill(v3744, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3744, shm4, v3740, 64u);
+          iron_frag_mma_sync(v373, v3742, v3744);
+          const unsigned int v3746 = v3717 + 48u;
+          const unsigned int v3749 = v3218 + 48u;
+          iron_frag<iron_bf16, 0, 16, 16> v3751;
+          iron_frag_fill(v3751, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3751, shm3, v3746, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3753;
+          iron_frag_fill(v3753, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3753, shm4, v3749, 64u);
+          iron_frag_mma_sync(v373, v3751, v3753);
         }
-        const unsigned int v6805 = v6784 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:102
-        const unsigned int v6807 = v6786 + 2u;
-        const unsigned int v6808 = v6807 % 3u;
-        const bool v6809 = v6805 < v3;
-        if (v6809) {
-          const unsigned int v6812 = v6808 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:105
-          const unsigned int v6814 = iron_linear_thread() & 31u;
-          const unsigned int v6816 = v3937 << 5u;
-          const unsigned int v6817 = v6816 + v6814;
-          const unsigned int v6821 = v6817 >> 3u;
-          const unsigned int v6823 = v6817 & 7u;
-          const unsigned int v6825 = v6823 << 3u;
-          const unsigned int v6826 = v75 + v6821;
-          const unsigned int v6827 = v6805 + v6825;
-          const bool v6828 = v6826 < v0;
-          const bool v6829 = v6827 < v3;
-          const bool v6830 = v6828 && v6829;
-          const unsigned int v6831 = v6826 * v3;
-          const unsigned int v6833 = v6831 + v6827;
-          const unsigned int v6834 = v6830 ? v6833 : v28;
-          const unsigned int v6836 = v6821 << 6u;
-          const unsigned int v6837 = v6812 + v6836;
-          const unsigned int v6838 = v6837 + v6825;
-          iron_copy_async<16>(shm3 + (v6838 ^ (((v6838 >> 6u) & 7u) << 3u)), x_sorted + v6834, v6830);
-          const unsigned int v6840 = v6817 + 384u;
-          const unsigned int v6842 = v6840 >> 3u;
-          const unsigned int v6844 = v6840 & 7u;
-          const unsigned int v6846 = v6844 << 3u;
-          const unsigned int v6847 = v75 + v6842;
-          const unsigned int v6848 = v6805 + v6846;
-          const bool v6849 = v6847 < v0;
-          const bool v6850 = v6848 < v3;
-          const bool v6851 = v6849 && v6850;
-          const unsigned int v6852 = v6847 * v3;
-          const unsigned int v6854 = v6852 + v6848;
-          const unsigned int v6855 = v6851 ? v6854 : v28;
-          const unsigned int v6857 = v6842 << 6u;
-          const unsigned int v6858 = v6812 + v6857;
-          const unsigned int v6859 = v6858 + v6846;
-          iron_copy_async<16>(shm3 + (v6859 ^ (((v6859 >> 6u) & 7u) << 3u)), x_sorted + v6855, v6851);
-          const unsigned int v6861 = v6817 + 768u;
-          const bool v6863 = v6861 < 1024u;
-          if (v6863) {
-            const unsigned int v6865 = v6861 >> 3u;
-            const unsigned int v6867 = v6861 & 7u;
-            const unsigned int v6869 = v6867 << 3u;
-            const unsigned int v6870 = v75 + v6865;
-            const unsigned int v6871 = v6805 + v6869;
-            const bool v6872 = v6870 < v0;
-            const bool v6873 = v6871 < v3;
-            const bool v6874 = v6872 && v6873;
-            const unsigned int v6875 = v6870 * v3;
-            const unsigned int v6877 = v6875 + v6871;
-            const unsigned int v6878 = v6874 ? v6877 : v28;
-            const unsigned int v6880 = v6865 << 6u;
-            const unsigned int v6881 = v6812 + v6880;
-            const unsigned int v6882 = v6881 + v6869;
-            iron_copy_async<16>(shm3 + (v6882 ^ (((v6882 >> 6u) & 7u) << 3u)), x_sorted + v6878, v6874);
+        const unsigned int v3233 = v3212 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:99
+        const unsigned int v3235 = v3214 + 2u;
+        const unsigned int v3236 = v3235 % 3u;
+        const bool v3237 = v3233 < v3;
+        if (v3237) {
+          const unsigned int v3240 = v3236 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:102
+          const unsigned int v3242 = iron_linear_thread() & 31u;
+          const unsigned int v3244 = v365 << 5u;
+          const unsigned int v3245 = v3244 + v3242;
+          const unsigned int v3249 = v3245 >> 3u;
+          const unsigned int v3251 = v3245 & 7u;
+          const unsigned int v3253 = v3251 << 3u;
+          const unsigned int v3254 = v75 + v3249;
+          const unsigned int v3255 = v3233 + v3253;
+          const bool v3256 = v3254 < v0;
+          const bool v3257 = v3255 < v3;
+          const bool v3258 = v3256 && v3257;
+          const unsigned int v3259 = v3254 * v3;
+          const unsigned int v3261 = v3259 + v3255;
+          const unsigned int v3262 = v3258 ? v3261 : v28;
+          const unsigned int v3264 = v3249 << 6u;
+          const unsigned int v3265 = v3240 + v3264;
+          const unsigned int v3266 = v3265 + v3253;
+          iron_copy_async<16>(shm3 + (v3266 ^ (((v3266 >> 6u) & 7u) << 3u)), x_sorted + v3262, v3258);
+          const unsigned int v3268 = v3245 + 384u;
+          const unsigned int v3270 = v3268 >> 3u;
+          const unsigned int v3272 = v3268 & 7u;
+          const unsigned int v3274 = v3272 << 3u;
+          const unsigned int v3275 = v75 + v3270;
+          const unsigned int v3276 = v3233 + v3274;
+          const bool v3277 = v3275 < v0;
+          const bool v3278 = v3276 < v3;
+          const bool v3279 = v3277 && v3278;
+          const unsigned int v3280 = v3275 * v3;
+          const unsigned int v3282 = v3280 + v3276;
+          const unsigned int v3283 = v3279 ? v3282 : v28;
+          const unsigned int v3285 = v3270 << 6u;
+          const unsigned int v3286 = v3240 + v3285;
+          const unsigned int v3287 = v3286 + v3274;
+          iron_copy_async<16>(shm3 + (v3287 ^ (((v3287 >> 6u) & 7u) << 3u)), x_sorted + v3283, v3279);
+          const unsigned int v3289 = v3245 + 768u;
+          const bool v3291 = v3289 < 1024u;
+          if (v3291) {
+            const unsigned int v3293 = v3289 >> 3u;
+            const unsigned int v3295 = v3289 & 7u;
+            const unsigned int v3297 = v3295 << 3u;
+            const unsigned int v3298 = v75 + v3293;
+            const unsigned int v3299 = v3233 + v3297;
+            const bool v3300 = v3298 < v0;
+            const bool v3301 = v3299 < v3;
+            const bool v3302 = v3300 && v3301;
+            const unsigned int v3303 = v3298 * v3;
+            const unsigned int v3305 = v3303 + v3299;
+            const unsigned int v3306 = v3302 ? v3305 : v28;
+            const unsigned int v3308 = v3293 << 6u;
+            const unsigned int v3309 = v3240 + v3308;
+            const unsigned int v3310 = v3309 + v3297;
+            iron_copy_async<16>(shm3 + (v3310 ^ (((v3310 >> 6u) & 7u) << 3u)), x_sorted + v3306, v3302);
           }
-          const unsigned int v6899 = v79 + v6821;  // kernels/gemm/gemm_warpgroup.hpp:106
-          const bool v6901 = v6899 < v80;
-          const bool v6903 = v6901 && v6829;
-          const unsigned int v6904 = v6899 * v3;
-          const unsigned int v6906 = v6904 + v6827;
-          const unsigned int v6907 = v6903 ? v6906 : v28;
-          iron_copy_async<16>(shm4 + (v6838 ^ (((v6838 >> 6u) & 7u) << 3u)), w + v6907, v6903);
-          const unsigned int v6920 = v79 + v6842;
-          const bool v6922 = v6920 < v80;
-          const bool v6924 = v6922 && v6850;
-          const unsigned int v6925 = v6920 * v3;
-          const unsigned int v6927 = v6925 + v6848;
-          const unsigned int v6928 = v6924 ? v6927 : v28;
-          iron_copy_async<16>(shm4 + (v6859 ^ (((v6859 >> 6u) & 7u) << 3u)), w + v6928, v6924);
-          if (v6863) {
-            const unsigned int v6938 = v6861 >> 3u;
-            const unsigned int v6940 = v6861 & 7u;
-            const unsigned int v6942 = v6940 << 3u;
-            const unsigned int v6943 = v79 + v6938;
-            const unsigned int v6944 = v6805 + v6942;
-            const bool v6945 = v6943 < v80;
-            const bool v6946 = v6944 < v3;
-            const bool v6947 = v6945 && v6946;
-            const unsigned int v6948 = v6943 * v3;
-            const unsigned int v6950 = v6948 + v6944;
-            const unsigned int v6951 = v6947 ? v6950 : v28;
-            const unsigned int v6953 = v6938 << 6u;
-            const unsigned int v6954 = v6812 + v6953;
-            const unsigned int v6955 = v6954 + v6942;
-            iron_copy_async<16>(shm4 + (v6955 ^ (((v6955 >> 6u) & 7u) << 3u)), w + v6951, v6947);
+          const unsigned int v3327 = v79 + v3249;  // kernels/gemm/gemm_warpgroup.hpp:103
+          const bool v3329 = v3327 < v80;
+          const bool v3331 = v3329 && v3257;
+          const unsigned int v3332 = v3327 * v3;
+          const unsigned int v3334 = v3332 + v3255;
+          const unsigned int v3335 = v3331 ? v3334 : v28;
+          iron_copy_async<16>(shm4 + (v3266 ^ (((v3266 >> 6u) & 7u) << 3u)), w + v3335, v3331);
+          const unsigned int v3348 = v79 + v3270;
+          const bool v3350 = v3348 < v80;
+          const bool v3352 = v3350 && v3278;
+          const unsigned int v3353 = v3348 * v3;
+          const unsigned int v3355 = v3353 + v3276;
+          const unsigned int v3356 = v3352 ? v3355 : v28;
+          iron_copy_async<16>(shm4 + (v3287 ^ (((v3287 >> 6u) & 7u) << 3u)), w + v3356, v3352);
+          if (v3291) {
+            const unsigned int v3366 = v3289 >> 3u;
+            const unsigned int v3368 = v3289 & 7u;
+            const unsigned int v3370 = v3368 << 3u;
+            const unsigned int v3371 = v79 + v3366;
+            const unsigned int v3372 = v3233 + v3370;
+            const bool v3373 = v3371 < v80;
+            const bool v3374 = v3372 < v3;
+            const bool v3375 = v3373 && v3374;
+            const unsigned int v3376 = v3371 * v3;
+            const unsigned int v3378 = v3376 + v3372;
+            const unsigned int v3379 = v3375 ? v3378 : v28;
+            const unsigned int v3381 = v3366 << 6u;
+            const unsigned int v3382 = v3240 + v3381;
+            const unsigned int v3383 = v3382 + v3370;
+            iron_copy_async<16>(shm4 + (v3383 ^ (((v3383 >> 6u) & 7u) << 3u)), w + v3379, v3375);
           }
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:102
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:99
       }
       __syncthreads();
     } else {
-      const unsigned int v3976 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
-      const unsigned int v3977 = threadIdx.x;
+      const unsigned int v404 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+      const unsigned int v405 = threadIdx.x;
 
-      for (unsigned int v3975 = v28; v3975 < v3; v3975 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:115
-        for (unsigned int v3979 = v3977; v3979 < 8192u; v3979 += v3976) {  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v3981 = v3979 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-          const unsigned int v3983 = v3979 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v3984 = v75 + v3981;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v3985 = v3984 < v0;
-          const unsigned int v3986 = v3975 + v3983;
-          const bool v3987 = v3986 < v3;
-          const bool v3988 = v3985 && v3987;
-          if (v3988) {
-            const unsigned int v3990 = v3984 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const unsigned int v3992 = v3990 + v3975;
-            const unsigned int v3993 = v3992 + v3983;
-            const iron_bf16 v3994 = x_sorted[v3993];
-            const unsigned int v3996 = v3981 << 6u;
-            const unsigned int v3997 = v3996 + v3983;
-            shm3[(v3997 ^ (((v3997 >> 6u) & 7u) << 3u))] = v3994;
+      for (unsigned int v403 = v28; v403 < v3; v403 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:112
+        for (unsigned int v407 = v405; v407 < 8192u; v407 += v404) {  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v409 = v407 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+          const unsigned int v411 = v407 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+          const unsigned int v412 = v75 + v409;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v413 = v412 < v0;
+          const unsigned int v414 = v403 + v411;
+          const bool v415 = v414 < v3;
+          const bool v416 = v413 && v415;
+          if (v416) {
+            const unsigned int v418 = v412 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const unsigned int v420 = v418 + v403;
+            const unsigned int v421 = v420 + v411;
+            const iron_bf16 v422 = x_sorted[v421];
+            const unsigned int v424 = v409 << 6u;
+            const unsigned int v425 = v424 + v411;
+            shm3[(v425 ^ (((v425 >> 6u) & 7u) << 3u))] = v422;
           } else {
-            const unsigned int v3999 = v3981 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-            const unsigned int v4000 = v3999 + v3983;
-            shm3[(v4000 ^ (((v4000 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+            const unsigned int v427 = v409 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v428 = v427 + v411;
+            shm3[(v428 ^ (((v428 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
 
-        for (unsigned int v4005 = v3977; v4005 < 8192u; v4005 += v3976) {  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v4007 = v4005 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-          const unsigned int v4009 = v4005 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v4010 = v79 + v4007;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v4011 = v4010 < v80;
-          const unsigned int v4012 = v3975 + v4009;
-          const bool v4013 = v4012 < v3;
-          const bool v4014 = v4011 && v4013;
-          if (v4014) {
-            const unsigned int v4016 = v4010 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const unsigned int v4018 = v4016 + v3975;
-            const unsigned int v4019 = v4018 + v4009;
-            const iron_bf16 v4020 = w[v4019];
-            const unsigned int v4022 = v4007 << 6u;
-            const unsigned int v4023 = v4022 + v4009;
-            shm4[(v4023 ^ (((v4023 >> 6u) & 7u) << 3u))] = v4020;
+        for (unsigned int v433 = v405; v433 < 8192u; v433 += v404) {  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v435 = v433 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+          const unsigned int v437 = v433 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+          const unsigned int v438 = v79 + v435;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v439 = v438 < v80;
+          const unsigned int v440 = v403 + v437;
+          const bool v441 = v440 < v3;
+          const bool v442 = v439 && v441;
+          if (v442) {
+            const unsigned int v444 = v438 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const unsigned int v446 = v444 + v403;
+            const unsigned int v447 = v446 + v437;
+            const iron_bf16 v448 = w[v447];
+            const unsigned int v450 = v435 << 6u;
+            const unsigned int v451 = v450 + v437;
+            shm4[(v451 ^ (((v451 >> 6u) & 7u) << 3u))] = v448;
           } else {
-            const unsigned int v4025 = v4007 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-            const unsigned int v4026 = v4025 + v4009;
-            shm4[(v4026 ^ (((v4026 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+            const unsigned int v453 = v435 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v454 = v453 + v437;
+            shm4[(v454 ^ (((v454 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:119
-        if (v3941) {  // kernels/gemm/gemm_warpgroup.hpp:120
-          const unsigned int v4034 = v3938 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:97
-          const unsigned int v4035 = v4034 << 6u;
-          const unsigned int v7328 = v3937 & 3u;
-          const unsigned int v7330 = v7328 << 4u;
-          const unsigned int v7332 = v7330 << 6u;
-          const unsigned int v7334 = v4035 + v7332;
-          iron_frag<iron_bf16, 0, 16, 16> v7341;
-          iron_frag_fill(v7341, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v7341, shm3, v7334, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v7343;
-          iron_frag_fill(v7343, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v7343, shm4, v28, 64u);
-          iron_frag_mma_sync(v3945, v7341, v7343);
-          const unsigned int v7345 = v7334 + 16u;
-          iron_frag<iron_bf16, 0, 16, 16> v7350;
-          iron_frag_fill(v7350, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v7350, shm3, v7345, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v7352;
-          iron_frag_fill(v7352, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v7352, shm4, 16u, 64u);
-          iron_frag_mma_sync(v3945, v7350, v7352);
-          const unsigned int v7354 = v7334 + 32u;
-          iron_frag<iron_bf16, 0, 16, 16> v7359;
-          iron_frag_fill(v7359, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v7359, shm3, v7354, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v7361;
-          iron_frag_fill(v7361, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v7361, shm4, 32u, 64u);
-          iron_frag_mma_sync(v3945, v7359, v7361);
-          const unsigned int v7363 = v7334 + 48u;
-          iron_frag<iron_bf16, 0, 16, 16> v7368;
-          iron_frag_fill(v7368, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v7368, shm3, v7363, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v7370;
-          iron_frag_fill(v7370, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v7370, shm4, 48u, 64u);
-          iron_frag_mma_sync(v3945, v7368, v7370);
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:116
+        if (v369) {  // kernels/gemm/gemm_warpgroup.hpp:117
+          const unsigned int v462 = v366 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
+          const unsigned int v463 = v462 << 6u;
+          const unsigned int v3756 = v365 & 3u;
+          const unsigned int v3758 = v3756 << 4u;
+          const unsigned int v3760 = v3758 << 6u;
+          const unsigned int v3762 = v463 + v3760;
+          iron_frag<iron_bf16, 0, 16, 16> v3769;
+          iron_frag_fill(v3769, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3769, shm3, v3762, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3771;
+          iron_frag_fill(v3771, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3771, shm4, v28, 64u);
+          iron_frag_mma_sync(v373, v3769, v3771);
+          const unsigned int v3773 = v3762 + 16u;
+          iron_frag<iron_bf16, 0, 16, 16> v3778;
+          iron_frag_fill(v3778, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3778, shm3, v3773, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3780;
+          iron_frag_fill(v3780, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3780, shm4, 16u, 64u);
+          iron_frag_mma_sync(v373, v3778, v3780);
+          const unsigned int v3782 = v3762 + 32u;
+          iron_frag<iron_bf16, 0, 16, 16> v3787;
+          iron_frag_fill(v3787, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3787, shm3, v3782, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3789;
+          iron_frag_fill(v3789, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3789, shm4, 32u, 64u);
+          iron_frag_mma_sync(v373, v3787, v3789);
+          const unsigned int v3791 = v3762 + 48u;
+          iron_frag<iron_bf16, 0, 16, 16> v3796;
+          iron_frag_fill(v3796, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3796, shm3, v3791, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3798;
+          iron_frag_fill(v3798, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3798, shm4, 48u, 64u);
+          iron_frag_mma_sync(v373, v3796, v3798);
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:121
-      }
-    }
-    const unsigned int v4040 = v3937 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v4041 = v4040 << 4u;
-    const unsigned int v4043 = v3938 << 6u;
-    const unsigned int v4044 = v75 + v4043;
-    const unsigned int v4045 = v4044 + v4041;
-    const unsigned int v4046 = static_cast<unsigned int>(v3945.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4047 = v4045 + v4046;
-    const unsigned int v4048 = static_cast<unsigned int>(v3945.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4049 = v79 + v4048;
-    const bool v4050 = v4047 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4051 = v3941 && v4050;
-    const bool v4052 = v4049 < v80;
-    const bool v4053 = v4051 && v4052;
-    if (v4053) {
-      const float v4054 = v3945.x[0];
-      const bool v4055 = v4047 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4056 = v4049 - v78;
-      const bool v4057 = v4056 < v2;
-      const bool v4058 = v4055 && v4057;
-      if (v4058) {
-        const iron_bf16 v4059 = iron_f32_to_bf16(v4054);
-        const unsigned int v4060 = v4047 * v2;
-        const unsigned int v4061 = v4060 + v4049;
-        const unsigned int v4062 = v4061 - v78;
-        out[v4062] = v4059;
-      }
-    }
-    const unsigned int v4063 = static_cast<unsigned int>(v3945.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4064 = v4045 + v4063;
-    const unsigned int v4065 = static_cast<unsigned int>(v3945.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4066 = v79 + v4065;
-    const bool v4067 = v4064 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4068 = v3941 && v4067;
-    const bool v4069 = v4066 < v80;
-    const bool v4070 = v4068 && v4069;
-    if (v4070) {
-      const float v4071 = v3945.x[1];
-      const bool v4072 = v4064 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4073 = v4066 - v78;
-      const bool v4074 = v4073 < v2;
-      const bool v4075 = v4072 && v4074;
-      if (v4075) {
-        const iron_bf16 v4076 = iron_f32_to_bf16(v4071);
-        const unsigned int v4077 = v4064 * v2;
-        const unsigned int v4078 = v4077 + v4066;
-        const unsigned int v4079 = v4078 - v78;
-        out[v4079] = v4076;
-      }
-    }
-    const unsigned int v4080 = static_cast<unsigned int>(v3945.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4081 = v4045 + v4080;
-    const unsigned int v4082 = static_cast<unsigned int>(v3945.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4083 = v79 + v4082;
-    const bool v4084 = v4081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4085 = v3941 && v4084;
-    const bool v4086 = v4083 < v80;
-    const bool v4087 = v4085 && v4086;
-    if (v4087) {
-      const float v4088 = v3945.x[2];
-      const bool v4089 = v4081 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4090 = v4083 - v78;
-      const bool v4091 = v4090 < v2;
-      const bool v4092 = v4089 && v4091;
-      if (v4092) {
-        const iron_bf16 v4093 = iron_f32_to_bf16(v4088);
-        const unsigned int v4094 = v4081 * v2;
-        const unsigned int v4095 = v4094 + v4083;
-        const unsigned int v4096 = v4095 - v78;
-        out[v4096] = v4093;
-      }
-    }
-    const unsigned int v4097 = static_cast<unsigned int>(v3945.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4098 = v4045 + v4097;
-    const unsigned int v4099 = static_cast<unsigned int>(v3945.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4100 = v79 + v4099;
-    const bool v4101 = v4098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4102 = v3941 && v4101;
-    const bool v4103 = v4100 < v80;
-    const bool v4104 = v4102 && v4103;
-    if (v4104) {
-      const float v4105 = v3945.x[3];
-      const bool v4106 = v4098 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4107 = v4100 - v78;
-      const bool v4108 = v4107 < v2;
-      const bool v4109 = v4106 && v4108;
-      if (v4109) {
-        const iron_bf16 v4110 = iron_f32_to_bf16(v4105);
-        const unsigned int v4111 = v4098 * v2;
-        const unsigned int v4112 = v4111 + v4100;
-        const unsigned int v4113 = v4112 - v78;
-        out[v4113] = v4110;
-      }
-    }
-    const unsigned int v4114 = static_cast<unsigned int>(v3945.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4115 = v4045 + v4114;
-    const unsigned int v4116 = static_cast<unsigned int>(v3945.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4117 = v79 + v4116;
-    const bool v4118 = v4115 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4119 = v3941 && v4118;
-    const bool v4120 = v4117 < v80;
-    const bool v4121 = v4119 && v4120;
-    if (v4121) {
-      const float v4122 = v3945.x[4];
-      const bool v4123 = v4115 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4124 = v4117 - v78;
-      const bool v4125 = v4124 < v2;
-      const bool v4126 = v4123 && v4125;
-      if (v4126) {
-        const iron_bf16 v4127 = iron_f32_to_bf16(v4122);
-        const unsigned int v4128 = v4115 * v2;
-        const unsigned int v4129 = v4128 + v4117;
-        const unsigned int v4130 = v4129 - v78;
-        out[v4130] = v4127;
-      }
-    }
-    const unsigned int v4131 = static_cast<unsigned int>(v3945.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4132 = v4045 + v4131;
-    const unsigned int v4133 = static_cast<unsigned int>(v3945.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4134 = v79 + v4133;
-    const bool v4135 = v4132 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4136 = v3941 && v4135;
-    const bool v4137 = v4134 < v80;
-    const bool v4138 = v4136 && v4137;
-    if (v4138) {
-      const float v4139 = v3945.x[5];
-      const bool v4140 = v4132 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4141 = v4134 - v78;
-      const bool v4142 = v4141 < v2;
-      const bool v4143 = v4140 && v4142;
-      if (v4143) {
-        const iron_bf16 v4144 = iron_f32_to_bf16(v4139);
-        const unsigned int v4145 = v4132 * v2;
-        const unsigned int v4146 = v4145 + v4134;
-        const unsigned int v4147 = v4146 - v78;
-        out[v4147] = v4144;
-      }
-    }
-    const unsigned int v4148 = static_cast<unsigned int>(v3945.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4149 = v4045 + v4148;
-    const unsigned int v4150 = static_cast<unsigned int>(v3945.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4151 = v79 + v4150;
-    const bool v4152 = v4149 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4153 = v3941 && v4152;
-    const bool v4154 = v4151 < v80;
-    const bool v4155 = v4153 && v4154;
-    if (v4155) {
-      const float v4156 = v3945.x[6];
-      const bool v4157 = v4149 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4158 = v4151 - v78;
-      const bool v4159 = v4158 < v2;
-      const bool v4160 = v4157 && v4159;
-      if (v4160) {
-        const iron_bf16 v4161 = iron_f32_to_bf16(v4156);
-        const unsigned int v4162 = v4149 * v2;
-        const unsigned int v4163 = v4162 + v4151;
-        const unsigned int v4164 = v4163 - v78;
-        out[v4164] = v4161;
-      }
-    }
-    const unsigned int v4165 = static_cast<unsigned int>(v3945.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4166 = v4045 + v4165;
-    const unsigned int v4167 = static_cast<unsigned int>(v3945.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4168 = v79 + v4167;
-    const bool v4169 = v4166 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4170 = v3941 && v4169;
-    const bool v4171 = v4168 < v80;
-    const bool v4172 = v4170 && v4171;
-    if (v4172) {
-      const float v4173 = v3945.x[7];
-      const bool v4174 = v4166 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4175 = v4168 - v78;
-      const bool v4176 = v4175 < v2;
-      const bool v4177 = v4174 && v4176;
-      if (v4177) {
-        const iron_bf16 v4178 = iron_f32_to_bf16(v4173);
-        const unsigned int v4179 = v4166 * v2;
-        const unsigned int v4180 = v4179 + v4168;
-        const unsigned int v4181 = v4180 - v78;
-        out[v4181] = v4178;
-      }
-    }
-    const unsigned int v4182 = static_cast<unsigned int>(v3945.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4183 = v4045 + v4182;
-    const unsigned int v4184 = static_cast<unsigned int>(v3945.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4185 = v79 + v4184;
-    const bool v4186 = v4183 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4187 = v3941 && v4186;
-    const bool v4188 = v4185 < v80;
-    const bool v4189 = v4187 && v4188;
-    if (v4189) {
-      const float v4190 = v3945.x[8];
-      const bool v4191 = v4183 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4192 = v4185 - v78;
-      const bool v4193 = v4192 < v2;
-      const bool v4194 = v4191 && v4193;
-      if (v4194) {
-        const iron_bf16 v4195 = iron_f32_to_bf16(v4190);
-        const unsigned int v4196 = v4183 * v2;
-        const unsigned int v4197 = v4196 + v4185;
-        const unsigned int v4198 = v4197 - v78;
-        out[v4198] = v4195;
-      }
-    }
-    const unsigned int v4199 = static_cast<unsigned int>(v3945.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4200 = v4045 + v4199;
-    const unsigned int v4201 = static_cast<unsigned int>(v3945.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4202 = v79 + v4201;
-    const bool v4203 = v4200 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4204 = v3941 && v4203;
-    const bool v4205 = v4202 < v80;
-    const bool v4206 = v4204 && v4205;
-    if (v4206) {
-      const float v4207 = v3945.x[9];
-      const bool v4208 = v4200 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4209 = v4202 - v78;
-      const bool v4210 = v4209 < v2;
-      const bool v4211 = v4208 && v4210;
-      if (v4211) {
-        const iron_bf16 v4212 = iron_f32_to_bf16(v4207);
-        const unsigned int v4213 = v4200 * v2;
-        const unsigned int v4214 = v4213 + v4202;
-        const unsigned int v4215 = v4214 - v78;
-        out[v4215] = v4212;
-      }
-    }
-    const unsigned int v4216 = static_cast<unsigned int>(v3945.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4217 = v4045 + v4216;
-    const unsigned int v4218 = static_cast<unsigned int>(v3945.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4219 = v79 + v4218;
-    const bool v4220 = v4217 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4221 = v3941 && v4220;
-    const bool v4222 = v4219 < v80;
-    const bool v4223 = v4221 && v4222;
-    if (v4223) {
-      const float v4224 = v3945.x[10];
-      const bool v4225 = v4217 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4226 = v4219 - v78;
-      const bool v4227 = v4226 < v2;
-      const bool v4228 = v4225 && v4227;
-      if (v4228) {
-        const iron_bf16 v4229 = iron_f32_to_bf16(v4224);
-        const unsigned int v4230 = v4217 * v2;
-        const unsigned int v4231 = v4230 + v4219;
-        const unsigned int v4232 = v4231 - v78;
-        out[v4232] = v4229;
-      }
-    }
-    const unsigned int v4233 = static_cast<unsigned int>(v3945.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4234 = v4045 + v4233;
-    const unsigned int v4235 = static_cast<unsigned int>(v3945.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4236 = v79 + v4235;
-    const bool v4237 = v4234 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4238 = v3941 && v4237;
-    const bool v4239 = v4236 < v80;
-    const bool v4240 = v4238 && v4239;
-    if (v4240) {
-      const float v4241 = v3945.x[11];
-      const bool v4242 = v4234 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4243 = v4236 - v78;
-      const bool v4244 = v4243 < v2;
-      const bool v4245 = v4242 && v4244;
-      if (v4245) {
-        const iron_bf16 v4246 = iron_f32_to_bf16(v4241);
-        const unsigned int v4247 = v4234 * v2;
-        const unsigned int v4248 = v4247 + v4236;
-        const unsigned int v4249 = v4248 - v78;
-        out[v4249] = v4246;
-      }
-    }
-    const unsigned int v4250 = static_cast<unsigned int>(v3945.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4251 = v4045 + v4250;
-    const unsigned int v4252 = static_cast<unsigned int>(v3945.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4253 = v79 + v4252;
-    const bool v4254 = v4251 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4255 = v3941 && v4254;
-    const bool v4256 = v4253 < v80;
-    const bool v4257 = v4255 && v4256;
-    if (v4257) {
-      const float v4258 = v3945.x[12];
-      const bool v4259 = v4251 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4260 = v4253 - v78;
-      const bool v4261 = v4260 < v2;
-      const bool v4262 = v4259 && v4261;
-      if (v4262) {
-        const iron_bf16 v4263 = iron_f32_to_bf16(v4258);
-        const unsigned int v4264 = v4251 * v2;
-        const unsigned int v4265 = v4264 + v4253;
-        const unsigned int v4266 = v4265 - v78;
-        out[v4266] = v4263;
-      }
-    }
-    const unsigned int v4267 = static_cast<unsigned int>(v3945.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4268 = v4045 + v4267;
-    const unsigned int v4269 = static_cast<unsigned int>(v3945.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4270 = v79 + v4269;
-    const bool v4271 = v4268 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4272 = v3941 && v4271;
-    const bool v4273 = v4270 < v80;
-    const bool v4274 = v4272 && v4273;
-    if (v4274) {
-      const float v4275 = v3945.x[13];
-      const bool v4276 = v4268 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4277 = v4270 - v78;
-      const bool v4278 = v4277 < v2;
-      const bool v4279 = v4276 && v4278;
-      if (v4279) {
-        const iron_bf16 v4280 = iron_f32_to_bf16(v4275);
-        const unsigned int v4281 = v4268 * v2;
-        const unsigned int v4282 = v4281 + v4270;
-        const unsigned int v4283 = v4282 - v78;
-        out[v4283] = v4280;
-      }
-    }
-    const unsigned int v4284 = static_cast<unsigned int>(v3945.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4285 = v4045 + v4284;
-    const unsigned int v4286 = static_cast<unsigned int>(v3945.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4287 = v79 + v4286;
-    const bool v4288 = v4285 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4289 = v3941 && v4288;
-    const bool v4290 = v4287 < v80;
-    const bool v4291 = v4289 && v4290;
-    if (v4291) {
-      const float v4292 = v3945.x[14];
-      const bool v4293 = v4285 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4294 = v4287 - v78;
-      const bool v4295 = v4294 < v2;
-      const bool v4296 = v4293 && v4295;
-      if (v4296) {
-        const iron_bf16 v4297 = iron_f32_to_bf16(v4292);
-        const unsigned int v4298 = v4285 * v2;
-        const unsigned int v4299 = v4298 + v4287;
-        const unsigned int v4300 = v4299 - v78;
-        out[v4300] = v4297;
-      }
-    }
-    const unsigned int v4301 = static_cast<unsigned int>(v3945.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4302 = v4045 + v4301;
-    const unsigned int v4303 = static_cast<unsigned int>(v3945.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4304 = v79 + v4303;
-    const bool v4305 = v4302 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4306 = v3941 && v4305;
-    const bool v4307 = v4304 < v80;
-    const bool v4308 = v4306 && v4307;
-    if (v4308) {
-      const float v4309 = v3945.x[15];
-      const bool v4310 = v4302 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4311 = v4304 - v78;
-      const bool v4312 = v4311 < v2;
-      const bool v4313 = v4310 && v4312;
-      if (v4313) {
-        const iron_bf16 v4314 = iron_f32_to_bf16(v4309);
-        const unsigned int v4315 = v4302 * v2;
-        const unsigned int v4316 = v4315 + v4304;
-        const unsigned int v4317 = v4316 - v78;
-        out[v4317] = v4314;
-      }
-    }
-    const unsigned int v4318 = static_cast<unsigned int>(v3945.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4319 = v4045 + v4318;
-    const unsigned int v4320 = static_cast<unsigned int>(v3945.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4321 = v79 + v4320;
-    const bool v4322 = v4319 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4323 = v3941 && v4322;
-    const bool v4324 = v4321 < v80;
-    const bool v4325 = v4323 && v4324;
-    if (v4325) {
-      const float v4326 = v3945.x[16];
-      const bool v4327 = v4319 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4328 = v4321 - v78;
-      const bool v4329 = v4328 < v2;
-      const bool v4330 = v4327 && v4329;
-      if (v4330) {
-        const iron_bf16 v4331 = iron_f32_to_bf16(v4326);
-        const unsigned int v4332 = v4319 * v2;
-        const unsigned int v4333 = v4332 + v4321;
-        const unsigned int v4334 = v4333 - v78;
-        out[v4334] = v4331;
-      }
-    }
-    const unsigned int v4335 = static_cast<unsigned int>(v3945.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4336 = v4045 + v4335;
-    const unsigned int v4337 = static_cast<unsigned int>(v3945.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4338 = v79 + v4337;
-    const bool v4339 = v4336 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4340 = v3941 && v4339;
-    const bool v4341 = v4338 < v80;
-    const bool v4342 = v4340 && v4341;
-    if (v4342) {
-      const float v4343 = v3945.x[17];
-      const bool v4344 = v4336 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4345 = v4338 - v78;
-      const bool v4346 = v4345 < v2;
-      const bool v4347 = v4344 && v4346;
-      if (v4347) {
-        const iron_bf16 v4348 = iron_f32_to_bf16(v4343);
-        const unsigned int v4349 = v4336 * v2;
-        const unsigned int v4350 = v4349 + v4338;
-        const unsigned int v4351 = v4350 - v78;
-        out[v4351] = v4348;
-      }
-    }
-    const unsigned int v4352 = static_cast<unsigned int>(v3945.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4353 = v4045 + v4352;
-    const unsigned int v4354 = static_cast<unsigned int>(v3945.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4355 = v79 + v4354;
-    const bool v4356 = v4353 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4357 = v3941 && v4356;
-    const bool v4358 = v4355 < v80;
-    const bool v4359 = v4357 && v4358;
-    if (v4359) {
-      const float v4360 = v3945.x[18];
-      const bool v4361 = v4353 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4362 = v4355 - v78;
-      const bool v4363 = v4362 < v2;
-      const bool v4364 = v4361 && v4363;
-      if (v4364) {
-        const iron_bf16 v4365 = iron_f32_to_bf16(v4360);
-        const unsigned int v4366 = v4353 * v2;
-        const unsigned int v4367 = v4366 + v4355;
-        const unsigned int v4368 = v4367 - v78;
-        out[v4368] = v4365;
-      }
-    }
-    const unsigned int v4369 = static_cast<unsigned int>(v3945.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4370 = v4045 + v4369;
-    const unsigned int v4371 = static_cast<unsigned int>(v3945.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4372 = v79 + v4371;
-    const bool v4373 = v4370 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4374 = v3941 && v4373;
-    const bool v4375 = v4372 < v80;
-    const bool v4376 = v4374 && v4375;
-    if (v4376) {
-      const float v4377 = v3945.x[19];
-      const bool v4378 = v4370 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4379 = v4372 - v78;
-      const bool v4380 = v4379 < v2;
-      const bool v4381 = v4378 && v4380;
-      if (v4381) {
-        const iron_bf16 v4382 = iron_f32_to_bf16(v4377);
-        const unsigned int v4383 = v4370 * v2;
-        const unsigned int v4384 = v4383 + v4372;
-        const unsigned int v4385 = v4384 - v78;
-        out[v4385] = v4382;
-      }
-    }
-    const unsigned int v4386 = static_cast<unsigned int>(v3945.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4387 = v4045 + v4386;
-    const unsigned int v4388 = static_cast<unsigned int>(v3945.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4389 = v79 + v4388;
-    const bool v4390 = v4387 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4391 = v3941 && v4390;
-    const bool v4392 = v4389 < v80;
-    const bool v4393 = v4391 && v4392;
-    if (v4393) {
-      const float v4394 = v3945.x[20];
-      const bool v4395 = v4387 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4396 = v4389 - v78;
-      const bool v4397 = v4396 < v2;
-      const bool v4398 = v4395 && v4397;
-      if (v4398) {
-        const iron_bf16 v4399 = iron_f32_to_bf16(v4394);
-        const unsigned int v4400 = v4387 * v2;
-        const unsigned int v4401 = v4400 + v4389;
-        const unsigned int v4402 = v4401 - v78;
-        out[v4402] = v4399;
-      }
-    }
-    const unsigned int v4403 = static_cast<unsigned int>(v3945.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4404 = v4045 + v4403;
-    const unsigned int v4405 = static_cast<unsigned int>(v3945.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4406 = v79 + v4405;
-    const bool v4407 = v4404 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4408 = v3941 && v4407;
-    const bool v4409 = v4406 < v80;
-    const bool v4410 = v4408 && v4409;
-    if (v4410) {
-      const float v4411 = v3945.x[21];
-      const bool v4412 = v4404 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4413 = v4406 - v78;
-      const bool v4414 = v4413 < v2;
-      const bool v4415 = v4412 && v4414;
-      if (v4415) {
-        const iron_bf16 v4416 = iron_f32_to_bf16(v4411);
-        const unsigned int v4417 = v4404 * v2;
-        const unsigned int v4418 = v4417 + v4406;
-        const unsigned int v4419 = v4418 - v78;
-        out[v4419] = v4416;
-      }
-    }
-    const unsigned int v4420 = static_cast<unsigned int>(v3945.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4421 = v4045 + v4420;
-    const unsigned int v4422 = static_cast<unsigned int>(v3945.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4423 = v79 + v4422;
-    const bool v4424 = v4421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4425 = v3941 && v4424;
-    const bool v4426 = v4423 < v80;
-    const bool v4427 = v4425 && v4426;
-    if (v4427) {
-      const float v4428 = v3945.x[22];
-      const bool v4429 = v4421 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4430 = v4423 - v78;
-      const bool v4431 = v4430 < v2;
-      const bool v4432 = v4429 && v4431;
-      if (v4432) {
-        const iron_bf16 v4433 = iron_f32_to_bf16(v4428);
-        const unsigned int v4434 = v4421 * v2;
-        const unsigned int v4435 = v4434 + v4423;
-        const unsigned int v4436 = v4435 - v78;
-        out[v4436] = v4433;
-      }
-    }
-    const unsigned int v4437 = static_cast<unsigned int>(v3945.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4438 = v4045 + v4437;
-    const unsigned int v4439 = static_cast<unsigned int>(v3945.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4440 = v79 + v4439;
-    const bool v4441 = v4438 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4442 = v3941 && v4441;
-    const bool v4443 = v4440 < v80;
-    const bool v4444 = v4442 && v4443;
-    if (v4444) {
-      const float v4445 = v3945.x[23];
-      const bool v4446 = v4438 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4447 = v4440 - v78;
-      const bool v4448 = v4447 < v2;
-      const bool v4449 = v4446 && v4448;
-      if (v4449) {
-        const iron_bf16 v4450 = iron_f32_to_bf16(v4445);
-        const unsigned int v4451 = v4438 * v2;
-        const unsigned int v4452 = v4451 + v4440;
-        const unsigned int v4453 = v4452 - v78;
-        out[v4453] = v4450;
-      }
-    }
-    const unsigned int v4454 = static_cast<unsigned int>(v3945.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4455 = v4045 + v4454;
-    const unsigned int v4456 = static_cast<unsigned int>(v3945.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4457 = v79 + v4456;
-    const bool v4458 = v4455 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4459 = v3941 && v4458;
-    const bool v4460 = v4457 < v80;
-    const bool v4461 = v4459 && v4460;
-    if (v4461) {
-      const float v4462 = v3945.x[24];
-      const bool v4463 = v4455 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4464 = v4457 - v78;
-      const bool v4465 = v4464 < v2;
-      const bool v4466 = v4463 && v4465;
-      if (v4466) {
-        const iron_bf16 v4467 = iron_f32_to_bf16(v4462);
-        const unsigned int v4468 = v4455 * v2;
-        const unsigned int v4469 = v4468 + v4457;
-        const unsigned int v4470 = v4469 - v78;
-        out[v4470] = v4467;
-      }
-    }
-    const unsigned int v4471 = static_cast<unsigned int>(v3945.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4472 = v4045 + v4471;
-    const unsigned int v4473 = static_cast<unsigned int>(v3945.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4474 = v79 + v4473;
-    const bool v4475 = v4472 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4476 = v3941 && v4475;
-    const bool v4477 = v4474 < v80;
-    const bool v4478 = v4476 && v4477;
-    if (v4478) {
-      const float v4479 = v3945.x[25];
-      const bool v4480 = v4472 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4481 = v4474 - v78;
-      const bool v4482 = v4481 < v2;
-      const bool v4483 = v4480 && v4482;
-      if (v4483) {
-        const iron_bf16 v4484 = iron_f32_to_bf16(v4479);
-        const unsigned int v4485 = v4472 * v2;
-        const unsigned int v4486 = v4485 + v4474;
-        const unsigned int v4487 = v4486 - v78;
-        out[v4487] = v4484;
-      }
-    }
-    const unsigned int v4488 = static_cast<unsigned int>(v3945.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4489 = v4045 + v4488;
-    const unsigned int v4490 = static_cast<unsigned int>(v3945.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4491 = v79 + v4490;
-    const bool v4492 = v4489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4493 = v3941 && v4492;
-    const bool v4494 = v4491 < v80;
-    const bool v4495 = v4493 && v4494;
-    if (v4495) {
-      const float v4496 = v3945.x[26];
-      const bool v4497 = v4489 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4498 = v4491 - v78;
-      const bool v4499 = v4498 < v2;
-      const bool v4500 = v4497 && v4499;
-      if (v4500) {
-        const iron_bf16 v4501 = iron_f32_to_bf16(v4496);
-        const unsigned int v4502 = v4489 * v2;
-        const unsigned int v4503 = v4502 + v4491;
-        const unsigned int v4504 = v4503 - v78;
-        out[v4504] = v4501;
-      }
-    }
-    const unsigned int v4505 = static_cast<unsigned int>(v3945.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4506 = v4045 + v4505;
-    const unsigned int v4507 = static_cast<unsigned int>(v3945.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4508 = v79 + v4507;
-    const bool v4509 = v4506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4510 = v3941 && v4509;
-    const bool v4511 = v4508 < v80;
-    const bool v4512 = v4510 && v4511;
-    if (v4512) {
-      const float v4513 = v3945.x[27];
-      const bool v4514 = v4506 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4515 = v4508 - v78;
-      const bool v4516 = v4515 < v2;
-      const bool v4517 = v4514 && v4516;
-      if (v4517) {
-        const iron_bf16 v4518 = iron_f32_to_bf16(v4513);
-        const unsigned int v4519 = v4506 * v2;
-        const unsigned int v4520 = v4519 + v4508;
-        const unsigned int v4521 = v4520 - v78;
-        out[v4521] = v4518;
-      }
-    }
-    const unsigned int v4522 = static_cast<unsigned int>(v3945.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4523 = v4045 + v4522;
-    const unsigned int v4524 = static_cast<unsigned int>(v3945.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4525 = v79 + v4524;
-    const bool v4526 = v4523 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4527 = v3941 && v4526;
-    const bool v4528 = v4525 < v80;
-    const bool v4529 = v4527 && v4528;
-    if (v4529) {
-      const float v4530 = v3945.x[28];
-      const bool v4531 = v4523 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4532 = v4525 - v78;
-      const bool v4533 = v4532 < v2;
-      const bool v4534 = v4531 && v4533;
-      if (v4534) {
-        const iron_bf16 v4535 = iron_f32_to_bf16(v4530);
-        const unsigned int v4536 = v4523 * v2;
-        const unsigned int v4537 = v4536 + v4525;
-        const unsigned int v4538 = v4537 - v78;
-        out[v4538] = v4535;
-      }
-    }
-    const unsigned int v4539 = static_cast<unsigned int>(v3945.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4540 = v4045 + v4539;
-    const unsigned int v4541 = static_cast<unsigned int>(v3945.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4542 = v79 + v4541;
-    const bool v4543 = v4540 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4544 = v3941 && v4543;
-    const bool v4545 = v4542 < v80;
-    const bool v4546 = v4544 && v4545;
-    if (v4546) {
-      const float v4547 = v3945.x[29];
-      const bool v4548 = v4540 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4549 = v4542 - v78;
-      const bool v4550 = v4549 < v2;
-      const bool v4551 = v4548 && v4550;
-      if (v4551) {
-        const iron_bf16 v4552 = iron_f32_to_bf16(v4547);
-        const unsigned int v4553 = v4540 * v2;
-        const unsigned int v4554 = v4553 + v4542;
-        const unsigned int v4555 = v4554 - v78;
-        out[v4555] = v4552;
-      }
-    }
-    const unsigned int v4556 = static_cast<unsigned int>(v3945.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4557 = v4045 + v4556;
-    const unsigned int v4558 = static_cast<unsigned int>(v3945.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4559 = v79 + v4558;
-    const bool v4560 = v4557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4561 = v3941 && v4560;
-    const bool v4562 = v4559 < v80;
-    const bool v4563 = v4561 && v4562;
-    if (v4563) {
-      const float v4564 = v3945.x[30];
-      const bool v4565 = v4557 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4566 = v4559 - v78;
-      const bool v4567 = v4566 < v2;
-      const bool v4568 = v4565 && v4567;
-      if (v4568) {
-        const iron_bf16 v4569 = iron_f32_to_bf16(v4564);
-        const unsigned int v4570 = v4557 * v2;
-        const unsigned int v4571 = v4570 + v4559;
-        const unsigned int v4572 = v4571 - v78;
-        out[v4572] = v4569;
-      }
-    }
-    const unsigned int v4573 = static_cast<unsigned int>(v3945.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4574 = v4045 + v4573;
-    const unsigned int v4575 = static_cast<unsigned int>(v3945.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4576 = v79 + v4575;
-    const bool v4577 = v4574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4578 = v3941 && v4577;
-    const bool v4579 = v4576 < v80;
-    const bool v4580 = v4578 && v4579;
-    if (v4580) {
-      const float v4581 = v3945.x[31];
-      const bool v4582 = v4574 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4583 = v4576 - v78;
-      const bool v4584 = v4583 < v2;
-      const bool v4585 = v4582 && v4584;
-      if (v4585) {
-        const iron_bf16 v4586 = iron_f32_to_bf16(v4581);
-        const unsigned int v4587 = v4574 * v2;
-        const unsigned int v4588 = v4587 + v4576;
-        const unsigned int v4589 = v4588 - v78;
-        out[v4589] = v4586;
-      }
-    }
-    const unsigned int v4590 = static_cast<unsigned int>(v3945.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4591 = v4045 + v4590;
-    const unsigned int v4592 = static_cast<unsigned int>(v3945.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4593 = v79 + v4592;
-    const bool v4594 = v4591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4595 = v3941 && v4594;
-    const bool v4596 = v4593 < v80;
-    const bool v4597 = v4595 && v4596;
-    if (v4597) {
-      const float v4598 = v3945.x[32];
-      const bool v4599 = v4591 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4600 = v4593 - v78;
-      const bool v4601 = v4600 < v2;
-      const bool v4602 = v4599 && v4601;
-      if (v4602) {
-        const iron_bf16 v4603 = iron_f32_to_bf16(v4598);
-        const unsigned int v4604 = v4591 * v2;
-        const unsigned int v4605 = v4604 + v4593;
-        const unsigned int v4606 = v4605 - v78;
-        out[v4606] = v4603;
-      }
-    }
-    const unsigned int v4607 = static_cast<unsigned int>(v3945.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4608 = v4045 + v4607;
-    const unsigned int v4609 = static_cast<unsigned int>(v3945.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4610 = v79 + v4609;
-    const bool v4611 = v4608 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4612 = v3941 && v4611;
-    const bool v4613 = v4610 < v80;
-    const bool v4614 = v4612 && v4613;
-    if (v4614) {
-      const float v4615 = v3945.x[33];
-      const bool v4616 = v4608 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4617 = v4610 - v78;
-      const bool v4618 = v4617 < v2;
-      const bool v4619 = v4616 && v4618;
-      if (v4619) {
-        const iron_bf16 v4620 = iron_f32_to_bf16(v4615);
-        const unsigned int v4621 = v4608 * v2;
-        const unsigned int v4622 = v4621 + v4610;
-        const unsigned int v4623 = v4622 - v78;
-        out[v4623] = v4620;
-      }
-    }
-    const unsigned int v4624 = static_cast<unsigned int>(v3945.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4625 = v4045 + v4624;
-    const unsigned int v4626 = static_cast<unsigned int>(v3945.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4627 = v79 + v4626;
-    const bool v4628 = v4625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4629 = v3941 && v4628;
-    const bool v4630 = v4627 < v80;
-    const bool v4631 = v4629 && v4630;
-    if (v4631) {
-      const float v4632 = v3945.x[34];
-      const bool v4633 = v4625 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4634 = v4627 - v78;
-      const bool v4635 = v4634 < v2;
-      const bool v4636 = v4633 && v4635;
-      if (v4636) {
-        const iron_bf16 v4637 = iron_f32_to_bf16(v4632);
-        const unsigned int v4638 = v4625 * v2;
-        const unsigned int v4639 = v4638 + v4627;
-        const unsigned int v4640 = v4639 - v78;
-        out[v4640] = v4637;
-      }
-    }
-    const unsigned int v4641 = static_cast<unsigned int>(v3945.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4642 = v4045 + v4641;
-    const unsigned int v4643 = static_cast<unsigned int>(v3945.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4644 = v79 + v4643;
-    const bool v4645 = v4642 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4646 = v3941 && v4645;
-    const bool v4647 = v4644 < v80;
-    const bool v4648 = v4646 && v4647;
-    if (v4648) {
-      const float v4649 = v3945.x[35];
-      const bool v4650 = v4642 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4651 = v4644 - v78;
-      const bool v4652 = v4651 < v2;
-      const bool v4653 = v4650 && v4652;
-      if (v4653) {
-        const iron_bf16 v4654 = iron_f32_to_bf16(v4649);
-        const unsigned int v4655 = v4642 * v2;
-        const unsigned int v4656 = v4655 + v4644;
-        const unsigned int v4657 = v4656 - v78;
-        out[v4657] = v4654;
-      }
-    }
-    const unsigned int v4658 = static_cast<unsigned int>(v3945.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4659 = v4045 + v4658;
-    const unsigned int v4660 = static_cast<unsigned int>(v3945.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4661 = v79 + v4660;
-    const bool v4662 = v4659 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4663 = v3941 && v4662;
-    const bool v4664 = v4661 < v80;
-    const bool v4665 = v4663 && v4664;
-    if (v4665) {
-      const float v4666 = v3945.x[36];
-      const bool v4667 = v4659 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4668 = v4661 - v78;
-      const bool v4669 = v4668 < v2;
-      const bool v4670 = v4667 && v4669;
-      if (v4670) {
-        const iron_bf16 v4671 = iron_f32_to_bf16(v4666);
-        const unsigned int v4672 = v4659 * v2;
-        const unsigned int v4673 = v4672 + v4661;
-        const unsigned int v4674 = v4673 - v78;
-        out[v4674] = v4671;
-      }
-    }
-    const unsigned int v4675 = static_cast<unsigned int>(v3945.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4676 = v4045 + v4675;
-    const unsigned int v4677 = static_cast<unsigned int>(v3945.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4678 = v79 + v4677;
-    const bool v4679 = v4676 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4680 = v3941 && v4679;
-    const bool v4681 = v4678 < v80;
-    const bool v4682 = v4680 && v4681;
-    if (v4682) {
-      const float v4683 = v3945.x[37];
-      const bool v4684 = v4676 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4685 = v4678 - v78;
-      const bool v4686 = v4685 < v2;
-      const bool v4687 = v4684 && v4686;
-      if (v4687) {
-        const iron_bf16 v4688 = iron_f32_to_bf16(v4683);
-        const unsigned int v4689 = v4676 * v2;
-        const unsigned int v4690 = v4689 + v4678;
-        const unsigned int v4691 = v4690 - v78;
-        out[v4691] = v4688;
-      }
-    }
-    const unsigned int v4692 = static_cast<unsigned int>(v3945.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4693 = v4045 + v4692;
-    const unsigned int v4694 = static_cast<unsigned int>(v3945.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4695 = v79 + v4694;
-    const bool v4696 = v4693 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4697 = v3941 && v4696;
-    const bool v4698 = v4695 < v80;
-    const bool v4699 = v4697 && v4698;
-    if (v4699) {
-      const float v4700 = v3945.x[38];
-      const bool v4701 = v4693 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4702 = v4695 - v78;
-      const bool v4703 = v4702 < v2;
-      const bool v4704 = v4701 && v4703;
-      if (v4704) {
-        const iron_bf16 v4705 = iron_f32_to_bf16(v4700);
-        const unsigned int v4706 = v4693 * v2;
-        const unsigned int v4707 = v4706 + v4695;
-        const unsigned int v4708 = v4707 - v78;
-        out[v4708] = v4705;
-      }
-    }
-    const unsigned int v4709 = static_cast<unsigned int>(v3945.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4710 = v4045 + v4709;
-    const unsigned int v4711 = static_cast<unsigned int>(v3945.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4712 = v79 + v4711;
-    const bool v4713 = v4710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4714 = v3941 && v4713;
-    const bool v4715 = v4712 < v80;
-    const bool v4716 = v4714 && v4715;
-    if (v4716) {
-      const float v4717 = v3945.x[39];
-      const bool v4718 = v4710 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4719 = v4712 - v78;
-      const bool v4720 = v4719 < v2;
-      const bool v4721 = v4718 && v4720;
-      if (v4721) {
-        const iron_bf16 v4722 = iron_f32_to_bf16(v4717);
-        const unsigned int v4723 = v4710 * v2;
-        const unsigned int v4724 = v4723 + v4712;
-        const unsigned int v4725 = v4724 - v78;
-        out[v4725] = v4722;
-      }
-    }
-    const unsigned int v4726 = static_cast<unsigned int>(v3945.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4727 = v4045 + v4726;
-    const unsigned int v4728 = static_cast<unsigned int>(v3945.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4729 = v79 + v4728;
-    const bool v4730 = v4727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4731 = v3941 && v4730;
-    const bool v4732 = v4729 < v80;
-    const bool v4733 = v4731 && v4732;
-    if (v4733) {
-      const float v4734 = v3945.x[40];
-      const bool v4735 = v4727 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4736 = v4729 - v78;
-      const bool v4737 = v4736 < v2;
-      const bool v4738 = v4735 && v4737;
-      if (v4738) {
-        const iron_bf16 v4739 = iron_f32_to_bf16(v4734);
-        const unsigned int v4740 = v4727 * v2;
-        const unsigned int v4741 = v4740 + v4729;
-        const unsigned int v4742 = v4741 - v78;
-        out[v4742] = v4739;
-      }
-    }
-    const unsigned int v4743 = static_cast<unsigned int>(v3945.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4744 = v4045 + v4743;
-    const unsigned int v4745 = static_cast<unsigned int>(v3945.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4746 = v79 + v4745;
-    const bool v4747 = v4744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4748 = v3941 && v4747;
-    const bool v4749 = v4746 < v80;
-    const bool v4750 = v4748 && v4749;
-    if (v4750) {
-      const float v4751 = v3945.x[41];
-      const bool v4752 = v4744 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4753 = v4746 - v78;
-      const bool v4754 = v4753 < v2;
-      const bool v4755 = v4752 && v4754;
-      if (v4755) {
-        const iron_bf16 v4756 = iron_f32_to_bf16(v4751);
-        const unsigned int v4757 = v4744 * v2;
-        const unsigned int v4758 = v4757 + v4746;
-        const unsigned int v4759 = v4758 - v78;
-        out[v4759] = v4756;
-      }
-    }
-    const unsigned int v4760 = static_cast<unsigned int>(v3945.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4761 = v4045 + v4760;
-    const unsigned int v4762 = static_cast<unsigned int>(v3945.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4763 = v79 + v4762;
-    const bool v4764 = v4761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4765 = v3941 && v4764;
-    const bool v4766 = v4763 < v80;
-    const bool v4767 = v4765 && v4766;
-    if (v4767) {
-      const float v4768 = v3945.x[42];
-      const bool v4769 = v4761 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4770 = v4763 - v78;
-      const bool v4771 = v4770 < v2;
-      const bool v4772 = v4769 && v4771;
-      if (v4772) {
-        const iron_bf16 v4773 = iron_f32_to_bf16(v4768);
-        const unsigned int v4774 = v4761 * v2;
-        const unsigned int v4775 = v4774 + v4763;
-        const unsigned int v4776 = v4775 - v78;
-        out[v4776] = v4773;
-      }
-    }
-    const unsigned int v4777 = static_cast<unsigned int>(v3945.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4778 = v4045 + v4777;
-    const unsigned int v4779 = static_cast<unsigned int>(v3945.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4780 = v79 + v4779;
-    const bool v4781 = v4778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4782 = v3941 && v4781;
-    const bool v4783 = v4780 < v80;
-    const bool v4784 = v4782 && v4783;
-    if (v4784) {
-      const float v4785 = v3945.x[43];
-      const bool v4786 = v4778 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4787 = v4780 - v78;
-      const bool v4788 = v4787 < v2;
-      const bool v4789 = v4786 && v4788;
-      if (v4789) {
-        const iron_bf16 v4790 = iron_f32_to_bf16(v4785);
-        const unsigned int v4791 = v4778 * v2;
-        const unsigned int v4792 = v4791 + v4780;
-        const unsigned int v4793 = v4792 - v78;
-        out[v4793] = v4790;
-      }
-    }
-    const unsigned int v4794 = static_cast<unsigned int>(v3945.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4795 = v4045 + v4794;
-    const unsigned int v4796 = static_cast<unsigned int>(v3945.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4797 = v79 + v4796;
-    const bool v4798 = v4795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4799 = v3941 && v4798;
-    const bool v4800 = v4797 < v80;
-    const bool v4801 = v4799 && v4800;
-    if (v4801) {
-      const float v4802 = v3945.x[44];
-      const bool v4803 = v4795 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4804 = v4797 - v78;
-      const bool v4805 = v4804 < v2;
-      const bool v4806 = v4803 && v4805;
-      if (v4806) {
-        const iron_bf16 v4807 = iron_f32_to_bf16(v4802);
-        const unsigned int v4808 = v4795 * v2;
-        const unsigned int v4809 = v4808 + v4797;
-        const unsigned int v4810 = v4809 - v78;
-        out[v4810] = v4807;
-      }
-    }
-    const unsigned int v4811 = static_cast<unsigned int>(v3945.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4812 = v4045 + v4811;
-    const unsigned int v4813 = static_cast<unsigned int>(v3945.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4814 = v79 + v4813;
-    const bool v4815 = v4812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4816 = v3941 && v4815;
-    const bool v4817 = v4814 < v80;
-    const bool v4818 = v4816 && v4817;
-    if (v4818) {
-      const float v4819 = v3945.x[45];
-      const bool v4820 = v4812 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4821 = v4814 - v78;
-      const bool v4822 = v4821 < v2;
-      const bool v4823 = v4820 && v4822;
-      if (v4823) {
-        const iron_bf16 v4824 = iron_f32_to_bf16(v4819);
-        const unsigned int v4825 = v4812 * v2;
-        const unsigned int v4826 = v4825 + v4814;
-        const unsigned int v4827 = v4826 - v78;
-        out[v4827] = v4824;
-      }
-    }
-    const unsigned int v4828 = static_cast<unsigned int>(v3945.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4829 = v4045 + v4828;
-    const unsigned int v4830 = static_cast<unsigned int>(v3945.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4831 = v79 + v4830;
-    const bool v4832 = v4829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4833 = v3941 && v4832;
-    const bool v4834 = v4831 < v80;
-    const bool v4835 = v4833 && v4834;
-    if (v4835) {
-      const float v4836 = v3945.x[46];
-      const bool v4837 = v4829 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4838 = v4831 - v78;
-      const bool v4839 = v4838 < v2;
-      const bool v4840 = v4837 && v4839;
-      if (v4840) {
-        const iron_bf16 v4841 = iron_f32_to_bf16(v4836);
-        const unsigned int v4842 = v4829 * v2;
-        const unsigned int v4843 = v4842 + v4831;
-        const unsigned int v4844 = v4843 - v78;
-        out[v4844] = v4841;
-      }
-    }
-    const unsigned int v4845 = static_cast<unsigned int>(v3945.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4846 = v4045 + v4845;
-    const unsigned int v4847 = static_cast<unsigned int>(v3945.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4848 = v79 + v4847;
-    const bool v4849 = v4846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4850 = v3941 && v4849;
-    const bool v4851 = v4848 < v80;
-    const bool v4852 = v4850 && v4851;
-    if (v4852) {
-      const float v4853 = v3945.x[47];
-      const bool v4854 = v4846 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4855 = v4848 - v78;
-      const bool v4856 = v4855 < v2;
-      const bool v4857 = v4854 && v4856;
-      if (v4857) {
-        const iron_bf16 v4858 = iron_f32_to_bf16(v4853);
-        const unsigned int v4859 = v4846 * v2;
-        const unsigned int v4860 = v4859 + v4848;
-        const unsigned int v4861 = v4860 - v78;
-        out[v4861] = v4858;
-      }
-    }
-    const unsigned int v4862 = static_cast<unsigned int>(v3945.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4863 = v4045 + v4862;
-    const unsigned int v4864 = static_cast<unsigned int>(v3945.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4865 = v79 + v4864;
-    const bool v4866 = v4863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4867 = v3941 && v4866;
-    const bool v4868 = v4865 < v80;
-    const bool v4869 = v4867 && v4868;
-    if (v4869) {
-      const float v4870 = v3945.x[48];
-      const bool v4871 = v4863 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4872 = v4865 - v78;
-      const bool v4873 = v4872 < v2;
-      const bool v4874 = v4871 && v4873;
-      if (v4874) {
-        const iron_bf16 v4875 = iron_f32_to_bf16(v4870);
-        const unsigned int v4876 = v4863 * v2;
-        const unsigned int v4877 = v4876 + v4865;
-        const unsigned int v4878 = v4877 - v78;
-        out[v4878] = v4875;
-      }
-    }
-    const unsigned int v4879 = static_cast<unsigned int>(v3945.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4880 = v4045 + v4879;
-    const unsigned int v4881 = static_cast<unsigned int>(v3945.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4882 = v79 + v4881;
-    const bool v4883 = v4880 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4884 = v3941 && v4883;
-    const bool v4885 = v4882 < v80;
-    const bool v4886 = v4884 && v4885;
-    if (v4886) {
-      const float v4887 = v3945.x[49];
-      const bool v4888 = v4880 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4889 = v4882 - v78;
-      const bool v4890 = v4889 < v2;
-      const bool v4891 = v4888 && v4890;
-      if (v4891) {
-        const iron_bf16 v4892 = iron_f32_to_bf16(v4887);
-        const unsigned int v4893 = v4880 * v2;
-        const unsigned int v4894 = v4893 + v4882;
-        const unsigned int v4895 = v4894 - v78;
-        out[v4895] = v4892;
-      }
-    }
-    const unsigned int v4896 = static_cast<unsigned int>(v3945.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4897 = v4045 + v4896;
-    const unsigned int v4898 = static_cast<unsigned int>(v3945.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4899 = v79 + v4898;
-    const bool v4900 = v4897 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4901 = v3941 && v4900;
-    const bool v4902 = v4899 < v80;
-    const bool v4903 = v4901 && v4902;
-    if (v4903) {
-      const float v4904 = v3945.x[50];
-      const bool v4905 = v4897 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4906 = v4899 - v78;
-      const bool v4907 = v4906 < v2;
-      const bool v4908 = v4905 && v4907;
-      if (v4908) {
-        const iron_bf16 v4909 = iron_f32_to_bf16(v4904);
-        const unsigned int v4910 = v4897 * v2;
-        const unsigned int v4911 = v4910 + v4899;
-        const unsigned int v4912 = v4911 - v78;
-        out[v4912] = v4909;
-      }
-    }
-    const unsigned int v4913 = static_cast<unsigned int>(v3945.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4914 = v4045 + v4913;
-    const unsigned int v4915 = static_cast<unsigned int>(v3945.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4916 = v79 + v4915;
-    const bool v4917 = v4914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4918 = v3941 && v4917;
-    const bool v4919 = v4916 < v80;
-    const bool v4920 = v4918 && v4919;
-    if (v4920) {
-      const float v4921 = v3945.x[51];
-      const bool v4922 = v4914 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4923 = v4916 - v78;
-      const bool v4924 = v4923 < v2;
-      const bool v4925 = v4922 && v4924;
-      if (v4925) {
-        const iron_bf16 v4926 = iron_f32_to_bf16(v4921);
-        const unsigned int v4927 = v4914 * v2;
-        const unsigned int v4928 = v4927 + v4916;
-        const unsigned int v4929 = v4928 - v78;
-        out[v4929] = v4926;
-      }
-    }
-    const unsigned int v4930 = static_cast<unsigned int>(v3945.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4931 = v4045 + v4930;
-    const unsigned int v4932 = static_cast<unsigned int>(v3945.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4933 = v79 + v4932;
-    const bool v4934 = v4931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4935 = v3941 && v4934;
-    const bool v4936 = v4933 < v80;
-    const bool v4937 = v4935 && v4936;
-    if (v4937) {
-      const float v4938 = v3945.x[52];
-      const bool v4939 = v4931 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4940 = v4933 - v78;
-      const bool v4941 = v4940 < v2;
-      const bool v4942 = v4939 && v4941;
-      if (v4942) {
-        const iron_bf16 v4943 = iron_f32_to_bf16(v4938);
-        const unsigned int v4944 = v4931 * v2;
-        const unsigned int v4945 = v4944 + v4933;
-        const unsigned int v4946 = v4945 - v78;
-        out[v4946] = v4943;
-      }
-    }
-    const unsigned int v4947 = static_cast<unsigned int>(v3945.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4948 = v4045 + v4947;
-    const unsigned int v4949 = static_cast<unsigned int>(v3945.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4950 = v79 + v4949;
-    const bool v4951 = v4948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4952 = v3941 && v4951;
-    const bool v4953 = v4950 < v80;
-    const bool v4954 = v4952 && v4953;
-    if (v4954) {
-      const float v4955 = v3945.x[53];
-      const bool v4956 = v4948 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4957 = v4950 - v78;
-      const bool v4958 = v4957 < v2;
-      const bool v4959 = v4956 && v4958;
-      if (v4959) {
-        const iron_bf16 v4960 = iron_f32_to_bf16(v4955);
-        const unsigned int v4961 = v4948 * v2;
-        const unsigned int v4962 = v4961 + v4950;
-        const unsigned int v4963 = v4962 - v78;
-        out[v4963] = v4960;
-      }
-    }
-    const unsigned int v4964 = static_cast<unsigned int>(v3945.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4965 = v4045 + v4964;
-    const unsigned int v4966 = static_cast<unsigned int>(v3945.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4967 = v79 + v4966;
-    const bool v4968 = v4965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4969 = v3941 && v4968;
-    const bool v4970 = v4967 < v80;
-    const bool v4971 = v4969 && v4970;
-    if (v4971) {
-      const float v4972 = v3945.x[54];
-      const bool v4973 = v4965 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4974 = v4967 - v78;
-      const bool v4975 = v4974 < v2;
-      const bool v4976 = v4973 && v4975;
-      if (v4976) {
-        const iron_bf16 v4977 = iron_f32_to_bf16(v4972);
-        const unsigned int v4978 = v4965 * v2;
-        const unsigned int v4979 = v4978 + v4967;
-        const unsigned int v4980 = v4979 - v78;
-        out[v4980] = v4977;
-      }
-    }
-    const unsigned int v4981 = static_cast<unsigned int>(v3945.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4982 = v4045 + v4981;
-    const unsigned int v4983 = static_cast<unsigned int>(v3945.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v4984 = v79 + v4983;
-    const bool v4985 = v4982 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4986 = v3941 && v4985;
-    const bool v4987 = v4984 < v80;
-    const bool v4988 = v4986 && v4987;
-    if (v4988) {
-      const float v4989 = v3945.x[55];
-      const bool v4990 = v4982 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v4991 = v4984 - v78;
-      const bool v4992 = v4991 < v2;
-      const bool v4993 = v4990 && v4992;
-      if (v4993) {
-        const iron_bf16 v4994 = iron_f32_to_bf16(v4989);
-        const unsigned int v4995 = v4982 * v2;
-        const unsigned int v4996 = v4995 + v4984;
-        const unsigned int v4997 = v4996 - v78;
-        out[v4997] = v4994;
-      }
-    }
-    const unsigned int v4998 = static_cast<unsigned int>(v3945.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v4999 = v4045 + v4998;
-    const unsigned int v5000 = static_cast<unsigned int>(v3945.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5001 = v79 + v5000;
-    const bool v5002 = v4999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5003 = v3941 && v5002;
-    const bool v5004 = v5001 < v80;
-    const bool v5005 = v5003 && v5004;
-    if (v5005) {
-      const float v5006 = v3945.x[56];
-      const bool v5007 = v4999 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5008 = v5001 - v78;
-      const bool v5009 = v5008 < v2;
-      const bool v5010 = v5007 && v5009;
-      if (v5010) {
-        const iron_bf16 v5011 = iron_f32_to_bf16(v5006);
-        const unsigned int v5012 = v4999 * v2;
-        const unsigned int v5013 = v5012 + v5001;
-        const unsigned int v5014 = v5013 - v78;
-        out[v5014] = v5011;
-      }
-    }
-    const unsigned int v5015 = static_cast<unsigned int>(v3945.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5016 = v4045 + v5015;
-    const unsigned int v5017 = static_cast<unsigned int>(v3945.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5018 = v79 + v5017;
-    const bool v5019 = v5016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5020 = v3941 && v5019;
-    const bool v5021 = v5018 < v80;
-    const bool v5022 = v5020 && v5021;
-    if (v5022) {
-      const float v5023 = v3945.x[57];
-      const bool v5024 = v5016 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5025 = v5018 - v78;
-      const bool v5026 = v5025 < v2;
-      const bool v5027 = v5024 && v5026;
-      if (v5027) {
-        const iron_bf16 v5028 = iron_f32_to_bf16(v5023);
-        const unsigned int v5029 = v5016 * v2;
-        const unsigned int v5030 = v5029 + v5018;
-        const unsigned int v5031 = v5030 - v78;
-        out[v5031] = v5028;
-      }
-    }
-    const unsigned int v5032 = static_cast<unsigned int>(v3945.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5033 = v4045 + v5032;
-    const unsigned int v5034 = static_cast<unsigned int>(v3945.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5035 = v79 + v5034;
-    const bool v5036 = v5033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5037 = v3941 && v5036;
-    const bool v5038 = v5035 < v80;
-    const bool v5039 = v5037 && v5038;
-    if (v5039) {
-      const float v5040 = v3945.x[58];
-      const bool v5041 = v5033 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5042 = v5035 - v78;
-      const bool v5043 = v5042 < v2;
-      const bool v5044 = v5041 && v5043;
-      if (v5044) {
-        const iron_bf16 v5045 = iron_f32_to_bf16(v5040);
-        const unsigned int v5046 = v5033 * v2;
-        const unsigned int v5047 = v5046 + v5035;
-        const unsigned int v5048 = v5047 - v78;
-        out[v5048] = v5045;
-      }
-    }
-    const unsigned int v5049 = static_cast<unsigned int>(v3945.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5050 = v4045 + v5049;
-    const unsigned int v5051 = static_cast<unsigned int>(v3945.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5052 = v79 + v5051;
-    const bool v5053 = v5050 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5054 = v3941 && v5053;
-    const bool v5055 = v5052 < v80;
-    const bool v5056 = v5054 && v5055;
-    if (v5056) {
-      const float v5057 = v3945.x[59];
-      const bool v5058 = v5050 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5059 = v5052 - v78;
-      const bool v5060 = v5059 < v2;
-      const bool v5061 = v5058 && v5060;
-      if (v5061) {
-        const iron_bf16 v5062 = iron_f32_to_bf16(v5057);
-        const unsigned int v5063 = v5050 * v2;
-        const unsigned int v5064 = v5063 + v5052;
-        const unsigned int v5065 = v5064 - v78;
-        out[v5065] = v5062;
-      }
-    }
-    const unsigned int v5066 = static_cast<unsigned int>(v3945.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5067 = v4045 + v5066;
-    const unsigned int v5068 = static_cast<unsigned int>(v3945.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5069 = v79 + v5068;
-    const bool v5070 = v5067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5071 = v3941 && v5070;
-    const bool v5072 = v5069 < v80;
-    const bool v5073 = v5071 && v5072;
-    if (v5073) {
-      const float v5074 = v3945.x[60];
-      const bool v5075 = v5067 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5076 = v5069 - v78;
-      const bool v5077 = v5076 < v2;
-      const bool v5078 = v5075 && v5077;
-      if (v5078) {
-        const iron_bf16 v5079 = iron_f32_to_bf16(v5074);
-        const unsigned int v5080 = v5067 * v2;
-        const unsigned int v5081 = v5080 + v5069;
-        const unsigned int v5082 = v5081 - v78;
-        out[v5082] = v5079;
-      }
-    }
-    const unsigned int v5083 = static_cast<unsigned int>(v3945.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5084 = v4045 + v5083;
-    const unsigned int v5085 = static_cast<unsigned int>(v3945.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5086 = v79 + v5085;
-    const bool v5087 = v5084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5088 = v3941 && v5087;
-    const bool v5089 = v5086 < v80;
-    const bool v5090 = v5088 && v5089;
-    if (v5090) {
-      const float v5091 = v3945.x[61];
-      const bool v5092 = v5084 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5093 = v5086 - v78;
-      const bool v5094 = v5093 < v2;
-      const bool v5095 = v5092 && v5094;
-      if (v5095) {
-        const iron_bf16 v5096 = iron_f32_to_bf16(v5091);
-        const unsigned int v5097 = v5084 * v2;
-        const unsigned int v5098 = v5097 + v5086;
-        const unsigned int v5099 = v5098 - v78;
-        out[v5099] = v5096;
-      }
-    }
-    const unsigned int v5100 = static_cast<unsigned int>(v3945.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5101 = v4045 + v5100;
-    const unsigned int v5102 = static_cast<unsigned int>(v3945.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5103 = v79 + v5102;
-    const bool v5104 = v5101 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5105 = v3941 && v5104;
-    const bool v5106 = v5103 < v80;
-    const bool v5107 = v5105 && v5106;
-    if (v5107) {
-      const float v5108 = v3945.x[62];
-      const bool v5109 = v5101 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5110 = v5103 - v78;
-      const bool v5111 = v5110 < v2;
-      const bool v5112 = v5109 && v5111;
-      if (v5112) {
-        const iron_bf16 v5113 = iron_f32_to_bf16(v5108);
-        const unsigned int v5114 = v5101 * v2;
-        const unsigned int v5115 = v5114 + v5103;
-        const unsigned int v5116 = v5115 - v78;
-        out[v5116] = v5113;
-      }
-    }
-    const unsigned int v5117 = static_cast<unsigned int>(v3945.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5118 = v4045 + v5117;
-    const unsigned int v5119 = static_cast<unsigned int>(v3945.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5120 = v79 + v5119;
-    const bool v5121 = v5118 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5122 = v3941 && v5121;
-    const bool v5123 = v5120 < v80;
-    const bool v5124 = v5122 && v5123;
-    if (v5124) {
-      const float v5125 = v3945.x[63];
-      const bool v5126 = v5118 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5127 = v5120 - v78;
-      const bool v5128 = v5127 < v2;
-      const bool v5129 = v5126 && v5128;
-      if (v5129) {
-        const iron_bf16 v5130 = iron_f32_to_bf16(v5125);
-        const unsigned int v5131 = v5118 * v2;
-        const unsigned int v5132 = v5131 + v5120;
-        const unsigned int v5133 = v5132 - v78;
-        out[v5133] = v5130;
-      }
-    }
-    const unsigned int v5135 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:156
-    iron_frag<float, 2, 16, 128> v5145;  // kernels/gemm/gemm_warpgroup.hpp:95
-    iron_frag_fill(v5145, 0.0f);
-    if (v3949) {  // kernels/gemm/gemm_warpgroup.hpp:101
-      const bool v7807 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:102
-      if (v7807) {
-        const unsigned int v7811 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:105
-        const unsigned int v7814 = v3937 << 5u;
-        const unsigned int v7815 = v7814 + v7811;
-        const unsigned int v7816 = v7815 >> 3u;
-        const unsigned int v7817 = v7815 & 7u;
-        const unsigned int v7818 = v7817 << 3u;
-        const unsigned int v7819 = v75 + v7816;
-        const bool v7821 = v7819 < v0;
-        const bool v7822 = v7818 < v3;
-        const bool v7823 = v7821 && v7822;
-        const unsigned int v7824 = v7819 * v3;
-        const unsigned int v7825 = v7824 + v7818;
-        const unsigned int v7826 = v7823 ? v7825 : v28;
-        const unsigned int v7827 = v7816 << 6u;
-        const unsigned int v7829 = v7827 + v7818;
-        iron_copy_async<16>(shm3 + (v7829 ^ (((v7829 >> 6u) & 7u) << 3u)), x_sorted + v7826, v7823);
-        const unsigned int v7831 = v7815 + 384u;
-        const unsigned int v7832 = v7831 >> 3u;
-        const unsigned int v7833 = v7831 & 7u;
-        const unsigned int v7834 = v7833 << 3u;
-        const unsigned int v7835 = v75 + v7832;
-        const bool v7837 = v7835 < v0;
-        const bool v7838 = v7834 < v3;
-        const bool v7839 = v7837 && v7838;
-        const unsigned int v7840 = v7835 * v3;
-        const unsigned int v7841 = v7840 + v7834;
-        const unsigned int v7842 = v7839 ? v7841 : v28;
-        const unsigned int v7843 = v7832 << 6u;
-        const unsigned int v7845 = v7843 + v7834;
-        iron_copy_async<16>(shm3 + (v7845 ^ (((v7845 >> 6u) & 7u) << 3u)), x_sorted + v7842, v7839);
-        const unsigned int v7847 = v7815 + 768u;
-        const bool v7849 = v7847 < 1024u;
-        if (v7849) {
-          const unsigned int v7850 = v7847 >> 3u;
-          const unsigned int v7851 = v7847 & 7u;
-          const unsigned int v7852 = v7851 << 3u;
-          const unsigned int v7853 = v75 + v7850;
-          const bool v7855 = v7853 < v0;
-          const bool v7856 = v7852 < v3;
-          const bool v7857 = v7855 && v7856;
-          const unsigned int v7858 = v7853 * v3;
-          const unsigned int v7859 = v7858 + v7852;
-          const unsigned int v7860 = v7857 ? v7859 : v28;
-          const unsigned int v7861 = v7850 << 6u;
-          const unsigned int v7863 = v7861 + v7852;
-          iron_copy_async<16>(shm3 + (v7863 ^ (((v7863 >> 6u) & 7u) << 3u)), x_sorted + v7860, v7857);
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:118
+      }
+    }
+    const unsigned int v468 = v365 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:124
+    const unsigned int v469 = v468 << 4u;
+    const unsigned int v471 = v366 << 6u;
+    const unsigned int v472 = v75 + v471;
+    const unsigned int v473 = v472 + v469;
+    const unsigned int v474 = static_cast<unsigned int>(v373.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v475 = v473 + v474;
+    const unsigned int v476 = static_cast<unsigned int>(v373.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v477 = v79 + v476;
+    const bool v478 = v475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v479 = v369 && v478;
+    const bool v480 = v477 < v80;
+    const bool v481 = v479 && v480;
+    if (v481) {
+      const float v482 = v373.x[0];
+      const bool v483 = v475 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v484 = v477 - v78;
+      const bool v485 = v484 < v2;
+      const bool v486 = v483 && v485;
+      if (v486) {
+        const iron_bf16 v487 = iron_f32_to_bf16(v482);
+        const unsigned int v488 = v475 * v2;
+        const unsigned int v489 = v488 + v477;
+        const unsigned int v490 = v489 - v78;
+        out[v490] = v487;
+      }
+    }
+    const unsigned int v491 = static_cast<unsigned int>(v373.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v492 = v473 + v491;
+    const unsigned int v493 = static_cast<unsigned int>(v373.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v494 = v79 + v493;
+    const bool v495 = v492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v496 = v369 && v495;
+    const bool v497 = v494 < v80;
+    const bool v498 = v496 && v497;
+    if (v498) {
+      const float v499 = v373.x[1];
+      const bool v500 = v492 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v501 = v494 - v78;
+      const bool v502 = v501 < v2;
+      const bool v503 = v500 && v502;
+      if (v503) {
+        const iron_bf16 v504 = iron_f32_to_bf16(v499);
+        const unsigned int v505 = v492 * v2;
+        const unsigned int v506 = v505 + v494;
+        const unsigned int v507 = v506 - v78;
+        out[v507] = v504;
+      }
+    }
+    const unsigned int v508 = static_cast<unsigned int>(v373.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v509 = v473 + v508;
+    const unsigned int v510 = static_cast<unsigned int>(v373.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v511 = v79 + v510;
+    const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v513 = v369 && v512;
+    const bool v514 = v511 < v80;
+    const bool v515 = v513 && v514;
+    if (v515) {
+      const float v516 = v373.x[2];
+      const bool v517 = v509 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v518 = v511 - v78;
+      const bool v519 = v518 < v2;
+      const bool v520 = v517 && v519;
+      if (v520) {
+        const iron_bf16 v521 = iron_f32_to_bf16(v516);
+        const unsigned int v522 = v509 * v2;
+        const unsigned int v523 = v522 + v511;
+        const unsigned int v524 = v523 - v78;
+        out[v524] = v521;
+      }
+    }
+    const unsigned int v525 = static_cast<unsigned int>(v373.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v526 = v473 + v525;
+    const unsigned int v527 = static_cast<unsigned int>(v373.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v528 = v79 + v527;
+    const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v530 = v369 && v529;
+    const bool v531 = v528 < v80;
+    const bool v532 = v530 && v531;
+    if (v532) {
+      const float v533 = v373.x[3];
+      const bool v534 = v526 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v535 = v528 - v78;
+      const bool v536 = v535 < v2;
+      const bool v537 = v534 && v536;
+      if (v537) {
+        const iron_bf16 v538 = iron_f32_to_bf16(v533);
+        const unsigned int v539 = v526 * v2;
+        const unsigned int v540 = v539 + v528;
+        const unsigned int v541 = v540 - v78;
+        out[v541] = v538;
+      }
+    }
+    const unsigned int v542 = static_cast<unsigned int>(v373.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v543 = v473 + v542;
+    const unsigned int v544 = static_cast<unsigned int>(v373.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v545 = v79 + v544;
+    const bool v546 = v543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v547 = v369 && v546;
+    const bool v548 = v545 < v80;
+    const bool v549 = v547 && v548;
+    if (v549) {
+      const float v550 = v373.x[4];
+      const bool v551 = v543 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v552 = v545 - v78;
+      const bool v553 = v552 < v2;
+      const bool v554 = v551 && v553;
+      if (v554) {
+        const iron_bf16 v555 = iron_f32_to_bf16(v550);
+        const unsigned int v556 = v543 * v2;
+        const unsigned int v557 = v556 + v545;
+        const unsigned int v558 = v557 - v78;
+        out[v558] = v555;
+      }
+    }
+    const unsigned int v559 = static_cast<unsigned int>(v373.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v560 = v473 + v559;
+    const unsigned int v561 = static_cast<unsigned int>(v373.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v562 = v79 + v561;
+    const bool v563 = v560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v564 = v369 && v563;
+    const bool v565 = v562 < v80;
+    const bool v566 = v564 && v565;
+    if (v566) {
+      const float v567 = v373.x[5];
+      const bool v568 = v560 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v569 = v562 - v78;
+      const bool v570 = v569 < v2;
+      const bool v571 = v568 && v570;
+      if (v571) {
+        const iron_bf16 v572 = iron_f32_to_bf16(v567);
+        const unsigned int v573 = v560 * v2;
+        const unsigned int v574 = v573 + v562;
+        const unsigned int v575 = v574 - v78;
+        out[v575] = v572;
+      }
+    }
+    const unsigned int v576 = static_cast<unsigned int>(v373.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v577 = v473 + v576;
+    const unsigned int v578 = static_cast<unsigned int>(v373.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v579 = v79 + v578;
+    const bool v580 = v577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v581 = v369 && v580;
+    const bool v582 = v579 < v80;
+    const bool v583 = v581 && v582;
+    if (v583) {
+      const float v584 = v373.x[6];
+      const bool v585 = v577 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v586 = v579 - v78;
+      const bool v587 = v586 < v2;
+      const bool v588 = v585 && v587;
+      if (v588) {
+        const iron_bf16 v589 = iron_f32_to_bf16(v584);
+        const unsigned int v590 = v577 * v2;
+        const unsigned int v591 = v590 + v579;
+        const unsigned int v592 = v591 - v78;
+        out[v592] = v589;
+      }
+    }
+    const unsigned int v593 = static_cast<unsigned int>(v373.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v594 = v473 + v593;
+    const unsigned int v595 = static_cast<unsigned int>(v373.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v596 = v79 + v595;
+    const bool v597 = v594 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v598 = v369 && v597;
+    const bool v599 = v596 < v80;
+    const bool v600 = v598 && v599;
+    if (v600) {
+      const float v601 = v373.x[7];
+      const bool v602 = v594 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v603 = v596 - v78;
+      const bool v604 = v603 < v2;
+      const bool v605 = v602 && v604;
+      if (v605) {
+        const iron_bf16 v606 = iron_f32_to_bf16(v601);
+        const unsigned int v607 = v594 * v2;
+        const unsigned int v608 = v607 + v596;
+        const unsigned int v609 = v608 - v78;
+        out[v609] = v606;
+      }
+    }
+    const unsigned int v610 = static_cast<unsigned int>(v373.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v611 = v473 + v610;
+    const unsigned int v612 = static_cast<unsigned int>(v373.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v613 = v79 + v612;
+    const bool v614 = v611 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v615 = v369 && v614;
+    const bool v616 = v613 < v80;
+    const bool v617 = v615 && v616;
+    if (v617) {
+      const float v618 = v373.x[8];
+      const bool v619 = v611 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v620 = v613 - v78;
+      const bool v621 = v620 < v2;
+      const bool v622 = v619 && v621;
+      if (v622) {
+        const iron_bf16 v623 = iron_f32_to_bf16(v618);
+        const unsigned int v624 = v611 * v2;
+        const unsigned int v625 = v624 + v613;
+        const unsigned int v626 = v625 - v78;
+        out[v626] = v623;
+      }
+    }
+    const unsigned int v627 = static_cast<unsigned int>(v373.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v628 = v473 + v627;
+    const unsigned int v629 = static_cast<unsigned int>(v373.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v630 = v79 + v629;
+    const bool v631 = v628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v632 = v369 && v631;
+    const bool v633 = v630 < v80;
+    const bool v634 = v632 && v633;
+    if (v634) {
+      const float v635 = v373.x[9];
+      const bool v636 = v628 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v637 = v630 - v78;
+      const bool v638 = v637 < v2;
+      const bool v639 = v636 && v638;
+      if (v639) {
+        const iron_bf16 v640 = iron_f32_to_bf16(v635);
+        const unsigned int v641 = v628 * v2;
+        const unsigned int v642 = v641 + v630;
+        const unsigned int v643 = v642 - v78;
+        out[v643] = v640;
+      }
+    }
+    const unsigned int v644 = static_cast<unsigned int>(v373.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v645 = v473 + v644;
+    const unsigned int v646 = static_cast<unsigned int>(v373.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v647 = v79 + v646;
+    const bool v648 = v645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v649 = v369 && v648;
+    const bool v650 = v647 < v80;
+    const bool v651 = v649 && v650;
+    if (v651) {
+      const float v652 = v373.x[10];
+      const bool v653 = v645 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v654 = v647 - v78;
+      const bool v655 = v654 < v2;
+      const bool v656 = v653 && v655;
+      if (v656) {
+        const iron_bf16 v657 = iron_f32_to_bf16(v652);
+        const unsigned int v658 = v645 * v2;
+        const unsigned int v659 = v658 + v647;
+        const unsigned int v660 = v659 - v78;
+        out[v660] = v657;
+      }
+    }
+    const unsigned int v661 = static_cast<unsigned int>(v373.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v662 = v473 + v661;
+    const unsigned int v663 = static_cast<unsigned int>(v373.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v664 = v79 + v663;
+    const bool v665 = v662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v666 = v369 && v665;
+    const bool v667 = v664 < v80;
+    const bool v668 = v666 && v667;
+    if (v668) {
+      const float v669 = v373.x[11];
+      const bool v670 = v662 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v671 = v664 - v78;
+      const bool v672 = v671 < v2;
+      const bool v673 = v670 && v672;
+      if (v673) {
+        const iron_bf16 v674 = iron_f32_to_bf16(v669);
+        const unsigned int v675 = v662 * v2;
+        const unsigned int v676 = v675 + v664;
+        const unsigned int v677 = v676 - v78;
+        out[v677] = v674;
+      }
+    }
+    const unsigned int v678 = static_cast<unsigned int>(v373.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v679 = v473 + v678;
+    const unsigned int v680 = static_cast<unsigned int>(v373.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v681 = v79 + v680;
+    const bool v682 = v679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v683 = v369 && v682;
+    const bool v684 = v681 < v80;
+    const bool v685 = v683 && v684;
+    if (v685) {
+      const float v686 = v373.x[12];
+      const bool v687 = v679 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v688 = v681 - v78;
+      const bool v689 = v688 < v2;
+      const bool v690 = v687 && v689;
+      if (v690) {
+        const iron_bf16 v691 = iron_f32_to_bf16(v686);
+        const unsigned int v692 = v679 * v2;
+        const unsigned int v693 = v692 + v681;
+        const unsigned int v694 = v693 - v78;
+        out[v694] = v691;
+      }
+    }
+    const unsigned int v695 = static_cast<unsigned int>(v373.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v696 = v473 + v695;
+    const unsigned int v697 = static_cast<unsigned int>(v373.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v698 = v79 + v697;
+    const bool v699 = v696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v700 = v369 && v699;
+    const bool v701 = v698 < v80;
+    const bool v702 = v700 && v701;
+    if (v702) {
+      const float v703 = v373.x[13];
+      const bool v704 = v696 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v705 = v698 - v78;
+      const bool v706 = v705 < v2;
+      const bool v707 = v704 && v706;
+      if (v707) {
+        const iron_bf16 v708 = iron_f32_to_bf16(v703);
+        const unsigned int v709 = v696 * v2;
+        const unsigned int v710 = v709 + v698;
+        const unsigned int v711 = v710 - v78;
+        out[v711] = v708;
+      }
+    }
+    const unsigned int v712 = static_cast<unsigned int>(v373.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v713 = v473 + v712;
+    const unsigned int v714 = static_cast<unsigned int>(v373.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v715 = v79 + v714;
+    const bool v716 = v713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v717 = v369 && v716;
+    const bool v718 = v715 < v80;
+    const bool v719 = v717 && v718;
+    if (v719) {
+      const float v720 = v373.x[14];
+      const bool v721 = v713 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v722 = v715 - v78;
+      const bool v723 = v722 < v2;
+      const bool v724 = v721 && v723;
+      if (v724) {
+        const iron_bf16 v725 = iron_f32_to_bf16(v720);
+        const unsigned int v726 = v713 * v2;
+        const unsigned int v727 = v726 + v715;
+        const unsigned int v728 = v727 - v78;
+        out[v728] = v725;
+      }
+    }
+    const unsigned int v729 = static_cast<unsigned int>(v373.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v730 = v473 + v729;
+    const unsigned int v731 = static_cast<unsigned int>(v373.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v732 = v79 + v731;
+    const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v734 = v369 && v733;
+    const bool v735 = v732 < v80;
+    const bool v736 = v734 && v735;
+    if (v736) {
+      const float v737 = v373.x[15];
+      const bool v738 = v730 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v739 = v732 - v78;
+      const bool v740 = v739 < v2;
+      const bool v741 = v738 && v740;
+      if (v741) {
+        const iron_bf16 v742 = iron_f32_to_bf16(v737);
+        const unsigned int v743 = v730 * v2;
+        const unsigned int v744 = v743 + v732;
+        const unsigned int v745 = v744 - v78;
+        out[v745] = v742;
+      }
+    }
+    const unsigned int v746 = static_cast<unsigned int>(v373.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v747 = v473 + v746;
+    const unsigned int v748 = static_cast<unsigned int>(v373.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v749 = v79 + v748;
+    const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v751 = v369 && v750;
+    const bool v752 = v749 < v80;
+    const bool v753 = v751 && v752;
+    if (v753) {
+      const float v754 = v373.x[16];
+      const bool v755 = v747 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v756 = v749 - v78;
+      const bool v757 = v756 < v2;
+      const bool v758 = v755 && v757;
+      if (v758) {
+        const iron_bf16 v759 = iron_f32_to_bf16(v754);
+        const unsigned int v760 = v747 * v2;
+        const unsigned int v761 = v760 + v749;
+        const unsigned int v762 = v761 - v78;
+        out[v762] = v759;
+      }
+    }
+    const unsigned int v763 = static_cast<unsigned int>(v373.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v764 = v473 + v763;
+    const unsigned int v765 = static_cast<unsigned int>(v373.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v766 = v79 + v765;
+    const bool v767 = v764 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v768 = v369 && v767;
+    const bool v769 = v766 < v80;
+    const bool v770 = v768 && v769;
+    if (v770) {
+      const float v771 = v373.x[17];
+      const bool v772 = v764 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v773 = v766 - v78;
+      const bool v774 = v773 < v2;
+      const bool v775 = v772 && v774;
+      if (v775) {
+        const iron_bf16 v776 = iron_f32_to_bf16(v771);
+        const unsigned int v777 = v764 * v2;
+        const unsigned int v778 = v777 + v766;
+        const unsigned int v779 = v778 - v78;
+        out[v779] = v776;
+      }
+    }
+    const unsigned int v780 = static_cast<unsigned int>(v373.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v781 = v473 + v780;
+    const unsigned int v782 = static_cast<unsigned int>(v373.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v783 = v79 + v782;
+    const bool v784 = v781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v785 = v369 && v784;
+    const bool v786 = v783 < v80;
+    const bool v787 = v785 && v786;
+    if (v787) {
+      const float v788 = v373.x[18];
+      const bool v789 = v781 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v790 = v783 - v78;
+      const bool v791 = v790 < v2;
+      const bool v792 = v789 && v791;
+      if (v792) {
+        const iron_bf16 v793 = iron_f32_to_bf16(v788);
+        const unsigned int v794 = v781 * v2;
+        const unsigned int v795 = v794 + v783;
+        const unsigned int v796 = v795 - v78;
+        out[v796] = v793;
+      }
+    }
+    const unsigned int v797 = static_cast<unsigned int>(v373.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v798 = v473 + v797;
+    const unsigned int v799 = static_cast<unsigned int>(v373.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v800 = v79 + v799;
+    const bool v801 = v798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v802 = v369 && v801;
+    const bool v803 = v800 < v80;
+    const bool v804 = v802 && v803;
+    if (v804) {
+      const float v805 = v373.x[19];
+      const bool v806 = v798 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v807 = v800 - v78;
+      const bool v808 = v807 < v2;
+      const bool v809 = v806 && v808;
+      if (v809) {
+        const iron_bf16 v810 = iron_f32_to_bf16(v805);
+        const unsigned int v811 = v798 * v2;
+        const unsigned int v812 = v811 + v800;
+        const unsigned int v813 = v812 - v78;
+        out[v813] = v810;
+      }
+    }
+    const unsigned int v814 = static_cast<unsigned int>(v373.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v815 = v473 + v814;
+    const unsigned int v816 = static_cast<unsigned int>(v373.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v817 = v79 + v816;
+    const bool v818 = v815 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v819 = v369 && v818;
+    const bool v820 = v817 < v80;
+    const bool v821 = v819 && v820;
+    if (v821) {
+      const float v822 = v373.x[20];
+      const bool v823 = v815 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v824 = v817 - v78;
+      const bool v825 = v824 < v2;
+      const bool v826 = v823 && v825;
+      if (v826) {
+        const iron_bf16 v827 = iron_f32_to_bf16(v822);
+        const unsigned int v828 = v815 * v2;
+        const unsigned int v829 = v828 + v817;
+        const unsigned int v830 = v829 - v78;
+        out[v830] = v827;
+      }
+    }
+    const unsigned int v831 = static_cast<unsigned int>(v373.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v832 = v473 + v831;
+    const unsigned int v833 = static_cast<unsigned int>(v373.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v834 = v79 + v833;
+    const bool v835 = v832 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v836 = v369 && v835;
+    const bool v837 = v834 < v80;
+    const bool v838 = v836 && v837;
+    if (v838) {
+      const float v839 = v373.x[21];
+      const bool v840 = v832 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v841 = v834 - v78;
+      const bool v842 = v841 < v2;
+      const bool v843 = v840 && v842;
+      if (v843) {
+        const iron_bf16 v844 = iron_f32_to_bf16(v839);
+        const unsigned int v845 = v832 * v2;
+        const unsigned int v846 = v845 + v834;
+        const unsigned int v847 = v846 - v78;
+        out[v847] = v844;
+      }
+    }
+    const unsigned int v848 = static_cast<unsigned int>(v373.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v849 = v473 + v848;
+    const unsigned int v850 = static_cast<unsigned int>(v373.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v851 = v79 + v850;
+    const bool v852 = v849 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v853 = v369 && v852;
+    const bool v854 = v851 < v80;
+    const bool v855 = v853 && v854;
+    if (v855) {
+      const float v856 = v373.x[22];
+      const bool v857 = v849 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v858 = v851 - v78;
+      const bool v859 = v858 < v2;
+      const bool v860 = v857 && v859;
+      if (v860) {
+        const iron_bf16 v861 = iron_f32_to_bf16(v856);
+        const unsigned int v862 = v849 * v2;
+        const unsigned int v863 = v862 + v851;
+        const unsigned int v864 = v863 - v78;
+        out[v864] = v861;
+      }
+    }
+    const unsigned int v865 = static_cast<unsigned int>(v373.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v866 = v473 + v865;
+    const unsigned int v867 = static_cast<unsigned int>(v373.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v868 = v79 + v867;
+    const bool v869 = v866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v870 = v369 && v869;
+    const bool v871 = v868 < v80;
+    const bool v872 = v870 && v871;
+    if (v872) {
+      const float v873 = v373.x[23];
+      const bool v874 = v866 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v875 = v868 - v78;
+      const bool v876 = v875 < v2;
+      const bool v877 = v874 && v876;
+      if (v877) {
+        const iron_bf16 v878 = iron_f32_to_bf16(v873);
+        const unsigned int v879 = v866 * v2;
+        const unsigned int v880 = v879 + v868;
+        const unsigned int v881 = v880 - v78;
+        out[v881] = v878;
+      }
+    }
+    const unsigned int v882 = static_cast<unsigned int>(v373.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v883 = v473 + v882;
+    const unsigned int v884 = static_cast<unsigned int>(v373.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v885 = v79 + v884;
+    const bool v886 = v883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v887 = v369 && v886;
+    const bool v888 = v885 < v80;
+    const bool v889 = v887 && v888;
+    if (v889) {
+      const float v890 = v373.x[24];
+      const bool v891 = v883 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v892 = v885 - v78;
+      const bool v893 = v892 < v2;
+      const bool v894 = v891 && v893;
+      if (v894) {
+        const iron_bf16 v895 = iron_f32_to_bf16(v890);
+        const unsigned int v896 = v883 * v2;
+        const unsigned int v897 = v896 + v885;
+        const unsigned int v898 = v897 - v78;
+        out[v898] = v895;
+      }
+    }
+    const unsigned int v899 = static_cast<unsigned int>(v373.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v900 = v473 + v899;
+    const unsigned int v901 = static_cast<unsigned int>(v373.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v902 = v79 + v901;
+    const bool v903 = v900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v904 = v369 && v903;
+    const bool v905 = v902 < v80;
+    const bool v906 = v904 && v905;
+    if (v906) {
+      const float v907 = v373.x[25];
+      const bool v908 = v900 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v909 = v902 - v78;
+      const bool v910 = v909 < v2;
+      const bool v911 = v908 && v910;
+      if (v911) {
+        const iron_bf16 v912 = iron_f32_to_bf16(v907);
+        const unsigned int v913 = v900 * v2;
+        const unsigned int v914 = v913 + v902;
+        const unsigned int v915 = v914 - v78;
+        out[v915] = v912;
+      }
+    }
+    const unsigned int v916 = static_cast<unsigned int>(v373.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v917 = v473 + v916;
+    const unsigned int v918 = static_cast<unsigned int>(v373.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v919 = v79 + v918;
+    const bool v920 = v917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v921 = v369 && v920;
+    const bool v922 = v919 < v80;
+    const bool v923 = v921 && v922;
+    if (v923) {
+      const float v924 = v373.x[26];
+      const bool v925 = v917 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v926 = v919 - v78;
+      const bool v927 = v926 < v2;
+      const bool v928 = v925 && v927;
+      if (v928) {
+        const iron_bf16 v929 = iron_f32_to_bf16(v924);
+        const unsigned int v930 = v917 * v2;
+        const unsigned int v931 = v930 + v919;
+        const unsigned int v932 = v931 - v78;
+        out[v932] = v929;
+      }
+    }
+    const unsigned int v933 = static_cast<unsigned int>(v373.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v934 = v473 + v933;
+    const unsigned int v935 = static_cast<unsigned int>(v373.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v936 = v79 + v935;
+    const bool v937 = v934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v938 = v369 && v937;
+    const bool v939 = v936 < v80;
+    const bool v940 = v938 && v939;
+    if (v940) {
+      const float v941 = v373.x[27];
+      const bool v942 = v934 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v943 = v936 - v78;
+      const bool v944 = v943 < v2;
+      const bool v945 = v942 && v944;
+      if (v945) {
+        const iron_bf16 v946 = iron_f32_to_bf16(v941);
+        const unsigned int v947 = v934 * v2;
+        const unsigned int v948 = v947 + v936;
+        const unsigned int v949 = v948 - v78;
+        out[v949] = v946;
+      }
+    }
+    const unsigned int v950 = static_cast<unsigned int>(v373.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v951 = v473 + v950;
+    const unsigned int v952 = static_cast<unsigned int>(v373.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v953 = v79 + v952;
+    const bool v954 = v951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v955 = v369 && v954;
+    const bool v956 = v953 < v80;
+    const bool v957 = v955 && v956;
+    if (v957) {
+      const float v958 = v373.x[28];
+      const bool v959 = v951 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v960 = v953 - v78;
+      const bool v961 = v960 < v2;
+      const bool v962 = v959 && v961;
+      if (v962) {
+        const iron_bf16 v963 = iron_f32_to_bf16(v958);
+        const unsigned int v964 = v951 * v2;
+        const unsigned int v965 = v964 + v953;
+        const unsigned int v966 = v965 - v78;
+        out[v966] = v963;
+      }
+    }
+    const unsigned int v967 = static_cast<unsigned int>(v373.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v968 = v473 + v967;
+    const unsigned int v969 = static_cast<unsigned int>(v373.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v970 = v79 + v969;
+    const bool v971 = v968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v972 = v369 && v971;
+    const bool v973 = v970 < v80;
+    const bool v974 = v972 && v973;
+    if (v974) {
+      const float v975 = v373.x[29];
+      const bool v976 = v968 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v977 = v970 - v78;
+      const bool v978 = v977 < v2;
+      const bool v979 = v976 && v978;
+      if (v979) {
+        const iron_bf16 v980 = iron_f32_to_bf16(v975);
+        const unsigned int v981 = v968 * v2;
+        const unsigned int v982 = v981 + v970;
+        const unsigned int v983 = v982 - v78;
+        out[v983] = v980;
+      }
+    }
+    const unsigned int v984 = static_cast<unsigned int>(v373.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v985 = v473 + v984;
+    const unsigned int v986 = static_cast<unsigned int>(v373.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v987 = v79 + v986;
+    const bool v988 = v985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v989 = v369 && v988;
+    const bool v990 = v987 < v80;
+    const bool v991 = v989 && v990;
+    if (v991) {
+      const float v992 = v373.x[30];
+      const bool v993 = v985 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v994 = v987 - v78;
+      const bool v995 = v994 < v2;
+      const bool v996 = v993 && v995;
+      if (v996) {
+        const iron_bf16 v997 = iron_f32_to_bf16(v992);
+        const unsigned int v998 = v985 * v2;
+        const unsigned int v999 = v998 + v987;
+        const unsigned int v1000 = v999 - v78;
+        out[v1000] = v997;
+      }
+    }
+    const unsigned int v1001 = static_cast<unsigned int>(v373.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1002 = v473 + v1001;
+    const unsigned int v1003 = static_cast<unsigned int>(v373.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1004 = v79 + v1003;
+    const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1006 = v369 && v1005;
+    const bool v1007 = v1004 < v80;
+    const bool v1008 = v1006 && v1007;
+    if (v1008) {
+      const float v1009 = v373.x[31];
+      const bool v1010 = v1002 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1011 = v1004 - v78;
+      const bool v1012 = v1011 < v2;
+      const bool v1013 = v1010 && v1012;
+      if (v1013) {
+        const iron_bf16 v1014 = iron_f32_to_bf16(v1009);
+        const unsigned int v1015 = v1002 * v2;
+        const unsigned int v1016 = v1015 + v1004;
+        const unsigned int v1017 = v1016 - v78;
+        out[v1017] = v1014;
+      }
+    }
+    const unsigned int v1018 = static_cast<unsigned int>(v373.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1019 = v473 + v1018;
+    const unsigned int v1020 = static_cast<unsigned int>(v373.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1021 = v79 + v1020;
+    const bool v1022 = v1019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1023 = v369 && v1022;
+    const bool v1024 = v1021 < v80;
+    const bool v1025 = v1023 && v1024;
+    if (v1025) {
+      const float v1026 = v373.x[32];
+      const bool v1027 = v1019 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1028 = v1021 - v78;
+      const bool v1029 = v1028 < v2;
+      const bool v1030 = v1027 && v1029;
+      if (v1030) {
+        const iron_bf16 v1031 = iron_f32_to_bf16(v1026);
+        const unsigned int v1032 = v1019 * v2;
+        const unsigned int v1033 = v1032 + v1021;
+        const unsigned int v1034 = v1033 - v78;
+        out[v1034] = v1031;
+      }
+    }
+    const unsigned int v1035 = static_cast<unsigned int>(v373.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1036 = v473 + v1035;
+    const unsigned int v1037 = static_cast<unsigned int>(v373.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1038 = v79 + v1037;
+    const bool v1039 = v1036 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1040 = v369 && v1039;
+    const bool v1041 = v1038 < v80;
+    const bool v1042 = v1040 && v1041;
+    if (v1042) {
+      const float v1043 = v373.x[33];
+      const bool v1044 = v1036 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1045 = v1038 - v78;
+      const bool v1046 = v1045 < v2;
+      const bool v1047 = v1044 && v1046;
+      if (v1047) {
+        const iron_bf16 v1048 = iron_f32_to_bf16(v1043);
+        const unsigned int v1049 = v1036 * v2;
+        const unsigned int v1050 = v1049 + v1038;
+        const unsigned int v1051 = v1050 - v78;
+        out[v1051] = v1048;
+      }
+    }
+    const unsigned int v1052 = static_cast<unsigned int>(v373.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1053 = v473 + v1052;
+    const unsigned int v1054 = static_cast<unsigned int>(v373.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1055 = v79 + v1054;
+    const bool v1056 = v1053 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1057 = v369 && v1056;
+    const bool v1058 = v1055 < v80;
+    const bool v1059 = v1057 && v1058;
+    if (v1059) {
+      const float v1060 = v373.x[34];
+      const bool v1061 = v1053 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1062 = v1055 - v78;
+      const bool v1063 = v1062 < v2;
+      const bool v1064 = v1061 && v1063;
+      if (v1064) {
+        const iron_bf16 v1065 = iron_f32_to_bf16(v1060);
+        const unsigned int v1066 = v1053 * v2;
+        const unsigned int v1067 = v1066 + v1055;
+        const unsigned int v1068 = v1067 - v78;
+        out[v1068] = v1065;
+      }
+    }
+    const unsigned int v1069 = static_cast<unsigned int>(v373.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1070 = v473 + v1069;
+    const unsigned int v1071 = static_cast<unsigned int>(v373.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1072 = v79 + v1071;
+    const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1074 = v369 && v1073;
+    const bool v1075 = v1072 < v80;
+    const bool v1076 = v1074 && v1075;
+    if (v1076) {
+      const float v1077 = v373.x[35];
+      const bool v1078 = v1070 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1079 = v1072 - v78;
+      const bool v1080 = v1079 < v2;
+      const bool v1081 = v1078 && v1080;
+      if (v1081) {
+        const iron_bf16 v1082 = iron_f32_to_bf16(v1077);
+        const unsigned int v1083 = v1070 * v2;
+        const unsigned int v1084 = v1083 + v1072;
+        const unsigned int v1085 = v1084 - v78;
+        out[v1085] = v1082;
+      }
+    }
+    const unsigned int v1086 = static_cast<unsigned int>(v373.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1087 = v473 + v1086;
+    const unsigned int v1088 = static_cast<unsigned int>(v373.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1089 = v79 + v1088;
+    const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1091 = v369 && v1090;
+    const bool v1092 = v1089 < v80;
+    const bool v1093 = v1091 && v1092;
+    if (v1093) {
+      const float v1094 = v373.x[36];
+      const bool v1095 = v1087 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1096 = v1089 - v78;
+      const bool v1097 = v1096 < v2;
+      const bool v1098 = v1095 && v1097;
+      if (v1098) {
+        const iron_bf16 v1099 = iron_f32_to_bf16(v1094);
+        const unsigned int v1100 = v1087 * v2;
+        const unsigned int v1101 = v1100 + v1089;
+        const unsigned int v1102 = v1101 - v78;
+        out[v1102] = v1099;
+      }
+    }
+    const unsigned int v1103 = static_cast<unsigned int>(v373.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1104 = v473 + v1103;
+    const unsigned int v1105 = static_cast<unsigned int>(v373.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1106 = v79 + v1105;
+    const bool v1107 = v1104 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1108 = v369 && v1107;
+    const bool v1109 = v1106 < v80;
+    const bool v1110 = v1108 && v1109;
+    if (v1110) {
+      const float v1111 = v373.x[37];
+      const bool v1112 = v1104 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1113 = v1106 - v78;
+      const bool v1114 = v1113 < v2;
+      const bool v1115 = v1112 && v1114;
+      if (v1115) {
+        const iron_bf16 v1116 = iron_f32_to_bf16(v1111);
+        const unsigned int v1117 = v1104 * v2;
+        const unsigned int v1118 = v1117 + v1106;
+        const unsigned int v1119 = v1118 - v78;
+        out[v1119] = v1116;
+      }
+    }
+    const unsigned int v1120 = static_cast<unsigned int>(v373.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1121 = v473 + v1120;
+    const unsigned int v1122 = static_cast<unsigned int>(v373.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1123 = v79 + v1122;
+    const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1125 = v369 && v1124;
+    const bool v1126 = v1123 < v80;
+    const bool v1127 = v1125 && v1126;
+    if (v1127) {
+      const float v1128 = v373.x[38];
+      const bool v1129 = v1121 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1130 = v1123 - v78;
+      const bool v1131 = v1130 < v2;
+      const bool v1132 = v1129 && v1131;
+      if (v1132) {
+        const iron_bf16 v1133 = iron_f32_to_bf16(v1128);
+        const unsigned int v1134 = v1121 * v2;
+        const unsigned int v1135 = v1134 + v1123;
+        const unsigned int v1136 = v1135 - v78;
+        out[v1136] = v1133;
+      }
+    }
+    const unsigned int v1137 = static_cast<unsigned int>(v373.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1138 = v473 + v1137;
+    const unsigned int v1139 = static_cast<unsigned int>(v373.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1140 = v79 + v1139;
+    const bool v1141 = v1138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1142 = v369 && v1141;
+    const bool v1143 = v1140 < v80;
+    const bool v1144 = v1142 && v1143;
+    if (v1144) {
+      const float v1145 = v373.x[39];
+      const bool v1146 = v1138 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1147 = v1140 - v78;
+      const bool v1148 = v1147 < v2;
+      const bool v1149 = v1146 && v1148;
+      if (v1149) {
+        const iron_bf16 v1150 = iron_f32_to_bf16(v1145);
+        const unsigned int v1151 = v1138 * v2;
+        const unsigned int v1152 = v1151 + v1140;
+        const unsigned int v1153 = v1152 - v78;
+        out[v1153] = v1150;
+      }
+    }
+    const unsigned int v1154 = static_cast<unsigned int>(v373.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1155 = v473 + v1154;
+    const unsigned int v1156 = static_cast<unsigned int>(v373.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1157 = v79 + v1156;
+    const bool v1158 = v1155 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1159 = v369 && v1158;
+    const bool v1160 = v1157 < v80;
+    const bool v1161 = v1159 && v1160;
+    if (v1161) {
+      const float v1162 = v373.x[40];
+      const bool v1163 = v1155 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1164 = v1157 - v78;
+      const bool v1165 = v1164 < v2;
+      const bool v1166 = v1163 && v1165;
+      if (v1166) {
+        const iron_bf16 v1167 = iron_f32_to_bf16(v1162);
+        const unsigned int v1168 = v1155 * v2;
+        const unsigned int v1169 = v1168 + v1157;
+        const unsigned int v1170 = v1169 - v78;
+        out[v1170] = v1167;
+      }
+    }
+    const unsigned int v1171 = static_cast<unsigned int>(v373.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1172 = v473 + v1171;
+    const unsigned int v1173 = static_cast<unsigned int>(v373.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1174 = v79 + v1173;
+    const bool v1175 = v1172 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1176 = v369 && v1175;
+    const bool v1177 = v1174 < v80;
+    const bool v1178 = v1176 && v1177;
+    if (v1178) {
+      const float v1179 = v373.x[41];
+      const bool v1180 = v1172 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1181 = v1174 - v78;
+      const bool v1182 = v1181 < v2;
+      const bool v1183 = v1180 && v1182;
+      if (v1183) {
+        const iron_bf16 v1184 = iron_f32_to_bf16(v1179);
+        const unsigned int v1185 = v1172 * v2;
+        const unsigned int v1186 = v1185 + v1174;
+        const unsigned int v1187 = v1186 - v78;
+        out[v1187] = v1184;
+      }
+    }
+    const unsigned int v1188 = static_cast<unsigned int>(v373.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1189 = v473 + v1188;
+    const unsigned int v1190 = static_cast<unsigned int>(v373.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1191 = v79 + v1190;
+    const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1193 = v369 && v1192;
+    const bool v1194 = v1191 < v80;
+    const bool v1195 = v1193 && v1194;
+    if (v1195) {
+      const float v1196 = v373.x[42];
+      const bool v1197 = v1189 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1198 = v1191 - v78;
+      const bool v1199 = v1198 < v2;
+      const bool v1200 = v1197 && v1199;
+      if (v1200) {
+        const iron_bf16 v1201 = iron_f32_to_bf16(v1196);
+        const unsigned int v1202 = v1189 * v2;
+        const unsigned int v1203 = v1202 + v1191;
+        const unsigned int v1204 = v1203 - v78;
+        out[v1204] = v1201;
+      }
+    }
+    const unsigned int v1205 = static_cast<unsigned int>(v373.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1206 = v473 + v1205;
+    const unsigned int v1207 = static_cast<unsigned int>(v373.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1208 = v79 + v1207;
+    const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1210 = v369 && v1209;
+    const bool v1211 = v1208 < v80;
+    const bool v1212 = v1210 && v1211;
+    if (v1212) {
+      const float v1213 = v373.x[43];
+      const bool v1214 = v1206 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1215 = v1208 - v78;
+      const bool v1216 = v1215 < v2;
+      const bool v1217 = v1214 && v1216;
+      if (v1217) {
+        const iron_bf16 v1218 = iron_f32_to_bf16(v1213);
+        const unsigned int v1219 = v1206 * v2;
+        const unsigned int v1220 = v1219 + v1208;
+        const unsigned int v1221 = v1220 - v78;
+        out[v1221] = v1218;
+      }
+    }
+    const unsigned int v1222 = static_cast<unsigned int>(v373.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1223 = v473 + v1222;
+    const unsigned int v1224 = static_cast<unsigned int>(v373.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1225 = v79 + v1224;
+    const bool v1226 = v1223 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1227 = v369 && v1226;
+    const bool v1228 = v1225 < v80;
+    const bool v1229 = v1227 && v1228;
+    if (v1229) {
+      const float v1230 = v373.x[44];
+      const bool v1231 = v1223 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1232 = v1225 - v78;
+      const bool v1233 = v1232 < v2;
+      const bool v1234 = v1231 && v1233;
+      if (v1234) {
+        const iron_bf16 v1235 = iron_f32_to_bf16(v1230);
+        const unsigned int v1236 = v1223 * v2;
+        const unsigned int v1237 = v1236 + v1225;
+        const unsigned int v1238 = v1237 - v78;
+        out[v1238] = v1235;
+      }
+    }
+    const unsigned int v1239 = static_cast<unsigned int>(v373.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1240 = v473 + v1239;
+    const unsigned int v1241 = static_cast<unsigned int>(v373.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1242 = v79 + v1241;
+    const bool v1243 = v1240 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1244 = v369 && v1243;
+    const bool v1245 = v1242 < v80;
+    const bool v1246 = v1244 && v1245;
+    if (v1246) {
+      const float v1247 = v373.x[45];
+      const bool v1248 = v1240 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1249 = v1242 - v78;
+      const bool v1250 = v1249 < v2;
+      const bool v1251 = v1248 && v1250;
+      if (v1251) {
+        const iron_bf16 v1252 = iron_f32_to_bf16(v1247);
+        const unsigned int v1253 = v1240 * v2;
+        const unsigned int v1254 = v1253 + v1242;
+        const unsigned int v1255 = v1254 - v78;
+        out[v1255] = v1252;
+      }
+    }
+    const unsigned int v1256 = static_cast<unsigned int>(v373.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1257 = v473 + v1256;
+    const unsigned int v1258 = static_cast<unsigned int>(v373.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1259 = v79 + v1258;
+    const bool v1260 = v1257 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1261 = v369 && v1260;
+    const bool v1262 = v1259 < v80;
+    const bool v1263 = v1261 && v1262;
+    if (v1263) {
+      const float v1264 = v373.x[46];
+      const bool v1265 = v1257 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1266 = v1259 - v78;
+      const bool v1267 = v1266 < v2;
+      const bool v1268 = v1265 && v1267;
+      if (v1268) {
+        const iron_bf16 v1269 = iron_f32_to_bf16(v1264);
+        const unsigned int v1270 = v1257 * v2;
+        const unsigned int v1271 = v1270 + v1259;
+        const unsigned int v1272 = v1271 - v78;
+        out[v1272] = v1269;
+      }
+    }
+    const unsigned int v1273 = static_cast<unsigned int>(v373.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1274 = v473 + v1273;
+    const unsigned int v1275 = static_cast<unsigned int>(v373.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1276 = v79 + v1275;
+    const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1278 = v369 && v1277;
+    const bool v1279 = v1276 < v80;
+    const bool v1280 = v1278 && v1279;
+    if (v1280) {
+      const float v1281 = v373.x[47];
+      const bool v1282 = v1274 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1283 = v1276 - v78;
+      const bool v1284 = v1283 < v2;
+      const bool v1285 = v1282 && v1284;
+      if (v1285) {
+        const iron_bf16 v1286 = iron_f32_to_bf16(v1281);
+        const unsigned int v1287 = v1274 * v2;
+        const unsigned int v1288 = v1287 + v1276;
+        const unsigned int v1289 = v1288 - v78;
+        out[v1289] = v1286;
+      }
+    }
+    const unsigned int v1290 = static_cast<unsigned int>(v373.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1291 = v473 + v1290;
+    const unsigned int v1292 = static_cast<unsigned int>(v373.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1293 = v79 + v1292;
+    const bool v1294 = v1291 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1295 = v369 && v1294;
+    const bool v1296 = v1293 < v80;
+    const bool v1297 = v1295 && v1296;
+    if (v1297) {
+      const float v1298 = v373.x[48];
+      const bool v1299 = v1291 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1300 = v1293 - v78;
+      const bool v1301 = v1300 < v2;
+      const bool v1302 = v1299 && v1301;
+      if (v1302) {
+        const iron_bf16 v1303 = iron_f32_to_bf16(v1298);
+        const unsigned int v1304 = v1291 * v2;
+        const unsigned int v1305 = v1304 + v1293;
+        const unsigned int v1306 = v1305 - v78;
+        out[v1306] = v1303;
+      }
+    }
+    const unsigned int v1307 = static_cast<unsigned int>(v373.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1308 = v473 + v1307;
+    const unsigned int v1309 = static_cast<unsigned int>(v373.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1310 = v79 + v1309;
+    const bool v1311 = v1308 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1312 = v369 && v1311;
+    const bool v1313 = v1310 < v80;
+    const bool v1314 = v1312 && v1313;
+    if (v1314) {
+      const float v1315 = v373.x[49];
+      const bool v1316 = v1308 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1317 = v1310 - v78;
+      const bool v1318 = v1317 < v2;
+      const bool v1319 = v1316 && v1318;
+      if (v1319) {
+        const iron_bf16 v1320 = iron_f32_to_bf16(v1315);
+        const unsigned int v1321 = v1308 * v2;
+        const unsigned int v1322 = v1321 + v1310;
+        const unsigned int v1323 = v1322 - v78;
+        out[v1323] = v1320;
+      }
+    }
+    const unsigned int v1324 = static_cast<unsigned int>(v373.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1325 = v473 + v1324;
+    const unsigned int v1326 = static_cast<unsigned int>(v373.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1327 = v79 + v1326;
+    const bool v1328 = v1325 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1329 = v369 && v1328;
+    const bool v1330 = v1327 < v80;
+    const bool v1331 = v1329 && v1330;
+    if (v1331) {
+      const float v1332 = v373.x[50];
+      const bool v1333 = v1325 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1334 = v1327 - v78;
+      const bool v1335 = v1334 < v2;
+      const bool v1336 = v1333 && v1335;
+      if (v1336) {
+        const iron_bf16 v1337 = iron_f32_to_bf16(v1332);
+        const unsigned int v1338 = v1325 * v2;
+        const unsigned int v1339 = v1338 + v1327;
+        const unsigned int v1340 = v1339 - v78;
+        out[v1340] = v1337;
+      }
+    }
+    const unsigned int v1341 = static_cast<unsigned int>(v373.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1342 = v473 + v1341;
+    const unsigned int v1343 = static_cast<unsigned int>(v373.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1344 = v79 + v1343;
+    const bool v1345 = v1342 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1346 = v369 && v1345;
+    const bool v1347 = v1344 < v80;
+    const bool v1348 = v1346 && v1347;
+    if (v1348) {
+      const float v1349 = v373.x[51];
+      const bool v1350 = v1342 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1351 = v1344 - v78;
+      const bool v1352 = v1351 < v2;
+      const bool v1353 = v1350 && v1352;
+      if (v1353) {
+        const iron_bf16 v1354 = iron_f32_to_bf16(v1349);
+        const unsigned int v1355 = v1342 * v2;
+        const unsigned int v1356 = v1355 + v1344;
+        const unsigned int v1357 = v1356 - v78;
+        out[v1357] = v1354;
+      }
+    }
+    const unsigned int v1358 = static_cast<unsigned int>(v373.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1359 = v473 + v1358;
+    const unsigned int v1360 = static_cast<unsigned int>(v373.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1361 = v79 + v1360;
+    const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1363 = v369 && v1362;
+    const bool v1364 = v1361 < v80;
+    const bool v1365 = v1363 && v1364;
+    if (v1365) {
+      const float v1366 = v373.x[52];
+      const bool v1367 = v1359 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1368 = v1361 - v78;
+      const bool v1369 = v1368 < v2;
+      const bool v1370 = v1367 && v1369;
+      if (v1370) {
+        const iron_bf16 v1371 = iron_f32_to_bf16(v1366);
+        const unsigned int v1372 = v1359 * v2;
+        const unsigned int v1373 = v1372 + v1361;
+        const unsigned int v1374 = v1373 - v78;
+        out[v1374] = v1371;
+      }
+    }
+    const unsigned int v1375 = static_cast<unsigned int>(v373.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1376 = v473 + v1375;
+    const unsigned int v1377 = static_cast<unsigned int>(v373.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1378 = v79 + v1377;
+    const bool v1379 = v1376 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1380 = v369 && v1379;
+    const bool v1381 = v1378 < v80;
+    const bool v1382 = v1380 && v1381;
+    if (v1382) {
+      const float v1383 = v373.x[53];
+      const bool v1384 = v1376 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1385 = v1378 - v78;
+      const bool v1386 = v1385 < v2;
+      const bool v1387 = v1384 && v1386;
+      if (v1387) {
+        const iron_bf16 v1388 = iron_f32_to_bf16(v1383);
+        const unsigned int v1389 = v1376 * v2;
+        const unsigned int v1390 = v1389 + v1378;
+        const unsigned int v1391 = v1390 - v78;
+        out[v1391] = v1388;
+      }
+    }
+    const unsigned int v1392 = static_cast<unsigned int>(v373.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1393 = v473 + v1392;
+    const unsigned int v1394 = static_cast<unsigned int>(v373.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1395 = v79 + v1394;
+    const bool v1396 = v1393 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1397 = v369 && v1396;
+    const bool v1398 = v1395 < v80;
+    const bool v1399 = v1397 && v1398;
+    if (v1399) {
+      const float v1400 = v373.x[54];
+      const bool v1401 = v1393 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1402 = v1395 - v78;
+      const bool v1403 = v1402 < v2;
+      const bool v1404 = v1401 && v1403;
+      if (v1404) {
+        const iron_bf16 v1405 = iron_f32_to_bf16(v1400);
+        const unsigned int v1406 = v1393 * v2;
+        const unsigned int v1407 = v1406 + v1395;
+        const unsigned int v1408 = v1407 - v78;
+        out[v1408] = v1405;
+      }
+    }
+    const unsigned int v1409 = static_cast<unsigned int>(v373.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1410 = v473 + v1409;
+    const unsigned int v1411 = static_cast<unsigned int>(v373.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1412 = v79 + v1411;
+    const bool v1413 = v1410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1414 = v369 && v1413;
+    const bool v1415 = v1412 < v80;
+    const bool v1416 = v1414 && v1415;
+    if (v1416) {
+      const float v1417 = v373.x[55];
+      const bool v1418 = v1410 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1419 = v1412 - v78;
+      const bool v1420 = v1419 < v2;
+      const bool v1421 = v1418 && v1420;
+      if (v1421) {
+        const iron_bf16 v1422 = iron_f32_to_bf16(v1417);
+        const unsigned int v1423 = v1410 * v2;
+        const unsigned int v1424 = v1423 + v1412;
+        const unsigned int v1425 = v1424 - v78;
+        out[v1425] = v1422;
+      }
+    }
+    const unsigned int v1426 = static_cast<unsigned int>(v373.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1427 = v473 + v1426;
+    const unsigned int v1428 = static_cast<unsigned int>(v373.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1429 = v79 + v1428;
+    const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1431 = v369 && v1430;
+    const bool v1432 = v1429 < v80;
+    const bool v1433 = v1431 && v1432;
+    if (v1433) {
+      const float v1434 = v373.x[56];
+      const bool v1435 = v1427 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1436 = v1429 - v78;
+      const bool v1437 = v1436 < v2;
+      const bool v1438 = v1435 && v1437;
+      if (v1438) {
+        const iron_bf16 v1439 = iron_f32_to_bf16(v1434);
+        const unsigned int v1440 = v1427 * v2;
+        const unsigned int v1441 = v1440 + v1429;
+        const unsigned int v1442 = v1441 - v78;
+        out[v1442] = v1439;
+      }
+    }
+    const unsigned int v1443 = static_cast<unsigned int>(v373.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1444 = v473 + v1443;
+    const unsigned int v1445 = static_cast<unsigned int>(v373.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1446 = v79 + v1445;
+    const bool v1447 = v1444 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1448 = v369 && v1447;
+    const bool v1449 = v1446 < v80;
+    const bool v1450 = v1448 && v1449;
+    if (v1450) {
+      const float v1451 = v373.x[57];
+      const bool v1452 = v1444 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1453 = v1446 - v78;
+      const bool v1454 = v1453 < v2;
+      const bool v1455 = v1452 && v1454;
+      if (v1455) {
+        const iron_bf16 v1456 = iron_f32_to_bf16(v1451);
+        const unsigned int v1457 = v1444 * v2;
+        const unsigned int v1458 = v1457 + v1446;
+        const unsigned int v1459 = v1458 - v78;
+        out[v1459] = v1456;
+      }
+    }
+    const unsigned int v1460 = static_cast<unsigned int>(v373.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1461 = v473 + v1460;
+    const unsigned int v1462 = static_cast<unsigned int>(v373.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1463 = v79 + v1462;
+    const bool v1464 = v1461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1465 = v369 && v1464;
+    const bool v1466 = v1463 < v80;
+    const bool v1467 = v1465 && v1466;
+    if (v1467) {
+      const float v1468 = v373.x[58];
+      const bool v1469 = v1461 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1470 = v1463 - v78;
+      const bool v1471 = v1470 < v2;
+      const bool v1472 = v1469 && v1471;
+      if (v1472) {
+        const iron_bf16 v1473 = iron_f32_to_bf16(v1468);
+        const unsigned int v1474 = v1461 * v2;
+        const unsigned int v1475 = v1474 + v1463;
+        const unsigned int v1476 = v1475 - v78;
+        out[v1476] = v1473;
+      }
+    }
+    const unsigned int v1477 = static_cast<unsigned int>(v373.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1478 = v473 + v1477;
+    const unsigned int v1479 = static_cast<unsigned int>(v373.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1480 = v79 + v1479;
+    const bool v1481 = v1478 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1482 = v369 && v1481;
+    const bool v1483 = v1480 < v80;
+    const bool v1484 = v1482 && v1483;
+    if (v1484) {
+      const float v1485 = v373.x[59];
+      const bool v1486 = v1478 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1487 = v1480 - v78;
+      const bool v1488 = v1487 < v2;
+      const bool v1489 = v1486 && v1488;
+      if (v1489) {
+        const iron_bf16 v1490 = iron_f32_to_bf16(v1485);
+        const unsigned int v1491 = v1478 * v2;
+        const unsigned int v1492 = v1491 + v1480;
+        const unsigned int v1493 = v1492 - v78;
+        out[v1493] = v1490;
+      }
+    }
+    const unsigned int v1494 = static_cast<unsigned int>(v373.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1495 = v473 + v1494;
+    const unsigned int v1496 = static_cast<unsigned int>(v373.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1497 = v79 + v1496;
+    const bool v1498 = v1495 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1499 = v369 && v1498;
+    const bool v1500 = v1497 < v80;
+    const bool v1501 = v1499 && v1500;
+    if (v1501) {
+      const float v1502 = v373.x[60];
+      const bool v1503 = v1495 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1504 = v1497 - v78;
+      const bool v1505 = v1504 < v2;
+      const bool v1506 = v1503 && v1505;
+      if (v1506) {
+        const iron_bf16 v1507 = iron_f32_to_bf16(v1502);
+        const unsigned int v1508 = v1495 * v2;
+        const unsigned int v1509 = v1508 + v1497;
+        const unsigned int v1510 = v1509 - v78;
+        out[v1510] = v1507;
+      }
+    }
+    const unsigned int v1511 = static_cast<unsigned int>(v373.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1512 = v473 + v1511;
+    const unsigned int v1513 = static_cast<unsigned int>(v373.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1514 = v79 + v1513;
+    const bool v1515 = v1512 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1516 = v369 && v1515;
+    const bool v1517 = v1514 < v80;
+    const bool v1518 = v1516 && v1517;
+    if (v1518) {
+      const float v1519 = v373.x[61];
+      const bool v1520 = v1512 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1521 = v1514 - v78;
+      const bool v1522 = v1521 < v2;
+      const bool v1523 = v1520 && v1522;
+      if (v1523) {
+        const iron_bf16 v1524 = iron_f32_to_bf16(v1519);
+        const unsigned int v1525 = v1512 * v2;
+        const unsigned int v1526 = v1525 + v1514;
+        const unsigned int v1527 = v1526 - v78;
+        out[v1527] = v1524;
+      }
+    }
+    const unsigned int v1528 = static_cast<unsigned int>(v373.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1529 = v473 + v1528;
+    const unsigned int v1530 = static_cast<unsigned int>(v373.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1531 = v79 + v1530;
+    const bool v1532 = v1529 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1533 = v369 && v1532;
+    const bool v1534 = v1531 < v80;
+    const bool v1535 = v1533 && v1534;
+    if (v1535) {
+      const float v1536 = v373.x[62];
+      const bool v1537 = v1529 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1538 = v1531 - v78;
+      const bool v1539 = v1538 < v2;
+      const bool v1540 = v1537 && v1539;
+      if (v1540) {
+        const iron_bf16 v1541 = iron_f32_to_bf16(v1536);
+        const unsigned int v1542 = v1529 * v2;
+        const unsigned int v1543 = v1542 + v1531;
+        const unsigned int v1544 = v1543 - v78;
+        out[v1544] = v1541;
+      }
+    }
+    const unsigned int v1545 = static_cast<unsigned int>(v373.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1546 = v473 + v1545;
+    const unsigned int v1547 = static_cast<unsigned int>(v373.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1548 = v79 + v1547;
+    const bool v1549 = v1546 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1550 = v369 && v1549;
+    const bool v1551 = v1548 < v80;
+    const bool v1552 = v1550 && v1551;
+    if (v1552) {
+      const float v1553 = v373.x[63];
+      const bool v1554 = v1546 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1555 = v1548 - v78;
+      const bool v1556 = v1555 < v2;
+      const bool v1557 = v1554 && v1556;
+      if (v1557) {
+        const iron_bf16 v1558 = iron_f32_to_bf16(v1553);
+        const unsigned int v1559 = v1546 * v2;
+        const unsigned int v1560 = v1559 + v1548;
+        const unsigned int v1561 = v1560 - v78;
+        out[v1561] = v1558;
+      }
+    }
+    const unsigned int v1563 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:153
+    iron_frag<float, 2, 16, 128> v1573;  // kernels/gemm/gemm_warpgroup.hpp:92
+    iron_frag_fill(v1573, 0.0f);
+    if (v377) {  // kernels/gemm/gemm_warpgroup.hpp:98
+      const bool v4235 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:99
+      if (v4235) {
+        const unsigned int v4239 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:102
+        const unsigned int v4242 = v365 << 5u;
+        const unsigned int v4243 = v4242 + v4239;
+        const unsigned int v4244 = v4243 >> 3u;
+        const unsigned int v4245 = v4243 & 7u;
+        const unsigned int v4246 = v4245 << 3u;
+        const unsigned int v4247 = v75 + v4244;
+        const bool v4249 = v4247 < v0;
+        const bool v4250 = v4246 < v3;
+        const bool v4251 = v4249 && v4250;
+        const unsigned int v4252 = v4247 * v3;
+        const unsigned int v4253 = v4252 + v4246;
+        const unsigned int v4254 = v4251 ? v4253 : v28;
+        const unsigned int v4255 = v4244 << 6u;
+        const unsigned int v4257 = v4255 + v4246;
+        iron_copy_async<16>(shm3 + (v4257 ^ (((v4257 >> 6u) & 7u) << 3u)), x_sorted + v4254, v4251);
+        const unsigned int v4259 = v4243 + 384u;
+        const unsigned int v4260 = v4259 >> 3u;
+        const unsigned int v4261 = v4259 & 7u;
+        const unsigned int v4262 = v4261 << 3u;
+        const unsigned int v4263 = v75 + v4260;
+        const bool v4265 = v4263 < v0;
+        const bool v4266 = v4262 < v3;
+        const bool v4267 = v4265 && v4266;
+        const unsigned int v4268 = v4263 * v3;
+        const unsigned int v4269 = v4268 + v4262;
+        const unsigned int v4270 = v4267 ? v4269 : v28;
+        const unsigned int v4271 = v4260 << 6u;
+        const unsigned int v4273 = v4271 + v4262;
+        iron_copy_async<16>(shm3 + (v4273 ^ (((v4273 >> 6u) & 7u) << 3u)), x_sorted + v4270, v4267);
+        const unsigned int v4275 = v4243 + 768u;
+        const bool v4277 = v4275 < 1024u;
+        if (v4277) {
+          const unsigned int v4278 = v4275 >> 3u;
+          const unsigned int v4279 = v4275 & 7u;
+          const unsigned int v4280 = v4279 << 3u;
+          const unsigned int v4281 = v75 + v4278;
+          const bool v4283 = v4281 < v0;
+          const bool v4284 = v4280 < v3;
+          const bool v4285 = v4283 && v4284;
+          const unsigned int v4286 = v4281 * v3;
+          const unsigned int v4287 = v4286 + v4280;
+          const unsigned int v4288 = v4285 ? v4287 : v28;
+          const unsigned int v4289 = v4278 << 6u;
+          const unsigned int v4291 = v4289 + v4280;
+          iron_copy_async<16>(shm3 + (v4291 ^ (((v4291 >> 6u) & 7u) << 3u)), x_sorted + v4288, v4285);
         }
-        const unsigned int v7864 = v5135 + v7816;  // kernels/gemm/gemm_warpgroup.hpp:106
-        const bool v7865 = v7864 < v80;
-        const bool v7866 = v7865 && v7822;
-        const unsigned int v7867 = v7864 * v3;
-        const unsigned int v7868 = v7867 + v7818;
-        const unsigned int v7869 = v7866 ? v7868 : v28;
-        iron_copy_async<16>(shm4 + (v7829 ^ (((v7829 >> 6u) & 7u) << 3u)), w + v7869, v7866);
-        const unsigned int v7870 = v5135 + v7832;
-        const bool v7871 = v7870 < v80;
-        const bool v7872 = v7871 && v7838;
-        const unsigned int v7873 = v7870 * v3;
-        const unsigned int v7874 = v7873 + v7834;
-        const unsigned int v7875 = v7872 ? v7874 : v28;
-        iron_copy_async<16>(shm4 + (v7845 ^ (((v7845 >> 6u) & 7u) << 3u)), w + v7875, v7872);
-        if (v7849) {
-          const unsigned int v7876 = v7847 >> 3u;
-          const unsigned int v7877 = v7847 & 7u;
-          const unsigned int v7878 = v7877 << 3u;
-          const unsigned int v7879 = v5135 + v7876;
-          const bool v7881 = v7879 < v80;
-          const bool v7882 = v7878 < v3;
-          const bool v7883 = v7881 && v7882;
-          const unsigned int v7884 = v7879 * v3;
-          const unsigned int v7885 = v7884 + v7878;
-          const unsigned int v7886 = v7883 ? v7885 : v28;
-          const unsigned int v7887 = v7876 << 6u;
-          const unsigned int v7889 = v7887 + v7878;
-          iron_copy_async<16>(shm4 + (v7889 ^ (((v7889 >> 6u) & 7u) << 3u)), w + v7886, v7883);
-        }
-      }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:102
-      const bool v7892 = 64u < v3;
-      if (v7892) {
-        const unsigned int v7896 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:105
-        const unsigned int v7899 = v3937 << 5u;
-        const unsigned int v7900 = v7899 + v7896;
-        const unsigned int v7901 = v7900 >> 3u;
-        const unsigned int v7902 = v7900 & 7u;
-        const unsigned int v7903 = v7902 << 3u;
-        const unsigned int v7904 = v75 + v7901;
-        const unsigned int v7905 = 64u + v7903;
-        const bool v7906 = v7904 < v0;
-        const bool v7907 = v7905 < v3;
-        const bool v7908 = v7906 && v7907;
-        const unsigned int v7909 = v7904 * v3;
-        const unsigned int v7910 = v7909 + v7905;
-        const unsigned int v7911 = v7908 ? v7910 : v28;
-        const unsigned int v7912 = v7901 << 6u;
-        const unsigned int v7913 = 8192u + v7912;
-        const unsigned int v7914 = v7913 + v7903;
-        iron_copy_async<16>(shm3 + (v7914 ^ (((v7914 >> 6u) & 7u) << 3u)), x_sorted + v7911, v7908);
-        const unsigned int v7916 = v7900 + 384u;
-        const unsigned int v7917 = v7916 >> 3u;
-        const unsigned int v7918 = v7916 & 7u;
-        const unsigned int v7919 = v7918 << 3u;
-        const unsigned int v7920 = v75 + v7917;
-        const unsigned int v7921 = 64u + v7919;
-        const bool v7922 = v7920 < v0;
-        const bool v7923 = v7921 < v3;
-        const bool v7924 = v7922 && v7923;
-        const unsigned int v7925 = v7920 * v3;
-        const unsigned int v7926 = v7925 + v7921;
-        const unsigned int v7927 = v7924 ? v7926 : v28;
-        const unsigned int v7928 = v7917 << 6u;
-        const unsigned int v7929 = 8192u + v7928;
-        const unsigned int v7930 = v7929 + v7919;
-        iron_copy_async<16>(shm3 + (v7930 ^ (((v7930 >> 6u) & 7u) << 3u)), x_sorted + v7927, v7924);
-        const unsigned int v7932 = v7900 + 768u;
-        const bool v7934 = v7932 < 1024u;
-        if (v7934) {
-          const unsigned int v7935 = v7932 >> 3u;
-          const unsigned int v7936 = v7932 & 7u;
-          const unsigned int v7937 = v7936 << 3u;
-          const unsigned int v7938 = v75 + v7935;
-          const unsigned int v7939 = 64u + v7937;
-          const bool v7940 = v7938 < v0;
-          const bool v7941 = v7939 < v3;
-          const bool v7942 = v7940 && v7941;
-          const unsigned int v7943 = v7938 * v3;
-          const unsigned int v7944 = v7943 + v7939;
-          const unsigned int v7945 = v7942 ? v7944 : v28;
-          const unsigned int v7946 = v7935 << 6u;
-          const unsigned int v7947 = 8192u + v7946;
-          const unsigned int v7948 = v7947 + v7937;
-          iron_copy_async<16>(shm3 + (v7948 ^ (((v7948 >> 6u) & 7u) << 3u)), x_sorted + v7945, v7942);
-        }
-        const unsigned int v7949 = v5135 + v7901;  // kernels/gemm/gemm_warpgroup.hpp:106
-        const bool v7950 = v7949 < v80;
-        const bool v7951 = v7950 && v7907;
-        const unsigned int v7952 = v7949 * v3;
-        const unsigned int v7953 = v7952 + v7905;
-        const unsigned int v7954 = v7951 ? v7953 : v28;
-        iron_copy_async<16>(shm4 + (v7914 ^ (((v7914 >> 6u) & 7u) << 3u)), w + v7954, v7951);
-        const unsigned int v7955 = v5135 + v7917;
-        const bool v7956 = v7955 < v80;
-        const bool v7957 = v7956 && v7923;
-        const unsigned int v7958 = v7955 * v3;
-        const unsigned int v7959 = v7958 + v7921;
-        const unsigned int v7960 = v7957 ? v7959 : v28;
-        iron_copy_async<16>(shm4 + (v7930 ^ (((v7930 >> 6u) & 7u) << 3u)), w + v7960, v7957);
-        if (v7934) {
-          const unsigned int v7961 = v7932 >> 3u;
-          const unsigned int v7962 = v7932 & 7u;
-          const unsigned int v7963 = v7962 << 3u;
-          const unsigned int v7964 = v5135 + v7961;
-          const unsigned int v7965 = 64u + v7963;
-          const bool v7966 = v7964 < v80;
-          const bool v7967 = v7965 < v3;
-          const bool v7968 = v7966 && v7967;
-          const unsigned int v7969 = v7964 * v3;
-          const unsigned int v7970 = v7969 + v7965;
-          const unsigned int v7971 = v7968 ? v7970 : v28;
-          const unsigned int v7972 = v7961 << 6u;
-          const unsigned int v7973 = 8192u + v7972;
-          const unsigned int v7974 = v7973 + v7963;
-          iron_copy_async<16>(shm4 + (v7974 ^ (((v7974 >> 6u) & 7u) << 3u)), w + v7971, v7968);
+        const unsigned int v4292 = v1563 + v4244;  // kernels/gemm/gemm_warpgroup.hpp:103
+        const bool v4293 = v4292 < v80;
+        const bool v4294 = v4293 && v4250;
+        const unsigned int v4295 = v4292 * v3;
+        const unsigned int v4296 = v4295 + v4246;
+        const unsigned int v4297 = v4294 ? v4296 : v28;
+        iron_copy_async<16>(shm4 + (v4257 ^ (((v4257 >> 6u) & 7u) << 3u)), w + v4297, v4294);
+        const unsigned int v4298 = v1563 + v4260;
+        const bool v4299 = v4298 < v80;
+        const bool v4300 = v4299 && v4266;
+        const unsigned int v4301 = v4298 * v3;
+        const unsigned int v4302 = v4301 + v4262;
+        const unsigned int v4303 = v4300 ? v4302 : v28;
+        iron_copy_async<16>(shm4 + (v4273 ^ (((v4273 >> 6u) & 7u) << 3u)), w + v4303, v4300);
+        if (v4277) {
+          const unsigned int v4304 = v4275 >> 3u;
+          const unsigned int v4305 = v4275 & 7u;
+          const unsigned int v4306 = v4305 << 3u;
+          const unsigned int v4307 = v1563 + v4304;
+          const bool v4309 = v4307 < v80;
+          const bool v4310 = v4306 < v3;
+          const bool v4311 = v4309 && v4310;
+          const unsigned int v4312 = v4307 * v3;
+          const unsigned int v4313 = v4312 + v4306;
+          const unsigned int v4314 = v4311 ? v4313 : v28;
+          const unsigned int v4315 = v4304 << 6u;
+          const unsigned int v4317 = v4315 + v4306;
+          iron_copy_async<16>(shm4 + (v4317 ^ (((v4317 >> 6u) & 7u) << 3u)), w + v4314, v4311);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:102
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:99
+      const bool v4320 = 64u < v3;
+      if (v4320) {
+        const unsigned int v4324 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:102
+        const unsigned int v4327 = v365 << 5u;
+        const unsigned int v4328 = v4327 + v4324;
+        const unsigned int v4329 = v4328 >> 3u;
+        const unsigned int v4330 = v4328 & 7u;
+        const unsigned int v4331 = v4330 << 3u;
+        const unsigned int v4332 = v75 + v4329;
+        const unsigned int v4333 = 64u + v4331;
+        const bool v4334 = v4332 < v0;
+        const bool v4335 = v4333 < v3;
+        const bool v4336 = v4334 && v4335;
+        const unsigned int v4337 = v4332 * v3;
+        const unsigned int v4338 = v4337 + v4333;
+        const unsigned int v4339 = v4336 ? v4338 : v28;
+        const unsigned int v4340 = v4329 << 6u;
+        const unsigned int v4341 = 8192u + v4340;
+        const unsigned int v4342 = v4341 + v4331;
+        iron_copy_async<16>(shm3 + (v4342 ^ (((v4342 >> 6u) & 7u) << 3u)), x_sorted + v4339, v4336);
+        const unsigned int v4344 = v4328 + 384u;
+        const unsigned int v4345 = v4344 >> 3u;
+        const unsigned int v4346 = v4344 & 7u;
+        const unsigned int v4347 = v4346 << 3u;
+        const unsigned int v4348 = v75 + v4345;
+        const unsigned int v4349 = 64u + v4347;
+        const bool v4350 = v4348 < v0;
+        const bool v4351 = v4349 < v3;
+        const bool v4352 = v4350 && v4351;
+        const unsigned int v4353 = v4348 * v3;
+        const unsigned int v4354 = v4353 + v4349;
+        const unsigned int v4355 = v4352 ? v4354 : v28;
+        const unsigned int v4356 = v4345 << 6u;
+        const unsigned int v4357 = 8192u + v4356;
+        const unsigned int v4358 = v4357 + v4347;
+        iron_copy_async<16>(shm3 + (v4358 ^ (((v4358 >> 6u) & 7u) << 3u)), x_sorted + v4355, v4352);
+        const unsigned int v4360 = v4328 + 768u;
+        const bool v4362 = v4360 < 1024u;
+        if (v4362) {
+          const unsigned int v4363 = v4360 >> 3u;
+          const unsigned int v4364 = v4360 & 7u;
+          const unsigned int v4365 = v4364 << 3u;
+          const unsigned int v4366 = v75 + v4363;
+          const unsigned int v4367 = 64u + v4365;
+          const bool v4368 = v4366 < v0;
+          const bool v4369 = v4367 < v3;
+          const bool v4370 = v4368 && v4369;
+          const unsigned int v4371 = v4366 * v3;
+          const unsigned int v4372 = v4371 + v4367;
+          const unsigned int v4373 = v4370 ? v4372 : v28;
+          const unsigned int v4374 = v4363 << 6u;
+          const unsigned int v4375 = 8192u + v4374;
+          const unsigned int v4376 = v4375 + v4365;
+          iron_copy_async<16>(shm3 + (v4376 ^ (((v4376 >> 6u) & 7u) << 3u)), x_sorted + v4373, v4370);
+        }
+        const unsigned int v4377 = v1563 + v4329;  // kernels/gemm/gemm_warpgroup.hpp:103
+        const bool v4378 = v4377 < v80;
+        const bool v4379 = v4378 && v4335;
+        const unsigned int v4380 = v4377 * v3;
+        const unsigned int v4381 = v4380 + v4333;
+        const unsigned int v4382 = v4379 ? v4381 : v28;
+        iron_copy_async<16>(shm4 + (v4342 ^ (((v4342 >> 6u) & 7u) << 3u)), w + v4382, v4379);
+        const unsigned int v4383 = v1563 + v4345;
+        const bool v4384 = v4383 < v80;
+        const bool v4385 = v4384 && v4351;
+        const unsigned int v4386 = v4383 * v3;
+        const unsigned int v4387 = v4386 + v4349;
+        const unsigned int v4388 = v4385 ? v4387 : v28;
+        iron_copy_async<16>(shm4 + (v4358 ^ (((v4358 >> 6u) & 7u) << 3u)), w + v4388, v4385);
+        if (v4362) {
+          const unsigned int v4389 = v4360 >> 3u;
+          const unsigned int v4390 = v4360 & 7u;
+          const unsigned int v4391 = v4390 << 3u;
+          const unsigned int v4392 = v1563 + v4389;
+          const unsigned int v4393 = 64u + v4391;
+          const bool v4394 = v4392 < v80;
+          const bool v4395 = v4393 < v3;
+          const bool v4396 = v4394 && v4395;
+          const unsigned int v4397 = v4392 * v3;
+          const unsigned int v4398 = v4397 + v4393;
+          const unsigned int v4399 = v4396 ? v4398 : v28;
+          const unsigned int v4400 = v4389 << 6u;
+          const unsigned int v4401 = 8192u + v4400;
+          const unsigned int v4402 = v4401 + v4391;
+          iron_copy_async<16>(shm4 + (v4402 ^ (((v4402 >> 6u) & 7u) << 3u)), w + v4399, v4396);
+        }
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:99
 
-      for (unsigned int v7109 = v28; v7109 < v3; v7109 += 64u) {
-        const unsigned int v7111 = v7109 >> 6u;
-        const unsigned int v7113 = v7111 % 3u;
+      for (unsigned int v3537 = v28; v3537 < v3; v3537 += 64u) {
+        const unsigned int v3539 = v3537 >> 6u;
+        const unsigned int v3541 = v3539 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        if (v3941) {
-          const unsigned int v7115 = v7113 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:109
-          const unsigned int v7123 = v4043 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:97
-          const unsigned int v7124 = v7115 + v7123;
-          const unsigned int v7377 = v4041 << 6u;
-          const unsigned int v7379 = v7124 + v7377;
-          iron_frag<iron_bf16, 0, 16, 16> v7386;
-          iron_frag_fill(v7386, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v7386, shm3, v7379, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v7388;
-          iron_frag_fill(v7388, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v7388, shm4, v7115, 64u);
-          iron_frag_mma_sync(v5145, v7386, v7388);
-          const unsigned int v7390 = v7379 + 16u;
-          const unsigned int v7393 = v7115 + 16u;
-          iron_frag<iron_bf16, 0, 16, 16> v7395;
-          iron_frag_fill(v7395, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v7395, shm3, v7390, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v7397;
-          iron_frag_fill(v7397, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v7397, shm4, v7393, 64u);
-          iron_frag_mma_sync(v5145, v7395, v7397);
-          const unsigned int v7399 = v7379 + 32u;
-          const unsigned int v7402 = v7115 + 32u;
-          iron_frag<iron_bf16, 0, 16, 16> v7404;
-          iron_frag_fill(v7404, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v7404, shm3, v7399, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v7406;
-          iron_frag_fill(v7406, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v7406, shm4, v7402, 64u);
-          iron_frag_mma_sync(v5145, v7404, v7406);
-          const unsigned int v7408 = v7379 + 48u;
-          const unsigned int v7411 = v7115 + 48u;
-          iron_frag<iron_bf16, 0, 16, 16> v7413;
-          iron_frag_fill(v7413, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v7413, shm3, v7408, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v7415;
-          iron_frag_fill(v7415, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v7415, shm4, v7411, 64u);
-          iron_frag_mma_sync(v5145, v7413, v7415);
+        if (v369) {
+          const unsigned int v3543 = v3541 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:106
+          const unsigned int v3551 = v471 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
+          const unsigned int v3552 = v3543 + v3551;
+          const unsigned int v3805 = v469 << 6u;
+          const unsigned int v3807 = v3552 + v3805;
+          iron_frag<iron_bf16, 0, 16, 16> v3814;
+          iron_frag_fill(v3814, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3814, shm3, v3807, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3816;
+          iron_frag_fill(v3816, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3816, shm4, v3543, 64u);
+          iron_frag_mma_sync(v1573, v3814, v3816);
+          const unsigned int v3818 = v3807 + 16u;
+          const unsigned int v3821 = v3543 + 16u;
+          iron_frag<iron_bf16, 0, 16, 16> v3823;
+          iron_frag_fill(v3823, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3823, shm3, v3818, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3825;
+          iron_frag_fill(v3825, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3825, shm4, v3821, 64u);
+          iron_frag_mma_sync(v1573, v3823, v3825);
+          const unsigned int v3827 = v3807 + 32u;
+          const unsigned int v3830 = v3543 + 32u;
+          iron_frag<iron_bf16, 0, 16, 16> v3832;
+          iron_frag_fill(v3832, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3832, shm3, v3827, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3834;
+          iron_frag_fill(v3834, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3834, shm4, v3830, 64u);
+          iron_frag_mma_sync(v1573, v3832, v3834);
+          const unsigned int v3836 = v3807 + 48u;
+          const unsigned int v3839 = v3543 + 48u;
+          iron_frag<iron_bf16, 0, 16, 16> v3841;
+          iron_frag_fill(v3841, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3841, shm3, v3836, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3843;
+          iron_frag_fill(v3843, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3843, shm4, v3839, 64u);
+          iron_frag_mma_sync(v1573, v3841, v3843);
         }
-        const unsigned int v7130 = v7109 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:102
-        const unsigned int v7132 = v7111 + 2u;
-        const unsigned int v7133 = v7132 % 3u;
-        const bool v7134 = v7130 < v3;
-        if (v7134) {
-          const unsigned int v7137 = v7133 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:105
-          const unsigned int v7139 = iron_linear_thread() & 31u;
-          const unsigned int v7141 = v3937 << 5u;
-          const unsigned int v7142 = v7141 + v7139;
-          const unsigned int v7146 = v7142 >> 3u;
-          const unsigned int v7148 = v7142 & 7u;
-          const unsigned int v7150 = v7148 << 3u;
-          const unsigned int v7151 = v75 + v7146;
-          const unsigned int v7152 = v7130 + v7150;
-          const bool v7153 = v7151 < v0;
-          const bool v7154 = v7152 < v3;
-          const bool v7155 = v7153 && v7154;
-          const unsigned int v7156 = v7151 * v3;
-          const unsigned int v7158 = v7156 + v7152;
-          const unsigned int v7159 = v7155 ? v7158 : v28;
-          const unsigned int v7161 = v7146 << 6u;
-          const unsigned int v7162 = v7137 + v7161;
-          const unsigned int v7163 = v7162 + v7150;
-          iron_copy_async<16>(shm3 + (v7163 ^ (((v7163 >> 6u) & 7u) << 3u)), x_sorted + v7159, v7155);
-          const unsigned int v7165 = v7142 + 384u;
-          const unsigned int v7167 = v7165 >> 3u;
-          const unsigned int v7169 = v7165 & 7u;
-          const unsigned int v7171 = v7169 << 3u;
-          const unsigned int v7172 = v75 + v7167;
-          const unsigned int v7173 = v7130 + v7171;
-          const bool v7174 = v7172 < v0;
-          const bool v7175 = v7173 < v3;
-          const bool v7176 = v7174 && v7175;
-          const unsigned int v7177 = v7172 * v3;
-          const unsigned int v7179 = v7177 + v7173;
-          const unsigned int v7180 = v7176 ? v7179 : v28;
-          const unsigned int v7182 = v7167 << 6u;
-          const unsigned int v7183 = v7137 + v7182;
-          const unsigned int v7184 = v7183 + v7171;
-          iron_copy_async<16>(shm3 + (v7184 ^ (((v7184 >> 6u) & 7u) << 3u)), x_sorted + v7180, v7176);
-          const unsigned int v7186 = v7142 + 768u;
-          const bool v7188 = v7186 < 1024u;
-          if (v7188) {
-            const unsigned int v7190 = v7186 >> 3u;
-            const unsigned int v7192 = v7186 & 7u;
-            const unsigned int v7194 = v7192 << 3u;
-            const unsigned int v7195 = v75 + v7190;
-            const unsigned int v7196 = v7130 + v7194;
-            const bool v7197 = v7195 < v0;
-            const bool v7198 = v7196 < v3;
-            const bool v7199 = v7197 && v7198;
-            const unsigned int v7200 = v7195 * v3;
-            const unsigned int v7202 = v7200 + v7196;
-            const unsigned int v7203 = v7199 ? v7202 : v28;
-            const unsigned int v7205 = v7190 << 6u;
-            const unsigned int v7206 = v7137 + v7205;
-            const unsigned int v7207 = v7206 + v7194;
-            iron_copy_async<16>(shm3 + (v7207 ^ (((v7207 >> 6u) & 7u) << 3u)), x_sorted + v7203, v7199);
+        const unsigned int v3558 = v3537 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:99
+        const unsigned int v3560 = v3539 + 2u;
+        const unsigned int v3561 = v3560 % 3u;
+        const bool v3562 = v3558 < v3;
+        if (v3562) {
+          const unsigned int v3565 = v3561 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:102
+          const unsigned int v3567 = iron_linear_thread() & 31u;
+          const unsigned int v3569 = v365 << 5u;
+          const unsigned int v3570 = v3569 + v3567;
+          const unsigned int v3574 = v3570 >> 3u;
+          const unsigned int v3576 = v3570 & 7u;
+          const unsigned int v3578 = v3576 << 3u;
+          const unsigned int v3579 = v75 + v3574;
+          const unsigned int v3580 = v3558 + v3578;
+          const bool v3581 = v3579 < v0;
+          const bool v3582 = v3580 < v3;
+          const bool v3583 = v3581 && v3582;
+          const unsigned int v3584 = v3579 * v3;
+          const unsigned int v3586 = v3584 + v3580;
+          const unsigned int v3587 = v3583 ? v3586 : v28;
+          const unsigned int v3589 = v3574 << 6u;
+          const unsigned int v3590 = v3565 + v3589;
+          const unsigned int v3591 = v3590 + v3578;
+          iron_copy_async<16>(shm3 + (v3591 ^ (((v3591 >> 6u) & 7u) << 3u)), x_sorted + v3587, v3583);
+          const unsigned int v3593 = v3570 + 384u;
+          const unsigned int v3595 = v3593 >> 3u;
+          const unsigned int v3597 = v3593 & 7u;
+          const unsigned int v3599 = v3597 << 3u;
+          const unsigned int v3600 = v75 + v3595;
+          const unsigned int v3601 = v3558 + v3599;
+          const bool v3602 = v3600 < v0;
+          const bool v3603 = v3601 < v3;
+          const bool v3604 = v3602 && v3603;
+          const unsigned int v3605 = v3600 * v3;
+          const unsigned int v3607 = v3605 + v3601;
+          const unsigned int v3608 = v3604 ? v3607 : v28;
+          const unsigned int v3610 = v3595 << 6u;
+          const unsigned int v3611 = v3565 + v3610;
+          const unsigned int v3612 = v3611 + v3599;
+          iron_copy_async<16>(shm3 + (v3612 ^ (((v3612 >> 6u) & 7u) << 3u)), x_sorted + v3608, v3604);
+          const unsigned int v3614 = v3570 + 768u;
+          const bool v3616 = v3614 < 1024u;
+          if (v3616) {
+            const unsigned int v3618 = v3614 >> 3u;
+            const unsigned int v3620 = v3614 & 7u;
+            const unsigned int v3622 = v3620 << 3u;
+            const unsigned int v3623 = v75 + v3618;
+            const unsigned int v3624 = v3558 + v3622;
+            const bool v3625 = v3623 < v0;
+            const bool v3626 = v3624 < v3;
+            const bool v3627 = v3625 && v3626;
+            const unsigned int v3628 = v3623 * v3;
+            const unsigned int v3630 = v3628 + v3624;
+            const unsigned int v3631 = v3627 ? v3630 : v28;
+            const unsigned int v3633 = v3618 << 6u;
+            const unsigned int v3634 = v3565 + v3633;
+            const unsigned int v3635 = v3634 + v3622;
+            iron_copy_async<16>(shm3 + (v3635 ^ (((v3635 >> 6u) & 7u) << 3u)), x_sorted + v3631, v3627);
           }
-          const unsigned int v7224 = v5135 + v7146;  // kernels/gemm/gemm_warpgroup.hpp:106
-          const bool v7226 = v7224 < v80;
-          const bool v7228 = v7226 && v7154;
-          const unsigned int v7229 = v7224 * v3;
-          const unsigned int v7231 = v7229 + v7152;
-          const unsigned int v7232 = v7228 ? v7231 : v28;
-          iron_copy_async<16>(shm4 + (v7163 ^ (((v7163 >> 6u) & 7u) << 3u)), w + v7232, v7228);
-          const unsigned int v7245 = v5135 + v7167;
-          const bool v7247 = v7245 < v80;
-          const bool v7249 = v7247 && v7175;
-          const unsigned int v7250 = v7245 * v3;
-          const unsigned int v7252 = v7250 + v7173;
-          const unsigned int v7253 = v7249 ? v7252 : v28;
-          iron_copy_async<16>(shm4 + (v7184 ^ (((v7184 >> 6u) & 7u) << 3u)), w + v7253, v7249);
-          if (v7188) {
-            const unsigned int v7263 = v7186 >> 3u;
-            const unsigned int v7265 = v7186 & 7u;
-            const unsigned int v7267 = v7265 << 3u;
-            const unsigned int v7268 = v5135 + v7263;
-            const unsigned int v7269 = v7130 + v7267;
-            const bool v7270 = v7268 < v80;
-            const bool v7271 = v7269 < v3;
-            const bool v7272 = v7270 && v7271;
-            const unsigned int v7273 = v7268 * v3;
-            const unsigned int v7275 = v7273 + v7269;
-            const unsigned int v7276 = v7272 ? v7275 : v28;
-            const unsigned int v7278 = v7263 << 6u;
-            const unsigned int v7279 = v7137 + v7278;
-            const unsigned int v7280 = v7279 + v7267;
-            iron_copy_async<16>(shm4 + (v7280 ^ (((v7280 >> 6u) & 7u) << 3u)), w + v7276, v7272);
+          const unsigned int v3652 = v1563 + v3574;  // kernels/gemm/gemm_warpgroup.hpp:103
+          const bool v3654 = v3652 < v80;
+          const bool v3656 = v3654 && v3582;
+          const unsigned int v3657 = v3652 * v3;
+          const unsigned int v3659 = v3657 + v3580;
+          const unsigned int v3660 = v3656 ? v3659 : v28;
+          iron_copy_async<16>(shm4 + (v3591 ^ (((v3591 >> 6u) & 7u) << 3u)), w + v3660, v3656);
+          const unsigned int v3673 = v1563 + v3595;
+          const bool v3675 = v3673 < v80;
+          const bool v3677 = v3675 && v3603;
+          const unsigned int v3678 = v3673 * v3;
+          const unsigned int v3680 = v3678 + v3601;
+          const unsigned int v3681 = v3677 ? v3680 : v28;
+          iron_copy_async<16>(shm4 + (v3612 ^ (((v3612 >> 6u) & 7u) << 3u)), w + v3681, v3677);
+          if (v3616) {
+            const unsigned int v3691 = v3614 >> 3u;
+            const unsigned int v3693 = v3614 & 7u;
+            const unsigned int v3695 = v3693 << 3u;
+            const unsigned int v3696 = v1563 + v3691;
+            const unsigned int v3697 = v3558 + v3695;
+            const bool v3698 = v3696 < v80;
+            const bool v3699 = v3697 < v3;
+            const bool v3700 = v3698 && v3699;
+            const unsigned int v3701 = v3696 * v3;
+            const unsigned int v3703 = v3701 + v3697;
+            const unsigned int v3704 = v3700 ? v3703 : v28;
+            const unsigned int v3706 = v3691 << 6u;
+            const unsigned int v3707 = v3565 + v3706;
+            const unsigned int v3708 = v3707 + v3695;
+            iron_copy_async<16>(shm4 + (v3708 ^ (((v3708 >> 6u) & 7u) << 3u)), w + v3704, v3700);
           }
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:102
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:99
       }
       __syncthreads();
     } else {
-      const unsigned int v5176 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
-      const unsigned int v5177 = threadIdx.x;
+      const unsigned int v1604 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+      const unsigned int v1605 = threadIdx.x;
 
-      for (unsigned int v5175 = v28; v5175 < v3; v5175 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:115
-        for (unsigned int v5179 = v5177; v5179 < 8192u; v5179 += v5176) {  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v5181 = v5179 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-          const unsigned int v5183 = v5179 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v5184 = v75 + v5181;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v5185 = v5184 < v0;
-          const unsigned int v5186 = v5175 + v5183;
-          const bool v5187 = v5186 < v3;
-          const bool v5188 = v5185 && v5187;
-          if (v5188) {
-            const unsigned int v5190 = v5184 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const unsigned int v5192 = v5190 + v5175;
-            const unsigned int v5193 = v5192 + v5183;
-            const iron_bf16 v5194 = x_sorted[v5193];
-            const unsigned int v5196 = v5181 << 6u;
-            const unsigned int v5197 = v5196 + v5183;
-            shm3[(v5197 ^ (((v5197 >> 6u) & 7u) << 3u))] = v5194;
+      for (unsigned int v1603 = v28; v1603 < v3; v1603 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:112
+        for (unsigned int v1607 = v1605; v1607 < 8192u; v1607 += v1604) {  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v1609 = v1607 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+          const unsigned int v1611 = v1607 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+          const unsigned int v1612 = v75 + v1609;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v1613 = v1612 < v0;
+          const unsigned int v1614 = v1603 + v1611;
+          const bool v1615 = v1614 < v3;
+          const bool v1616 = v1613 && v1615;
+          if (v1616) {
+            const unsigned int v1618 = v1612 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const unsigned int v1620 = v1618 + v1603;
+            const unsigned int v1621 = v1620 + v1611;
+            const iron_bf16 v1622 = x_sorted[v1621];
+            const unsigned int v1624 = v1609 << 6u;
+            const unsigned int v1625 = v1624 + v1611;
+            shm3[(v1625 ^ (((v1625 >> 6u) & 7u) << 3u))] = v1622;
           } else {
-            const unsigned int v5199 = v5181 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-            const unsigned int v5200 = v5199 + v5183;
-            shm3[(v5200 ^ (((v5200 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+            const unsigned int v1627 = v1609 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v1628 = v1627 + v1611;
+            shm3[(v1628 ^ (((v1628 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
 
-        for (unsigned int v5205 = v5177; v5205 < 8192u; v5205 += v5176) {  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v5207 = v5205 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-          const unsigned int v5209 = v5205 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v5210 = v5135 + v5207;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v5211 = v5210 < v80;
-          const unsigned int v5212 = v5175 + v5209;
-          const bool v5213 = v5212 < v3;
-          const bool v5214 = v5211 && v5213;
-          if (v5214) {
-            const unsigned int v5216 = v5210 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const unsigned int v5218 = v5216 + v5175;
-            const unsigned int v5219 = v5218 + v5209;
-            const iron_bf16 v5220 = w[v5219];
-            const unsigned int v5222 = v5207 << 6u;
-            const unsigned int v5223 = v5222 + v5209;
-            shm4[(v5223 ^ (((v5223 >> 6u) & 7u) << 3u))] = v5220;
+        for (unsigned int v1633 = v1605; v1633 < 8192u; v1633 += v1604) {  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v1635 = v1633 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+          const unsigned int v1637 = v1633 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+          const unsigned int v1638 = v1563 + v1635;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v1639 = v1638 < v80;
+          const unsigned int v1640 = v1603 + v1637;
+          const bool v1641 = v1640 < v3;
+          const bool v1642 = v1639 && v1641;
+          if (v1642) {
+            const unsigned int v1644 = v1638 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const unsigned int v1646 = v1644 + v1603;
+            const unsigned int v1647 = v1646 + v1637;
+            const iron_bf16 v1648 = w[v1647];
+            const unsigned int v1650 = v1635 << 6u;
+            const unsigned int v1651 = v1650 + v1637;
+            shm4[(v1651 ^ (((v1651 >> 6u) & 7u) << 3u))] = v1648;
           } else {
-            const unsigned int v5225 = v5207 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-            const unsigned int v5226 = v5225 + v5209;
-            shm4[(v5226 ^ (((v5226 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+            const unsigned int v1653 = v1635 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v1654 = v1653 + v1637;
+            shm4[(v1654 ^ (((v1654 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:119
-        if (v3941) {  // kernels/gemm/gemm_warpgroup.hpp:120
-          const unsigned int v5235 = v4043 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:97
-          const unsigned int v7422 = v4041 << 6u;
-          const unsigned int v7424 = v5235 + v7422;
-          iron_frag<iron_bf16, 0, 16, 16> v7431;
-          iron_frag_fill(v7431, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v7431, shm3, v7424, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v7433;
-          iron_frag_fill(v7433, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v7433, shm4, v28, 64u);
-          iron_frag_mma_sync(v5145, v7431, v7433);
-          const unsigned int v7435 = v7424 + 16u;
-          iron_frag<iron_bf16, 0, 16, 16> v7440;
-          iron_frag_fill(v7440, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v7440, shm3, v7435, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v7442;
-          iron_frag_fill(v7442, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v7442, shm4, 16u, 64u);
-          iron_frag_mma_sync(v5145, v7440, v7442);
-          const unsigned int v7444 = v7424 + 32u;
-          iron_frag<iron_bf16, 0, 16, 16> v7449;
-          iron_frag_fill(v7449, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v7449, shm3, v7444, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v7451;
-          iron_frag_fill(v7451, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v7451, shm4, 32u, 64u);
-          iron_frag_mma_sync(v5145, v7449, v7451);
-          const unsigned int v7453 = v7424 + 48u;
-          iron_frag<iron_bf16, 0, 16, 16> v7458;
-          iron_frag_fill(v7458, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v7458, shm3, v7453, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v7460;
-          iron_frag_fill(v7460, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v7460, shm4, 48u, 64u);
-          iron_frag_mma_sync(v5145, v7458, v7460);
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:116
+        if (v369) {  // kernels/gemm/gemm_warpgroup.hpp:117
+          const unsigned int v1663 = v471 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
+          const unsigned int v3850 = v469 << 6u;
+          const unsigned int v3852 = v1663 + v3850;
+          iron_frag<iron_bf16, 0, 16, 16> v3859;
+          iron_frag_fill(v3859, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3859, shm3, v3852, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3861;
+          iron_frag_fill(v3861, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3861, shm4, v28, 64u);
+          iron_frag_mma_sync(v1573, v3859, v3861);
+          const unsigned int v3863 = v3852 + 16u;
+          iron_frag<iron_bf16, 0, 16, 16> v3868;
+          iron_frag_fill(v3868, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3868, shm3, v3863, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3870;
+          iron_frag_fill(v3870, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3870, shm4, 16u, 64u);
+          iron_frag_mma_sync(v1573, v3868, v3870);
+          const unsigned int v3872 = v3852 + 32u;
+          iron_frag<iron_bf16, 0, 16, 16> v3877;
+          iron_frag_fill(v3877, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3877, shm3, v3872, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3879;
+          iron_frag_fill(v3879, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3879, shm4, 32u, 64u);
+          iron_frag_mma_sync(v1573, v3877, v3879);
+          const unsigned int v3881 = v3852 + 48u;
+          iron_frag<iron_bf16, 0, 16, 16> v3886;
+          iron_frag_fill(v3886, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3886, shm3, v3881, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3888;
+          iron_frag_fill(v3888, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3888, shm4, 48u, 64u);
+          iron_frag_mma_sync(v1573, v3886, v3888);
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:121
-      }
-    }
-    const unsigned int v5246 = static_cast<unsigned int>(v5145.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5247 = v4045 + v5246;
-    const unsigned int v5248 = static_cast<unsigned int>(v5145.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5249 = v5135 + v5248;
-    const bool v5250 = v5247 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5251 = v3941 && v5250;
-    const bool v5252 = v5249 < v80;
-    const bool v5253 = v5251 && v5252;
-    if (v5253) {
-      const float v5254 = v5145.x[0];
-      const bool v5255 = v5247 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5256 = v5249 - v78;
-      const bool v5257 = v5256 < v2;
-      const bool v5258 = v5255 && v5257;
-      if (v5258) {
-        const iron_bf16 v5259 = iron_f32_to_bf16(v5254);
-        const unsigned int v5260 = v5247 * v2;
-        const unsigned int v5261 = v5260 + v5249;
-        const unsigned int v5262 = v5261 - v78;
-        out[v5262] = v5259;
-      }
-    }
-    const unsigned int v5263 = static_cast<unsigned int>(v5145.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5264 = v4045 + v5263;
-    const unsigned int v5265 = static_cast<unsigned int>(v5145.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5266 = v5135 + v5265;
-    const bool v5267 = v5264 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5268 = v3941 && v5267;
-    const bool v5269 = v5266 < v80;
-    const bool v5270 = v5268 && v5269;
-    if (v5270) {
-      const float v5271 = v5145.x[1];
-      const bool v5272 = v5264 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5273 = v5266 - v78;
-      const bool v5274 = v5273 < v2;
-      const bool v5275 = v5272 && v5274;
-      if (v5275) {
-        const iron_bf16 v5276 = iron_f32_to_bf16(v5271);
-        const unsigned int v5277 = v5264 * v2;
-        const unsigned int v5278 = v5277 + v5266;
-        const unsigned int v5279 = v5278 - v78;
-        out[v5279] = v5276;
-      }
-    }
-    const unsigned int v5280 = static_cast<unsigned int>(v5145.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5281 = v4045 + v5280;
-    const unsigned int v5282 = static_cast<unsigned int>(v5145.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5283 = v5135 + v5282;
-    const bool v5284 = v5281 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5285 = v3941 && v5284;
-    const bool v5286 = v5283 < v80;
-    const bool v5287 = v5285 && v5286;
-    if (v5287) {
-      const float v5288 = v5145.x[2];
-      const bool v5289 = v5281 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5290 = v5283 - v78;
-      const bool v5291 = v5290 < v2;
-      const bool v5292 = v5289 && v5291;
-      if (v5292) {
-        const iron_bf16 v5293 = iron_f32_to_bf16(v5288);
-        const unsigned int v5294 = v5281 * v2;
-        const unsigned int v5295 = v5294 + v5283;
-        const unsigned int v5296 = v5295 - v78;
-        out[v5296] = v5293;
-      }
-    }
-    const unsigned int v5297 = static_cast<unsigned int>(v5145.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5298 = v4045 + v5297;
-    const unsigned int v5299 = static_cast<unsigned int>(v5145.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5300 = v5135 + v5299;
-    const bool v5301 = v5298 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5302 = v3941 && v5301;
-    const bool v5303 = v5300 < v80;
-    const bool v5304 = v5302 && v5303;
-    if (v5304) {
-      const float v5305 = v5145.x[3];
-      const bool v5306 = v5298 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5307 = v5300 - v78;
-      const bool v5308 = v5307 < v2;
-      const bool v5309 = v5306 && v5308;
-      if (v5309) {
-        const iron_bf16 v5310 = iron_f32_to_bf16(v5305);
-        const unsigned int v5311 = v5298 * v2;
-        const unsigned int v5312 = v5311 + v5300;
-        const unsigned int v5313 = v5312 - v78;
-        out[v5313] = v5310;
-      }
-    }
-    const unsigned int v5314 = static_cast<unsigned int>(v5145.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5315 = v4045 + v5314;
-    const unsigned int v5316 = static_cast<unsigned int>(v5145.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5317 = v5135 + v5316;
-    const bool v5318 = v5315 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5319 = v3941 && v5318;
-    const bool v5320 = v5317 < v80;
-    const bool v5321 = v5319 && v5320;
-    if (v5321) {
-      const float v5322 = v5145.x[4];
-      const bool v5323 = v5315 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5324 = v5317 - v78;
-      const bool v5325 = v5324 < v2;
-      const bool v5326 = v5323 && v5325;
-      if (v5326) {
-        const iron_bf16 v5327 = iron_f32_to_bf16(v5322);
-        const unsigned int v5328 = v5315 * v2;
-        const unsigned int v5329 = v5328 + v5317;
-        const unsigned int v5330 = v5329 - v78;
-        out[v5330] = v5327;
-      }
-    }
-    const unsigned int v5331 = static_cast<unsigned int>(v5145.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5332 = v4045 + v5331;
-    const unsigned int v5333 = static_cast<unsigned int>(v5145.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5334 = v5135 + v5333;
-    const bool v5335 = v5332 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5336 = v3941 && v5335;
-    const bool v5337 = v5334 < v80;
-    const bool v5338 = v5336 && v5337;
-    if (v5338) {
-      const float v5339 = v5145.x[5];
-      const bool v5340 = v5332 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5341 = v5334 - v78;
-      const bool v5342 = v5341 < v2;
-      const bool v5343 = v5340 && v5342;
-      if (v5343) {
-        const iron_bf16 v5344 = iron_f32_to_bf16(v5339);
-        const unsigned int v5345 = v5332 * v2;
-        const unsigned int v5346 = v5345 + v5334;
-        const unsigned int v5347 = v5346 - v78;
-        out[v5347] = v5344;
-      }
-    }
-    const unsigned int v5348 = static_cast<unsigned int>(v5145.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5349 = v4045 + v5348;
-    const unsigned int v5350 = static_cast<unsigned int>(v5145.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5351 = v5135 + v5350;
-    const bool v5352 = v5349 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5353 = v3941 && v5352;
-    const bool v5354 = v5351 < v80;
-    const bool v5355 = v5353 && v5354;
-    if (v5355) {
-      const float v5356 = v5145.x[6];
-      const bool v5357 = v5349 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5358 = v5351 - v78;
-      const bool v5359 = v5358 < v2;
-      const bool v5360 = v5357 && v5359;
-      if (v5360) {
-        const iron_bf16 v5361 = iron_f32_to_bf16(v5356);
-        const unsigned int v5362 = v5349 * v2;
-        const unsigned int v5363 = v5362 + v5351;
-        const unsigned int v5364 = v5363 - v78;
-        out[v5364] = v5361;
-      }
-    }
-    const unsigned int v5365 = static_cast<unsigned int>(v5145.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5366 = v4045 + v5365;
-    const unsigned int v5367 = static_cast<unsigned int>(v5145.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5368 = v5135 + v5367;
-    const bool v5369 = v5366 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5370 = v3941 && v5369;
-    const bool v5371 = v5368 < v80;
-    const bool v5372 = v5370 && v5371;
-    if (v5372) {
-      const float v5373 = v5145.x[7];
-      const bool v5374 = v5366 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5375 = v5368 - v78;
-      const bool v5376 = v5375 < v2;
-      const bool v5377 = v5374 && v5376;
-      if (v5377) {
-        const iron_bf16 v5378 = iron_f32_to_bf16(v5373);
-        const unsigned int v5379 = v5366 * v2;
-        const unsigned int v5380 = v5379 + v5368;
-        const unsigned int v5381 = v5380 - v78;
-        out[v5381] = v5378;
-      }
-    }
-    const unsigned int v5382 = static_cast<unsigned int>(v5145.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5383 = v4045 + v5382;
-    const unsigned int v5384 = static_cast<unsigned int>(v5145.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5385 = v5135 + v5384;
-    const bool v5386 = v5383 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5387 = v3941 && v5386;
-    const bool v5388 = v5385 < v80;
-    const bool v5389 = v5387 && v5388;
-    if (v5389) {
-      const float v5390 = v5145.x[8];
-      const bool v5391 = v5383 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5392 = v5385 - v78;
-      const bool v5393 = v5392 < v2;
-      const bool v5394 = v5391 && v5393;
-      if (v5394) {
-        const iron_bf16 v5395 = iron_f32_to_bf16(v5390);
-        const unsigned int v5396 = v5383 * v2;
-        const unsigned int v5397 = v5396 + v5385;
-        const unsigned int v5398 = v5397 - v78;
-        out[v5398] = v5395;
-      }
-    }
-    const unsigned int v5399 = static_cast<unsigned int>(v5145.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5400 = v4045 + v5399;
-    const unsigned int v5401 = static_cast<unsigned int>(v5145.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5402 = v5135 + v5401;
-    const bool v5403 = v5400 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5404 = v3941 && v5403;
-    const bool v5405 = v5402 < v80;
-    const bool v5406 = v5404 && v5405;
-    if (v5406) {
-      const float v5407 = v5145.x[9];
-      const bool v5408 = v5400 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5409 = v5402 - v78;
-      const bool v5410 = v5409 < v2;
-      const bool v5411 = v5408 && v5410;
-      if (v5411) {
-        const iron_bf16 v5412 = iron_f32_to_bf16(v5407);
-        const unsigned int v5413 = v5400 * v2;
-        const unsigned int v5414 = v5413 + v5402;
-        const unsigned int v5415 = v5414 - v78;
-        out[v5415] = v5412;
-      }
-    }
-    const unsigned int v5416 = static_cast<unsigned int>(v5145.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5417 = v4045 + v5416;
-    const unsigned int v5418 = static_cast<unsigned int>(v5145.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5419 = v5135 + v5418;
-    const bool v5420 = v5417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5421 = v3941 && v5420;
-    const bool v5422 = v5419 < v80;
-    const bool v5423 = v5421 && v5422;
-    if (v5423) {
-      const float v5424 = v5145.x[10];
-      const bool v5425 = v5417 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5426 = v5419 - v78;
-      const bool v5427 = v5426 < v2;
-      const bool v5428 = v5425 && v5427;
-      if (v5428) {
-        const iron_bf16 v5429 = iron_f32_to_bf16(v5424);
-        const unsigned int v5430 = v5417 * v2;
-        const unsigned int v5431 = v5430 + v5419;
-        const unsigned int v5432 = v5431 - v78;
-        out[v5432] = v5429;
-      }
-    }
-    const unsigned int v5433 = static_cast<unsigned int>(v5145.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5434 = v4045 + v5433;
-    const unsigned int v5435 = static_cast<unsigned int>(v5145.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5436 = v5135 + v5435;
-    const bool v5437 = v5434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5438 = v3941 && v5437;
-    const bool v5439 = v5436 < v80;
-    const bool v5440 = v5438 && v5439;
-    if (v5440) {
-      const float v5441 = v5145.x[11];
-      const bool v5442 = v5434 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5443 = v5436 - v78;
-      const bool v5444 = v5443 < v2;
-      const bool v5445 = v5442 && v5444;
-      if (v5445) {
-        const iron_bf16 v5446 = iron_f32_to_bf16(v5441);
-        const unsigned int v5447 = v5434 * v2;
-        const unsigned int v5448 = v5447 + v5436;
-        const unsigned int v5449 = v5448 - v78;
-        out[v5449] = v5446;
-      }
-    }
-    const unsigned int v5450 = static_cast<unsigned int>(v5145.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5451 = v4045 + v5450;
-    const unsigned int v5452 = static_cast<unsigned int>(v5145.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5453 = v5135 + v5452;
-    const bool v5454 = v5451 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5455 = v3941 && v5454;
-    const bool v5456 = v5453 < v80;
-    const bool v5457 = v5455 && v5456;
-    if (v5457) {
-      const float v5458 = v5145.x[12];
-      const bool v5459 = v5451 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5460 = v5453 - v78;
-      const bool v5461 = v5460 < v2;
-      const bool v5462 = v5459 && v5461;
-      if (v5462) {
-        const iron_bf16 v5463 = iron_f32_to_bf16(v5458);
-        const unsigned int v5464 = v5451 * v2;
-        const unsigned int v5465 = v5464 + v5453;
-        const unsigned int v5466 = v5465 - v78;
-        out[v5466] = v5463;
-      }
-    }
-    const unsigned int v5467 = static_cast<unsigned int>(v5145.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5468 = v4045 + v5467;
-    const unsigned int v5469 = static_cast<unsigned int>(v5145.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5470 = v5135 + v5469;
-    const bool v5471 = v5468 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5472 = v3941 && v5471;
-    const bool v5473 = v5470 < v80;
-    const bool v5474 = v5472 && v5473;
-    if (v5474) {
-      const float v5475 = v5145.x[13];
-      const bool v5476 = v5468 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5477 = v5470 - v78;
-      const bool v5478 = v5477 < v2;
-      const bool v5479 = v5476 && v5478;
-      if (v5479) {
-        const iron_bf16 v5480 = iron_f32_to_bf16(v5475);
-        const unsigned int v5481 = v5468 * v2;
-        const unsigned int v5482 = v5481 + v5470;
-        const unsigned int v5483 = v5482 - v78;
-        out[v5483] = v5480;
-      }
-    }
-    const unsigned int v5484 = static_cast<unsigned int>(v5145.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5485 = v4045 + v5484;
-    const unsigned int v5486 = static_cast<unsigned int>(v5145.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5487 = v5135 + v5486;
-    const bool v5488 = v5485 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5489 = v3941 && v5488;
-    const bool v5490 = v5487 < v80;
-    const bool v5491 = v5489 && v5490;
-    if (v5491) {
-      const float v5492 = v5145.x[14];
-      const bool v5493 = v5485 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5494 = v5487 - v78;
-      const bool v5495 = v5494 < v2;
-      const bool v5496 = v5493 && v5495;
-      if (v5496) {
-        const iron_bf16 v5497 = iron_f32_to_bf16(v5492);
-        const unsigned int v5498 = v5485 * v2;
-        const unsigned int v5499 = v5498 + v5487;
-        const unsigned int v5500 = v5499 - v78;
-        out[v5500] = v5497;
-      }
-    }
-    const unsigned int v5501 = static_cast<unsigned int>(v5145.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5502 = v4045 + v5501;
-    const unsigned int v5503 = static_cast<unsigned int>(v5145.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5504 = v5135 + v5503;
-    const bool v5505 = v5502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5506 = v3941 && v5505;
-    const bool v5507 = v5504 < v80;
-    const bool v5508 = v5506 && v5507;
-    if (v5508) {
-      const float v5509 = v5145.x[15];
-      const bool v5510 = v5502 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5511 = v5504 - v78;
-      const bool v5512 = v5511 < v2;
-      const bool v5513 = v5510 && v5512;
-      if (v5513) {
-        const iron_bf16 v5514 = iron_f32_to_bf16(v5509);
-        const unsigned int v5515 = v5502 * v2;
-        const unsigned int v5516 = v5515 + v5504;
-        const unsigned int v5517 = v5516 - v78;
-        out[v5517] = v5514;
-      }
-    }
-    const unsigned int v5518 = static_cast<unsigned int>(v5145.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5519 = v4045 + v5518;
-    const unsigned int v5520 = static_cast<unsigned int>(v5145.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5521 = v5135 + v5520;
-    const bool v5522 = v5519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5523 = v3941 && v5522;
-    const bool v5524 = v5521 < v80;
-    const bool v5525 = v5523 && v5524;
-    if (v5525) {
-      const float v5526 = v5145.x[16];
-      const bool v5527 = v5519 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5528 = v5521 - v78;
-      const bool v5529 = v5528 < v2;
-      const bool v5530 = v5527 && v5529;
-      if (v5530) {
-        const iron_bf16 v5531 = iron_f32_to_bf16(v5526);
-        const unsigned int v5532 = v5519 * v2;
-        const unsigned int v5533 = v5532 + v5521;
-        const unsigned int v5534 = v5533 - v78;
-        out[v5534] = v5531;
-      }
-    }
-    const unsigned int v5535 = static_cast<unsigned int>(v5145.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5536 = v4045 + v5535;
-    const unsigned int v5537 = static_cast<unsigned int>(v5145.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5538 = v5135 + v5537;
-    const bool v5539 = v5536 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5540 = v3941 && v5539;
-    const bool v5541 = v5538 < v80;
-    const bool v5542 = v5540 && v5541;
-    if (v5542) {
-      const float v5543 = v5145.x[17];
-      const bool v5544 = v5536 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5545 = v5538 - v78;
-      const bool v5546 = v5545 < v2;
-      const bool v5547 = v5544 && v5546;
-      if (v5547) {
-        const iron_bf16 v5548 = iron_f32_to_bf16(v5543);
-        const unsigned int v5549 = v5536 * v2;
-        const unsigned int v5550 = v5549 + v5538;
-        const unsigned int v5551 = v5550 - v78;
-        out[v5551] = v5548;
-      }
-    }
-    const unsigned int v5552 = static_cast<unsigned int>(v5145.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5553 = v4045 + v5552;
-    const unsigned int v5554 = static_cast<unsigned int>(v5145.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5555 = v5135 + v5554;
-    const bool v5556 = v5553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5557 = v3941 && v5556;
-    const bool v5558 = v5555 < v80;
-    const bool v5559 = v5557 && v5558;
-    if (v5559) {
-      const float v5560 = v5145.x[18];
-      const bool v5561 = v5553 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5562 = v5555 - v78;
-      const bool v5563 = v5562 < v2;
-      const bool v5564 = v5561 && v5563;
-      if (v5564) {
-        const iron_bf16 v5565 = iron_f32_to_bf16(v5560);
-        const unsigned int v5566 = v5553 * v2;
-        const unsigned int v5567 = v5566 + v5555;
-        const unsigned int v5568 = v5567 - v78;
-        out[v5568] = v5565;
-      }
-    }
-    const unsigned int v5569 = static_cast<unsigned int>(v5145.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5570 = v4045 + v5569;
-    const unsigned int v5571 = static_cast<unsigned int>(v5145.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5572 = v5135 + v5571;
-    const bool v5573 = v5570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5574 = v3941 && v5573;
-    const bool v5575 = v5572 < v80;
-    const bool v5576 = v5574 && v5575;
-    if (v5576) {
-      const float v5577 = v5145.x[19];
-      const bool v5578 = v5570 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5579 = v5572 - v78;
-      const bool v5580 = v5579 < v2;
-      const bool v5581 = v5578 && v5580;
-      if (v5581) {
-        const iron_bf16 v5582 = iron_f32_to_bf16(v5577);
-        const unsigned int v5583 = v5570 * v2;
-        const unsigned int v5584 = v5583 + v5572;
-        const unsigned int v5585 = v5584 - v78;
-        out[v5585] = v5582;
-      }
-    }
-    const unsigned int v5586 = static_cast<unsigned int>(v5145.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5587 = v4045 + v5586;
-    const unsigned int v5588 = static_cast<unsigned int>(v5145.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5589 = v5135 + v5588;
-    const bool v5590 = v5587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5591 = v3941 && v5590;
-    const bool v5592 = v5589 < v80;
-    const bool v5593 = v5591 && v5592;
-    if (v5593) {
-      const float v5594 = v5145.x[20];
-      const bool v5595 = v5587 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5596 = v5589 - v78;
-      const bool v5597 = v5596 < v2;
-      const bool v5598 = v5595 && v5597;
-      if (v5598) {
-        const iron_bf16 v5599 = iron_f32_to_bf16(v5594);
-        const unsigned int v5600 = v5587 * v2;
-        const unsigned int v5601 = v5600 + v5589;
-        const unsigned int v5602 = v5601 - v78;
-        out[v5602] = v5599;
-      }
-    }
-    const unsigned int v5603 = static_cast<unsigned int>(v5145.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5604 = v4045 + v5603;
-    const unsigned int v5605 = static_cast<unsigned int>(v5145.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5606 = v5135 + v5605;
-    const bool v5607 = v5604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5608 = v3941 && v5607;
-    const bool v5609 = v5606 < v80;
-    const bool v5610 = v5608 && v5609;
-    if (v5610) {
-      const float v5611 = v5145.x[21];
-      const bool v5612 = v5604 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5613 = v5606 - v78;
-      const bool v5614 = v5613 < v2;
-      const bool v5615 = v5612 && v5614;
-      if (v5615) {
-        const iron_bf16 v5616 = iron_f32_to_bf16(v5611);
-        const unsigned int v5617 = v5604 * v2;
-        const unsigned int v5618 = v5617 + v5606;
-        const unsigned int v5619 = v5618 - v78;
-        out[v5619] = v5616;
-      }
-    }
-    const unsigned int v5620 = static_cast<unsigned int>(v5145.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5621 = v4045 + v5620;
-    const unsigned int v5622 = static_cast<unsigned int>(v5145.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5623 = v5135 + v5622;
-    const bool v5624 = v5621 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5625 = v3941 && v5624;
-    const bool v5626 = v5623 < v80;
-    const bool v5627 = v5625 && v5626;
-    if (v5627) {
-      const float v5628 = v5145.x[22];
-      const bool v5629 = v5621 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5630 = v5623 - v78;
-      const bool v5631 = v5630 < v2;
-      const bool v5632 = v5629 && v5631;
-      if (v5632) {
-        const iron_bf16 v5633 = iron_f32_to_bf16(v5628);
-        const unsigned int v5634 = v5621 * v2;
-        const unsigned int v5635 = v5634 + v5623;
-        const unsigned int v5636 = v5635 - v78;
-        out[v5636] = v5633;
-      }
-    }
-    const unsigned int v5637 = static_cast<unsigned int>(v5145.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5638 = v4045 + v5637;
-    const unsigned int v5639 = static_cast<unsigned int>(v5145.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5640 = v5135 + v5639;
-    const bool v5641 = v5638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5642 = v3941 && v5641;
-    const bool v5643 = v5640 < v80;
-    const bool v5644 = v5642 && v5643;
-    if (v5644) {
-      const float v5645 = v5145.x[23];
-      const bool v5646 = v5638 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5647 = v5640 - v78;
-      const bool v5648 = v5647 < v2;
-      const bool v5649 = v5646 && v5648;
-      if (v5649) {
-        const iron_bf16 v5650 = iron_f32_to_bf16(v5645);
-        const unsigned int v5651 = v5638 * v2;
-        const unsigned int v5652 = v5651 + v5640;
-        const unsigned int v5653 = v5652 - v78;
-        out[v5653] = v5650;
-      }
-    }
-    const unsigned int v5654 = static_cast<unsigned int>(v5145.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5655 = v4045 + v5654;
-    const unsigned int v5656 = static_cast<unsigned int>(v5145.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5657 = v5135 + v5656;
-    const bool v5658 = v5655 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5659 = v3941 && v5658;
-    const bool v5660 = v5657 < v80;
-    const bool v5661 = v5659 && v5660;
-    if (v5661) {
-      const float v5662 = v5145.x[24];
-      const bool v5663 = v5655 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5664 = v5657 - v78;
-      const bool v5665 = v5664 < v2;
-      const bool v5666 = v5663 && v5665;
-      if (v5666) {
-        const iron_bf16 v5667 = iron_f32_to_bf16(v5662);
-        const unsigned int v5668 = v5655 * v2;
-        const unsigned int v5669 = v5668 + v5657;
-        const unsigned int v5670 = v5669 - v78;
-        out[v5670] = v5667;
-      }
-    }
-    const unsigned int v5671 = static_cast<unsigned int>(v5145.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5672 = v4045 + v5671;
-    const unsigned int v5673 = static_cast<unsigned int>(v5145.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5674 = v5135 + v5673;
-    const bool v5675 = v5672 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5676 = v3941 && v5675;
-    const bool v5677 = v5674 < v80;
-    const bool v5678 = v5676 && v5677;
-    if (v5678) {
-      const float v5679 = v5145.x[25];
-      const bool v5680 = v5672 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5681 = v5674 - v78;
-      const bool v5682 = v5681 < v2;
-      const bool v5683 = v5680 && v5682;
-      if (v5683) {
-        const iron_bf16 v5684 = iron_f32_to_bf16(v5679);
-        const unsigned int v5685 = v5672 * v2;
-        const unsigned int v5686 = v5685 + v5674;
-        const unsigned int v5687 = v5686 - v78;
-        out[v5687] = v5684;
-      }
-    }
-    const unsigned int v5688 = static_cast<unsigned int>(v5145.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5689 = v4045 + v5688;
-    const unsigned int v5690 = static_cast<unsigned int>(v5145.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5691 = v5135 + v5690;
-    const bool v5692 = v5689 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5693 = v3941 && v5692;
-    const bool v5694 = v5691 < v80;
-    const bool v5695 = v5693 && v5694;
-    if (v5695) {
-      const float v5696 = v5145.x[26];
-      const bool v5697 = v5689 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5698 = v5691 - v78;
-      const bool v5699 = v5698 < v2;
-      const bool v5700 = v5697 && v5699;
-      if (v5700) {
-        const iron_bf16 v5701 = iron_f32_to_bf16(v5696);
-        const unsigned int v5702 = v5689 * v2;
-        const unsigned int v5703 = v5702 + v5691;
-        const unsigned int v5704 = v5703 - v78;
-        out[v5704] = v5701;
-      }
-    }
-    const unsigned int v5705 = static_cast<unsigned int>(v5145.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5706 = v4045 + v5705;
-    const unsigned int v5707 = static_cast<unsigned int>(v5145.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5708 = v5135 + v5707;
-    const bool v5709 = v5706 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5710 = v3941 && v5709;
-    const bool v5711 = v5708 < v80;
-    const bool v5712 = v5710 && v5711;
-    if (v5712) {
-      const float v5713 = v5145.x[27];
-      const bool v5714 = v5706 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5715 = v5708 - v78;
-      const bool v5716 = v5715 < v2;
-      const bool v5717 = v5714 && v5716;
-      if (v5717) {
-        const iron_bf16 v5718 = iron_f32_to_bf16(v5713);
-        const unsigned int v5719 = v5706 * v2;
-        const unsigned int v5720 = v5719 + v5708;
-        const unsigned int v5721 = v5720 - v78;
-        out[v5721] = v5718;
-      }
-    }
-    const unsigned int v5722 = static_cast<unsigned int>(v5145.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5723 = v4045 + v5722;
-    const unsigned int v5724 = static_cast<unsigned int>(v5145.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5725 = v5135 + v5724;
-    const bool v5726 = v5723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5727 = v3941 && v5726;
-    const bool v5728 = v5725 < v80;
-    const bool v5729 = v5727 && v5728;
-    if (v5729) {
-      const float v5730 = v5145.x[28];
-      const bool v5731 = v5723 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5732 = v5725 - v78;
-      const bool v5733 = v5732 < v2;
-      const bool v5734 = v5731 && v5733;
-      if (v5734) {
-        const iron_bf16 v5735 = iron_f32_to_bf16(v5730);
-        const unsigned int v5736 = v5723 * v2;
-        const unsigned int v5737 = v5736 + v5725;
-        const unsigned int v5738 = v5737 - v78;
-        out[v5738] = v5735;
-      }
-    }
-    const unsigned int v5739 = static_cast<unsigned int>(v5145.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5740 = v4045 + v5739;
-    const unsigned int v5741 = static_cast<unsigned int>(v5145.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5742 = v5135 + v5741;
-    const bool v5743 = v5740 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5744 = v3941 && v5743;
-    const bool v5745 = v5742 < v80;
-    const bool v5746 = v5744 && v5745;
-    if (v5746) {
-      const float v5747 = v5145.x[29];
-      const bool v5748 = v5740 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5749 = v5742 - v78;
-      const bool v5750 = v5749 < v2;
-      const bool v5751 = v5748 && v5750;
-      if (v5751) {
-        const iron_bf16 v5752 = iron_f32_to_bf16(v5747);
-        const unsigned int v5753 = v5740 * v2;
-        const unsigned int v5754 = v5753 + v5742;
-        const unsigned int v5755 = v5754 - v78;
-        out[v5755] = v5752;
-      }
-    }
-    const unsigned int v5756 = static_cast<unsigned int>(v5145.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5757 = v4045 + v5756;
-    const unsigned int v5758 = static_cast<unsigned int>(v5145.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5759 = v5135 + v5758;
-    const bool v5760 = v5757 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5761 = v3941 && v5760;
-    const bool v5762 = v5759 < v80;
-    const bool v5763 = v5761 && v5762;
-    if (v5763) {
-      const float v5764 = v5145.x[30];
-      const bool v5765 = v5757 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5766 = v5759 - v78;
-      const bool v5767 = v5766 < v2;
-      const bool v5768 = v5765 && v5767;
-      if (v5768) {
-        const iron_bf16 v5769 = iron_f32_to_bf16(v5764);
-        const unsigned int v5770 = v5757 * v2;
-        const unsigned int v5771 = v5770 + v5759;
-        const unsigned int v5772 = v5771 - v78;
-        out[v5772] = v5769;
-      }
-    }
-    const unsigned int v5773 = static_cast<unsigned int>(v5145.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5774 = v4045 + v5773;
-    const unsigned int v5775 = static_cast<unsigned int>(v5145.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5776 = v5135 + v5775;
-    const bool v5777 = v5774 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5778 = v3941 && v5777;
-    const bool v5779 = v5776 < v80;
-    const bool v5780 = v5778 && v5779;
-    if (v5780) {
-      const float v5781 = v5145.x[31];
-      const bool v5782 = v5774 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5783 = v5776 - v78;
-      const bool v5784 = v5783 < v2;
-      const bool v5785 = v5782 && v5784;
-      if (v5785) {
-        const iron_bf16 v5786 = iron_f32_to_bf16(v5781);
-        const unsigned int v5787 = v5774 * v2;
-        const unsigned int v5788 = v5787 + v5776;
-        const unsigned int v5789 = v5788 - v78;
-        out[v5789] = v5786;
-      }
-    }
-    const unsigned int v5790 = static_cast<unsigned int>(v5145.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5791 = v4045 + v5790;
-    const unsigned int v5792 = static_cast<unsigned int>(v5145.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5793 = v5135 + v5792;
-    const bool v5794 = v5791 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5795 = v3941 && v5794;
-    const bool v5796 = v5793 < v80;
-    const bool v5797 = v5795 && v5796;
-    if (v5797) {
-      const float v5798 = v5145.x[32];
-      const bool v5799 = v5791 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5800 = v5793 - v78;
-      const bool v5801 = v5800 < v2;
-      const bool v5802 = v5799 && v5801;
-      if (v5802) {
-        const iron_bf16 v5803 = iron_f32_to_bf16(v5798);
-        const unsigned int v5804 = v5791 * v2;
-        const unsigned int v5805 = v5804 + v5793;
-        const unsigned int v5806 = v5805 - v78;
-        out[v5806] = v5803;
-      }
-    }
-    const unsigned int v5807 = static_cast<unsigned int>(v5145.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5808 = v4045 + v5807;
-    const unsigned int v5809 = static_cast<unsigned int>(v5145.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5810 = v5135 + v5809;
-    const bool v5811 = v5808 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5812 = v3941 && v5811;
-    const bool v5813 = v5810 < v80;
-    const bool v5814 = v5812 && v5813;
-    if (v5814) {
-      const float v5815 = v5145.x[33];
-      const bool v5816 = v5808 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5817 = v5810 - v78;
-      const bool v5818 = v5817 < v2;
-      const bool v5819 = v5816 && v5818;
-      if (v5819) {
-        const iron_bf16 v5820 = iron_f32_to_bf16(v5815);
-        const unsigned int v5821 = v5808 * v2;
-        const unsigned int v5822 = v5821 + v5810;
-        const unsigned int v5823 = v5822 - v78;
-        out[v5823] = v5820;
-      }
-    }
-    const unsigned int v5824 = static_cast<unsigned int>(v5145.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5825 = v4045 + v5824;
-    const unsigned int v5826 = static_cast<unsigned int>(v5145.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5827 = v5135 + v5826;
-    const bool v5828 = v5825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5829 = v3941 && v5828;
-    const bool v5830 = v5827 < v80;
-    const bool v5831 = v5829 && v5830;
-    if (v5831) {
-      const float v5832 = v5145.x[34];
-      const bool v5833 = v5825 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5834 = v5827 - v78;
-      const bool v5835 = v5834 < v2;
-      const bool v5836 = v5833 && v5835;
-      if (v5836) {
-        const iron_bf16 v5837 = iron_f32_to_bf16(v5832);
-        const unsigned int v5838 = v5825 * v2;
-        const unsigned int v5839 = v5838 + v5827;
-        const unsigned int v5840 = v5839 - v78;
-        out[v5840] = v5837;
-      }
-    }
-    const unsigned int v5841 = static_cast<unsigned int>(v5145.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5842 = v4045 + v5841;
-    const unsigned int v5843 = static_cast<unsigned int>(v5145.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5844 = v5135 + v5843;
-    const bool v5845 = v5842 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5846 = v3941 && v5845;
-    const bool v5847 = v5844 < v80;
-    const bool v5848 = v5846 && v5847;
-    if (v5848) {
-      const float v5849 = v5145.x[35];
-      const bool v5850 = v5842 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5851 = v5844 - v78;
-      const bool v5852 = v5851 < v2;
-      const bool v5853 = v5850 && v5852;
-      if (v5853) {
-        const iron_bf16 v5854 = iron_f32_to_bf16(v5849);
-        const unsigned int v5855 = v5842 * v2;
-        const unsigned int v5856 = v5855 + v5844;
-        const unsigned int v5857 = v5856 - v78;
-        out[v5857] = v5854;
-      }
-    }
-    const unsigned int v5858 = static_cast<unsigned int>(v5145.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5859 = v4045 + v5858;
-    const unsigned int v5860 = static_cast<unsigned int>(v5145.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5861 = v5135 + v5860;
-    const bool v5862 = v5859 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5863 = v3941 && v5862;
-    const bool v5864 = v5861 < v80;
-    const bool v5865 = v5863 && v5864;
-    if (v5865) {
-      const float v5866 = v5145.x[36];
-      const bool v5867 = v5859 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5868 = v5861 - v78;
-      const bool v5869 = v5868 < v2;
-      const bool v5870 = v5867 && v5869;
-      if (v5870) {
-        const iron_bf16 v5871 = iron_f32_to_bf16(v5866);
-        const unsigned int v5872 = v5859 * v2;
-        const unsigned int v5873 = v5872 + v5861;
-        const unsigned int v5874 = v5873 - v78;
-        out[v5874] = v5871;
-      }
-    }
-    const unsigned int v5875 = static_cast<unsigned int>(v5145.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5876 = v4045 + v5875;
-    const unsigned int v5877 = static_cast<unsigned int>(v5145.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5878 = v5135 + v5877;
-    const bool v5879 = v5876 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5880 = v3941 && v5879;
-    const bool v5881 = v5878 < v80;
-    const bool v5882 = v5880 && v5881;
-    if (v5882) {
-      const float v5883 = v5145.x[37];
-      const bool v5884 = v5876 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5885 = v5878 - v78;
-      const bool v5886 = v5885 < v2;
-      const bool v5887 = v5884 && v5886;
-      if (v5887) {
-        const iron_bf16 v5888 = iron_f32_to_bf16(v5883);
-        const unsigned int v5889 = v5876 * v2;
-        const unsigned int v5890 = v5889 + v5878;
-        const unsigned int v5891 = v5890 - v78;
-        out[v5891] = v5888;
-      }
-    }
-    const unsigned int v5892 = static_cast<unsigned int>(v5145.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5893 = v4045 + v5892;
-    const unsigned int v5894 = static_cast<unsigned int>(v5145.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5895 = v5135 + v5894;
-    const bool v5896 = v5893 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5897 = v3941 && v5896;
-    const bool v5898 = v5895 < v80;
-    const bool v5899 = v5897 && v5898;
-    if (v5899) {
-      const float v5900 = v5145.x[38];
-      const bool v5901 = v5893 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5902 = v5895 - v78;
-      const bool v5903 = v5902 < v2;
-      const bool v5904 = v5901 && v5903;
-      if (v5904) {
-        const iron_bf16 v5905 = iron_f32_to_bf16(v5900);
-        const unsigned int v5906 = v5893 * v2;
-        const unsigned int v5907 = v5906 + v5895;
-        const unsigned int v5908 = v5907 - v78;
-        out[v5908] = v5905;
-      }
-    }
-    const unsigned int v5909 = static_cast<unsigned int>(v5145.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5910 = v4045 + v5909;
-    const unsigned int v5911 = static_cast<unsigned int>(v5145.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5912 = v5135 + v5911;
-    const bool v5913 = v5910 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5914 = v3941 && v5913;
-    const bool v5915 = v5912 < v80;
-    const bool v5916 = v5914 && v5915;
-    if (v5916) {
-      const float v5917 = v5145.x[39];
-      const bool v5918 = v5910 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5919 = v5912 - v78;
-      const bool v5920 = v5919 < v2;
-      const bool v5921 = v5918 && v5920;
-      if (v5921) {
-        const iron_bf16 v5922 = iron_f32_to_bf16(v5917);
-        const unsigned int v5923 = v5910 * v2;
-        const unsigned int v5924 = v5923 + v5912;
-        const unsigned int v5925 = v5924 - v78;
-        out[v5925] = v5922;
-      }
-    }
-    const unsigned int v5926 = static_cast<unsigned int>(v5145.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5927 = v4045 + v5926;
-    const unsigned int v5928 = static_cast<unsigned int>(v5145.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5929 = v5135 + v5928;
-    const bool v5930 = v5927 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5931 = v3941 && v5930;
-    const bool v5932 = v5929 < v80;
-    const bool v5933 = v5931 && v5932;
-    if (v5933) {
-      const float v5934 = v5145.x[40];
-      const bool v5935 = v5927 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5936 = v5929 - v78;
-      const bool v5937 = v5936 < v2;
-      const bool v5938 = v5935 && v5937;
-      if (v5938) {
-        const iron_bf16 v5939 = iron_f32_to_bf16(v5934);
-        const unsigned int v5940 = v5927 * v2;
-        const unsigned int v5941 = v5940 + v5929;
-        const unsigned int v5942 = v5941 - v78;
-        out[v5942] = v5939;
-      }
-    }
-    const unsigned int v5943 = static_cast<unsigned int>(v5145.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5944 = v4045 + v5943;
-    const unsigned int v5945 = static_cast<unsigned int>(v5145.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5946 = v5135 + v5945;
-    const bool v5947 = v5944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5948 = v3941 && v5947;
-    const bool v5949 = v5946 < v80;
-    const bool v5950 = v5948 && v5949;
-    if (v5950) {
-      const float v5951 = v5145.x[41];
-      const bool v5952 = v5944 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5953 = v5946 - v78;
-      const bool v5954 = v5953 < v2;
-      const bool v5955 = v5952 && v5954;
-      if (v5955) {
-        const iron_bf16 v5956 = iron_f32_to_bf16(v5951);
-        const unsigned int v5957 = v5944 * v2;
-        const unsigned int v5958 = v5957 + v5946;
-        const unsigned int v5959 = v5958 - v78;
-        out[v5959] = v5956;
-      }
-    }
-    const unsigned int v5960 = static_cast<unsigned int>(v5145.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5961 = v4045 + v5960;
-    const unsigned int v5962 = static_cast<unsigned int>(v5145.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5963 = v5135 + v5962;
-    const bool v5964 = v5961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5965 = v3941 && v5964;
-    const bool v5966 = v5963 < v80;
-    const bool v5967 = v5965 && v5966;
-    if (v5967) {
-      const float v5968 = v5145.x[42];
-      const bool v5969 = v5961 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5970 = v5963 - v78;
-      const bool v5971 = v5970 < v2;
-      const bool v5972 = v5969 && v5971;
-      if (v5972) {
-        const iron_bf16 v5973 = iron_f32_to_bf16(v5968);
-        const unsigned int v5974 = v5961 * v2;
-        const unsigned int v5975 = v5974 + v5963;
-        const unsigned int v5976 = v5975 - v78;
-        out[v5976] = v5973;
-      }
-    }
-    const unsigned int v5977 = static_cast<unsigned int>(v5145.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5978 = v4045 + v5977;
-    const unsigned int v5979 = static_cast<unsigned int>(v5145.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5980 = v5135 + v5979;
-    const bool v5981 = v5978 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5982 = v3941 && v5981;
-    const bool v5983 = v5980 < v80;
-    const bool v5984 = v5982 && v5983;
-    if (v5984) {
-      const float v5985 = v5145.x[43];
-      const bool v5986 = v5978 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v5987 = v5980 - v78;
-      const bool v5988 = v5987 < v2;
-      const bool v5989 = v5986 && v5988;
-      if (v5989) {
-        const iron_bf16 v5990 = iron_f32_to_bf16(v5985);
-        const unsigned int v5991 = v5978 * v2;
-        const unsigned int v5992 = v5991 + v5980;
-        const unsigned int v5993 = v5992 - v78;
-        out[v5993] = v5990;
-      }
-    }
-    const unsigned int v5994 = static_cast<unsigned int>(v5145.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v5995 = v4045 + v5994;
-    const unsigned int v5996 = static_cast<unsigned int>(v5145.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v5997 = v5135 + v5996;
-    const bool v5998 = v5995 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5999 = v3941 && v5998;
-    const bool v6000 = v5997 < v80;
-    const bool v6001 = v5999 && v6000;
-    if (v6001) {
-      const float v6002 = v5145.x[44];
-      const bool v6003 = v5995 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v6004 = v5997 - v78;
-      const bool v6005 = v6004 < v2;
-      const bool v6006 = v6003 && v6005;
-      if (v6006) {
-        const iron_bf16 v6007 = iron_f32_to_bf16(v6002);
-        const unsigned int v6008 = v5995 * v2;
-        const unsigned int v6009 = v6008 + v5997;
-        const unsigned int v6010 = v6009 - v78;
-        out[v6010] = v6007;
-      }
-    }
-    const unsigned int v6011 = static_cast<unsigned int>(v5145.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v6012 = v4045 + v6011;
-    const unsigned int v6013 = static_cast<unsigned int>(v5145.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v6014 = v5135 + v6013;
-    const bool v6015 = v6012 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6016 = v3941 && v6015;
-    const bool v6017 = v6014 < v80;
-    const bool v6018 = v6016 && v6017;
-    if (v6018) {
-      const float v6019 = v5145.x[45];
-      const bool v6020 = v6012 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v6021 = v6014 - v78;
-      const bool v6022 = v6021 < v2;
-      const bool v6023 = v6020 && v6022;
-      if (v6023) {
-        const iron_bf16 v6024 = iron_f32_to_bf16(v6019);
-        const unsigned int v6025 = v6012 * v2;
-        const unsigned int v6026 = v6025 + v6014;
-        const unsigned int v6027 = v6026 - v78;
-        out[v6027] = v6024;
-      }
-    }
-    const unsigned int v6028 = static_cast<unsigned int>(v5145.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v6029 = v4045 + v6028;
-    const unsigned int v6030 = static_cast<unsigned int>(v5145.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v6031 = v5135 + v6030;
-    const bool v6032 = v6029 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6033 = v3941 && v6032;
-    const bool v6034 = v6031 < v80;
-    const bool v6035 = v6033 && v6034;
-    if (v6035) {
-      const float v6036 = v5145.x[46];
-      const bool v6037 = v6029 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v6038 = v6031 - v78;
-      const bool v6039 = v6038 < v2;
-      const bool v6040 = v6037 && v6039;
-      if (v6040) {
-        const iron_bf16 v6041 = iron_f32_to_bf16(v6036);
-        const unsigned int v6042 = v6029 * v2;
-        const unsigned int v6043 = v6042 + v6031;
-        const unsigned int v6044 = v6043 - v78;
-        out[v6044] = v6041;
-      }
-    }
-    const unsigned int v6045 = static_cast<unsigned int>(v5145.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v6046 = v4045 + v6045;
-    const unsigned int v6047 = static_cast<unsigned int>(v5145.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v6048 = v5135 + v6047;
-    const bool v6049 = v6046 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6050 = v3941 && v6049;
-    const bool v6051 = v6048 < v80;
-    const bool v6052 = v6050 && v6051;
-    if (v6052) {
-      const float v6053 = v5145.x[47];
-      const bool v6054 = v6046 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v6055 = v6048 - v78;
-      const bool v6056 = v6055 < v2;
-      const bool v6057 = v6054 && v6056;
-      if (v6057) {
-        const iron_bf16 v6058 = iron_f32_to_bf16(v6053);
-        const unsigned int v6059 = v6046 * v2;
-        const unsigned int v6060 = v6059 + v6048;
-        const unsigned int v6061 = v6060 - v78;
-        out[v6061] = v6058;
-      }
-    }
-    const unsigned int v6062 = static_cast<unsigned int>(v5145.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v6063 = v4045 + v6062;
-    const unsigned int v6064 = static_cast<unsigned int>(v5145.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v6065 = v5135 + v6064;
-    const bool v6066 = v6063 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6067 = v3941 && v6066;
-    const bool v6068 = v6065 < v80;
-    const bool v6069 = v6067 && v6068;
-    if (v6069) {
-      const float v6070 = v5145.x[48];
-      const bool v6071 = v6063 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v6072 = v6065 - v78;
-      const bool v6073 = v6072 < v2;
-      const bool v6074 = v6071 && v6073;
-      if (v6074) {
-        const iron_bf16 v6075 = iron_f32_to_bf16(v6070);
-        const unsigned int v6076 = v6063 * v2;
-        const unsigned int v6077 = v6076 + v6065;
-        const unsigned int v6078 = v6077 - v78;
-        out[v6078] = v6075;
-      }
-    }
-    const unsigned int v6079 = static_cast<unsigned int>(v5145.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v6080 = v4045 + v6079;
-    const unsigned int v6081 = static_cast<unsigned int>(v5145.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v6082 = v5135 + v6081;
-    const bool v6083 = v6080 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6084 = v3941 && v6083;
-    const bool v6085 = v6082 < v80;
-    const bool v6086 = v6084 && v6085;
-    if (v6086) {
-      const float v6087 = v5145.x[49];
-      const bool v6088 = v6080 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v6089 = v6082 - v78;
-      const bool v6090 = v6089 < v2;
-      const bool v6091 = v6088 && v6090;
-      if (v6091) {
-        const iron_bf16 v6092 = iron_f32_to_bf16(v6087);
-        const unsigned int v6093 = v6080 * v2;
-        const unsigned int v6094 = v6093 + v6082;
-        const unsigned int v6095 = v6094 - v78;
-        out[v6095] = v6092;
-      }
-    }
-    const unsigned int v6096 = static_cast<unsigned int>(v5145.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v6097 = v4045 + v6096;
-    const unsigned int v6098 = static_cast<unsigned int>(v5145.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v6099 = v5135 + v6098;
-    const bool v6100 = v6097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6101 = v3941 && v6100;
-    const bool v6102 = v6099 < v80;
-    const bool v6103 = v6101 && v6102;
-    if (v6103) {
-      const float v6104 = v5145.x[50];
-      const bool v6105 = v6097 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v6106 = v6099 - v78;
-      const bool v6107 = v6106 < v2;
-      const bool v6108 = v6105 && v6107;
-      if (v6108) {
-        const iron_bf16 v6109 = iron_f32_to_bf16(v6104);
-        const unsigned int v6110 = v6097 * v2;
-        const unsigned int v6111 = v6110 + v6099;
-        const unsigned int v6112 = v6111 - v78;
-        out[v6112] = v6109;
-      }
-    }
-    const unsigned int v6113 = static_cast<unsigned int>(v5145.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v6114 = v4045 + v6113;
-    const unsigned int v6115 = static_cast<unsigned int>(v5145.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v6116 = v5135 + v6115;
-    const bool v6117 = v6114 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6118 = v3941 && v6117;
-    const bool v6119 = v6116 < v80;
-    const bool v6120 = v6118 && v6119;
-    if (v6120) {
-      const float v6121 = v5145.x[51];
-      const bool v6122 = v6114 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v6123 = v6116 - v78;
-      const bool v6124 = v6123 < v2;
-      const bool v6125 = v6122 && v6124;
-      if (v6125) {
-        const iron_bf16 v6126 = iron_f32_to_bf16(v6121);
-        const unsigned int v6127 = v6114 * v2;
-        const unsigned int v6128 = v6127 + v6116;
-        const unsigned int v6129 = v6128 - v78;
-        out[v6129] = v6126;
-      }
-    }
-    const unsigned int v6130 = static_cast<unsigned int>(v5145.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v6131 = v4045 + v6130;
-    const unsigned int v6132 = static_cast<unsigned int>(v5145.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v6133 = v5135 + v6132;
-    const bool v6134 = v6131 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6135 = v3941 && v6134;
-    const bool v6136 = v6133 < v80;
-    const bool v6137 = v6135 && v6136;
-    if (v6137) {
-      const float v6138 = v5145.x[52];
-      const bool v6139 = v6131 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v6140 = v6133 - v78;
-      const bool v6141 = v6140 < v2;
-      const bool v6142 = v6139 && v6141;
-      if (v6142) {
-        const iron_bf16 v6143 = iron_f32_to_bf16(v6138);
-        const unsigned int v6144 = v6131 * v2;
-        const unsigned int v6145 = v6144 + v6133;
-        const unsigned int v6146 = v6145 - v78;
-        out[v6146] = v6143;
-      }
-    }
-    const unsigned int v6147 = static_cast<unsigned int>(v5145.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v6148 = v4045 + v6147;
-    const unsigned int v6149 = static_cast<unsigned int>(v5145.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v6150 = v5135 + v6149;
-    const bool v6151 = v6148 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6152 = v3941 && v6151;
-    const bool v6153 = v6150 < v80;
-    const bool v6154 = v6152 && v6153;
-    if (v6154) {
-      const float v6155 = v5145.x[53];
-      const bool v6156 = v6148 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v6157 = v6150 - v78;
-      const bool v6158 = v6157 < v2;
-      const bool v6159 = v6156 && v6158;
-      if (v6159) {
-        const iron_bf16 v6160 = iron_f32_to_bf16(v6155);
-        const unsigned int v6161 = v6148 * v2;
-        const unsigned int v6162 = v6161 + v6150;
-        const unsigned int v6163 = v6162 - v78;
-        out[v6163] = v6160;
-      }
-    }
-    const unsigned int v6164 = static_cast<unsigned int>(v5145.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v6165 = v4045 + v6164;
-    const unsigned int v6166 = static_cast<unsigned int>(v5145.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v6167 = v5135 + v6166;
-    const bool v6168 = v6165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6169 = v3941 && v6168;
-    const bool v6170 = v6167 < v80;
-    const bool v6171 = v6169 && v6170;
-    if (v6171) {
-      const float v6172 = v5145.x[54];
-      const bool v6173 = v6165 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v6174 = v6167 - v78;
-      const bool v6175 = v6174 < v2;
-      const bool v6176 = v6173 && v6175;
-      if (v6176) {
-        const iron_bf16 v6177 = iron_f32_to_bf16(v6172);
-        const unsigned int v6178 = v6165 * v2;
-        const unsigned int v6179 = v6178 + v6167;
-        const unsigned int v6180 = v6179 - v78;
-        out[v6180] = v6177;
-      }
-    }
-    const unsigned int v6181 = static_cast<unsigned int>(v5145.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v6182 = v4045 + v6181;
-    const unsigned int v6183 = static_cast<unsigned int>(v5145.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v6184 = v5135 + v6183;
-    const bool v6185 = v6182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6186 = v3941 && v6185;
-    const bool v6187 = v6184 < v80;
-    const bool v6188 = v6186 && v6187;
-    if (v6188) {
-      const float v6189 = v5145.x[55];
-      const bool v6190 = v6182 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v6191 = v6184 - v78;
-      const bool v6192 = v6191 < v2;
-      const bool v6193 = v6190 && v6192;
-      if (v6193) {
-        const iron_bf16 v6194 = iron_f32_to_bf16(v6189);
-        const unsigned int v6195 = v6182 * v2;
-        const unsigned int v6196 = v6195 + v6184;
-        const unsigned int v6197 = v6196 - v78;
-        out[v6197] = v6194;
-      }
-    }
-    const unsigned int v6198 = static_cast<unsigned int>(v5145.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v6199 = v4045 + v6198;
-    const unsigned int v6200 = static_cast<unsigned int>(v5145.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v6201 = v5135 + v6200;
-    const bool v6202 = v6199 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6203 = v3941 && v6202;
-    const bool v6204 = v6201 < v80;
-    const bool v6205 = v6203 && v6204;
-    if (v6205) {
-      const float v6206 = v5145.x[56];
-      const bool v6207 = v6199 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v6208 = v6201 - v78;
-      const bool v6209 = v6208 < v2;
-      const bool v6210 = v6207 && v6209;
-      if (v6210) {
-        const iron_bf16 v6211 = iron_f32_to_bf16(v6206);
-        const unsigned int v6212 = v6199 * v2;
-        const unsigned int v6213 = v6212 + v6201;
-        const unsigned int v6214 = v6213 - v78;
-        out[v6214] = v6211;
-      }
-    }
-    const unsigned int v6215 = static_cast<unsigned int>(v5145.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v6216 = v4045 + v6215;
-    const unsigned int v6217 = static_cast<unsigned int>(v5145.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v6218 = v5135 + v6217;
-    const bool v6219 = v6216 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6220 = v3941 && v6219;
-    const bool v6221 = v6218 < v80;
-    const bool v6222 = v6220 && v6221;
-    if (v6222) {
-      const float v6223 = v5145.x[57];
-      const bool v6224 = v6216 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v6225 = v6218 - v78;
-      const bool v6226 = v6225 < v2;
-      const bool v6227 = v6224 && v6226;
-      if (v6227) {
-        const iron_bf16 v6228 = iron_f32_to_bf16(v6223);
-        const unsigned int v6229 = v6216 * v2;
-        const unsigned int v6230 = v6229 + v6218;
-        const unsigned int v6231 = v6230 - v78;
-        out[v6231] = v6228;
-      }
-    }
-    const unsigned int v6232 = static_cast<unsigned int>(v5145.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v6233 = v4045 + v6232;
-    const unsigned int v6234 = static_cast<unsigned int>(v5145.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v6235 = v5135 + v6234;
-    const bool v6236 = v6233 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6237 = v3941 && v6236;
-    const bool v6238 = v6235 < v80;
-    const bool v6239 = v6237 && v6238;
-    if (v6239) {
-      const float v6240 = v5145.x[58];
-      const bool v6241 = v6233 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v6242 = v6235 - v78;
-      const bool v6243 = v6242 < v2;
-      const bool v6244 = v6241 && v6243;
-      if (v6244) {
-        const iron_bf16 v6245 = iron_f32_to_bf16(v6240);
-        const unsigned int v6246 = v6233 * v2;
-        const unsigned int v6247 = v6246 + v6235;
-        const unsigned int v6248 = v6247 - v78;
-        out[v6248] = v6245;
-      }
-    }
-    const unsigned int v6249 = static_cast<unsigned int>(v5145.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v6250 = v4045 + v6249;
-    const unsigned int v6251 = static_cast<unsigned int>(v5145.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v6252 = v5135 + v6251;
-    const bool v6253 = v6250 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6254 = v3941 && v6253;
-    const bool v6255 = v6252 < v80;
-    const bool v6256 = v6254 && v6255;
-    if (v6256) {
-      const float v6257 = v5145.x[59];
-      const bool v6258 = v6250 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v6259 = v6252 - v78;
-      const bool v6260 = v6259 < v2;
-      const bool v6261 = v6258 && v6260;
-      if (v6261) {
-        const iron_bf16 v6262 = iron_f32_to_bf16(v6257);
-        const unsigned int v6263 = v6250 * v2;
-        const unsigned int v6264 = v6263 + v6252;
-        const unsigned int v6265 = v6264 - v78;
-        out[v6265] = v6262;
-      }
-    }
-    const unsigned int v6266 = static_cast<unsigned int>(v5145.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v6267 = v4045 + v6266;
-    const unsigned int v6268 = static_cast<unsigned int>(v5145.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v6269 = v5135 + v6268;
-    const bool v6270 = v6267 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6271 = v3941 && v6270;
-    const bool v6272 = v6269 < v80;
-    const bool v6273 = v6271 && v6272;
-    if (v6273) {
-      const float v6274 = v5145.x[60];
-      const bool v6275 = v6267 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v6276 = v6269 - v78;
-      const bool v6277 = v6276 < v2;
-      const bool v6278 = v6275 && v6277;
-      if (v6278) {
-        const iron_bf16 v6279 = iron_f32_to_bf16(v6274);
-        const unsigned int v6280 = v6267 * v2;
-        const unsigned int v6281 = v6280 + v6269;
-        const unsigned int v6282 = v6281 - v78;
-        out[v6282] = v6279;
-      }
-    }
-    const unsigned int v6283 = static_cast<unsigned int>(v5145.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v6284 = v4045 + v6283;
-    const unsigned int v6285 = static_cast<unsigned int>(v5145.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v6286 = v5135 + v6285;
-    const bool v6287 = v6284 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6288 = v3941 && v6287;
-    const bool v6289 = v6286 < v80;
-    const bool v6290 = v6288 && v6289;
-    if (v6290) {
-      const float v6291 = v5145.x[61];
-      const bool v6292 = v6284 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v6293 = v6286 - v78;
-      const bool v6294 = v6293 < v2;
-      const bool v6295 = v6292 && v6294;
-      if (v6295) {
-        const iron_bf16 v6296 = iron_f32_to_bf16(v6291);
-        const unsigned int v6297 = v6284 * v2;
-        const unsigned int v6298 = v6297 + v6286;
-        const unsigned int v6299 = v6298 - v78;
-        out[v6299] = v6296;
-      }
-    }
-    const unsigned int v6300 = static_cast<unsigned int>(v5145.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v6301 = v4045 + v6300;
-    const unsigned int v6302 = static_cast<unsigned int>(v5145.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v6303 = v5135 + v6302;
-    const bool v6304 = v6301 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6305 = v3941 && v6304;
-    const bool v6306 = v6303 < v80;
-    const bool v6307 = v6305 && v6306;
-    if (v6307) {
-      const float v6308 = v5145.x[62];
-      const bool v6309 = v6301 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v6310 = v6303 - v78;
-      const bool v6311 = v6310 < v2;
-      const bool v6312 = v6309 && v6311;
-      if (v6312) {
-        const iron_bf16 v6313 = iron_f32_to_bf16(v6308);
-        const unsigned int v6314 = v6301 * v2;
-        const unsigned int v6315 = v6314 + v6303;
-        const unsigned int v6316 = v6315 - v78;
-        out[v6316] = v6313;
-      }
-    }
-    const unsigned int v6317 = static_cast<unsigned int>(v5145.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:129
-    const unsigned int v6318 = v4045 + v6317;
-    const unsigned int v6319 = static_cast<unsigned int>(v5145.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:130
-    const unsigned int v6320 = v5135 + v6319;
-    const bool v6321 = v6318 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6322 = v3941 && v6321;
-    const bool v6323 = v6320 < v80;
-    const bool v6324 = v6322 && v6323;
-    if (v6324) {
-      const float v6325 = v5145.x[63];
-      const bool v6326 = v6318 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v6327 = v6320 - v78;
-      const bool v6328 = v6327 < v2;
-      const bool v6329 = v6326 && v6328;
-      if (v6329) {
-        const iron_bf16 v6330 = iron_f32_to_bf16(v6325);
-        const unsigned int v6331 = v6318 * v2;
-        const unsigned int v6332 = v6331 + v6320;
-        const unsigned int v6333 = v6332 - v78;
-        out[v6333] = v6330;
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:118
+      }
+    }
+    const unsigned int v1674 = static_cast<unsigned int>(v1573.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1675 = v473 + v1674;
+    const unsigned int v1676 = static_cast<unsigned int>(v1573.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1677 = v1563 + v1676;
+    const bool v1678 = v1675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1679 = v369 && v1678;
+    const bool v1680 = v1677 < v80;
+    const bool v1681 = v1679 && v1680;
+    if (v1681) {
+      const float v1682 = v1573.x[0];
+      const bool v1683 = v1675 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1684 = v1677 - v78;
+      const bool v1685 = v1684 < v2;
+      const bool v1686 = v1683 && v1685;
+      if (v1686) {
+        const iron_bf16 v1687 = iron_f32_to_bf16(v1682);
+        const unsigned int v1688 = v1675 * v2;
+        const unsigned int v1689 = v1688 + v1677;
+        const unsigned int v1690 = v1689 - v78;
+        out[v1690] = v1687;
+      }
+    }
+    const unsigned int v1691 = static_cast<unsigned int>(v1573.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1692 = v473 + v1691;
+    const unsigned int v1693 = static_cast<unsigned int>(v1573.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1694 = v1563 + v1693;
+    const bool v1695 = v1692 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1696 = v369 && v1695;
+    const bool v1697 = v1694 < v80;
+    const bool v1698 = v1696 && v1697;
+    if (v1698) {
+      const float v1699 = v1573.x[1];
+      const bool v1700 = v1692 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1701 = v1694 - v78;
+      const bool v1702 = v1701 < v2;
+      const bool v1703 = v1700 && v1702;
+      if (v1703) {
+        const iron_bf16 v1704 = iron_f32_to_bf16(v1699);
+        const unsigned int v1705 = v1692 * v2;
+        const unsigned int v1706 = v1705 + v1694;
+        const unsigned int v1707 = v1706 - v78;
+        out[v1707] = v1704;
+      }
+    }
+    const unsigned int v1708 = static_cast<unsigned int>(v1573.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1709 = v473 + v1708;
+    const unsigned int v1710 = static_cast<unsigned int>(v1573.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1711 = v1563 + v1710;
+    const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1713 = v369 && v1712;
+    const bool v1714 = v1711 < v80;
+    const bool v1715 = v1713 && v1714;
+    if (v1715) {
+      const float v1716 = v1573.x[2];
+      const bool v1717 = v1709 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1718 = v1711 - v78;
+      const bool v1719 = v1718 < v2;
+      const bool v1720 = v1717 && v1719;
+      if (v1720) {
+        const iron_bf16 v1721 = iron_f32_to_bf16(v1716);
+        const unsigned int v1722 = v1709 * v2;
+        const unsigned int v1723 = v1722 + v1711;
+        const unsigned int v1724 = v1723 - v78;
+        out[v1724] = v1721;
+      }
+    }
+    const unsigned int v1725 = static_cast<unsigned int>(v1573.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1726 = v473 + v1725;
+    const unsigned int v1727 = static_cast<unsigned int>(v1573.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1728 = v1563 + v1727;
+    const bool v1729 = v1726 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1730 = v369 && v1729;
+    const bool v1731 = v1728 < v80;
+    const bool v1732 = v1730 && v1731;
+    if (v1732) {
+      const float v1733 = v1573.x[3];
+      const bool v1734 = v1726 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1735 = v1728 - v78;
+      const bool v1736 = v1735 < v2;
+      const bool v1737 = v1734 && v1736;
+      if (v1737) {
+        const iron_bf16 v1738 = iron_f32_to_bf16(v1733);
+        const unsigned int v1739 = v1726 * v2;
+        const unsigned int v1740 = v1739 + v1728;
+        const unsigned int v1741 = v1740 - v78;
+        out[v1741] = v1738;
+      }
+    }
+    const unsigned int v1742 = static_cast<unsigned int>(v1573.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1743 = v473 + v1742;
+    const unsigned int v1744 = static_cast<unsigned int>(v1573.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1745 = v1563 + v1744;
+    const bool v1746 = v1743 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1747 = v369 && v1746;
+    const bool v1748 = v1745 < v80;
+    const bool v1749 = v1747 && v1748;
+    if (v1749) {
+      const float v1750 = v1573.x[4];
+      const bool v1751 = v1743 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1752 = v1745 - v78;
+      const bool v1753 = v1752 < v2;
+      const bool v1754 = v1751 && v1753;
+      if (v1754) {
+        const iron_bf16 v1755 = iron_f32_to_bf16(v1750);
+        const unsigned int v1756 = v1743 * v2;
+        const unsigned int v1757 = v1756 + v1745;
+        const unsigned int v1758 = v1757 - v78;
+        out[v1758] = v1755;
+      }
+    }
+    const unsigned int v1759 = static_cast<unsigned int>(v1573.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1760 = v473 + v1759;
+    const unsigned int v1761 = static_cast<unsigned int>(v1573.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1762 = v1563 + v1761;
+    const bool v1763 = v1760 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1764 = v369 && v1763;
+    const bool v1765 = v1762 < v80;
+    const bool v1766 = v1764 && v1765;
+    if (v1766) {
+      const float v1767 = v1573.x[5];
+      const bool v1768 = v1760 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1769 = v1762 - v78;
+      const bool v1770 = v1769 < v2;
+      const bool v1771 = v1768 && v1770;
+      if (v1771) {
+        const iron_bf16 v1772 = iron_f32_to_bf16(v1767);
+        const unsigned int v1773 = v1760 * v2;
+        const unsigned int v1774 = v1773 + v1762;
+        const unsigned int v1775 = v1774 - v78;
+        out[v1775] = v1772;
+      }
+    }
+    const unsigned int v1776 = static_cast<unsigned int>(v1573.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1777 = v473 + v1776;
+    const unsigned int v1778 = static_cast<unsigned int>(v1573.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1779 = v1563 + v1778;
+    const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1781 = v369 && v1780;
+    const bool v1782 = v1779 < v80;
+    const bool v1783 = v1781 && v1782;
+    if (v1783) {
+      const float v1784 = v1573.x[6];
+      const bool v1785 = v1777 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1786 = v1779 - v78;
+      const bool v1787 = v1786 < v2;
+      const bool v1788 = v1785 && v1787;
+      if (v1788) {
+        const iron_bf16 v1789 = iron_f32_to_bf16(v1784);
+        const unsigned int v1790 = v1777 * v2;
+        const unsigned int v1791 = v1790 + v1779;
+        const unsigned int v1792 = v1791 - v78;
+        out[v1792] = v1789;
+      }
+    }
+    const unsigned int v1793 = static_cast<unsigned int>(v1573.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1794 = v473 + v1793;
+    const unsigned int v1795 = static_cast<unsigned int>(v1573.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1796 = v1563 + v1795;
+    const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1798 = v369 && v1797;
+    const bool v1799 = v1796 < v80;
+    const bool v1800 = v1798 && v1799;
+    if (v1800) {
+      const float v1801 = v1573.x[7];
+      const bool v1802 = v1794 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1803 = v1796 - v78;
+      const bool v1804 = v1803 < v2;
+      const bool v1805 = v1802 && v1804;
+      if (v1805) {
+        const iron_bf16 v1806 = iron_f32_to_bf16(v1801);
+        const unsigned int v1807 = v1794 * v2;
+        const unsigned int v1808 = v1807 + v1796;
+        const unsigned int v1809 = v1808 - v78;
+        out[v1809] = v1806;
+      }
+    }
+    const unsigned int v1810 = static_cast<unsigned int>(v1573.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1811 = v473 + v1810;
+    const unsigned int v1812 = static_cast<unsigned int>(v1573.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1813 = v1563 + v1812;
+    const bool v1814 = v1811 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1815 = v369 && v1814;
+    const bool v1816 = v1813 < v80;
+    const bool v1817 = v1815 && v1816;
+    if (v1817) {
+      const float v1818 = v1573.x[8];
+      const bool v1819 = v1811 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1820 = v1813 - v78;
+      const bool v1821 = v1820 < v2;
+      const bool v1822 = v1819 && v1821;
+      if (v1822) {
+        const iron_bf16 v1823 = iron_f32_to_bf16(v1818);
+        const unsigned int v1824 = v1811 * v2;
+        const unsigned int v1825 = v1824 + v1813;
+        const unsigned int v1826 = v1825 - v78;
+        out[v1826] = v1823;
+      }
+    }
+    const unsigned int v1827 = static_cast<unsigned int>(v1573.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1828 = v473 + v1827;
+    const unsigned int v1829 = static_cast<unsigned int>(v1573.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1830 = v1563 + v1829;
+    const bool v1831 = v1828 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1832 = v369 && v1831;
+    const bool v1833 = v1830 < v80;
+    const bool v1834 = v1832 && v1833;
+    if (v1834) {
+      const float v1835 = v1573.x[9];
+      const bool v1836 = v1828 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1837 = v1830 - v78;
+      const bool v1838 = v1837 < v2;
+      const bool v1839 = v1836 && v1838;
+      if (v1839) {
+        const iron_bf16 v1840 = iron_f32_to_bf16(v1835);
+        const unsigned int v1841 = v1828 * v2;
+        const unsigned int v1842 = v1841 + v1830;
+        const unsigned int v1843 = v1842 - v78;
+        out[v1843] = v1840;
+      }
+    }
+    const unsigned int v1844 = static_cast<unsigned int>(v1573.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1845 = v473 + v1844;
+    const unsigned int v1846 = static_cast<unsigned int>(v1573.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1847 = v1563 + v1846;
+    const bool v1848 = v1845 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1849 = v369 && v1848;
+    const bool v1850 = v1847 < v80;
+    const bool v1851 = v1849 && v1850;
+    if (v1851) {
+      const float v1852 = v1573.x[10];
+      const bool v1853 = v1845 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1854 = v1847 - v78;
+      const bool v1855 = v1854 < v2;
+      const bool v1856 = v1853 && v1855;
+      if (v1856) {
+        const iron_bf16 v1857 = iron_f32_to_bf16(v1852);
+        const unsigned int v1858 = v1845 * v2;
+        const unsigned int v1859 = v1858 + v1847;
+        const unsigned int v1860 = v1859 - v78;
+        out[v1860] = v1857;
+      }
+    }
+    const unsigned int v1861 = static_cast<unsigned int>(v1573.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1862 = v473 + v1861;
+    const unsigned int v1863 = static_cast<unsigned int>(v1573.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1864 = v1563 + v1863;
+    const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1866 = v369 && v1865;
+    const bool v1867 = v1864 < v80;
+    const bool v1868 = v1866 && v1867;
+    if (v1868) {
+      const float v1869 = v1573.x[11];
+      const bool v1870 = v1862 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1871 = v1864 - v78;
+      const bool v1872 = v1871 < v2;
+      const bool v1873 = v1870 && v1872;
+      if (v1873) {
+        const iron_bf16 v1874 = iron_f32_to_bf16(v1869);
+        const unsigned int v1875 = v1862 * v2;
+        const unsigned int v1876 = v1875 + v1864;
+        const unsigned int v1877 = v1876 - v78;
+        out[v1877] = v1874;
+      }
+    }
+    const unsigned int v1878 = static_cast<unsigned int>(v1573.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1879 = v473 + v1878;
+    const unsigned int v1880 = static_cast<unsigned int>(v1573.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1881 = v1563 + v1880;
+    const bool v1882 = v1879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1883 = v369 && v1882;
+    const bool v1884 = v1881 < v80;
+    const bool v1885 = v1883 && v1884;
+    if (v1885) {
+      const float v1886 = v1573.x[12];
+      const bool v1887 = v1879 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1888 = v1881 - v78;
+      const bool v1889 = v1888 < v2;
+      const bool v1890 = v1887 && v1889;
+      if (v1890) {
+        const iron_bf16 v1891 = iron_f32_to_bf16(v1886);
+        const unsigned int v1892 = v1879 * v2;
+        const unsigned int v1893 = v1892 + v1881;
+        const unsigned int v1894 = v1893 - v78;
+        out[v1894] = v1891;
+      }
+    }
+    const unsigned int v1895 = static_cast<unsigned int>(v1573.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1896 = v473 + v1895;
+    const unsigned int v1897 = static_cast<unsigned int>(v1573.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1898 = v1563 + v1897;
+    const bool v1899 = v1896 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1900 = v369 && v1899;
+    const bool v1901 = v1898 < v80;
+    const bool v1902 = v1900 && v1901;
+    if (v1902) {
+      const float v1903 = v1573.x[13];
+      const bool v1904 = v1896 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1905 = v1898 - v78;
+      const bool v1906 = v1905 < v2;
+      const bool v1907 = v1904 && v1906;
+      if (v1907) {
+        const iron_bf16 v1908 = iron_f32_to_bf16(v1903);
+        const unsigned int v1909 = v1896 * v2;
+        const unsigned int v1910 = v1909 + v1898;
+        const unsigned int v1911 = v1910 - v78;
+        out[v1911] = v1908;
+      }
+    }
+    const unsigned int v1912 = static_cast<unsigned int>(v1573.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1913 = v473 + v1912;
+    const unsigned int v1914 = static_cast<unsigned int>(v1573.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1915 = v1563 + v1914;
+    const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1917 = v369 && v1916;
+    const bool v1918 = v1915 < v80;
+    const bool v1919 = v1917 && v1918;
+    if (v1919) {
+      const float v1920 = v1573.x[14];
+      const bool v1921 = v1913 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1922 = v1915 - v78;
+      const bool v1923 = v1922 < v2;
+      const bool v1924 = v1921 && v1923;
+      if (v1924) {
+        const iron_bf16 v1925 = iron_f32_to_bf16(v1920);
+        const unsigned int v1926 = v1913 * v2;
+        const unsigned int v1927 = v1926 + v1915;
+        const unsigned int v1928 = v1927 - v78;
+        out[v1928] = v1925;
+      }
+    }
+    const unsigned int v1929 = static_cast<unsigned int>(v1573.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1930 = v473 + v1929;
+    const unsigned int v1931 = static_cast<unsigned int>(v1573.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1932 = v1563 + v1931;
+    const bool v1933 = v1930 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1934 = v369 && v1933;
+    const bool v1935 = v1932 < v80;
+    const bool v1936 = v1934 && v1935;
+    if (v1936) {
+      const float v1937 = v1573.x[15];
+      const bool v1938 = v1930 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1939 = v1932 - v78;
+      const bool v1940 = v1939 < v2;
+      const bool v1941 = v1938 && v1940;
+      if (v1941) {
+        const iron_bf16 v1942 = iron_f32_to_bf16(v1937);
+        const unsigned int v1943 = v1930 * v2;
+        const unsigned int v1944 = v1943 + v1932;
+        const unsigned int v1945 = v1944 - v78;
+        out[v1945] = v1942;
+      }
+    }
+    const unsigned int v1946 = static_cast<unsigned int>(v1573.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1947 = v473 + v1946;
+    const unsigned int v1948 = static_cast<unsigned int>(v1573.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1949 = v1563 + v1948;
+    const bool v1950 = v1947 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1951 = v369 && v1950;
+    const bool v1952 = v1949 < v80;
+    const bool v1953 = v1951 && v1952;
+    if (v1953) {
+      const float v1954 = v1573.x[16];
+      const bool v1955 = v1947 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1956 = v1949 - v78;
+      const bool v1957 = v1956 < v2;
+      const bool v1958 = v1955 && v1957;
+      if (v1958) {
+        const iron_bf16 v1959 = iron_f32_to_bf16(v1954);
+        const unsigned int v1960 = v1947 * v2;
+        const unsigned int v1961 = v1960 + v1949;
+        const unsigned int v1962 = v1961 - v78;
+        out[v1962] = v1959;
+      }
+    }
+    const unsigned int v1963 = static_cast<unsigned int>(v1573.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1964 = v473 + v1963;
+    const unsigned int v1965 = static_cast<unsigned int>(v1573.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1966 = v1563 + v1965;
+    const bool v1967 = v1964 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1968 = v369 && v1967;
+    const bool v1969 = v1966 < v80;
+    const bool v1970 = v1968 && v1969;
+    if (v1970) {
+      const float v1971 = v1573.x[17];
+      const bool v1972 = v1964 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1973 = v1966 - v78;
+      const bool v1974 = v1973 < v2;
+      const bool v1975 = v1972 && v1974;
+      if (v1975) {
+        const iron_bf16 v1976 = iron_f32_to_bf16(v1971);
+        const unsigned int v1977 = v1964 * v2;
+        const unsigned int v1978 = v1977 + v1966;
+        const unsigned int v1979 = v1978 - v78;
+        out[v1979] = v1976;
+      }
+    }
+    const unsigned int v1980 = static_cast<unsigned int>(v1573.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1981 = v473 + v1980;
+    const unsigned int v1982 = static_cast<unsigned int>(v1573.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v1983 = v1563 + v1982;
+    const bool v1984 = v1981 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1985 = v369 && v1984;
+    const bool v1986 = v1983 < v80;
+    const bool v1987 = v1985 && v1986;
+    if (v1987) {
+      const float v1988 = v1573.x[18];
+      const bool v1989 = v1981 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1990 = v1983 - v78;
+      const bool v1991 = v1990 < v2;
+      const bool v1992 = v1989 && v1991;
+      if (v1992) {
+        const iron_bf16 v1993 = iron_f32_to_bf16(v1988);
+        const unsigned int v1994 = v1981 * v2;
+        const unsigned int v1995 = v1994 + v1983;
+        const unsigned int v1996 = v1995 - v78;
+        out[v1996] = v1993;
+      }
+    }
+    const unsigned int v1997 = static_cast<unsigned int>(v1573.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v1998 = v473 + v1997;
+    const unsigned int v1999 = static_cast<unsigned int>(v1573.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2000 = v1563 + v1999;
+    const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2002 = v369 && v2001;
+    const bool v2003 = v2000 < v80;
+    const bool v2004 = v2002 && v2003;
+    if (v2004) {
+      const float v2005 = v1573.x[19];
+      const bool v2006 = v1998 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2007 = v2000 - v78;
+      const bool v2008 = v2007 < v2;
+      const bool v2009 = v2006 && v2008;
+      if (v2009) {
+        const iron_bf16 v2010 = iron_f32_to_bf16(v2005);
+        const unsigned int v2011 = v1998 * v2;
+        const unsigned int v2012 = v2011 + v2000;
+        const unsigned int v2013 = v2012 - v78;
+        out[v2013] = v2010;
+      }
+    }
+    const unsigned int v2014 = static_cast<unsigned int>(v1573.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2015 = v473 + v2014;
+    const unsigned int v2016 = static_cast<unsigned int>(v1573.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2017 = v1563 + v2016;
+    const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2019 = v369 && v2018;
+    const bool v2020 = v2017 < v80;
+    const bool v2021 = v2019 && v2020;
+    if (v2021) {
+      const float v2022 = v1573.x[20];
+      const bool v2023 = v2015 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2024 = v2017 - v78;
+      const bool v2025 = v2024 < v2;
+      const bool v2026 = v2023 && v2025;
+      if (v2026) {
+        const iron_bf16 v2027 = iron_f32_to_bf16(v2022);
+        const unsigned int v2028 = v2015 * v2;
+        const unsigned int v2029 = v2028 + v2017;
+        const unsigned int v2030 = v2029 - v78;
+        out[v2030] = v2027;
+      }
+    }
+    const unsigned int v2031 = static_cast<unsigned int>(v1573.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2032 = v473 + v2031;
+    const unsigned int v2033 = static_cast<unsigned int>(v1573.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2034 = v1563 + v2033;
+    const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2036 = v369 && v2035;
+    const bool v2037 = v2034 < v80;
+    const bool v2038 = v2036 && v2037;
+    if (v2038) {
+      const float v2039 = v1573.x[21];
+      const bool v2040 = v2032 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2041 = v2034 - v78;
+      const bool v2042 = v2041 < v2;
+      const bool v2043 = v2040 && v2042;
+      if (v2043) {
+        const iron_bf16 v2044 = iron_f32_to_bf16(v2039);
+        const unsigned int v2045 = v2032 * v2;
+        const unsigned int v2046 = v2045 + v2034;
+        const unsigned int v2047 = v2046 - v78;
+        out[v2047] = v2044;
+      }
+    }
+    const unsigned int v2048 = static_cast<unsigned int>(v1573.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2049 = v473 + v2048;
+    const unsigned int v2050 = static_cast<unsigned int>(v1573.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2051 = v1563 + v2050;
+    const bool v2052 = v2049 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2053 = v369 && v2052;
+    const bool v2054 = v2051 < v80;
+    const bool v2055 = v2053 && v2054;
+    if (v2055) {
+      const float v2056 = v1573.x[22];
+      const bool v2057 = v2049 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2058 = v2051 - v78;
+      const bool v2059 = v2058 < v2;
+      const bool v2060 = v2057 && v2059;
+      if (v2060) {
+        const iron_bf16 v2061 = iron_f32_to_bf16(v2056);
+        const unsigned int v2062 = v2049 * v2;
+        const unsigned int v2063 = v2062 + v2051;
+        const unsigned int v2064 = v2063 - v78;
+        out[v2064] = v2061;
+      }
+    }
+    const unsigned int v2065 = static_cast<unsigned int>(v1573.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2066 = v473 + v2065;
+    const unsigned int v2067 = static_cast<unsigned int>(v1573.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2068 = v1563 + v2067;
+    const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2070 = v369 && v2069;
+    const bool v2071 = v2068 < v80;
+    const bool v2072 = v2070 && v2071;
+    if (v2072) {
+      const float v2073 = v1573.x[23];
+      const bool v2074 = v2066 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2075 = v2068 - v78;
+      const bool v2076 = v2075 < v2;
+      const bool v2077 = v2074 && v2076;
+      if (v2077) {
+        const iron_bf16 v2078 = iron_f32_to_bf16(v2073);
+        const unsigned int v2079 = v2066 * v2;
+        const unsigned int v2080 = v2079 + v2068;
+        const unsigned int v2081 = v2080 - v78;
+        out[v2081] = v2078;
+      }
+    }
+    const unsigned int v2082 = static_cast<unsigned int>(v1573.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2083 = v473 + v2082;
+    const unsigned int v2084 = static_cast<unsigned int>(v1573.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2085 = v1563 + v2084;
+    const bool v2086 = v2083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2087 = v369 && v2086;
+    const bool v2088 = v2085 < v80;
+    const bool v2089 = v2087 && v2088;
+    if (v2089) {
+      const float v2090 = v1573.x[24];
+      const bool v2091 = v2083 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2092 = v2085 - v78;
+      const bool v2093 = v2092 < v2;
+      const bool v2094 = v2091 && v2093;
+      if (v2094) {
+        const iron_bf16 v2095 = iron_f32_to_bf16(v2090);
+        const unsigned int v2096 = v2083 * v2;
+        const unsigned int v2097 = v2096 + v2085;
+        const unsigned int v2098 = v2097 - v78;
+        out[v2098] = v2095;
+      }
+    }
+    const unsigned int v2099 = static_cast<unsigned int>(v1573.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2100 = v473 + v2099;
+    const unsigned int v2101 = static_cast<unsigned int>(v1573.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2102 = v1563 + v2101;
+    const bool v2103 = v2100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2104 = v369 && v2103;
+    const bool v2105 = v2102 < v80;
+    const bool v2106 = v2104 && v2105;
+    if (v2106) {
+      const float v2107 = v1573.x[25];
+      const bool v2108 = v2100 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2109 = v2102 - v78;
+      const bool v2110 = v2109 < v2;
+      const bool v2111 = v2108 && v2110;
+      if (v2111) {
+        const iron_bf16 v2112 = iron_f32_to_bf16(v2107);
+        const unsigned int v2113 = v2100 * v2;
+        const unsigned int v2114 = v2113 + v2102;
+        const unsigned int v2115 = v2114 - v78;
+        out[v2115] = v2112;
+      }
+    }
+    const unsigned int v2116 = static_cast<unsigned int>(v1573.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2117 = v473 + v2116;
+    const unsigned int v2118 = static_cast<unsigned int>(v1573.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2119 = v1563 + v2118;
+    const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2121 = v369 && v2120;
+    const bool v2122 = v2119 < v80;
+    const bool v2123 = v2121 && v2122;
+    if (v2123) {
+      const float v2124 = v1573.x[26];
+      const bool v2125 = v2117 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2126 = v2119 - v78;
+      const bool v2127 = v2126 < v2;
+      const bool v2128 = v2125 && v2127;
+      if (v2128) {
+        const iron_bf16 v2129 = iron_f32_to_bf16(v2124);
+        const unsigned int v2130 = v2117 * v2;
+        const unsigned int v2131 = v2130 + v2119;
+        const unsigned int v2132 = v2131 - v78;
+        out[v2132] = v2129;
+      }
+    }
+    const unsigned int v2133 = static_cast<unsigned int>(v1573.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2134 = v473 + v2133;
+    const unsigned int v2135 = static_cast<unsigned int>(v1573.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2136 = v1563 + v2135;
+    const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2138 = v369 && v2137;
+    const bool v2139 = v2136 < v80;
+    const bool v2140 = v2138 && v2139;
+    if (v2140) {
+      const float v2141 = v1573.x[27];
+      const bool v2142 = v2134 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2143 = v2136 - v78;
+      const bool v2144 = v2143 < v2;
+      const bool v2145 = v2142 && v2144;
+      if (v2145) {
+        const iron_bf16 v2146 = iron_f32_to_bf16(v2141);
+        const unsigned int v2147 = v2134 * v2;
+        const unsigned int v2148 = v2147 + v2136;
+        const unsigned int v2149 = v2148 - v78;
+        out[v2149] = v2146;
+      }
+    }
+    const unsigned int v2150 = static_cast<unsigned int>(v1573.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2151 = v473 + v2150;
+    const unsigned int v2152 = static_cast<unsigned int>(v1573.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2153 = v1563 + v2152;
+    const bool v2154 = v2151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2155 = v369 && v2154;
+    const bool v2156 = v2153 < v80;
+    const bool v2157 = v2155 && v2156;
+    if (v2157) {
+      const float v2158 = v1573.x[28];
+      const bool v2159 = v2151 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2160 = v2153 - v78;
+      const bool v2161 = v2160 < v2;
+      const bool v2162 = v2159 && v2161;
+      if (v2162) {
+        const iron_bf16 v2163 = iron_f32_to_bf16(v2158);
+        const unsigned int v2164 = v2151 * v2;
+        const unsigned int v2165 = v2164 + v2153;
+        const unsigned int v2166 = v2165 - v78;
+        out[v2166] = v2163;
+      }
+    }
+    const unsigned int v2167 = static_cast<unsigned int>(v1573.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2168 = v473 + v2167;
+    const unsigned int v2169 = static_cast<unsigned int>(v1573.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2170 = v1563 + v2169;
+    const bool v2171 = v2168 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2172 = v369 && v2171;
+    const bool v2173 = v2170 < v80;
+    const bool v2174 = v2172 && v2173;
+    if (v2174) {
+      const float v2175 = v1573.x[29];
+      const bool v2176 = v2168 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2177 = v2170 - v78;
+      const bool v2178 = v2177 < v2;
+      const bool v2179 = v2176 && v2178;
+      if (v2179) {
+        const iron_bf16 v2180 = iron_f32_to_bf16(v2175);
+        const unsigned int v2181 = v2168 * v2;
+        const unsigned int v2182 = v2181 + v2170;
+        const unsigned int v2183 = v2182 - v78;
+        out[v2183] = v2180;
+      }
+    }
+    const unsigned int v2184 = static_cast<unsigned int>(v1573.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2185 = v473 + v2184;
+    const unsigned int v2186 = static_cast<unsigned int>(v1573.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2187 = v1563 + v2186;
+    const bool v2188 = v2185 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2189 = v369 && v2188;
+    const bool v2190 = v2187 < v80;
+    const bool v2191 = v2189 && v2190;
+    if (v2191) {
+      const float v2192 = v1573.x[30];
+      const bool v2193 = v2185 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2194 = v2187 - v78;
+      const bool v2195 = v2194 < v2;
+      const bool v2196 = v2193 && v2195;
+      if (v2196) {
+        const iron_bf16 v2197 = iron_f32_to_bf16(v2192);
+        const unsigned int v2198 = v2185 * v2;
+        const unsigned int v2199 = v2198 + v2187;
+        const unsigned int v2200 = v2199 - v78;
+        out[v2200] = v2197;
+      }
+    }
+    const unsigned int v2201 = static_cast<unsigned int>(v1573.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2202 = v473 + v2201;
+    const unsigned int v2203 = static_cast<unsigned int>(v1573.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2204 = v1563 + v2203;
+    const bool v2205 = v2202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2206 = v369 && v2205;
+    const bool v2207 = v2204 < v80;
+    const bool v2208 = v2206 && v2207;
+    if (v2208) {
+      const float v2209 = v1573.x[31];
+      const bool v2210 = v2202 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2211 = v2204 - v78;
+      const bool v2212 = v2211 < v2;
+      const bool v2213 = v2210 && v2212;
+      if (v2213) {
+        const iron_bf16 v2214 = iron_f32_to_bf16(v2209);
+        const unsigned int v2215 = v2202 * v2;
+        const unsigned int v2216 = v2215 + v2204;
+        const unsigned int v2217 = v2216 - v78;
+        out[v2217] = v2214;
+      }
+    }
+    const unsigned int v2218 = static_cast<unsigned int>(v1573.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2219 = v473 + v2218;
+    const unsigned int v2220 = static_cast<unsigned int>(v1573.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2221 = v1563 + v2220;
+    const bool v2222 = v2219 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2223 = v369 && v2222;
+    const bool v2224 = v2221 < v80;
+    const bool v2225 = v2223 && v2224;
+    if (v2225) {
+      const float v2226 = v1573.x[32];
+      const bool v2227 = v2219 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2228 = v2221 - v78;
+      const bool v2229 = v2228 < v2;
+      const bool v2230 = v2227 && v2229;
+      if (v2230) {
+        const iron_bf16 v2231 = iron_f32_to_bf16(v2226);
+        const unsigned int v2232 = v2219 * v2;
+        const unsigned int v2233 = v2232 + v2221;
+        const unsigned int v2234 = v2233 - v78;
+        out[v2234] = v2231;
+      }
+    }
+    const unsigned int v2235 = static_cast<unsigned int>(v1573.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2236 = v473 + v2235;
+    const unsigned int v2237 = static_cast<unsigned int>(v1573.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2238 = v1563 + v2237;
+    const bool v2239 = v2236 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2240 = v369 && v2239;
+    const bool v2241 = v2238 < v80;
+    const bool v2242 = v2240 && v2241;
+    if (v2242) {
+      const float v2243 = v1573.x[33];
+      const bool v2244 = v2236 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2245 = v2238 - v78;
+      const bool v2246 = v2245 < v2;
+      const bool v2247 = v2244 && v2246;
+      if (v2247) {
+        const iron_bf16 v2248 = iron_f32_to_bf16(v2243);
+        const unsigned int v2249 = v2236 * v2;
+        const unsigned int v2250 = v2249 + v2238;
+        const unsigned int v2251 = v2250 - v78;
+        out[v2251] = v2248;
+      }
+    }
+    const unsigned int v2252 = static_cast<unsigned int>(v1573.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2253 = v473 + v2252;
+    const unsigned int v2254 = static_cast<unsigned int>(v1573.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2255 = v1563 + v2254;
+    const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2257 = v369 && v2256;
+    const bool v2258 = v2255 < v80;
+    const bool v2259 = v2257 && v2258;
+    if (v2259) {
+      const float v2260 = v1573.x[34];
+      const bool v2261 = v2253 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2262 = v2255 - v78;
+      const bool v2263 = v2262 < v2;
+      const bool v2264 = v2261 && v2263;
+      if (v2264) {
+        const iron_bf16 v2265 = iron_f32_to_bf16(v2260);
+        const unsigned int v2266 = v2253 * v2;
+        const unsigned int v2267 = v2266 + v2255;
+        const unsigned int v2268 = v2267 - v78;
+        out[v2268] = v2265;
+      }
+    }
+    const unsigned int v2269 = static_cast<unsigned int>(v1573.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2270 = v473 + v2269;
+    const unsigned int v2271 = static_cast<unsigned int>(v1573.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2272 = v1563 + v2271;
+    const bool v2273 = v2270 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2274 = v369 && v2273;
+    const bool v2275 = v2272 < v80;
+    const bool v2276 = v2274 && v2275;
+    if (v2276) {
+      const float v2277 = v1573.x[35];
+      const bool v2278 = v2270 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2279 = v2272 - v78;
+      const bool v2280 = v2279 < v2;
+      const bool v2281 = v2278 && v2280;
+      if (v2281) {
+        const iron_bf16 v2282 = iron_f32_to_bf16(v2277);
+        const unsigned int v2283 = v2270 * v2;
+        const unsigned int v2284 = v2283 + v2272;
+        const unsigned int v2285 = v2284 - v78;
+        out[v2285] = v2282;
+      }
+    }
+    const unsigned int v2286 = static_cast<unsigned int>(v1573.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2287 = v473 + v2286;
+    const unsigned int v2288 = static_cast<unsigned int>(v1573.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2289 = v1563 + v2288;
+    const bool v2290 = v2287 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2291 = v369 && v2290;
+    const bool v2292 = v2289 < v80;
+    const bool v2293 = v2291 && v2292;
+    if (v2293) {
+      const float v2294 = v1573.x[36];
+      const bool v2295 = v2287 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2296 = v2289 - v78;
+      const bool v2297 = v2296 < v2;
+      const bool v2298 = v2295 && v2297;
+      if (v2298) {
+        const iron_bf16 v2299 = iron_f32_to_bf16(v2294);
+        const unsigned int v2300 = v2287 * v2;
+        const unsigned int v2301 = v2300 + v2289;
+        const unsigned int v2302 = v2301 - v78;
+        out[v2302] = v2299;
+      }
+    }
+    const unsigned int v2303 = static_cast<unsigned int>(v1573.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2304 = v473 + v2303;
+    const unsigned int v2305 = static_cast<unsigned int>(v1573.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2306 = v1563 + v2305;
+    const bool v2307 = v2304 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2308 = v369 && v2307;
+    const bool v2309 = v2306 < v80;
+    const bool v2310 = v2308 && v2309;
+    if (v2310) {
+      const float v2311 = v1573.x[37];
+      const bool v2312 = v2304 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2313 = v2306 - v78;
+      const bool v2314 = v2313 < v2;
+      const bool v2315 = v2312 && v2314;
+      if (v2315) {
+        const iron_bf16 v2316 = iron_f32_to_bf16(v2311);
+        const unsigned int v2317 = v2304 * v2;
+        const unsigned int v2318 = v2317 + v2306;
+        const unsigned int v2319 = v2318 - v78;
+        out[v2319] = v2316;
+      }
+    }
+    const unsigned int v2320 = static_cast<unsigned int>(v1573.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2321 = v473 + v2320;
+    const unsigned int v2322 = static_cast<unsigned int>(v1573.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2323 = v1563 + v2322;
+    const bool v2324 = v2321 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2325 = v369 && v2324;
+    const bool v2326 = v2323 < v80;
+    const bool v2327 = v2325 && v2326;
+    if (v2327) {
+      const float v2328 = v1573.x[38];
+      const bool v2329 = v2321 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2330 = v2323 - v78;
+      const bool v2331 = v2330 < v2;
+      const bool v2332 = v2329 && v2331;
+      if (v2332) {
+        const iron_bf16 v2333 = iron_f32_to_bf16(v2328);
+        const unsigned int v2334 = v2321 * v2;
+        const unsigned int v2335 = v2334 + v2323;
+        const unsigned int v2336 = v2335 - v78;
+        out[v2336] = v2333;
+      }
+    }
+    const unsigned int v2337 = static_cast<unsigned int>(v1573.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2338 = v473 + v2337;
+    const unsigned int v2339 = static_cast<unsigned int>(v1573.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2340 = v1563 + v2339;
+    const bool v2341 = v2338 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2342 = v369 && v2341;
+    const bool v2343 = v2340 < v80;
+    const bool v2344 = v2342 && v2343;
+    if (v2344) {
+      const float v2345 = v1573.x[39];
+      const bool v2346 = v2338 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2347 = v2340 - v78;
+      const bool v2348 = v2347 < v2;
+      const bool v2349 = v2346 && v2348;
+      if (v2349) {
+        const iron_bf16 v2350 = iron_f32_to_bf16(v2345);
+        const unsigned int v2351 = v2338 * v2;
+        const unsigned int v2352 = v2351 + v2340;
+        const unsigned int v2353 = v2352 - v78;
+        out[v2353] = v2350;
+      }
+    }
+    const unsigned int v2354 = static_cast<unsigned int>(v1573.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2355 = v473 + v2354;
+    const unsigned int v2356 = static_cast<unsigned int>(v1573.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2357 = v1563 + v2356;
+    const bool v2358 = v2355 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2359 = v369 && v2358;
+    const bool v2360 = v2357 < v80;
+    const bool v2361 = v2359 && v2360;
+    if (v2361) {
+      const float v2362 = v1573.x[40];
+      const bool v2363 = v2355 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2364 = v2357 - v78;
+      const bool v2365 = v2364 < v2;
+      const bool v2366 = v2363 && v2365;
+      if (v2366) {
+        const iron_bf16 v2367 = iron_f32_to_bf16(v2362);
+        const unsigned int v2368 = v2355 * v2;
+        const unsigned int v2369 = v2368 + v2357;
+        const unsigned int v2370 = v2369 - v78;
+        out[v2370] = v2367;
+      }
+    }
+    const unsigned int v2371 = static_cast<unsigned int>(v1573.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2372 = v473 + v2371;
+    const unsigned int v2373 = static_cast<unsigned int>(v1573.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2374 = v1563 + v2373;
+    const bool v2375 = v2372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2376 = v369 && v2375;
+    const bool v2377 = v2374 < v80;
+    const bool v2378 = v2376 && v2377;
+    if (v2378) {
+      const float v2379 = v1573.x[41];
+      const bool v2380 = v2372 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2381 = v2374 - v78;
+      const bool v2382 = v2381 < v2;
+      const bool v2383 = v2380 && v2382;
+      if (v2383) {
+        const iron_bf16 v2384 = iron_f32_to_bf16(v2379);
+        const unsigned int v2385 = v2372 * v2;
+        const unsigned int v2386 = v2385 + v2374;
+        const unsigned int v2387 = v2386 - v78;
+        out[v2387] = v2384;
+      }
+    }
+    const unsigned int v2388 = static_cast<unsigned int>(v1573.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2389 = v473 + v2388;
+    const unsigned int v2390 = static_cast<unsigned int>(v1573.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2391 = v1563 + v2390;
+    const bool v2392 = v2389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2393 = v369 && v2392;
+    const bool v2394 = v2391 < v80;
+    const bool v2395 = v2393 && v2394;
+    if (v2395) {
+      const float v2396 = v1573.x[42];
+      const bool v2397 = v2389 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2398 = v2391 - v78;
+      const bool v2399 = v2398 < v2;
+      const bool v2400 = v2397 && v2399;
+      if (v2400) {
+        const iron_bf16 v2401 = iron_f32_to_bf16(v2396);
+        const unsigned int v2402 = v2389 * v2;
+        const unsigned int v2403 = v2402 + v2391;
+        const unsigned int v2404 = v2403 - v78;
+        out[v2404] = v2401;
+      }
+    }
+    const unsigned int v2405 = static_cast<unsigned int>(v1573.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2406 = v473 + v2405;
+    const unsigned int v2407 = static_cast<unsigned int>(v1573.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2408 = v1563 + v2407;
+    const bool v2409 = v2406 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2410 = v369 && v2409;
+    const bool v2411 = v2408 < v80;
+    const bool v2412 = v2410 && v2411;
+    if (v2412) {
+      const float v2413 = v1573.x[43];
+      const bool v2414 = v2406 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2415 = v2408 - v78;
+      const bool v2416 = v2415 < v2;
+      const bool v2417 = v2414 && v2416;
+      if (v2417) {
+        const iron_bf16 v2418 = iron_f32_to_bf16(v2413);
+        const unsigned int v2419 = v2406 * v2;
+        const unsigned int v2420 = v2419 + v2408;
+        const unsigned int v2421 = v2420 - v78;
+        out[v2421] = v2418;
+      }
+    }
+    const unsigned int v2422 = static_cast<unsigned int>(v1573.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2423 = v473 + v2422;
+    const unsigned int v2424 = static_cast<unsigned int>(v1573.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2425 = v1563 + v2424;
+    const bool v2426 = v2423 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2427 = v369 && v2426;
+    const bool v2428 = v2425 < v80;
+    const bool v2429 = v2427 && v2428;
+    if (v2429) {
+      const float v2430 = v1573.x[44];
+      const bool v2431 = v2423 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2432 = v2425 - v78;
+      const bool v2433 = v2432 < v2;
+      const bool v2434 = v2431 && v2433;
+      if (v2434) {
+        const iron_bf16 v2435 = iron_f32_to_bf16(v2430);
+        const unsigned int v2436 = v2423 * v2;
+        const unsigned int v2437 = v2436 + v2425;
+        const unsigned int v2438 = v2437 - v78;
+        out[v2438] = v2435;
+      }
+    }
+    const unsigned int v2439 = static_cast<unsigned int>(v1573.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2440 = v473 + v2439;
+    const unsigned int v2441 = static_cast<unsigned int>(v1573.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2442 = v1563 + v2441;
+    const bool v2443 = v2440 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2444 = v369 && v2443;
+    const bool v2445 = v2442 < v80;
+    const bool v2446 = v2444 && v2445;
+    if (v2446) {
+      const float v2447 = v1573.x[45];
+      const bool v2448 = v2440 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2449 = v2442 - v78;
+      const bool v2450 = v2449 < v2;
+      const bool v2451 = v2448 && v2450;
+      if (v2451) {
+        const iron_bf16 v2452 = iron_f32_to_bf16(v2447);
+        const unsigned int v2453 = v2440 * v2;
+        const unsigned int v2454 = v2453 + v2442;
+        const unsigned int v2455 = v2454 - v78;
+        out[v2455] = v2452;
+      }
+    }
+    const unsigned int v2456 = static_cast<unsigned int>(v1573.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2457 = v473 + v2456;
+    const unsigned int v2458 = static_cast<unsigned int>(v1573.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2459 = v1563 + v2458;
+    const bool v2460 = v2457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2461 = v369 && v2460;
+    const bool v2462 = v2459 < v80;
+    const bool v2463 = v2461 && v2462;
+    if (v2463) {
+      const float v2464 = v1573.x[46];
+      const bool v2465 = v2457 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2466 = v2459 - v78;
+      const bool v2467 = v2466 < v2;
+      const bool v2468 = v2465 && v2467;
+      if (v2468) {
+        const iron_bf16 v2469 = iron_f32_to_bf16(v2464);
+        const unsigned int v2470 = v2457 * v2;
+        const unsigned int v2471 = v2470 + v2459;
+        const unsigned int v2472 = v2471 - v78;
+        out[v2472] = v2469;
+      }
+    }
+    const unsigned int v2473 = static_cast<unsigned int>(v1573.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2474 = v473 + v2473;
+    const unsigned int v2475 = static_cast<unsigned int>(v1573.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2476 = v1563 + v2475;
+    const bool v2477 = v2474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2478 = v369 && v2477;
+    const bool v2479 = v2476 < v80;
+    const bool v2480 = v2478 && v2479;
+    if (v2480) {
+      const float v2481 = v1573.x[47];
+      const bool v2482 = v2474 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2483 = v2476 - v78;
+      const bool v2484 = v2483 < v2;
+      const bool v2485 = v2482 && v2484;
+      if (v2485) {
+        const iron_bf16 v2486 = iron_f32_to_bf16(v2481);
+        const unsigned int v2487 = v2474 * v2;
+        const unsigned int v2488 = v2487 + v2476;
+        const unsigned int v2489 = v2488 - v78;
+        out[v2489] = v2486;
+      }
+    }
+    const unsigned int v2490 = static_cast<unsigned int>(v1573.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2491 = v473 + v2490;
+    const unsigned int v2492 = static_cast<unsigned int>(v1573.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2493 = v1563 + v2492;
+    const bool v2494 = v2491 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2495 = v369 && v2494;
+    const bool v2496 = v2493 < v80;
+    const bool v2497 = v2495 && v2496;
+    if (v2497) {
+      const float v2498 = v1573.x[48];
+      const bool v2499 = v2491 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2500 = v2493 - v78;
+      const bool v2501 = v2500 < v2;
+      const bool v2502 = v2499 && v2501;
+      if (v2502) {
+        const iron_bf16 v2503 = iron_f32_to_bf16(v2498);
+        const unsigned int v2504 = v2491 * v2;
+        const unsigned int v2505 = v2504 + v2493;
+        const unsigned int v2506 = v2505 - v78;
+        out[v2506] = v2503;
+      }
+    }
+    const unsigned int v2507 = static_cast<unsigned int>(v1573.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2508 = v473 + v2507;
+    const unsigned int v2509 = static_cast<unsigned int>(v1573.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2510 = v1563 + v2509;
+    const bool v2511 = v2508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2512 = v369 && v2511;
+    const bool v2513 = v2510 < v80;
+    const bool v2514 = v2512 && v2513;
+    if (v2514) {
+      const float v2515 = v1573.x[49];
+      const bool v2516 = v2508 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2517 = v2510 - v78;
+      const bool v2518 = v2517 < v2;
+      const bool v2519 = v2516 && v2518;
+      if (v2519) {
+        const iron_bf16 v2520 = iron_f32_to_bf16(v2515);
+        const unsigned int v2521 = v2508 * v2;
+        const unsigned int v2522 = v2521 + v2510;
+        const unsigned int v2523 = v2522 - v78;
+        out[v2523] = v2520;
+      }
+    }
+    const unsigned int v2524 = static_cast<unsigned int>(v1573.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2525 = v473 + v2524;
+    const unsigned int v2526 = static_cast<unsigned int>(v1573.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2527 = v1563 + v2526;
+    const bool v2528 = v2525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2529 = v369 && v2528;
+    const bool v2530 = v2527 < v80;
+    const bool v2531 = v2529 && v2530;
+    if (v2531) {
+      const float v2532 = v1573.x[50];
+      const bool v2533 = v2525 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2534 = v2527 - v78;
+      const bool v2535 = v2534 < v2;
+      const bool v2536 = v2533 && v2535;
+      if (v2536) {
+        const iron_bf16 v2537 = iron_f32_to_bf16(v2532);
+        const unsigned int v2538 = v2525 * v2;
+        const unsigned int v2539 = v2538 + v2527;
+        const unsigned int v2540 = v2539 - v78;
+        out[v2540] = v2537;
+      }
+    }
+    const unsigned int v2541 = static_cast<unsigned int>(v1573.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2542 = v473 + v2541;
+    const unsigned int v2543 = static_cast<unsigned int>(v1573.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2544 = v1563 + v2543;
+    const bool v2545 = v2542 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2546 = v369 && v2545;
+    const bool v2547 = v2544 < v80;
+    const bool v2548 = v2546 && v2547;
+    if (v2548) {
+      const float v2549 = v1573.x[51];
+      const bool v2550 = v2542 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2551 = v2544 - v78;
+      const bool v2552 = v2551 < v2;
+      const bool v2553 = v2550 && v2552;
+      if (v2553) {
+        const iron_bf16 v2554 = iron_f32_to_bf16(v2549);
+        const unsigned int v2555 = v2542 * v2;
+        const unsigned int v2556 = v2555 + v2544;
+        const unsigned int v2557 = v2556 - v78;
+        out[v2557] = v2554;
+      }
+    }
+    const unsigned int v2558 = static_cast<unsigned int>(v1573.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2559 = v473 + v2558;
+    const unsigned int v2560 = static_cast<unsigned int>(v1573.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2561 = v1563 + v2560;
+    const bool v2562 = v2559 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2563 = v369 && v2562;
+    const bool v2564 = v2561 < v80;
+    const bool v2565 = v2563 && v2564;
+    if (v2565) {
+      const float v2566 = v1573.x[52];
+      const bool v2567 = v2559 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2568 = v2561 - v78;
+      const bool v2569 = v2568 < v2;
+      const bool v2570 = v2567 && v2569;
+      if (v2570) {
+        const iron_bf16 v2571 = iron_f32_to_bf16(v2566);
+        const unsigned int v2572 = v2559 * v2;
+        const unsigned int v2573 = v2572 + v2561;
+        const unsigned int v2574 = v2573 - v78;
+        out[v2574] = v2571;
+      }
+    }
+    const unsigned int v2575 = static_cast<unsigned int>(v1573.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2576 = v473 + v2575;
+    const unsigned int v2577 = static_cast<unsigned int>(v1573.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2578 = v1563 + v2577;
+    const bool v2579 = v2576 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2580 = v369 && v2579;
+    const bool v2581 = v2578 < v80;
+    const bool v2582 = v2580 && v2581;
+    if (v2582) {
+      const float v2583 = v1573.x[53];
+      const bool v2584 = v2576 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2585 = v2578 - v78;
+      const bool v2586 = v2585 < v2;
+      const bool v2587 = v2584 && v2586;
+      if (v2587) {
+        const iron_bf16 v2588 = iron_f32_to_bf16(v2583);
+        const unsigned int v2589 = v2576 * v2;
+        const unsigned int v2590 = v2589 + v2578;
+        const unsigned int v2591 = v2590 - v78;
+        out[v2591] = v2588;
+      }
+    }
+    const unsigned int v2592 = static_cast<unsigned int>(v1573.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2593 = v473 + v2592;
+    const unsigned int v2594 = static_cast<unsigned int>(v1573.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2595 = v1563 + v2594;
+    const bool v2596 = v2593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2597 = v369 && v2596;
+    const bool v2598 = v2595 < v80;
+    const bool v2599 = v2597 && v2598;
+    if (v2599) {
+      const float v2600 = v1573.x[54];
+      const bool v2601 = v2593 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2602 = v2595 - v78;
+      const bool v2603 = v2602 < v2;
+      const bool v2604 = v2601 && v2603;
+      if (v2604) {
+        const iron_bf16 v2605 = iron_f32_to_bf16(v2600);
+        const unsigned int v2606 = v2593 * v2;
+        const unsigned int v2607 = v2606 + v2595;
+        const unsigned int v2608 = v2607 - v78;
+        out[v2608] = v2605;
+      }
+    }
+    const unsigned int v2609 = static_cast<unsigned int>(v1573.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2610 = v473 + v2609;
+    const unsigned int v2611 = static_cast<unsigned int>(v1573.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2612 = v1563 + v2611;
+    const bool v2613 = v2610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2614 = v369 && v2613;
+    const bool v2615 = v2612 < v80;
+    const bool v2616 = v2614 && v2615;
+    if (v2616) {
+      const float v2617 = v1573.x[55];
+      const bool v2618 = v2610 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2619 = v2612 - v78;
+      const bool v2620 = v2619 < v2;
+      const bool v2621 = v2618 && v2620;
+      if (v2621) {
+        const iron_bf16 v2622 = iron_f32_to_bf16(v2617);
+        const unsigned int v2623 = v2610 * v2;
+        const unsigned int v2624 = v2623 + v2612;
+        const unsigned int v2625 = v2624 - v78;
+        out[v2625] = v2622;
+      }
+    }
+    const unsigned int v2626 = static_cast<unsigned int>(v1573.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2627 = v473 + v2626;
+    const unsigned int v2628 = static_cast<unsigned int>(v1573.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2629 = v1563 + v2628;
+    const bool v2630 = v2627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2631 = v369 && v2630;
+    const bool v2632 = v2629 < v80;
+    const bool v2633 = v2631 && v2632;
+    if (v2633) {
+      const float v2634 = v1573.x[56];
+      const bool v2635 = v2627 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2636 = v2629 - v78;
+      const bool v2637 = v2636 < v2;
+      const bool v2638 = v2635 && v2637;
+      if (v2638) {
+        const iron_bf16 v2639 = iron_f32_to_bf16(v2634);
+        const unsigned int v2640 = v2627 * v2;
+        const unsigned int v2641 = v2640 + v2629;
+        const unsigned int v2642 = v2641 - v78;
+        out[v2642] = v2639;
+      }
+    }
+    const unsigned int v2643 = static_cast<unsigned int>(v1573.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2644 = v473 + v2643;
+    const unsigned int v2645 = static_cast<unsigned int>(v1573.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2646 = v1563 + v2645;
+    const bool v2647 = v2644 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2648 = v369 && v2647;
+    const bool v2649 = v2646 < v80;
+    const bool v2650 = v2648 && v2649;
+    if (v2650) {
+      const float v2651 = v1573.x[57];
+      const bool v2652 = v2644 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2653 = v2646 - v78;
+      const bool v2654 = v2653 < v2;
+      const bool v2655 = v2652 && v2654;
+      if (v2655) {
+        const iron_bf16 v2656 = iron_f32_to_bf16(v2651);
+        const unsigned int v2657 = v2644 * v2;
+        const unsigned int v2658 = v2657 + v2646;
+        const unsigned int v2659 = v2658 - v78;
+        out[v2659] = v2656;
+      }
+    }
+    const unsigned int v2660 = static_cast<unsigned int>(v1573.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2661 = v473 + v2660;
+    const unsigned int v2662 = static_cast<unsigned int>(v1573.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2663 = v1563 + v2662;
+    const bool v2664 = v2661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2665 = v369 && v2664;
+    const bool v2666 = v2663 < v80;
+    const bool v2667 = v2665 && v2666;
+    if (v2667) {
+      const float v2668 = v1573.x[58];
+      const bool v2669 = v2661 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2670 = v2663 - v78;
+      const bool v2671 = v2670 < v2;
+      const bool v2672 = v2669 && v2671;
+      if (v2672) {
+        const iron_bf16 v2673 = iron_f32_to_bf16(v2668);
+        const unsigned int v2674 = v2661 * v2;
+        const unsigned int v2675 = v2674 + v2663;
+        const unsigned int v2676 = v2675 - v78;
+        out[v2676] = v2673;
+      }
+    }
+    const unsigned int v2677 = static_cast<unsigned int>(v1573.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2678 = v473 + v2677;
+    const unsigned int v2679 = static_cast<unsigned int>(v1573.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2680 = v1563 + v2679;
+    const bool v2681 = v2678 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2682 = v369 && v2681;
+    const bool v2683 = v2680 < v80;
+    const bool v2684 = v2682 && v2683;
+    if (v2684) {
+      const float v2685 = v1573.x[59];
+      const bool v2686 = v2678 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2687 = v2680 - v78;
+      const bool v2688 = v2687 < v2;
+      const bool v2689 = v2686 && v2688;
+      if (v2689) {
+        const iron_bf16 v2690 = iron_f32_to_bf16(v2685);
+        const unsigned int v2691 = v2678 * v2;
+        const unsigned int v2692 = v2691 + v2680;
+        const unsigned int v2693 = v2692 - v78;
+        out[v2693] = v2690;
+      }
+    }
+    const unsigned int v2694 = static_cast<unsigned int>(v1573.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2695 = v473 + v2694;
+    const unsigned int v2696 = static_cast<unsigned int>(v1573.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2697 = v1563 + v2696;
+    const bool v2698 = v2695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2699 = v369 && v2698;
+    const bool v2700 = v2697 < v80;
+    const bool v2701 = v2699 && v2700;
+    if (v2701) {
+      const float v2702 = v1573.x[60];
+      const bool v2703 = v2695 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2704 = v2697 - v78;
+      const bool v2705 = v2704 < v2;
+      const bool v2706 = v2703 && v2705;
+      if (v2706) {
+        const iron_bf16 v2707 = iron_f32_to_bf16(v2702);
+        const unsigned int v2708 = v2695 * v2;
+        const unsigned int v2709 = v2708 + v2697;
+        const unsigned int v2710 = v2709 - v78;
+        out[v2710] = v2707;
+      }
+    }
+    const unsigned int v2711 = static_cast<unsigned int>(v1573.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2712 = v473 + v2711;
+    const unsigned int v2713 = static_cast<unsigned int>(v1573.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2714 = v1563 + v2713;
+    const bool v2715 = v2712 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2716 = v369 && v2715;
+    const bool v2717 = v2714 < v80;
+    const bool v2718 = v2716 && v2717;
+    if (v2718) {
+      const float v2719 = v1573.x[61];
+      const bool v2720 = v2712 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2721 = v2714 - v78;
+      const bool v2722 = v2721 < v2;
+      const bool v2723 = v2720 && v2722;
+      if (v2723) {
+        const iron_bf16 v2724 = iron_f32_to_bf16(v2719);
+        const unsigned int v2725 = v2712 * v2;
+        const unsigned int v2726 = v2725 + v2714;
+        const unsigned int v2727 = v2726 - v78;
+        out[v2727] = v2724;
+      }
+    }
+    const unsigned int v2728 = static_cast<unsigned int>(v1573.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2729 = v473 + v2728;
+    const unsigned int v2730 = static_cast<unsigned int>(v1573.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2731 = v1563 + v2730;
+    const bool v2732 = v2729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2733 = v369 && v2732;
+    const bool v2734 = v2731 < v80;
+    const bool v2735 = v2733 && v2734;
+    if (v2735) {
+      const float v2736 = v1573.x[62];
+      const bool v2737 = v2729 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2738 = v2731 - v78;
+      const bool v2739 = v2738 < v2;
+      const bool v2740 = v2737 && v2739;
+      if (v2740) {
+        const iron_bf16 v2741 = iron_f32_to_bf16(v2736);
+        const unsigned int v2742 = v2729 * v2;
+        const unsigned int v2743 = v2742 + v2731;
+        const unsigned int v2744 = v2743 - v78;
+        out[v2744] = v2741;
+      }
+    }
+    const unsigned int v2745 = static_cast<unsigned int>(v1573.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
+    const unsigned int v2746 = v473 + v2745;
+    const unsigned int v2747 = static_cast<unsigned int>(v1573.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
+    const unsigned int v2748 = v1563 + v2747;
+    const bool v2749 = v2746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2750 = v369 && v2749;
+    const bool v2751 = v2748 < v80;
+    const bool v2752 = v2750 && v2751;
+    if (v2752) {
+      const float v2753 = v1573.x[63];
+      const bool v2754 = v2746 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2755 = v2748 - v78;
+      const bool v2756 = v2755 < v2;
+      const bool v2757 = v2754 && v2756;
+      if (v2757) {
+        const iron_bf16 v2758 = iron_f32_to_bf16(v2753);
+        const unsigned int v2759 = v2746 * v2;
+        const unsigned int v2760 = v2759 + v2748;
+        const unsigned int v2761 = v2760 - v78;
+        out[v2761] = v2758;
       }
     }
   } else {
-    const unsigned int v6334 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
-    const unsigned int v6335 = threadIdx.x;
+    const unsigned int v2762 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
+    const unsigned int v2763 = threadIdx.x;
 
-    for (unsigned int v6337 = v6335; v6337 < 32768u; v6337 += v6334) {
-      const unsigned int v6339 = v6337 >> 8u;  // kernels/moe/expert_tiles.hpp:65
-      const unsigned int v6340 = v75 + v6339;
-      const unsigned int v6342 = v6337 & 255u;  // kernels/moe/expert_tiles.hpp:66
-      const unsigned int v6343 = v26 + v6342;
-      const bool v6344 = v6340 < v0;  // kernels/moe/expert_tiles.hpp:67
-      const bool v6345 = v6343 < v2;
-      const bool v6346 = v6344 && v6345;
-      if (v6346) {
-        const unsigned int v6349 = v6340 * v2;
-        const unsigned int v6350 = v6349 + v6343;
-        out[v6350] = iron_f32_to_bf16(0.0f);
+    for (unsigned int v2765 = v2763; v2765 < 32768u; v2765 += v2762) {
+      const unsigned int v2767 = v2765 >> 8u;  // kernels/moe/expert_tiles.hpp:65
+      const unsigned int v2768 = v75 + v2767;
+      const unsigned int v2770 = v2765 & 255u;  // kernels/moe/expert_tiles.hpp:66
+      const unsigned int v2771 = v26 + v2770;
+      const bool v2772 = v2768 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v2773 = v2771 < v2;
+      const bool v2774 = v2772 && v2773;
+      if (v2774) {
+        const unsigned int v2777 = v2768 * v2;
+        const unsigned int v2778 = v2777 + v2771;
+        out[v2778] = iron_f32_to_bf16(0.0f);
       }
     }
   }

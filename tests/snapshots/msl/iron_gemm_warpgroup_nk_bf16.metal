@@ -101,2549 +101,2549 @@ kernel void iron_gemm_warpgroup_nk_bf16(
   const uint v22 = v21 << 7u;
   const uint v25 = v19 / v17;
   const uint v26 = v25 << 8u;
-  const uint v3867 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:90
-  const uint v3868 = v3867 >> 2u;
-  const bool v3871 = v3867 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:91
-  iron_frag<float, 16, 128> v3875;  // kernels/gemm/gemm_warpgroup.hpp:95
-  iron_frag_fill(v3875, float(0.0f));
-  const uint v3878 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:101
-  const bool v3879 = v3878 == 0u;
-  if (v3879) {
-    const uint v6041 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:105
-    const uint v6043 = v3867 << 5u;
-    const uint v6044 = v6043 + v6041;
-    const uint v6048 = v6044 >> 3u;
-    const uint v6050 = v6044 & 7u;
-    const uint v6052 = v6050 << 3u;
-    const uint v6053 = v22 + v6048;
-    const bool v6055 = v6053 < v0;
-    const uint v6058 = v6053 * v2;
-    const uint v6063 = v6048 << 6u;
-    const uint v6067 = v6044 + 384u;
-    const uint v6069 = v6067 >> 3u;
-    const uint v6071 = v6067 & 7u;
-    const uint v6073 = v6071 << 3u;
-    const uint v6074 = v22 + v6069;
-    const bool v6076 = v6074 < v0;
-    const uint v6079 = v6074 * v2;
-    const uint v6084 = v6069 << 6u;
-    const uint v6088 = v6044 + 768u;
-    const bool v6090 = v6088 < 1024u;
-    const uint v6126 = v26 + v6048;  // kernels/gemm/gemm_warpgroup.hpp:106
-    const bool v6128 = v6126 < v1;
-    const uint v6131 = v6126 * v2;
-    const uint v6147 = v26 + v6069;
-    const bool v6149 = v6147 < v1;
-    const uint v6152 = v6147 * v2;
+  const uint v295 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:87
+  const uint v296 = v295 >> 2u;
+  const bool v299 = v295 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:88
+  iron_frag<float, 16, 128> v303;  // kernels/gemm/gemm_warpgroup.hpp:92
+  iron_frag_fill(v303, float(0.0f));
+  const uint v306 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:98
+  const bool v307 = v306 == 0u;
+  if (v307) {
+    const uint v2469 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:102
+    const uint v2471 = v295 << 5u;
+    const uint v2472 = v2471 + v2469;
+    const uint v2476 = v2472 >> 3u;
+    const uint v2478 = v2472 & 7u;
+    const uint v2480 = v2478 << 3u;
+    const uint v2481 = v22 + v2476;
+    const bool v2483 = v2481 < v0;
+    const uint v2486 = v2481 * v2;
+    const uint v2491 = v2476 << 6u;
+    const uint v2495 = v2472 + 384u;
+    const uint v2497 = v2495 >> 3u;
+    const uint v2499 = v2495 & 7u;
+    const uint v2501 = v2499 << 3u;
+    const uint v2502 = v22 + v2497;
+    const bool v2504 = v2502 < v0;
+    const uint v2507 = v2502 * v2;
+    const uint v2512 = v2497 << 6u;
+    const uint v2516 = v2472 + 768u;
+    const bool v2518 = v2516 < 1024u;
+    const uint v2554 = v26 + v2476;  // kernels/gemm/gemm_warpgroup.hpp:103
+    const bool v2556 = v2554 < v1;
+    const uint v2559 = v2554 * v2;
+    const uint v2575 = v26 + v2497;
+    const bool v2577 = v2575 < v1;
+    const uint v2580 = v2575 * v2;
 
-    for (uint v6032 = 0u; v6032 < v2; v6032 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:102
-      const uint v6034 = v6032 >> 6u;
-      const uint v6036 = v6034 % 1u;
+    for (uint v2460 = 0u; v2460 < v2; v2460 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:99
+      const uint v2462 = v2460 >> 6u;
+      const uint v2464 = v2462 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v6039 = v6036 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:105
-      const uint v6054 = v6032 + v6052;
-      const bool v6056 = v6054 < v2;
-      const bool v6057 = v6055 && v6056;
-      const uint v6060 = v6058 + v6054;
-      const uint v6061 = v6057 ? v6060 : 0u;
-      const uint v6064 = v6039 + v6063;
-      const uint v6065 = v6064 + v6052;
+      const uint v2467 = v2464 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:102
+      const uint v2482 = v2460 + v2480;
+      const bool v2484 = v2482 < v2;
+      const bool v2485 = v2483 && v2484;
+      const uint v2488 = v2486 + v2482;
+      const uint v2489 = v2485 ? v2488 : 0u;
+      const uint v2492 = v2467 + v2491;
+      const uint v2493 = v2492 + v2480;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v6065 + e] = v6057 ? a[v6061 + e] : bfloat(0);
+        shm3[v2493 + e] = v2485 ? a[v2489 + e] : bfloat(0);
       }
-      const uint v6075 = v6032 + v6073;
-      const bool v6077 = v6075 < v2;
-      const bool v6078 = v6076 && v6077;
-      const uint v6081 = v6079 + v6075;
-      const uint v6082 = v6078 ? v6081 : 0u;
-      const uint v6085 = v6039 + v6084;
-      const uint v6086 = v6085 + v6073;
+      const uint v2503 = v2460 + v2501;
+      const bool v2505 = v2503 < v2;
+      const bool v2506 = v2504 && v2505;
+      const uint v2509 = v2507 + v2503;
+      const uint v2510 = v2506 ? v2509 : 0u;
+      const uint v2513 = v2467 + v2512;
+      const uint v2514 = v2513 + v2501;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v6086 + e] = v6078 ? a[v6082 + e] : bfloat(0);
+        shm3[v2514 + e] = v2506 ? a[v2510 + e] : bfloat(0);
       }
-      if (v6090) {
-        const uint v6092 = v6088 >> 3u;
-        const uint v6094 = v6088 & 7u;
-        const uint v6096 = v6094 << 3u;
-        const uint v6097 = v22 + v6092;
-        const uint v6098 = v6032 + v6096;
-        const bool v6099 = v6097 < v0;
-        const bool v6100 = v6098 < v2;
-        const bool v6101 = v6099 && v6100;
-        const uint v6102 = v6097 * v2;
-        const uint v6104 = v6102 + v6098;
-        const uint v6105 = v6101 ? v6104 : 0u;
-        const uint v6107 = v6092 << 6u;
-        const uint v6108 = v6039 + v6107;
-        const uint v6109 = v6108 + v6096;
+      if (v2518) {
+        const uint v2520 = v2516 >> 3u;
+        const uint v2522 = v2516 & 7u;
+        const uint v2524 = v2522 << 3u;
+        const uint v2525 = v22 + v2520;
+        const uint v2526 = v2460 + v2524;
+        const bool v2527 = v2525 < v0;
+        const bool v2528 = v2526 < v2;
+        const bool v2529 = v2527 && v2528;
+        const uint v2530 = v2525 * v2;
+        const uint v2532 = v2530 + v2526;
+        const uint v2533 = v2529 ? v2532 : 0u;
+        const uint v2535 = v2520 << 6u;
+        const uint v2536 = v2467 + v2535;
+        const uint v2537 = v2536 + v2524;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v6109 + e] = v6101 ? a[v6105 + e] : bfloat(0);
+          shm3[v2537 + e] = v2529 ? a[v2533 + e] : bfloat(0);
         }
       }
-      const bool v6130 = v6128 && v6056;  // kernels/gemm/gemm_warpgroup.hpp:106
-      const uint v6133 = v6131 + v6054;
-      const uint v6134 = v6130 ? v6133 : 0u;
+      const bool v2558 = v2556 && v2484;  // kernels/gemm/gemm_warpgroup.hpp:103
+      const uint v2561 = v2559 + v2482;
+      const uint v2562 = v2558 ? v2561 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v6065 + e] = v6130 ? b[v6134 + e] : bfloat(0);
+        shm4[v2493 + e] = v2558 ? b[v2562 + e] : bfloat(0);
       }
-      const bool v6151 = v6149 && v6077;
-      const uint v6154 = v6152 + v6075;
-      const uint v6155 = v6151 ? v6154 : 0u;
+      const bool v2579 = v2577 && v2505;
+      const uint v2582 = v2580 + v2503;
+      const uint v2583 = v2579 ? v2582 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v6086 + e] = v6151 ? b[v6155 + e] : bfloat(0);
+        shm4[v2514 + e] = v2579 ? b[v2583 + e] : bfloat(0);
       }
-      if (v6090) {
-        const uint v6165 = v6088 >> 3u;
-        const uint v6167 = v6088 & 7u;
-        const uint v6169 = v6167 << 3u;
-        const uint v6170 = v26 + v6165;
-        const uint v6171 = v6032 + v6169;
-        const bool v6172 = v6170 < v1;
-        const bool v6173 = v6171 < v2;
-        const bool v6174 = v6172 && v6173;
-        const uint v6175 = v6170 * v2;
-        const uint v6177 = v6175 + v6171;
-        const uint v6178 = v6174 ? v6177 : 0u;
-        const uint v6180 = v6165 << 6u;
-        const uint v6181 = v6039 + v6180;
-        const uint v6182 = v6181 + v6169;
+      if (v2518) {
+        const uint v2593 = v2516 >> 3u;
+        const uint v2595 = v2516 & 7u;
+        const uint v2597 = v2595 << 3u;
+        const uint v2598 = v26 + v2593;
+        const uint v2599 = v2460 + v2597;
+        const bool v2600 = v2598 < v1;
+        const bool v2601 = v2599 < v2;
+        const bool v2602 = v2600 && v2601;
+        const uint v2603 = v2598 * v2;
+        const uint v2605 = v2603 + v2599;
+        const uint v2606 = v2602 ? v2605 : 0u;
+        const uint v2608 = v2593 << 6u;
+        const uint v2609 = v2467 + v2608;
+        const uint v2610 = v2609 + v2597;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v6182 + e] = v6174 ? b[v6178 + e] : bfloat(0);
+          shm4[v2610 + e] = v2602 ? b[v2606 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:102
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:99
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      if (v3871) {
-        const uint v6191 = v3868 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:97
-        const uint v6192 = v6191 << 6u;
-        const uint v6193 = v6039 + v6192;
-        const uint v6364 = v3867 & 3u;
-        const uint v6366 = v6364 << 4u;
-        const uint v6368 = v6366 << 6u;
-        const uint v6370 = v6193 + v6368;
-        iron_frag<bfloat, 16, 16> v6377;
-        iron_frag_fill(v6377, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v6377, shm3, long(v6370), long(64u));
-        iron_frag<bfloat, 16, 128> v6379;
-        iron_frag_fill(v6379, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v6379, shm4, long(v6039), long(64u));
-        iron_frag_mma(v3875, v6377, v6379);
-        const uint v6381 = v6370 + 16u;
-        const uint v6384 = v6039 + 16u;
-        iron_frag<bfloat, 16, 16> v6386;
-        iron_frag_fill(v6386, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v6386, shm3, long(v6381), long(64u));
-        iron_frag<bfloat, 16, 128> v6388;
-        iron_frag_fill(v6388, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v6388, shm4, long(v6384), long(64u));
-        iron_frag_mma(v3875, v6386, v6388);
-        const uint v6390 = v6370 + 32u;
-        const uint v6393 = v6039 + 32u;
-        iron_frag<bfloat, 16, 16> v6395;
-        iron_frag_fill(v6395, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v6395, shm3, long(v6390), long(64u));
-        iron_frag<bfloat, 16, 128> v6397;
-        iron_frag_fill(v6397, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v6397, shm4, long(v6393), long(64u));
-        iron_frag_mma(v3875, v6395, v6397);
-        const uint v6399 = v6370 + 48u;
-        const uint v6402 = v6039 + 48u;
-        iron_frag<bfloat, 16, 16> v6404;
-        iron_frag_fill(v6404, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v6404, shm3, long(v6399), long(64u));
-        iron_frag<bfloat, 16, 128> v6406;
-        iron_frag_fill(v6406, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v6406, shm4, long(v6402), long(64u));
-        iron_frag_mma(v3875, v6404, v6406);
+      if (v299) {
+        const uint v2619 = v296 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
+        const uint v2620 = v2619 << 6u;
+        const uint v2621 = v2467 + v2620;
+        const uint v2792 = v295 & 3u;
+        const uint v2794 = v2792 << 4u;
+        const uint v2796 = v2794 << 6u;
+        const uint v2798 = v2621 + v2796;
+        iron_frag<bfloat, 16, 16> v2805;
+        iron_frag_fill(v2805, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2805, shm3, long(v2798), long(64u));
+        iron_frag<bfloat, 16, 128> v2807;
+        iron_frag_fill(v2807, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2807, shm4, long(v2467), long(64u));
+        iron_frag_mma(v303, v2805, v2807);
+        const uint v2809 = v2798 + 16u;
+        const uint v2812 = v2467 + 16u;
+        iron_frag<bfloat, 16, 16> v2814;
+        iron_frag_fill(v2814, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2814, shm3, long(v2809), long(64u));
+        iron_frag<bfloat, 16, 128> v2816;
+        iron_frag_fill(v2816, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2816, shm4, long(v2812), long(64u));
+        iron_frag_mma(v303, v2814, v2816);
+        const uint v2818 = v2798 + 32u;
+        const uint v2821 = v2467 + 32u;
+        iron_frag<bfloat, 16, 16> v2823;
+        iron_frag_fill(v2823, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2823, shm3, long(v2818), long(64u));
+        iron_frag<bfloat, 16, 128> v2825;
+        iron_frag_fill(v2825, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2825, shm4, long(v2821), long(64u));
+        iron_frag_mma(v303, v2823, v2825);
+        const uint v2827 = v2798 + 48u;
+        const uint v2830 = v2467 + 48u;
+        iron_frag<bfloat, 16, 16> v2832;
+        iron_frag_fill(v2832, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2832, shm3, long(v2827), long(64u));
+        iron_frag<bfloat, 16, 128> v2834;
+        iron_frag_fill(v2834, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2834, shm4, long(v2830), long(64u));
+        iron_frag_mma(v303, v2832, v2834);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:102
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:99
   } else {
-    const uint v3906 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
-    const uint v3907 = iron_tid.x;
+    const uint v334 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const uint v335 = iron_tid.x;
 
-    for (uint v3905 = 0u; v3905 < v2; v3905 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:115
-      for (uint v3909 = v3907; v3909 < 8192u; v3909 += v3906) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v3911 = v3909 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v3913 = v3909 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v3914 = v22 + v3911;  // kernels/gemm/gemm_tiles.hpp:96
-        const bool v3915 = v3914 < v0;
-        const uint v3916 = v3905 + v3913;
-        const bool v3917 = v3916 < v2;
-        const bool v3918 = v3915 && v3917;
-        if (v3918) {
-          const uint v3920 = v3914 * v2;  // kernels/gemm/gemm_tiles.hpp:97
-          const uint v3922 = v3920 + v3905;
-          const uint v3923 = v3922 + v3913;
-          const bfloat v3924 = a[v3923];
-          const uint v3926 = v3911 << 6u;
-          const uint v3927 = v3926 + v3913;
-          shm3[v3927] = v3924;
+    for (uint v333 = 0u; v333 < v2; v333 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:112
+      for (uint v337 = v335; v337 < 8192u; v337 += v334) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v339 = v337 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v341 = v337 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v342 = v22 + v339;  // kernels/gemm/gemm_tiles.hpp:96
+        const bool v343 = v342 < v0;
+        const uint v344 = v333 + v341;
+        const bool v345 = v344 < v2;
+        const bool v346 = v343 && v345;
+        if (v346) {
+          const uint v348 = v342 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v350 = v348 + v333;
+          const uint v351 = v350 + v341;
+          const bfloat v352 = a[v351];
+          const uint v354 = v339 << 6u;
+          const uint v355 = v354 + v341;
+          shm3[v355] = v352;
         } else {
-          const uint v3929 = v3911 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v3930 = v3929 + v3913;
-          shm3[v3930] = bfloat(0.0f);
+          const uint v357 = v339 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v358 = v357 + v341;
+          shm3[v358] = bfloat(0.0f);
         }
       }
 
-      for (uint v3935 = v3907; v3935 < 8192u; v3935 += v3906) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v3937 = v3935 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v3939 = v3935 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v3940 = v26 + v3937;  // kernels/gemm/gemm_tiles.hpp:96
-        const bool v3941 = v3940 < v1;
-        const uint v3942 = v3905 + v3939;
-        const bool v3943 = v3942 < v2;
-        const bool v3944 = v3941 && v3943;
-        if (v3944) {
-          const uint v3946 = v3940 * v2;  // kernels/gemm/gemm_tiles.hpp:97
-          const uint v3948 = v3946 + v3905;
-          const uint v3949 = v3948 + v3939;
-          const bfloat v3950 = b[v3949];
-          const uint v3952 = v3937 << 6u;
-          const uint v3953 = v3952 + v3939;
-          shm4[v3953] = v3950;
+      for (uint v363 = v335; v363 < 8192u; v363 += v334) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v365 = v363 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v367 = v363 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v368 = v26 + v365;  // kernels/gemm/gemm_tiles.hpp:96
+        const bool v369 = v368 < v1;
+        const uint v370 = v333 + v367;
+        const bool v371 = v370 < v2;
+        const bool v372 = v369 && v371;
+        if (v372) {
+          const uint v374 = v368 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v376 = v374 + v333;
+          const uint v377 = v376 + v367;
+          const bfloat v378 = b[v377];
+          const uint v380 = v365 << 6u;
+          const uint v381 = v380 + v367;
+          shm4[v381] = v378;
         } else {
-          const uint v3955 = v3937 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v3956 = v3955 + v3939;
-          shm4[v3956] = bfloat(0.0f);
+          const uint v383 = v365 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v384 = v383 + v367;
+          shm4[v384] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:119
-      if (v3871) {  // kernels/gemm/gemm_warpgroup.hpp:120
-        const uint v3964 = v3868 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:97
-        const uint v3965 = v3964 << 6u;
-        const uint v6409 = v3867 & 3u;
-        const uint v6411 = v6409 << 4u;
-        const uint v6413 = v6411 << 6u;
-        const uint v6415 = v3965 + v6413;
-        iron_frag<bfloat, 16, 16> v6422;
-        iron_frag_fill(v6422, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v6422, shm3, long(v6415), long(64u));
-        iron_frag<bfloat, 16, 128> v6424;
-        iron_frag_fill(v6424, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v6424, shm4, long(0u), long(64u));
-        iron_frag_mma(v3875, v6422, v6424);
-        const uint v6426 = v6415 + 16u;
-        iron_frag<bfloat, 16, 16> v6431;
-        iron_frag_fill(v6431, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v6431, shm3, long(v6426), long(64u));
-        iron_frag<bfloat, 16, 128> v6433;
-        iron_frag_fill(v6433, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v6433, shm4, long(16u), long(64u));
-        iron_frag_mma(v3875, v6431, v6433);
-        const uint v6435 = v6415 + 32u;
-        iron_frag<bfloat, 16, 16> v6440;
-        iron_frag_fill(v6440, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v6440, shm3, long(v6435), long(64u));
-        iron_frag<bfloat, 16, 128> v6442;
-        iron_frag_fill(v6442, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v6442, shm4, long(32u), long(64u));
-        iron_frag_mma(v3875, v6440, v6442);
-        const uint v6444 = v6415 + 48u;
-        iron_frag<bfloat, 16, 16> v6449;
-        iron_frag_fill(v6449, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v6449, shm3, long(v6444), long(64u));
-        iron_frag<bfloat, 16, 128> v6451;
-        iron_frag_fill(v6451, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v6451, shm4, long(48u), long(64u));
-        iron_frag_mma(v3875, v6449, v6451);
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:116
+      if (v299) {  // kernels/gemm/gemm_warpgroup.hpp:117
+        const uint v392 = v296 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
+        const uint v393 = v392 << 6u;
+        const uint v2837 = v295 & 3u;
+        const uint v2839 = v2837 << 4u;
+        const uint v2841 = v2839 << 6u;
+        const uint v2843 = v393 + v2841;
+        iron_frag<bfloat, 16, 16> v2850;
+        iron_frag_fill(v2850, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2850, shm3, long(v2843), long(64u));
+        iron_frag<bfloat, 16, 128> v2852;
+        iron_frag_fill(v2852, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2852, shm4, long(0u), long(64u));
+        iron_frag_mma(v303, v2850, v2852);
+        const uint v2854 = v2843 + 16u;
+        iron_frag<bfloat, 16, 16> v2859;
+        iron_frag_fill(v2859, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2859, shm3, long(v2854), long(64u));
+        iron_frag<bfloat, 16, 128> v2861;
+        iron_frag_fill(v2861, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2861, shm4, long(16u), long(64u));
+        iron_frag_mma(v303, v2859, v2861);
+        const uint v2863 = v2843 + 32u;
+        iron_frag<bfloat, 16, 16> v2868;
+        iron_frag_fill(v2868, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2868, shm3, long(v2863), long(64u));
+        iron_frag<bfloat, 16, 128> v2870;
+        iron_frag_fill(v2870, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2870, shm4, long(32u), long(64u));
+        iron_frag_mma(v303, v2868, v2870);
+        const uint v2872 = v2843 + 48u;
+        iron_frag<bfloat, 16, 16> v2877;
+        iron_frag_fill(v2877, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2877, shm3, long(v2872), long(64u));
+        iron_frag<bfloat, 16, 128> v2879;
+        iron_frag_fill(v2879, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2879, shm4, long(48u), long(64u));
+        iron_frag_mma(v303, v2877, v2879);
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:121
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:118
     }
   }
-  const uint v3970 = v3867 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v3971 = v3970 << 4u;
-  const uint v3973 = v3868 << 6u;
-  const uint v3974 = v22 + v3973;
-  const uint v3975 = v3974 + v3971;
-  const uint v3976 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v3977 = v3975 + v3976;
-  const uint v3978 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v3979 = v26 + v3978;
-  const bool v3980 = v3977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v3981 = v3871 && v3980;
-  const bool v3982 = v3979 < v1;
-  const bool v3983 = v3981 && v3982;
-  if (v3983) {
-    const float v3984 = v3875.m[0][0].thread_elements()[0];
-    const float v3985 = v3984 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v3986 = bfloat(v3985);
-    const uint v3987 = v3977 * v1;
-    const uint v3988 = v3987 + v3979;
-    out[v3988] = v3986;
-  }
-  const uint v3989 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v3990 = v3975 + v3989;
-  const uint v3991 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v3992 = v26 + v3991;
-  const bool v3993 = v3990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v3994 = v3871 && v3993;
-  const bool v3995 = v3992 < v1;
-  const bool v3996 = v3994 && v3995;
-  if (v3996) {
-    const float v3997 = v3875.m[0][0].thread_elements()[1];
-    const float v3998 = v3997 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v3999 = bfloat(v3998);
-    const uint v4000 = v3990 * v1;
-    const uint v4001 = v4000 + v3992;
-    out[v4001] = v3999;
-  }
-  const uint v4002 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4003 = v3975 + v4002;
-  const uint v4004 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4005 = v26 + v4004;
-  const bool v4006 = v4003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4007 = v3871 && v4006;
-  const bool v4008 = v4005 < v1;
-  const bool v4009 = v4007 && v4008;
-  if (v4009) {
-    const float v4010 = v3875.m[0][1].thread_elements()[0];
-    const float v4011 = v4010 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4012 = bfloat(v4011);
-    const uint v4013 = v4003 * v1;
-    const uint v4014 = v4013 + v4005;
-    out[v4014] = v4012;
-  }
-  const uint v4015 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4016 = v3975 + v4015;
-  const uint v4017 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4018 = v26 + v4017;
-  const bool v4019 = v4016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4020 = v3871 && v4019;
-  const bool v4021 = v4018 < v1;
-  const bool v4022 = v4020 && v4021;
-  if (v4022) {
-    const float v4023 = v3875.m[0][1].thread_elements()[1];
-    const float v4024 = v4023 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4025 = bfloat(v4024);
-    const uint v4026 = v4016 * v1;
-    const uint v4027 = v4026 + v4018;
-    out[v4027] = v4025;
-  }
-  const uint v4028 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4029 = v3975 + v4028;
-  const uint v4030 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4031 = v26 + v4030;
-  const bool v4032 = v4029 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4033 = v3871 && v4032;
-  const bool v4034 = v4031 < v1;
-  const bool v4035 = v4033 && v4034;
-  if (v4035) {
-    const float v4036 = v3875.m[0][2].thread_elements()[0];
-    const float v4037 = v4036 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4038 = bfloat(v4037);
-    const uint v4039 = v4029 * v1;
-    const uint v4040 = v4039 + v4031;
-    out[v4040] = v4038;
-  }
-  const uint v4041 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4042 = v3975 + v4041;
-  const uint v4043 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4044 = v26 + v4043;
-  const bool v4045 = v4042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4046 = v3871 && v4045;
-  const bool v4047 = v4044 < v1;
-  const bool v4048 = v4046 && v4047;
-  if (v4048) {
-    const float v4049 = v3875.m[0][2].thread_elements()[1];
-    const float v4050 = v4049 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4051 = bfloat(v4050);
-    const uint v4052 = v4042 * v1;
-    const uint v4053 = v4052 + v4044;
-    out[v4053] = v4051;
-  }
-  const uint v4054 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4055 = v3975 + v4054;
-  const uint v4056 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4057 = v26 + v4056;
-  const bool v4058 = v4055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4059 = v3871 && v4058;
-  const bool v4060 = v4057 < v1;
-  const bool v4061 = v4059 && v4060;
-  if (v4061) {
-    const float v4062 = v3875.m[0][3].thread_elements()[0];
-    const float v4063 = v4062 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4064 = bfloat(v4063);
-    const uint v4065 = v4055 * v1;
-    const uint v4066 = v4065 + v4057;
-    out[v4066] = v4064;
-  }
-  const uint v4067 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4068 = v3975 + v4067;
-  const uint v4069 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4070 = v26 + v4069;
-  const bool v4071 = v4068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4072 = v3871 && v4071;
-  const bool v4073 = v4070 < v1;
-  const bool v4074 = v4072 && v4073;
-  if (v4074) {
-    const float v4075 = v3875.m[0][3].thread_elements()[1];
-    const float v4076 = v4075 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4077 = bfloat(v4076);
-    const uint v4078 = v4068 * v1;
-    const uint v4079 = v4078 + v4070;
-    out[v4079] = v4077;
-  }
-  const uint v4080 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4081 = v3975 + v4080;
-  const uint v4082 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4083 = v26 + v4082;
-  const bool v4084 = v4081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4085 = v3871 && v4084;
-  const bool v4086 = v4083 < v1;
-  const bool v4087 = v4085 && v4086;
-  if (v4087) {
-    const float v4088 = v3875.m[0][4].thread_elements()[0];
-    const float v4089 = v4088 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4090 = bfloat(v4089);
-    const uint v4091 = v4081 * v1;
-    const uint v4092 = v4091 + v4083;
-    out[v4092] = v4090;
-  }
-  const uint v4093 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4094 = v3975 + v4093;
-  const uint v4095 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4096 = v26 + v4095;
-  const bool v4097 = v4094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4098 = v3871 && v4097;
-  const bool v4099 = v4096 < v1;
-  const bool v4100 = v4098 && v4099;
-  if (v4100) {
-    const float v4101 = v3875.m[0][4].thread_elements()[1];
-    const float v4102 = v4101 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4103 = bfloat(v4102);
-    const uint v4104 = v4094 * v1;
-    const uint v4105 = v4104 + v4096;
-    out[v4105] = v4103;
-  }
-  const uint v4106 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4107 = v3975 + v4106;
-  const uint v4108 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4109 = v26 + v4108;
-  const bool v4110 = v4107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4111 = v3871 && v4110;
-  const bool v4112 = v4109 < v1;
-  const bool v4113 = v4111 && v4112;
-  if (v4113) {
-    const float v4114 = v3875.m[0][5].thread_elements()[0];
-    const float v4115 = v4114 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4116 = bfloat(v4115);
-    const uint v4117 = v4107 * v1;
-    const uint v4118 = v4117 + v4109;
-    out[v4118] = v4116;
-  }
-  const uint v4119 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4120 = v3975 + v4119;
-  const uint v4121 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4122 = v26 + v4121;
-  const bool v4123 = v4120 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4124 = v3871 && v4123;
-  const bool v4125 = v4122 < v1;
-  const bool v4126 = v4124 && v4125;
-  if (v4126) {
-    const float v4127 = v3875.m[0][5].thread_elements()[1];
-    const float v4128 = v4127 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4129 = bfloat(v4128);
-    const uint v4130 = v4120 * v1;
-    const uint v4131 = v4130 + v4122;
-    out[v4131] = v4129;
-  }
-  const uint v4132 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4133 = v3975 + v4132;
-  const uint v4134 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4135 = v26 + v4134;
-  const bool v4136 = v4133 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4137 = v3871 && v4136;
-  const bool v4138 = v4135 < v1;
-  const bool v4139 = v4137 && v4138;
-  if (v4139) {
-    const float v4140 = v3875.m[0][6].thread_elements()[0];
-    const float v4141 = v4140 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4142 = bfloat(v4141);
-    const uint v4143 = v4133 * v1;
-    const uint v4144 = v4143 + v4135;
-    out[v4144] = v4142;
-  }
-  const uint v4145 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4146 = v3975 + v4145;
-  const uint v4147 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4148 = v26 + v4147;
-  const bool v4149 = v4146 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4150 = v3871 && v4149;
-  const bool v4151 = v4148 < v1;
-  const bool v4152 = v4150 && v4151;
-  if (v4152) {
-    const float v4153 = v3875.m[0][6].thread_elements()[1];
-    const float v4154 = v4153 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4155 = bfloat(v4154);
-    const uint v4156 = v4146 * v1;
-    const uint v4157 = v4156 + v4148;
-    out[v4157] = v4155;
-  }
-  const uint v4158 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4159 = v3975 + v4158;
-  const uint v4160 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4161 = v26 + v4160;
-  const bool v4162 = v4159 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4163 = v3871 && v4162;
-  const bool v4164 = v4161 < v1;
-  const bool v4165 = v4163 && v4164;
-  if (v4165) {
-    const float v4166 = v3875.m[0][7].thread_elements()[0];
-    const float v4167 = v4166 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4168 = bfloat(v4167);
-    const uint v4169 = v4159 * v1;
-    const uint v4170 = v4169 + v4161;
-    out[v4170] = v4168;
-  }
-  const uint v4171 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4172 = v3975 + v4171;
-  const uint v4173 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4174 = v26 + v4173;
-  const bool v4175 = v4172 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4176 = v3871 && v4175;
-  const bool v4177 = v4174 < v1;
-  const bool v4178 = v4176 && v4177;
-  if (v4178) {
-    const float v4179 = v3875.m[0][7].thread_elements()[1];
-    const float v4180 = v4179 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4181 = bfloat(v4180);
-    const uint v4182 = v4172 * v1;
-    const uint v4183 = v4182 + v4174;
-    out[v4183] = v4181;
-  }
-  const uint v4184 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4185 = v3975 + v4184;
-  const uint v4186 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4187 = v26 + v4186;
-  const bool v4188 = v4185 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4189 = v3871 && v4188;
-  const bool v4190 = v4187 < v1;
-  const bool v4191 = v4189 && v4190;
-  if (v4191) {
-    const float v4192 = v3875.m[0][8].thread_elements()[0];
-    const float v4193 = v4192 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4194 = bfloat(v4193);
-    const uint v4195 = v4185 * v1;
-    const uint v4196 = v4195 + v4187;
-    out[v4196] = v4194;
-  }
-  const uint v4197 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4198 = v3975 + v4197;
-  const uint v4199 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4200 = v26 + v4199;
-  const bool v4201 = v4198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4202 = v3871 && v4201;
-  const bool v4203 = v4200 < v1;
-  const bool v4204 = v4202 && v4203;
-  if (v4204) {
-    const float v4205 = v3875.m[0][8].thread_elements()[1];
-    const float v4206 = v4205 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4207 = bfloat(v4206);
-    const uint v4208 = v4198 * v1;
-    const uint v4209 = v4208 + v4200;
-    out[v4209] = v4207;
-  }
-  const uint v4210 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4211 = v3975 + v4210;
-  const uint v4212 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4213 = v26 + v4212;
-  const bool v4214 = v4211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4215 = v3871 && v4214;
-  const bool v4216 = v4213 < v1;
-  const bool v4217 = v4215 && v4216;
-  if (v4217) {
-    const float v4218 = v3875.m[0][9].thread_elements()[0];
-    const float v4219 = v4218 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4220 = bfloat(v4219);
-    const uint v4221 = v4211 * v1;
-    const uint v4222 = v4221 + v4213;
-    out[v4222] = v4220;
-  }
-  const uint v4223 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4224 = v3975 + v4223;
-  const uint v4225 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4226 = v26 + v4225;
-  const bool v4227 = v4224 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4228 = v3871 && v4227;
-  const bool v4229 = v4226 < v1;
-  const bool v4230 = v4228 && v4229;
-  if (v4230) {
-    const float v4231 = v3875.m[0][9].thread_elements()[1];
-    const float v4232 = v4231 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4233 = bfloat(v4232);
-    const uint v4234 = v4224 * v1;
-    const uint v4235 = v4234 + v4226;
-    out[v4235] = v4233;
-  }
-  const uint v4236 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4237 = v3975 + v4236;
-  const uint v4238 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4239 = v26 + v4238;
-  const bool v4240 = v4237 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4241 = v3871 && v4240;
-  const bool v4242 = v4239 < v1;
-  const bool v4243 = v4241 && v4242;
-  if (v4243) {
-    const float v4244 = v3875.m[0][10].thread_elements()[0];
-    const float v4245 = v4244 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4246 = bfloat(v4245);
-    const uint v4247 = v4237 * v1;
-    const uint v4248 = v4247 + v4239;
-    out[v4248] = v4246;
-  }
-  const uint v4249 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4250 = v3975 + v4249;
-  const uint v4251 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4252 = v26 + v4251;
-  const bool v4253 = v4250 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4254 = v3871 && v4253;
-  const bool v4255 = v4252 < v1;
-  const bool v4256 = v4254 && v4255;
-  if (v4256) {
-    const float v4257 = v3875.m[0][10].thread_elements()[1];
-    const float v4258 = v4257 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4259 = bfloat(v4258);
-    const uint v4260 = v4250 * v1;
-    const uint v4261 = v4260 + v4252;
-    out[v4261] = v4259;
-  }
-  const uint v4262 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4263 = v3975 + v4262;
-  const uint v4264 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4265 = v26 + v4264;
-  const bool v4266 = v4263 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4267 = v3871 && v4266;
-  const bool v4268 = v4265 < v1;
-  const bool v4269 = v4267 && v4268;
-  if (v4269) {
-    const float v4270 = v3875.m[0][11].thread_elements()[0];
-    const float v4271 = v4270 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4272 = bfloat(v4271);
-    const uint v4273 = v4263 * v1;
-    const uint v4274 = v4273 + v4265;
-    out[v4274] = v4272;
-  }
-  const uint v4275 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4276 = v3975 + v4275;
-  const uint v4277 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4278 = v26 + v4277;
-  const bool v4279 = v4276 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4280 = v3871 && v4279;
-  const bool v4281 = v4278 < v1;
-  const bool v4282 = v4280 && v4281;
-  if (v4282) {
-    const float v4283 = v3875.m[0][11].thread_elements()[1];
-    const float v4284 = v4283 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4285 = bfloat(v4284);
-    const uint v4286 = v4276 * v1;
-    const uint v4287 = v4286 + v4278;
-    out[v4287] = v4285;
-  }
-  const uint v4288 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4289 = v3975 + v4288;
-  const uint v4290 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4291 = v26 + v4290;
-  const bool v4292 = v4289 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4293 = v3871 && v4292;
-  const bool v4294 = v4291 < v1;
-  const bool v4295 = v4293 && v4294;
-  if (v4295) {
-    const float v4296 = v3875.m[0][12].thread_elements()[0];
-    const float v4297 = v4296 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4298 = bfloat(v4297);
-    const uint v4299 = v4289 * v1;
-    const uint v4300 = v4299 + v4291;
-    out[v4300] = v4298;
-  }
-  const uint v4301 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4302 = v3975 + v4301;
-  const uint v4303 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4304 = v26 + v4303;
-  const bool v4305 = v4302 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4306 = v3871 && v4305;
-  const bool v4307 = v4304 < v1;
-  const bool v4308 = v4306 && v4307;
-  if (v4308) {
-    const float v4309 = v3875.m[0][12].thread_elements()[1];
-    const float v4310 = v4309 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4311 = bfloat(v4310);
-    const uint v4312 = v4302 * v1;
-    const uint v4313 = v4312 + v4304;
-    out[v4313] = v4311;
-  }
-  const uint v4314 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4315 = v3975 + v4314;
-  const uint v4316 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4317 = v26 + v4316;
-  const bool v4318 = v4315 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4319 = v3871 && v4318;
-  const bool v4320 = v4317 < v1;
-  const bool v4321 = v4319 && v4320;
-  if (v4321) {
-    const float v4322 = v3875.m[0][13].thread_elements()[0];
-    const float v4323 = v4322 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4324 = bfloat(v4323);
-    const uint v4325 = v4315 * v1;
-    const uint v4326 = v4325 + v4317;
-    out[v4326] = v4324;
-  }
-  const uint v4327 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4328 = v3975 + v4327;
-  const uint v4329 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4330 = v26 + v4329;
-  const bool v4331 = v4328 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4332 = v3871 && v4331;
-  const bool v4333 = v4330 < v1;
-  const bool v4334 = v4332 && v4333;
-  if (v4334) {
-    const float v4335 = v3875.m[0][13].thread_elements()[1];
-    const float v4336 = v4335 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4337 = bfloat(v4336);
-    const uint v4338 = v4328 * v1;
-    const uint v4339 = v4338 + v4330;
-    out[v4339] = v4337;
-  }
-  const uint v4340 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4341 = v3975 + v4340;
-  const uint v4342 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4343 = v26 + v4342;
-  const bool v4344 = v4341 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4345 = v3871 && v4344;
-  const bool v4346 = v4343 < v1;
-  const bool v4347 = v4345 && v4346;
-  if (v4347) {
-    const float v4348 = v3875.m[0][14].thread_elements()[0];
-    const float v4349 = v4348 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4350 = bfloat(v4349);
-    const uint v4351 = v4341 * v1;
-    const uint v4352 = v4351 + v4343;
-    out[v4352] = v4350;
-  }
-  const uint v4353 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4354 = v3975 + v4353;
-  const uint v4355 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4356 = v26 + v4355;
-  const bool v4357 = v4354 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4358 = v3871 && v4357;
-  const bool v4359 = v4356 < v1;
-  const bool v4360 = v4358 && v4359;
-  if (v4360) {
-    const float v4361 = v3875.m[0][14].thread_elements()[1];
-    const float v4362 = v4361 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4363 = bfloat(v4362);
-    const uint v4364 = v4354 * v1;
-    const uint v4365 = v4364 + v4356;
-    out[v4365] = v4363;
-  }
-  const uint v4366 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4367 = v3975 + v4366;
-  const uint v4368 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4369 = v26 + v4368;
-  const bool v4370 = v4367 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4371 = v3871 && v4370;
-  const bool v4372 = v4369 < v1;
-  const bool v4373 = v4371 && v4372;
-  if (v4373) {
-    const float v4374 = v3875.m[0][15].thread_elements()[0];
-    const float v4375 = v4374 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4376 = bfloat(v4375);
-    const uint v4377 = v4367 * v1;
-    const uint v4378 = v4377 + v4369;
-    out[v4378] = v4376;
-  }
-  const uint v4379 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4380 = v3975 + v4379;
-  const uint v4381 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4382 = v26 + v4381;
-  const bool v4383 = v4380 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4384 = v3871 && v4383;
-  const bool v4385 = v4382 < v1;
-  const bool v4386 = v4384 && v4385;
-  if (v4386) {
-    const float v4387 = v3875.m[0][15].thread_elements()[1];
-    const float v4388 = v4387 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4389 = bfloat(v4388);
-    const uint v4390 = v4380 * v1;
-    const uint v4391 = v4390 + v4382;
-    out[v4391] = v4389;
-  }
-  const uint v4392 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4393 = v3975 + v4392;
-  const uint v4394 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4395 = v26 + v4394;
-  const bool v4396 = v4393 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4397 = v3871 && v4396;
-  const bool v4398 = v4395 < v1;
-  const bool v4399 = v4397 && v4398;
-  if (v4399) {
-    const float v4400 = v3875.m[1][0].thread_elements()[0];
-    const float v4401 = v4400 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4402 = bfloat(v4401);
-    const uint v4403 = v4393 * v1;
-    const uint v4404 = v4403 + v4395;
-    out[v4404] = v4402;
-  }
-  const uint v4405 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4406 = v3975 + v4405;
-  const uint v4407 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4408 = v26 + v4407;
-  const bool v4409 = v4406 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4410 = v3871 && v4409;
-  const bool v4411 = v4408 < v1;
-  const bool v4412 = v4410 && v4411;
-  if (v4412) {
-    const float v4413 = v3875.m[1][0].thread_elements()[1];
-    const float v4414 = v4413 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4415 = bfloat(v4414);
-    const uint v4416 = v4406 * v1;
-    const uint v4417 = v4416 + v4408;
-    out[v4417] = v4415;
-  }
-  const uint v4418 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4419 = v3975 + v4418;
-  const uint v4420 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4421 = v26 + v4420;
-  const bool v4422 = v4419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4423 = v3871 && v4422;
-  const bool v4424 = v4421 < v1;
-  const bool v4425 = v4423 && v4424;
-  if (v4425) {
-    const float v4426 = v3875.m[1][1].thread_elements()[0];
-    const float v4427 = v4426 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4428 = bfloat(v4427);
-    const uint v4429 = v4419 * v1;
-    const uint v4430 = v4429 + v4421;
-    out[v4430] = v4428;
-  }
-  const uint v4431 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4432 = v3975 + v4431;
-  const uint v4433 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4434 = v26 + v4433;
-  const bool v4435 = v4432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4436 = v3871 && v4435;
-  const bool v4437 = v4434 < v1;
-  const bool v4438 = v4436 && v4437;
-  if (v4438) {
-    const float v4439 = v3875.m[1][1].thread_elements()[1];
-    const float v4440 = v4439 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4441 = bfloat(v4440);
-    const uint v4442 = v4432 * v1;
-    const uint v4443 = v4442 + v4434;
-    out[v4443] = v4441;
-  }
-  const uint v4444 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4445 = v3975 + v4444;
-  const uint v4446 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4447 = v26 + v4446;
-  const bool v4448 = v4445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4449 = v3871 && v4448;
-  const bool v4450 = v4447 < v1;
-  const bool v4451 = v4449 && v4450;
-  if (v4451) {
-    const float v4452 = v3875.m[1][2].thread_elements()[0];
-    const float v4453 = v4452 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4454 = bfloat(v4453);
-    const uint v4455 = v4445 * v1;
-    const uint v4456 = v4455 + v4447;
-    out[v4456] = v4454;
-  }
-  const uint v4457 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4458 = v3975 + v4457;
-  const uint v4459 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4460 = v26 + v4459;
-  const bool v4461 = v4458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4462 = v3871 && v4461;
-  const bool v4463 = v4460 < v1;
-  const bool v4464 = v4462 && v4463;
-  if (v4464) {
-    const float v4465 = v3875.m[1][2].thread_elements()[1];
-    const float v4466 = v4465 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4467 = bfloat(v4466);
-    const uint v4468 = v4458 * v1;
-    const uint v4469 = v4468 + v4460;
-    out[v4469] = v4467;
-  }
-  const uint v4470 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4471 = v3975 + v4470;
-  const uint v4472 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4473 = v26 + v4472;
-  const bool v4474 = v4471 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4475 = v3871 && v4474;
-  const bool v4476 = v4473 < v1;
-  const bool v4477 = v4475 && v4476;
-  if (v4477) {
-    const float v4478 = v3875.m[1][3].thread_elements()[0];
-    const float v4479 = v4478 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4480 = bfloat(v4479);
-    const uint v4481 = v4471 * v1;
-    const uint v4482 = v4481 + v4473;
-    out[v4482] = v4480;
-  }
-  const uint v4483 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4484 = v3975 + v4483;
-  const uint v4485 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4486 = v26 + v4485;
-  const bool v4487 = v4484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4488 = v3871 && v4487;
-  const bool v4489 = v4486 < v1;
-  const bool v4490 = v4488 && v4489;
-  if (v4490) {
-    const float v4491 = v3875.m[1][3].thread_elements()[1];
-    const float v4492 = v4491 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4493 = bfloat(v4492);
-    const uint v4494 = v4484 * v1;
-    const uint v4495 = v4494 + v4486;
-    out[v4495] = v4493;
-  }
-  const uint v4496 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4497 = v3975 + v4496;
-  const uint v4498 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4499 = v26 + v4498;
-  const bool v4500 = v4497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4501 = v3871 && v4500;
-  const bool v4502 = v4499 < v1;
-  const bool v4503 = v4501 && v4502;
-  if (v4503) {
-    const float v4504 = v3875.m[1][4].thread_elements()[0];
-    const float v4505 = v4504 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4506 = bfloat(v4505);
-    const uint v4507 = v4497 * v1;
-    const uint v4508 = v4507 + v4499;
-    out[v4508] = v4506;
-  }
-  const uint v4509 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4510 = v3975 + v4509;
-  const uint v4511 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4512 = v26 + v4511;
-  const bool v4513 = v4510 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4514 = v3871 && v4513;
-  const bool v4515 = v4512 < v1;
-  const bool v4516 = v4514 && v4515;
-  if (v4516) {
-    const float v4517 = v3875.m[1][4].thread_elements()[1];
-    const float v4518 = v4517 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4519 = bfloat(v4518);
-    const uint v4520 = v4510 * v1;
-    const uint v4521 = v4520 + v4512;
-    out[v4521] = v4519;
-  }
-  const uint v4522 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4523 = v3975 + v4522;
-  const uint v4524 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4525 = v26 + v4524;
-  const bool v4526 = v4523 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4527 = v3871 && v4526;
-  const bool v4528 = v4525 < v1;
-  const bool v4529 = v4527 && v4528;
-  if (v4529) {
-    const float v4530 = v3875.m[1][5].thread_elements()[0];
-    const float v4531 = v4530 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4532 = bfloat(v4531);
-    const uint v4533 = v4523 * v1;
-    const uint v4534 = v4533 + v4525;
-    out[v4534] = v4532;
-  }
-  const uint v4535 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4536 = v3975 + v4535;
-  const uint v4537 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4538 = v26 + v4537;
-  const bool v4539 = v4536 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4540 = v3871 && v4539;
-  const bool v4541 = v4538 < v1;
-  const bool v4542 = v4540 && v4541;
-  if (v4542) {
-    const float v4543 = v3875.m[1][5].thread_elements()[1];
-    const float v4544 = v4543 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4545 = bfloat(v4544);
-    const uint v4546 = v4536 * v1;
-    const uint v4547 = v4546 + v4538;
-    out[v4547] = v4545;
-  }
-  const uint v4548 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4549 = v3975 + v4548;
-  const uint v4550 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4551 = v26 + v4550;
-  const bool v4552 = v4549 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4553 = v3871 && v4552;
-  const bool v4554 = v4551 < v1;
-  const bool v4555 = v4553 && v4554;
-  if (v4555) {
-    const float v4556 = v3875.m[1][6].thread_elements()[0];
-    const float v4557 = v4556 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4558 = bfloat(v4557);
-    const uint v4559 = v4549 * v1;
-    const uint v4560 = v4559 + v4551;
-    out[v4560] = v4558;
-  }
-  const uint v4561 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4562 = v3975 + v4561;
-  const uint v4563 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4564 = v26 + v4563;
-  const bool v4565 = v4562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4566 = v3871 && v4565;
-  const bool v4567 = v4564 < v1;
-  const bool v4568 = v4566 && v4567;
-  if (v4568) {
-    const float v4569 = v3875.m[1][6].thread_elements()[1];
-    const float v4570 = v4569 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4571 = bfloat(v4570);
-    const uint v4572 = v4562 * v1;
-    const uint v4573 = v4572 + v4564;
-    out[v4573] = v4571;
-  }
-  const uint v4574 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4575 = v3975 + v4574;
-  const uint v4576 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4577 = v26 + v4576;
-  const bool v4578 = v4575 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4579 = v3871 && v4578;
-  const bool v4580 = v4577 < v1;
-  const bool v4581 = v4579 && v4580;
-  if (v4581) {
-    const float v4582 = v3875.m[1][7].thread_elements()[0];
-    const float v4583 = v4582 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4584 = bfloat(v4583);
-    const uint v4585 = v4575 * v1;
-    const uint v4586 = v4585 + v4577;
-    out[v4586] = v4584;
-  }
-  const uint v4587 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4588 = v3975 + v4587;
-  const uint v4589 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4590 = v26 + v4589;
-  const bool v4591 = v4588 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4592 = v3871 && v4591;
-  const bool v4593 = v4590 < v1;
-  const bool v4594 = v4592 && v4593;
-  if (v4594) {
-    const float v4595 = v3875.m[1][7].thread_elements()[1];
-    const float v4596 = v4595 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4597 = bfloat(v4596);
-    const uint v4598 = v4588 * v1;
-    const uint v4599 = v4598 + v4590;
-    out[v4599] = v4597;
-  }
-  const uint v4600 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4601 = v3975 + v4600;
-  const uint v4602 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4603 = v26 + v4602;
-  const bool v4604 = v4601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4605 = v3871 && v4604;
-  const bool v4606 = v4603 < v1;
-  const bool v4607 = v4605 && v4606;
-  if (v4607) {
-    const float v4608 = v3875.m[1][8].thread_elements()[0];
-    const float v4609 = v4608 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4610 = bfloat(v4609);
-    const uint v4611 = v4601 * v1;
-    const uint v4612 = v4611 + v4603;
-    out[v4612] = v4610;
-  }
-  const uint v4613 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4614 = v3975 + v4613;
-  const uint v4615 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4616 = v26 + v4615;
-  const bool v4617 = v4614 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4618 = v3871 && v4617;
-  const bool v4619 = v4616 < v1;
-  const bool v4620 = v4618 && v4619;
-  if (v4620) {
-    const float v4621 = v3875.m[1][8].thread_elements()[1];
-    const float v4622 = v4621 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4623 = bfloat(v4622);
-    const uint v4624 = v4614 * v1;
-    const uint v4625 = v4624 + v4616;
-    out[v4625] = v4623;
-  }
-  const uint v4626 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4627 = v3975 + v4626;
-  const uint v4628 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4629 = v26 + v4628;
-  const bool v4630 = v4627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4631 = v3871 && v4630;
-  const bool v4632 = v4629 < v1;
-  const bool v4633 = v4631 && v4632;
-  if (v4633) {
-    const float v4634 = v3875.m[1][9].thread_elements()[0];
-    const float v4635 = v4634 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4636 = bfloat(v4635);
-    const uint v4637 = v4627 * v1;
-    const uint v4638 = v4637 + v4629;
-    out[v4638] = v4636;
-  }
-  const uint v4639 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4640 = v3975 + v4639;
-  const uint v4641 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4642 = v26 + v4641;
-  const bool v4643 = v4640 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4644 = v3871 && v4643;
-  const bool v4645 = v4642 < v1;
-  const bool v4646 = v4644 && v4645;
-  if (v4646) {
-    const float v4647 = v3875.m[1][9].thread_elements()[1];
-    const float v4648 = v4647 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4649 = bfloat(v4648);
-    const uint v4650 = v4640 * v1;
-    const uint v4651 = v4650 + v4642;
-    out[v4651] = v4649;
-  }
-  const uint v4652 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4653 = v3975 + v4652;
-  const uint v4654 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4655 = v26 + v4654;
-  const bool v4656 = v4653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4657 = v3871 && v4656;
-  const bool v4658 = v4655 < v1;
-  const bool v4659 = v4657 && v4658;
-  if (v4659) {
-    const float v4660 = v3875.m[1][10].thread_elements()[0];
-    const float v4661 = v4660 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4662 = bfloat(v4661);
-    const uint v4663 = v4653 * v1;
-    const uint v4664 = v4663 + v4655;
-    out[v4664] = v4662;
-  }
-  const uint v4665 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4666 = v3975 + v4665;
-  const uint v4667 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4668 = v26 + v4667;
-  const bool v4669 = v4666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4670 = v3871 && v4669;
-  const bool v4671 = v4668 < v1;
-  const bool v4672 = v4670 && v4671;
-  if (v4672) {
-    const float v4673 = v3875.m[1][10].thread_elements()[1];
-    const float v4674 = v4673 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4675 = bfloat(v4674);
-    const uint v4676 = v4666 * v1;
-    const uint v4677 = v4676 + v4668;
-    out[v4677] = v4675;
-  }
-  const uint v4678 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4679 = v3975 + v4678;
-  const uint v4680 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4681 = v26 + v4680;
-  const bool v4682 = v4679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4683 = v3871 && v4682;
-  const bool v4684 = v4681 < v1;
-  const bool v4685 = v4683 && v4684;
-  if (v4685) {
-    const float v4686 = v3875.m[1][11].thread_elements()[0];
-    const float v4687 = v4686 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4688 = bfloat(v4687);
-    const uint v4689 = v4679 * v1;
-    const uint v4690 = v4689 + v4681;
-    out[v4690] = v4688;
-  }
-  const uint v4691 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4692 = v3975 + v4691;
-  const uint v4693 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4694 = v26 + v4693;
-  const bool v4695 = v4692 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4696 = v3871 && v4695;
-  const bool v4697 = v4694 < v1;
-  const bool v4698 = v4696 && v4697;
-  if (v4698) {
-    const float v4699 = v3875.m[1][11].thread_elements()[1];
-    const float v4700 = v4699 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4701 = bfloat(v4700);
-    const uint v4702 = v4692 * v1;
-    const uint v4703 = v4702 + v4694;
-    out[v4703] = v4701;
-  }
-  const uint v4704 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4705 = v3975 + v4704;
-  const uint v4706 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4707 = v26 + v4706;
-  const bool v4708 = v4705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4709 = v3871 && v4708;
-  const bool v4710 = v4707 < v1;
-  const bool v4711 = v4709 && v4710;
-  if (v4711) {
-    const float v4712 = v3875.m[1][12].thread_elements()[0];
-    const float v4713 = v4712 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4714 = bfloat(v4713);
-    const uint v4715 = v4705 * v1;
-    const uint v4716 = v4715 + v4707;
-    out[v4716] = v4714;
-  }
-  const uint v4717 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4718 = v3975 + v4717;
-  const uint v4719 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4720 = v26 + v4719;
-  const bool v4721 = v4718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4722 = v3871 && v4721;
-  const bool v4723 = v4720 < v1;
-  const bool v4724 = v4722 && v4723;
-  if (v4724) {
-    const float v4725 = v3875.m[1][12].thread_elements()[1];
-    const float v4726 = v4725 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4727 = bfloat(v4726);
-    const uint v4728 = v4718 * v1;
-    const uint v4729 = v4728 + v4720;
-    out[v4729] = v4727;
-  }
-  const uint v4730 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4731 = v3975 + v4730;
-  const uint v4732 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4733 = v26 + v4732;
-  const bool v4734 = v4731 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4735 = v3871 && v4734;
-  const bool v4736 = v4733 < v1;
-  const bool v4737 = v4735 && v4736;
-  if (v4737) {
-    const float v4738 = v3875.m[1][13].thread_elements()[0];
-    const float v4739 = v4738 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4740 = bfloat(v4739);
-    const uint v4741 = v4731 * v1;
-    const uint v4742 = v4741 + v4733;
-    out[v4742] = v4740;
-  }
-  const uint v4743 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4744 = v3975 + v4743;
-  const uint v4745 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4746 = v26 + v4745;
-  const bool v4747 = v4744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4748 = v3871 && v4747;
-  const bool v4749 = v4746 < v1;
-  const bool v4750 = v4748 && v4749;
-  if (v4750) {
-    const float v4751 = v3875.m[1][13].thread_elements()[1];
-    const float v4752 = v4751 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4753 = bfloat(v4752);
-    const uint v4754 = v4744 * v1;
-    const uint v4755 = v4754 + v4746;
-    out[v4755] = v4753;
-  }
-  const uint v4756 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4757 = v3975 + v4756;
-  const uint v4758 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4759 = v26 + v4758;
-  const bool v4760 = v4757 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4761 = v3871 && v4760;
-  const bool v4762 = v4759 < v1;
-  const bool v4763 = v4761 && v4762;
-  if (v4763) {
-    const float v4764 = v3875.m[1][14].thread_elements()[0];
-    const float v4765 = v4764 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4766 = bfloat(v4765);
-    const uint v4767 = v4757 * v1;
-    const uint v4768 = v4767 + v4759;
-    out[v4768] = v4766;
-  }
-  const uint v4769 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4770 = v3975 + v4769;
-  const uint v4771 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4772 = v26 + v4771;
-  const bool v4773 = v4770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4774 = v3871 && v4773;
-  const bool v4775 = v4772 < v1;
-  const bool v4776 = v4774 && v4775;
-  if (v4776) {
-    const float v4777 = v3875.m[1][14].thread_elements()[1];
-    const float v4778 = v4777 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4779 = bfloat(v4778);
-    const uint v4780 = v4770 * v1;
-    const uint v4781 = v4780 + v4772;
-    out[v4781] = v4779;
-  }
-  const uint v4782 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4783 = v3975 + v4782;
-  const uint v4784 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4785 = v26 + v4784;
-  const bool v4786 = v4783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4787 = v3871 && v4786;
-  const bool v4788 = v4785 < v1;
-  const bool v4789 = v4787 && v4788;
-  if (v4789) {
-    const float v4790 = v3875.m[1][15].thread_elements()[0];
-    const float v4791 = v4790 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4792 = bfloat(v4791);
-    const uint v4793 = v4783 * v1;
-    const uint v4794 = v4793 + v4785;
-    out[v4794] = v4792;
-  }
-  const uint v4795 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4796 = v3975 + v4795;
-  const uint v4797 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4798 = v26 + v4797;
-  const bool v4799 = v4796 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4800 = v3871 && v4799;
-  const bool v4801 = v4798 < v1;
-  const bool v4802 = v4800 && v4801;
-  if (v4802) {
-    const float v4803 = v3875.m[1][15].thread_elements()[1];
-    const float v4804 = v4803 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4805 = bfloat(v4804);
-    const uint v4806 = v4796 * v1;
-    const uint v4807 = v4806 + v4798;
-    out[v4807] = v4805;
-  }
-  const uint v4809 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:156
-  iron_frag<float, 16, 128> v4819;  // kernels/gemm/gemm_warpgroup.hpp:95
-  iron_frag_fill(v4819, float(0.0f));
-  if (v3879) {  // kernels/gemm/gemm_warpgroup.hpp:101
-    const uint v6206 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:105
-    const uint v6208 = v3867 << 5u;
-    const uint v6209 = v6208 + v6206;
-    const uint v6213 = v6209 >> 3u;
-    const uint v6215 = v6209 & 7u;
-    const uint v6217 = v6215 << 3u;
-    const uint v6218 = v22 + v6213;
-    const bool v6220 = v6218 < v0;
-    const uint v6223 = v6218 * v2;
-    const uint v6228 = v6213 << 6u;
-    const uint v6232 = v6209 + 384u;
-    const uint v6234 = v6232 >> 3u;
-    const uint v6236 = v6232 & 7u;
-    const uint v6238 = v6236 << 3u;
-    const uint v6239 = v22 + v6234;
-    const bool v6241 = v6239 < v0;
-    const uint v6244 = v6239 * v2;
-    const uint v6249 = v6234 << 6u;
-    const uint v6253 = v6209 + 768u;
-    const bool v6255 = v6253 < 1024u;
-    const uint v6291 = v4809 + v6213;  // kernels/gemm/gemm_warpgroup.hpp:106
-    const bool v6293 = v6291 < v1;
-    const uint v6296 = v6291 * v2;
-    const uint v6312 = v4809 + v6234;
-    const bool v6314 = v6312 < v1;
-    const uint v6317 = v6312 * v2;
+  const uint v398 = v295 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:124
+  const uint v399 = v398 << 4u;
+  const uint v401 = v296 << 6u;
+  const uint v402 = v22 + v401;
+  const uint v403 = v402 + v399;
+  const uint v404 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v405 = v403 + v404;
+  const uint v406 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v407 = v26 + v406;
+  const bool v408 = v405 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v409 = v299 && v408;
+  const bool v410 = v407 < v1;
+  const bool v411 = v409 && v410;
+  if (v411) {
+    const float v412 = v303.m[0][0].thread_elements()[0];
+    const float v413 = v412 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v414 = bfloat(v413);
+    const uint v415 = v405 * v1;
+    const uint v416 = v415 + v407;
+    out[v416] = v414;
+  }
+  const uint v417 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v418 = v403 + v417;
+  const uint v419 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v420 = v26 + v419;
+  const bool v421 = v418 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v422 = v299 && v421;
+  const bool v423 = v420 < v1;
+  const bool v424 = v422 && v423;
+  if (v424) {
+    const float v425 = v303.m[0][0].thread_elements()[1];
+    const float v426 = v425 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v427 = bfloat(v426);
+    const uint v428 = v418 * v1;
+    const uint v429 = v428 + v420;
+    out[v429] = v427;
+  }
+  const uint v430 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v431 = v403 + v430;
+  const uint v432 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v433 = v26 + v432;
+  const bool v434 = v431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v435 = v299 && v434;
+  const bool v436 = v433 < v1;
+  const bool v437 = v435 && v436;
+  if (v437) {
+    const float v438 = v303.m[0][1].thread_elements()[0];
+    const float v439 = v438 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v440 = bfloat(v439);
+    const uint v441 = v431 * v1;
+    const uint v442 = v441 + v433;
+    out[v442] = v440;
+  }
+  const uint v443 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v444 = v403 + v443;
+  const uint v445 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v446 = v26 + v445;
+  const bool v447 = v444 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v448 = v299 && v447;
+  const bool v449 = v446 < v1;
+  const bool v450 = v448 && v449;
+  if (v450) {
+    const float v451 = v303.m[0][1].thread_elements()[1];
+    const float v452 = v451 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v453 = bfloat(v452);
+    const uint v454 = v444 * v1;
+    const uint v455 = v454 + v446;
+    out[v455] = v453;
+  }
+  const uint v456 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v457 = v403 + v456;
+  const uint v458 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v459 = v26 + v458;
+  const bool v460 = v457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v461 = v299 && v460;
+  const bool v462 = v459 < v1;
+  const bool v463 = v461 && v462;
+  if (v463) {
+    const float v464 = v303.m[0][2].thread_elements()[0];
+    const float v465 = v464 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v466 = bfloat(v465);
+    const uint v467 = v457 * v1;
+    const uint v468 = v467 + v459;
+    out[v468] = v466;
+  }
+  const uint v469 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v470 = v403 + v469;
+  const uint v471 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v472 = v26 + v471;
+  const bool v473 = v470 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v474 = v299 && v473;
+  const bool v475 = v472 < v1;
+  const bool v476 = v474 && v475;
+  if (v476) {
+    const float v477 = v303.m[0][2].thread_elements()[1];
+    const float v478 = v477 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v479 = bfloat(v478);
+    const uint v480 = v470 * v1;
+    const uint v481 = v480 + v472;
+    out[v481] = v479;
+  }
+  const uint v482 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v483 = v403 + v482;
+  const uint v484 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v485 = v26 + v484;
+  const bool v486 = v483 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v487 = v299 && v486;
+  const bool v488 = v485 < v1;
+  const bool v489 = v487 && v488;
+  if (v489) {
+    const float v490 = v303.m[0][3].thread_elements()[0];
+    const float v491 = v490 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v492 = bfloat(v491);
+    const uint v493 = v483 * v1;
+    const uint v494 = v493 + v485;
+    out[v494] = v492;
+  }
+  const uint v495 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v496 = v403 + v495;
+  const uint v497 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v498 = v26 + v497;
+  const bool v499 = v496 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v500 = v299 && v499;
+  const bool v501 = v498 < v1;
+  const bool v502 = v500 && v501;
+  if (v502) {
+    const float v503 = v303.m[0][3].thread_elements()[1];
+    const float v504 = v503 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v505 = bfloat(v504);
+    const uint v506 = v496 * v1;
+    const uint v507 = v506 + v498;
+    out[v507] = v505;
+  }
+  const uint v508 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v509 = v403 + v508;
+  const uint v510 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v511 = v26 + v510;
+  const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v513 = v299 && v512;
+  const bool v514 = v511 < v1;
+  const bool v515 = v513 && v514;
+  if (v515) {
+    const float v516 = v303.m[0][4].thread_elements()[0];
+    const float v517 = v516 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v518 = bfloat(v517);
+    const uint v519 = v509 * v1;
+    const uint v520 = v519 + v511;
+    out[v520] = v518;
+  }
+  const uint v521 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v522 = v403 + v521;
+  const uint v523 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v524 = v26 + v523;
+  const bool v525 = v522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v526 = v299 && v525;
+  const bool v527 = v524 < v1;
+  const bool v528 = v526 && v527;
+  if (v528) {
+    const float v529 = v303.m[0][4].thread_elements()[1];
+    const float v530 = v529 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v531 = bfloat(v530);
+    const uint v532 = v522 * v1;
+    const uint v533 = v532 + v524;
+    out[v533] = v531;
+  }
+  const uint v534 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v535 = v403 + v534;
+  const uint v536 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v537 = v26 + v536;
+  const bool v538 = v535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v539 = v299 && v538;
+  const bool v540 = v537 < v1;
+  const bool v541 = v539 && v540;
+  if (v541) {
+    const float v542 = v303.m[0][5].thread_elements()[0];
+    const float v543 = v542 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v544 = bfloat(v543);
+    const uint v545 = v535 * v1;
+    const uint v546 = v545 + v537;
+    out[v546] = v544;
+  }
+  const uint v547 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v548 = v403 + v547;
+  const uint v549 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v550 = v26 + v549;
+  const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v552 = v299 && v551;
+  const bool v553 = v550 < v1;
+  const bool v554 = v552 && v553;
+  if (v554) {
+    const float v555 = v303.m[0][5].thread_elements()[1];
+    const float v556 = v555 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v557 = bfloat(v556);
+    const uint v558 = v548 * v1;
+    const uint v559 = v558 + v550;
+    out[v559] = v557;
+  }
+  const uint v560 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v561 = v403 + v560;
+  const uint v562 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v563 = v26 + v562;
+  const bool v564 = v561 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v565 = v299 && v564;
+  const bool v566 = v563 < v1;
+  const bool v567 = v565 && v566;
+  if (v567) {
+    const float v568 = v303.m[0][6].thread_elements()[0];
+    const float v569 = v568 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v570 = bfloat(v569);
+    const uint v571 = v561 * v1;
+    const uint v572 = v571 + v563;
+    out[v572] = v570;
+  }
+  const uint v573 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v574 = v403 + v573;
+  const uint v575 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v576 = v26 + v575;
+  const bool v577 = v574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v578 = v299 && v577;
+  const bool v579 = v576 < v1;
+  const bool v580 = v578 && v579;
+  if (v580) {
+    const float v581 = v303.m[0][6].thread_elements()[1];
+    const float v582 = v581 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v583 = bfloat(v582);
+    const uint v584 = v574 * v1;
+    const uint v585 = v584 + v576;
+    out[v585] = v583;
+  }
+  const uint v586 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v587 = v403 + v586;
+  const uint v588 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v589 = v26 + v588;
+  const bool v590 = v587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v591 = v299 && v590;
+  const bool v592 = v589 < v1;
+  const bool v593 = v591 && v592;
+  if (v593) {
+    const float v594 = v303.m[0][7].thread_elements()[0];
+    const float v595 = v594 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v596 = bfloat(v595);
+    const uint v597 = v587 * v1;
+    const uint v598 = v597 + v589;
+    out[v598] = v596;
+  }
+  const uint v599 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v600 = v403 + v599;
+  const uint v601 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v602 = v26 + v601;
+  const bool v603 = v600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v604 = v299 && v603;
+  const bool v605 = v602 < v1;
+  const bool v606 = v604 && v605;
+  if (v606) {
+    const float v607 = v303.m[0][7].thread_elements()[1];
+    const float v608 = v607 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v609 = bfloat(v608);
+    const uint v610 = v600 * v1;
+    const uint v611 = v610 + v602;
+    out[v611] = v609;
+  }
+  const uint v612 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v613 = v403 + v612;
+  const uint v614 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v615 = v26 + v614;
+  const bool v616 = v613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v617 = v299 && v616;
+  const bool v618 = v615 < v1;
+  const bool v619 = v617 && v618;
+  if (v619) {
+    const float v620 = v303.m[0][8].thread_elements()[0];
+    const float v621 = v620 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v622 = bfloat(v621);
+    const uint v623 = v613 * v1;
+    const uint v624 = v623 + v615;
+    out[v624] = v622;
+  }
+  const uint v625 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v626 = v403 + v625;
+  const uint v627 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v628 = v26 + v627;
+  const bool v629 = v626 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v630 = v299 && v629;
+  const bool v631 = v628 < v1;
+  const bool v632 = v630 && v631;
+  if (v632) {
+    const float v633 = v303.m[0][8].thread_elements()[1];
+    const float v634 = v633 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v635 = bfloat(v634);
+    const uint v636 = v626 * v1;
+    const uint v637 = v636 + v628;
+    out[v637] = v635;
+  }
+  const uint v638 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v639 = v403 + v638;
+  const uint v640 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v641 = v26 + v640;
+  const bool v642 = v639 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v643 = v299 && v642;
+  const bool v644 = v641 < v1;
+  const bool v645 = v643 && v644;
+  if (v645) {
+    const float v646 = v303.m[0][9].thread_elements()[0];
+    const float v647 = v646 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v648 = bfloat(v647);
+    const uint v649 = v639 * v1;
+    const uint v650 = v649 + v641;
+    out[v650] = v648;
+  }
+  const uint v651 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v652 = v403 + v651;
+  const uint v653 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v654 = v26 + v653;
+  const bool v655 = v652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v656 = v299 && v655;
+  const bool v657 = v654 < v1;
+  const bool v658 = v656 && v657;
+  if (v658) {
+    const float v659 = v303.m[0][9].thread_elements()[1];
+    const float v660 = v659 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v661 = bfloat(v660);
+    const uint v662 = v652 * v1;
+    const uint v663 = v662 + v654;
+    out[v663] = v661;
+  }
+  const uint v664 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v665 = v403 + v664;
+  const uint v666 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v667 = v26 + v666;
+  const bool v668 = v665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v669 = v299 && v668;
+  const bool v670 = v667 < v1;
+  const bool v671 = v669 && v670;
+  if (v671) {
+    const float v672 = v303.m[0][10].thread_elements()[0];
+    const float v673 = v672 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v674 = bfloat(v673);
+    const uint v675 = v665 * v1;
+    const uint v676 = v675 + v667;
+    out[v676] = v674;
+  }
+  const uint v677 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v678 = v403 + v677;
+  const uint v679 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v680 = v26 + v679;
+  const bool v681 = v678 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v682 = v299 && v681;
+  const bool v683 = v680 < v1;
+  const bool v684 = v682 && v683;
+  if (v684) {
+    const float v685 = v303.m[0][10].thread_elements()[1];
+    const float v686 = v685 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v687 = bfloat(v686);
+    const uint v688 = v678 * v1;
+    const uint v689 = v688 + v680;
+    out[v689] = v687;
+  }
+  const uint v690 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v691 = v403 + v690;
+  const uint v692 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v693 = v26 + v692;
+  const bool v694 = v691 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v695 = v299 && v694;
+  const bool v696 = v693 < v1;
+  const bool v697 = v695 && v696;
+  if (v697) {
+    const float v698 = v303.m[0][11].thread_elements()[0];
+    const float v699 = v698 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v700 = bfloat(v699);
+    const uint v701 = v691 * v1;
+    const uint v702 = v701 + v693;
+    out[v702] = v700;
+  }
+  const uint v703 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v704 = v403 + v703;
+  const uint v705 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v706 = v26 + v705;
+  const bool v707 = v704 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v708 = v299 && v707;
+  const bool v709 = v706 < v1;
+  const bool v710 = v708 && v709;
+  if (v710) {
+    const float v711 = v303.m[0][11].thread_elements()[1];
+    const float v712 = v711 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v713 = bfloat(v712);
+    const uint v714 = v704 * v1;
+    const uint v715 = v714 + v706;
+    out[v715] = v713;
+  }
+  const uint v716 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v717 = v403 + v716;
+  const uint v718 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v719 = v26 + v718;
+  const bool v720 = v717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v721 = v299 && v720;
+  const bool v722 = v719 < v1;
+  const bool v723 = v721 && v722;
+  if (v723) {
+    const float v724 = v303.m[0][12].thread_elements()[0];
+    const float v725 = v724 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v726 = bfloat(v725);
+    const uint v727 = v717 * v1;
+    const uint v728 = v727 + v719;
+    out[v728] = v726;
+  }
+  const uint v729 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v730 = v403 + v729;
+  const uint v731 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v732 = v26 + v731;
+  const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v734 = v299 && v733;
+  const bool v735 = v732 < v1;
+  const bool v736 = v734 && v735;
+  if (v736) {
+    const float v737 = v303.m[0][12].thread_elements()[1];
+    const float v738 = v737 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v739 = bfloat(v738);
+    const uint v740 = v730 * v1;
+    const uint v741 = v740 + v732;
+    out[v741] = v739;
+  }
+  const uint v742 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v743 = v403 + v742;
+  const uint v744 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v745 = v26 + v744;
+  const bool v746 = v743 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v747 = v299 && v746;
+  const bool v748 = v745 < v1;
+  const bool v749 = v747 && v748;
+  if (v749) {
+    const float v750 = v303.m[0][13].thread_elements()[0];
+    const float v751 = v750 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v752 = bfloat(v751);
+    const uint v753 = v743 * v1;
+    const uint v754 = v753 + v745;
+    out[v754] = v752;
+  }
+  const uint v755 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v756 = v403 + v755;
+  const uint v757 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v758 = v26 + v757;
+  const bool v759 = v756 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v760 = v299 && v759;
+  const bool v761 = v758 < v1;
+  const bool v762 = v760 && v761;
+  if (v762) {
+    const float v763 = v303.m[0][13].thread_elements()[1];
+    const float v764 = v763 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v765 = bfloat(v764);
+    const uint v766 = v756 * v1;
+    const uint v767 = v766 + v758;
+    out[v767] = v765;
+  }
+  const uint v768 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v769 = v403 + v768;
+  const uint v770 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v771 = v26 + v770;
+  const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v773 = v299 && v772;
+  const bool v774 = v771 < v1;
+  const bool v775 = v773 && v774;
+  if (v775) {
+    const float v776 = v303.m[0][14].thread_elements()[0];
+    const float v777 = v776 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v778 = bfloat(v777);
+    const uint v779 = v769 * v1;
+    const uint v780 = v779 + v771;
+    out[v780] = v778;
+  }
+  const uint v781 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v782 = v403 + v781;
+  const uint v783 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v784 = v26 + v783;
+  const bool v785 = v782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v786 = v299 && v785;
+  const bool v787 = v784 < v1;
+  const bool v788 = v786 && v787;
+  if (v788) {
+    const float v789 = v303.m[0][14].thread_elements()[1];
+    const float v790 = v789 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v791 = bfloat(v790);
+    const uint v792 = v782 * v1;
+    const uint v793 = v792 + v784;
+    out[v793] = v791;
+  }
+  const uint v794 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v795 = v403 + v794;
+  const uint v796 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v797 = v26 + v796;
+  const bool v798 = v795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v799 = v299 && v798;
+  const bool v800 = v797 < v1;
+  const bool v801 = v799 && v800;
+  if (v801) {
+    const float v802 = v303.m[0][15].thread_elements()[0];
+    const float v803 = v802 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v804 = bfloat(v803);
+    const uint v805 = v795 * v1;
+    const uint v806 = v805 + v797;
+    out[v806] = v804;
+  }
+  const uint v807 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v808 = v403 + v807;
+  const uint v809 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v810 = v26 + v809;
+  const bool v811 = v808 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v812 = v299 && v811;
+  const bool v813 = v810 < v1;
+  const bool v814 = v812 && v813;
+  if (v814) {
+    const float v815 = v303.m[0][15].thread_elements()[1];
+    const float v816 = v815 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v817 = bfloat(v816);
+    const uint v818 = v808 * v1;
+    const uint v819 = v818 + v810;
+    out[v819] = v817;
+  }
+  const uint v820 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v821 = v403 + v820;
+  const uint v822 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v823 = v26 + v822;
+  const bool v824 = v821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v825 = v299 && v824;
+  const bool v826 = v823 < v1;
+  const bool v827 = v825 && v826;
+  if (v827) {
+    const float v828 = v303.m[1][0].thread_elements()[0];
+    const float v829 = v828 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v830 = bfloat(v829);
+    const uint v831 = v821 * v1;
+    const uint v832 = v831 + v823;
+    out[v832] = v830;
+  }
+  const uint v833 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v834 = v403 + v833;
+  const uint v835 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v836 = v26 + v835;
+  const bool v837 = v834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v838 = v299 && v837;
+  const bool v839 = v836 < v1;
+  const bool v840 = v838 && v839;
+  if (v840) {
+    const float v841 = v303.m[1][0].thread_elements()[1];
+    const float v842 = v841 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v843 = bfloat(v842);
+    const uint v844 = v834 * v1;
+    const uint v845 = v844 + v836;
+    out[v845] = v843;
+  }
+  const uint v846 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v847 = v403 + v846;
+  const uint v848 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v849 = v26 + v848;
+  const bool v850 = v847 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v851 = v299 && v850;
+  const bool v852 = v849 < v1;
+  const bool v853 = v851 && v852;
+  if (v853) {
+    const float v854 = v303.m[1][1].thread_elements()[0];
+    const float v855 = v854 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v856 = bfloat(v855);
+    const uint v857 = v847 * v1;
+    const uint v858 = v857 + v849;
+    out[v858] = v856;
+  }
+  const uint v859 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v860 = v403 + v859;
+  const uint v861 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v862 = v26 + v861;
+  const bool v863 = v860 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v864 = v299 && v863;
+  const bool v865 = v862 < v1;
+  const bool v866 = v864 && v865;
+  if (v866) {
+    const float v867 = v303.m[1][1].thread_elements()[1];
+    const float v868 = v867 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v869 = bfloat(v868);
+    const uint v870 = v860 * v1;
+    const uint v871 = v870 + v862;
+    out[v871] = v869;
+  }
+  const uint v872 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v873 = v403 + v872;
+  const uint v874 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v875 = v26 + v874;
+  const bool v876 = v873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v877 = v299 && v876;
+  const bool v878 = v875 < v1;
+  const bool v879 = v877 && v878;
+  if (v879) {
+    const float v880 = v303.m[1][2].thread_elements()[0];
+    const float v881 = v880 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v882 = bfloat(v881);
+    const uint v883 = v873 * v1;
+    const uint v884 = v883 + v875;
+    out[v884] = v882;
+  }
+  const uint v885 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v886 = v403 + v885;
+  const uint v887 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v888 = v26 + v887;
+  const bool v889 = v886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v890 = v299 && v889;
+  const bool v891 = v888 < v1;
+  const bool v892 = v890 && v891;
+  if (v892) {
+    const float v893 = v303.m[1][2].thread_elements()[1];
+    const float v894 = v893 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v895 = bfloat(v894);
+    const uint v896 = v886 * v1;
+    const uint v897 = v896 + v888;
+    out[v897] = v895;
+  }
+  const uint v898 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v899 = v403 + v898;
+  const uint v900 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v901 = v26 + v900;
+  const bool v902 = v899 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v903 = v299 && v902;
+  const bool v904 = v901 < v1;
+  const bool v905 = v903 && v904;
+  if (v905) {
+    const float v906 = v303.m[1][3].thread_elements()[0];
+    const float v907 = v906 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v908 = bfloat(v907);
+    const uint v909 = v899 * v1;
+    const uint v910 = v909 + v901;
+    out[v910] = v908;
+  }
+  const uint v911 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v912 = v403 + v911;
+  const uint v913 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v914 = v26 + v913;
+  const bool v915 = v912 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v916 = v299 && v915;
+  const bool v917 = v914 < v1;
+  const bool v918 = v916 && v917;
+  if (v918) {
+    const float v919 = v303.m[1][3].thread_elements()[1];
+    const float v920 = v919 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v921 = bfloat(v920);
+    const uint v922 = v912 * v1;
+    const uint v923 = v922 + v914;
+    out[v923] = v921;
+  }
+  const uint v924 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v925 = v403 + v924;
+  const uint v926 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v927 = v26 + v926;
+  const bool v928 = v925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v929 = v299 && v928;
+  const bool v930 = v927 < v1;
+  const bool v931 = v929 && v930;
+  if (v931) {
+    const float v932 = v303.m[1][4].thread_elements()[0];
+    const float v933 = v932 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v934 = bfloat(v933);
+    const uint v935 = v925 * v1;
+    const uint v936 = v935 + v927;
+    out[v936] = v934;
+  }
+  const uint v937 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v938 = v403 + v937;
+  const uint v939 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v940 = v26 + v939;
+  const bool v941 = v938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v942 = v299 && v941;
+  const bool v943 = v940 < v1;
+  const bool v944 = v942 && v943;
+  if (v944) {
+    const float v945 = v303.m[1][4].thread_elements()[1];
+    const float v946 = v945 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v947 = bfloat(v946);
+    const uint v948 = v938 * v1;
+    const uint v949 = v948 + v940;
+    out[v949] = v947;
+  }
+  const uint v950 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v951 = v403 + v950;
+  const uint v952 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v953 = v26 + v952;
+  const bool v954 = v951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v955 = v299 && v954;
+  const bool v956 = v953 < v1;
+  const bool v957 = v955 && v956;
+  if (v957) {
+    const float v958 = v303.m[1][5].thread_elements()[0];
+    const float v959 = v958 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v960 = bfloat(v959);
+    const uint v961 = v951 * v1;
+    const uint v962 = v961 + v953;
+    out[v962] = v960;
+  }
+  const uint v963 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v964 = v403 + v963;
+  const uint v965 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v966 = v26 + v965;
+  const bool v967 = v964 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v968 = v299 && v967;
+  const bool v969 = v966 < v1;
+  const bool v970 = v968 && v969;
+  if (v970) {
+    const float v971 = v303.m[1][5].thread_elements()[1];
+    const float v972 = v971 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v973 = bfloat(v972);
+    const uint v974 = v964 * v1;
+    const uint v975 = v974 + v966;
+    out[v975] = v973;
+  }
+  const uint v976 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v977 = v403 + v976;
+  const uint v978 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v979 = v26 + v978;
+  const bool v980 = v977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v981 = v299 && v980;
+  const bool v982 = v979 < v1;
+  const bool v983 = v981 && v982;
+  if (v983) {
+    const float v984 = v303.m[1][6].thread_elements()[0];
+    const float v985 = v984 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v986 = bfloat(v985);
+    const uint v987 = v977 * v1;
+    const uint v988 = v987 + v979;
+    out[v988] = v986;
+  }
+  const uint v989 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v990 = v403 + v989;
+  const uint v991 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v992 = v26 + v991;
+  const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v994 = v299 && v993;
+  const bool v995 = v992 < v1;
+  const bool v996 = v994 && v995;
+  if (v996) {
+    const float v997 = v303.m[1][6].thread_elements()[1];
+    const float v998 = v997 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v999 = bfloat(v998);
+    const uint v1000 = v990 * v1;
+    const uint v1001 = v1000 + v992;
+    out[v1001] = v999;
+  }
+  const uint v1002 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1003 = v403 + v1002;
+  const uint v1004 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1005 = v26 + v1004;
+  const bool v1006 = v1003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1007 = v299 && v1006;
+  const bool v1008 = v1005 < v1;
+  const bool v1009 = v1007 && v1008;
+  if (v1009) {
+    const float v1010 = v303.m[1][7].thread_elements()[0];
+    const float v1011 = v1010 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1012 = bfloat(v1011);
+    const uint v1013 = v1003 * v1;
+    const uint v1014 = v1013 + v1005;
+    out[v1014] = v1012;
+  }
+  const uint v1015 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1016 = v403 + v1015;
+  const uint v1017 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1018 = v26 + v1017;
+  const bool v1019 = v1016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1020 = v299 && v1019;
+  const bool v1021 = v1018 < v1;
+  const bool v1022 = v1020 && v1021;
+  if (v1022) {
+    const float v1023 = v303.m[1][7].thread_elements()[1];
+    const float v1024 = v1023 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1025 = bfloat(v1024);
+    const uint v1026 = v1016 * v1;
+    const uint v1027 = v1026 + v1018;
+    out[v1027] = v1025;
+  }
+  const uint v1028 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1029 = v403 + v1028;
+  const uint v1030 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1031 = v26 + v1030;
+  const bool v1032 = v1029 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1033 = v299 && v1032;
+  const bool v1034 = v1031 < v1;
+  const bool v1035 = v1033 && v1034;
+  if (v1035) {
+    const float v1036 = v303.m[1][8].thread_elements()[0];
+    const float v1037 = v1036 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1038 = bfloat(v1037);
+    const uint v1039 = v1029 * v1;
+    const uint v1040 = v1039 + v1031;
+    out[v1040] = v1038;
+  }
+  const uint v1041 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1042 = v403 + v1041;
+  const uint v1043 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1044 = v26 + v1043;
+  const bool v1045 = v1042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1046 = v299 && v1045;
+  const bool v1047 = v1044 < v1;
+  const bool v1048 = v1046 && v1047;
+  if (v1048) {
+    const float v1049 = v303.m[1][8].thread_elements()[1];
+    const float v1050 = v1049 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1051 = bfloat(v1050);
+    const uint v1052 = v1042 * v1;
+    const uint v1053 = v1052 + v1044;
+    out[v1053] = v1051;
+  }
+  const uint v1054 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1055 = v403 + v1054;
+  const uint v1056 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1057 = v26 + v1056;
+  const bool v1058 = v1055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1059 = v299 && v1058;
+  const bool v1060 = v1057 < v1;
+  const bool v1061 = v1059 && v1060;
+  if (v1061) {
+    const float v1062 = v303.m[1][9].thread_elements()[0];
+    const float v1063 = v1062 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1064 = bfloat(v1063);
+    const uint v1065 = v1055 * v1;
+    const uint v1066 = v1065 + v1057;
+    out[v1066] = v1064;
+  }
+  const uint v1067 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1068 = v403 + v1067;
+  const uint v1069 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1070 = v26 + v1069;
+  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1072 = v299 && v1071;
+  const bool v1073 = v1070 < v1;
+  const bool v1074 = v1072 && v1073;
+  if (v1074) {
+    const float v1075 = v303.m[1][9].thread_elements()[1];
+    const float v1076 = v1075 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1077 = bfloat(v1076);
+    const uint v1078 = v1068 * v1;
+    const uint v1079 = v1078 + v1070;
+    out[v1079] = v1077;
+  }
+  const uint v1080 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1081 = v403 + v1080;
+  const uint v1082 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1083 = v26 + v1082;
+  const bool v1084 = v1081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1085 = v299 && v1084;
+  const bool v1086 = v1083 < v1;
+  const bool v1087 = v1085 && v1086;
+  if (v1087) {
+    const float v1088 = v303.m[1][10].thread_elements()[0];
+    const float v1089 = v1088 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1090 = bfloat(v1089);
+    const uint v1091 = v1081 * v1;
+    const uint v1092 = v1091 + v1083;
+    out[v1092] = v1090;
+  }
+  const uint v1093 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1094 = v403 + v1093;
+  const uint v1095 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1096 = v26 + v1095;
+  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1098 = v299 && v1097;
+  const bool v1099 = v1096 < v1;
+  const bool v1100 = v1098 && v1099;
+  if (v1100) {
+    const float v1101 = v303.m[1][10].thread_elements()[1];
+    const float v1102 = v1101 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1103 = bfloat(v1102);
+    const uint v1104 = v1094 * v1;
+    const uint v1105 = v1104 + v1096;
+    out[v1105] = v1103;
+  }
+  const uint v1106 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1107 = v403 + v1106;
+  const uint v1108 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1109 = v26 + v1108;
+  const bool v1110 = v1107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1111 = v299 && v1110;
+  const bool v1112 = v1109 < v1;
+  const bool v1113 = v1111 && v1112;
+  if (v1113) {
+    const float v1114 = v303.m[1][11].thread_elements()[0];
+    const float v1115 = v1114 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1116 = bfloat(v1115);
+    const uint v1117 = v1107 * v1;
+    const uint v1118 = v1117 + v1109;
+    out[v1118] = v1116;
+  }
+  const uint v1119 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1120 = v403 + v1119;
+  const uint v1121 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1122 = v26 + v1121;
+  const bool v1123 = v1120 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1124 = v299 && v1123;
+  const bool v1125 = v1122 < v1;
+  const bool v1126 = v1124 && v1125;
+  if (v1126) {
+    const float v1127 = v303.m[1][11].thread_elements()[1];
+    const float v1128 = v1127 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1129 = bfloat(v1128);
+    const uint v1130 = v1120 * v1;
+    const uint v1131 = v1130 + v1122;
+    out[v1131] = v1129;
+  }
+  const uint v1132 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1133 = v403 + v1132;
+  const uint v1134 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1135 = v26 + v1134;
+  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1137 = v299 && v1136;
+  const bool v1138 = v1135 < v1;
+  const bool v1139 = v1137 && v1138;
+  if (v1139) {
+    const float v1140 = v303.m[1][12].thread_elements()[0];
+    const float v1141 = v1140 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1142 = bfloat(v1141);
+    const uint v1143 = v1133 * v1;
+    const uint v1144 = v1143 + v1135;
+    out[v1144] = v1142;
+  }
+  const uint v1145 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1146 = v403 + v1145;
+  const uint v1147 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1148 = v26 + v1147;
+  const bool v1149 = v1146 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1150 = v299 && v1149;
+  const bool v1151 = v1148 < v1;
+  const bool v1152 = v1150 && v1151;
+  if (v1152) {
+    const float v1153 = v303.m[1][12].thread_elements()[1];
+    const float v1154 = v1153 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1155 = bfloat(v1154);
+    const uint v1156 = v1146 * v1;
+    const uint v1157 = v1156 + v1148;
+    out[v1157] = v1155;
+  }
+  const uint v1158 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1159 = v403 + v1158;
+  const uint v1160 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1161 = v26 + v1160;
+  const bool v1162 = v1159 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1163 = v299 && v1162;
+  const bool v1164 = v1161 < v1;
+  const bool v1165 = v1163 && v1164;
+  if (v1165) {
+    const float v1166 = v303.m[1][13].thread_elements()[0];
+    const float v1167 = v1166 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1168 = bfloat(v1167);
+    const uint v1169 = v1159 * v1;
+    const uint v1170 = v1169 + v1161;
+    out[v1170] = v1168;
+  }
+  const uint v1171 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1172 = v403 + v1171;
+  const uint v1173 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1174 = v26 + v1173;
+  const bool v1175 = v1172 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1176 = v299 && v1175;
+  const bool v1177 = v1174 < v1;
+  const bool v1178 = v1176 && v1177;
+  if (v1178) {
+    const float v1179 = v303.m[1][13].thread_elements()[1];
+    const float v1180 = v1179 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1181 = bfloat(v1180);
+    const uint v1182 = v1172 * v1;
+    const uint v1183 = v1182 + v1174;
+    out[v1183] = v1181;
+  }
+  const uint v1184 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1185 = v403 + v1184;
+  const uint v1186 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1187 = v26 + v1186;
+  const bool v1188 = v1185 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1189 = v299 && v1188;
+  const bool v1190 = v1187 < v1;
+  const bool v1191 = v1189 && v1190;
+  if (v1191) {
+    const float v1192 = v303.m[1][14].thread_elements()[0];
+    const float v1193 = v1192 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1194 = bfloat(v1193);
+    const uint v1195 = v1185 * v1;
+    const uint v1196 = v1195 + v1187;
+    out[v1196] = v1194;
+  }
+  const uint v1197 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1198 = v403 + v1197;
+  const uint v1199 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1200 = v26 + v1199;
+  const bool v1201 = v1198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1202 = v299 && v1201;
+  const bool v1203 = v1200 < v1;
+  const bool v1204 = v1202 && v1203;
+  if (v1204) {
+    const float v1205 = v303.m[1][14].thread_elements()[1];
+    const float v1206 = v1205 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1207 = bfloat(v1206);
+    const uint v1208 = v1198 * v1;
+    const uint v1209 = v1208 + v1200;
+    out[v1209] = v1207;
+  }
+  const uint v1210 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1211 = v403 + v1210;
+  const uint v1212 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1213 = v26 + v1212;
+  const bool v1214 = v1211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1215 = v299 && v1214;
+  const bool v1216 = v1213 < v1;
+  const bool v1217 = v1215 && v1216;
+  if (v1217) {
+    const float v1218 = v303.m[1][15].thread_elements()[0];
+    const float v1219 = v1218 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1220 = bfloat(v1219);
+    const uint v1221 = v1211 * v1;
+    const uint v1222 = v1221 + v1213;
+    out[v1222] = v1220;
+  }
+  const uint v1223 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1224 = v403 + v1223;
+  const uint v1225 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1226 = v26 + v1225;
+  const bool v1227 = v1224 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1228 = v299 && v1227;
+  const bool v1229 = v1226 < v1;
+  const bool v1230 = v1228 && v1229;
+  if (v1230) {
+    const float v1231 = v303.m[1][15].thread_elements()[1];
+    const float v1232 = v1231 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1233 = bfloat(v1232);
+    const uint v1234 = v1224 * v1;
+    const uint v1235 = v1234 + v1226;
+    out[v1235] = v1233;
+  }
+  const uint v1237 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:153
+  iron_frag<float, 16, 128> v1247;  // kernels/gemm/gemm_warpgroup.hpp:92
+  iron_frag_fill(v1247, float(0.0f));
+  if (v307) {  // kernels/gemm/gemm_warpgroup.hpp:98
+    const uint v2634 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:102
+    const uint v2636 = v295 << 5u;
+    const uint v2637 = v2636 + v2634;
+    const uint v2641 = v2637 >> 3u;
+    const uint v2643 = v2637 & 7u;
+    const uint v2645 = v2643 << 3u;
+    const uint v2646 = v22 + v2641;
+    const bool v2648 = v2646 < v0;
+    const uint v2651 = v2646 * v2;
+    const uint v2656 = v2641 << 6u;
+    const uint v2660 = v2637 + 384u;
+    const uint v2662 = v2660 >> 3u;
+    const uint v2664 = v2660 & 7u;
+    const uint v2666 = v2664 << 3u;
+    const uint v2667 = v22 + v2662;
+    const bool v2669 = v2667 < v0;
+    const uint v2672 = v2667 * v2;
+    const uint v2677 = v2662 << 6u;
+    const uint v2681 = v2637 + 768u;
+    const bool v2683 = v2681 < 1024u;
+    const uint v2719 = v1237 + v2641;  // kernels/gemm/gemm_warpgroup.hpp:103
+    const bool v2721 = v2719 < v1;
+    const uint v2724 = v2719 * v2;
+    const uint v2740 = v1237 + v2662;
+    const bool v2742 = v2740 < v1;
+    const uint v2745 = v2740 * v2;
 
-    for (uint v6197 = 0u; v6197 < v2; v6197 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:102
-      const uint v6199 = v6197 >> 6u;
-      const uint v6201 = v6199 % 1u;
+    for (uint v2625 = 0u; v2625 < v2; v2625 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:99
+      const uint v2627 = v2625 >> 6u;
+      const uint v2629 = v2627 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v6204 = v6201 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:105
-      const uint v6219 = v6197 + v6217;
-      const bool v6221 = v6219 < v2;
-      const bool v6222 = v6220 && v6221;
-      const uint v6225 = v6223 + v6219;
-      const uint v6226 = v6222 ? v6225 : 0u;
-      const uint v6229 = v6204 + v6228;
-      const uint v6230 = v6229 + v6217;
+      const uint v2632 = v2629 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:102
+      const uint v2647 = v2625 + v2645;
+      const bool v2649 = v2647 < v2;
+      const bool v2650 = v2648 && v2649;
+      const uint v2653 = v2651 + v2647;
+      const uint v2654 = v2650 ? v2653 : 0u;
+      const uint v2657 = v2632 + v2656;
+      const uint v2658 = v2657 + v2645;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v6230 + e] = v6222 ? a[v6226 + e] : bfloat(0);
+        shm3[v2658 + e] = v2650 ? a[v2654 + e] : bfloat(0);
       }
-      const uint v6240 = v6197 + v6238;
-      const bool v6242 = v6240 < v2;
-      const bool v6243 = v6241 && v6242;
-      const uint v6246 = v6244 + v6240;
-      const uint v6247 = v6243 ? v6246 : 0u;
-      const uint v6250 = v6204 + v6249;
-      const uint v6251 = v6250 + v6238;
+      const uint v2668 = v2625 + v2666;
+      const bool v2670 = v2668 < v2;
+      const bool v2671 = v2669 && v2670;
+      const uint v2674 = v2672 + v2668;
+      const uint v2675 = v2671 ? v2674 : 0u;
+      const uint v2678 = v2632 + v2677;
+      const uint v2679 = v2678 + v2666;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v6251 + e] = v6243 ? a[v6247 + e] : bfloat(0);
+        shm3[v2679 + e] = v2671 ? a[v2675 + e] : bfloat(0);
       }
-      if (v6255) {
-        const uint v6257 = v6253 >> 3u;
-        const uint v6259 = v6253 & 7u;
-        const uint v6261 = v6259 << 3u;
-        const uint v6262 = v22 + v6257;
-        const uint v6263 = v6197 + v6261;
-        const bool v6264 = v6262 < v0;
-        const bool v6265 = v6263 < v2;
-        const bool v6266 = v6264 && v6265;
-        const uint v6267 = v6262 * v2;
-        const uint v6269 = v6267 + v6263;
-        const uint v6270 = v6266 ? v6269 : 0u;
-        const uint v6272 = v6257 << 6u;
-        const uint v6273 = v6204 + v6272;
-        const uint v6274 = v6273 + v6261;
+      if (v2683) {
+        const uint v2685 = v2681 >> 3u;
+        const uint v2687 = v2681 & 7u;
+        const uint v2689 = v2687 << 3u;
+        const uint v2690 = v22 + v2685;
+        const uint v2691 = v2625 + v2689;
+        const bool v2692 = v2690 < v0;
+        const bool v2693 = v2691 < v2;
+        const bool v2694 = v2692 && v2693;
+        const uint v2695 = v2690 * v2;
+        const uint v2697 = v2695 + v2691;
+        const uint v2698 = v2694 ? v2697 : 0u;
+        const uint v2700 = v2685 << 6u;
+        const uint v2701 = v2632 + v2700;
+        const uint v2702 = v2701 + v2689;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v6274 + e] = v6266 ? a[v6270 + e] : bfloat(0);
+          shm3[v2702 + e] = v2694 ? a[v2698 + e] : bfloat(0);
         }
       }
-      const bool v6295 = v6293 && v6221;  // kernels/gemm/gemm_warpgroup.hpp:106
-      const uint v6298 = v6296 + v6219;
-      const uint v6299 = v6295 ? v6298 : 0u;
+      const bool v2723 = v2721 && v2649;  // kernels/gemm/gemm_warpgroup.hpp:103
+      const uint v2726 = v2724 + v2647;
+      const uint v2727 = v2723 ? v2726 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v6230 + e] = v6295 ? b[v6299 + e] : bfloat(0);
+        shm4[v2658 + e] = v2723 ? b[v2727 + e] : bfloat(0);
       }
-      const bool v6316 = v6314 && v6242;
-      const uint v6319 = v6317 + v6240;
-      const uint v6320 = v6316 ? v6319 : 0u;
+      const bool v2744 = v2742 && v2670;
+      const uint v2747 = v2745 + v2668;
+      const uint v2748 = v2744 ? v2747 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v6251 + e] = v6316 ? b[v6320 + e] : bfloat(0);
+        shm4[v2679 + e] = v2744 ? b[v2748 + e] : bfloat(0);
       }
-      if (v6255) {
-        const uint v6330 = v6253 >> 3u;
-        const uint v6332 = v6253 & 7u;
-        const uint v6334 = v6332 << 3u;
-        const uint v6335 = v4809 + v6330;
-        const uint v6336 = v6197 + v6334;
-        const bool v6337 = v6335 < v1;
-        const bool v6338 = v6336 < v2;
-        const bool v6339 = v6337 && v6338;
-        const uint v6340 = v6335 * v2;
-        const uint v6342 = v6340 + v6336;
-        const uint v6343 = v6339 ? v6342 : 0u;
-        const uint v6345 = v6330 << 6u;
-        const uint v6346 = v6204 + v6345;
-        const uint v6347 = v6346 + v6334;
+      if (v2683) {
+        const uint v2758 = v2681 >> 3u;
+        const uint v2760 = v2681 & 7u;
+        const uint v2762 = v2760 << 3u;
+        const uint v2763 = v1237 + v2758;
+        const uint v2764 = v2625 + v2762;
+        const bool v2765 = v2763 < v1;
+        const bool v2766 = v2764 < v2;
+        const bool v2767 = v2765 && v2766;
+        const uint v2768 = v2763 * v2;
+        const uint v2770 = v2768 + v2764;
+        const uint v2771 = v2767 ? v2770 : 0u;
+        const uint v2773 = v2758 << 6u;
+        const uint v2774 = v2632 + v2773;
+        const uint v2775 = v2774 + v2762;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v6347 + e] = v6339 ? b[v6343 + e] : bfloat(0);
+          shm4[v2775 + e] = v2767 ? b[v2771 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:102
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:99
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      if (v3871) {
-        const uint v6357 = v3973 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:97
-        const uint v6358 = v6204 + v6357;
-        const uint v6458 = v3971 << 6u;
-        const uint v6460 = v6358 + v6458;
-        iron_frag<bfloat, 16, 16> v6467;
-        iron_frag_fill(v6467, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v6467, shm3, long(v6460), long(64u));
-        iron_frag<bfloat, 16, 128> v6469;
-        iron_frag_fill(v6469, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v6469, shm4, long(v6204), long(64u));
-        iron_frag_mma(v4819, v6467, v6469);
-        const uint v6471 = v6460 + 16u;
-        const uint v6474 = v6204 + 16u;
-        iron_frag<bfloat, 16, 16> v6476;
-        iron_frag_fill(v6476, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v6476, shm3, long(v6471), long(64u));
-        iron_frag<bfloat, 16, 128> v6478;
-        iron_frag_fill(v6478, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v6478, shm4, long(v6474), long(64u));
-        iron_frag_mma(v4819, v6476, v6478);
-        const uint v6480 = v6460 + 32u;
-        const uint v6483 = v6204 + 32u;
-        iron_frag<bfloat, 16, 16> v6485;
-        iron_frag_fill(v6485, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v6485, shm3, long(v6480), long(64u));
-        iron_frag<bfloat, 16, 128> v6487;
-        iron_frag_fill(v6487, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v6487, shm4, long(v6483), long(64u));
-        iron_frag_mma(v4819, v6485, v6487);
-        const uint v6489 = v6460 + 48u;
-        const uint v6492 = v6204 + 48u;
-        iron_frag<bfloat, 16, 16> v6494;
-        iron_frag_fill(v6494, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v6494, shm3, long(v6489), long(64u));
-        iron_frag<bfloat, 16, 128> v6496;
-        iron_frag_fill(v6496, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v6496, shm4, long(v6492), long(64u));
-        iron_frag_mma(v4819, v6494, v6496);
+      if (v299) {
+        const uint v2785 = v401 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
+        const uint v2786 = v2632 + v2785;
+        const uint v2886 = v399 << 6u;
+        const uint v2888 = v2786 + v2886;
+        iron_frag<bfloat, 16, 16> v2895;
+        iron_frag_fill(v2895, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2895, shm3, long(v2888), long(64u));
+        iron_frag<bfloat, 16, 128> v2897;
+        iron_frag_fill(v2897, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2897, shm4, long(v2632), long(64u));
+        iron_frag_mma(v1247, v2895, v2897);
+        const uint v2899 = v2888 + 16u;
+        const uint v2902 = v2632 + 16u;
+        iron_frag<bfloat, 16, 16> v2904;
+        iron_frag_fill(v2904, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2904, shm3, long(v2899), long(64u));
+        iron_frag<bfloat, 16, 128> v2906;
+        iron_frag_fill(v2906, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2906, shm4, long(v2902), long(64u));
+        iron_frag_mma(v1247, v2904, v2906);
+        const uint v2908 = v2888 + 32u;
+        const uint v2911 = v2632 + 32u;
+        iron_frag<bfloat, 16, 16> v2913;
+        iron_frag_fill(v2913, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2913, shm3, long(v2908), long(64u));
+        iron_frag<bfloat, 16, 128> v2915;
+        iron_frag_fill(v2915, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2915, shm4, long(v2911), long(64u));
+        iron_frag_mma(v1247, v2913, v2915);
+        const uint v2917 = v2888 + 48u;
+        const uint v2920 = v2632 + 48u;
+        iron_frag<bfloat, 16, 16> v2922;
+        iron_frag_fill(v2922, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2922, shm3, long(v2917), long(64u));
+        iron_frag<bfloat, 16, 128> v2924;
+        iron_frag_fill(v2924, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2924, shm4, long(v2920), long(64u));
+        iron_frag_mma(v1247, v2922, v2924);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:102
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:99
   } else {
-    const uint v4850 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
-    const uint v4851 = iron_tid.x;
+    const uint v1278 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const uint v1279 = iron_tid.x;
 
-    for (uint v4849 = 0u; v4849 < v2; v4849 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:115
-      for (uint v4853 = v4851; v4853 < 8192u; v4853 += v4850) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v4855 = v4853 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v4857 = v4853 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v4858 = v22 + v4855;  // kernels/gemm/gemm_tiles.hpp:96
-        const bool v4859 = v4858 < v0;
-        const uint v4860 = v4849 + v4857;
-        const bool v4861 = v4860 < v2;
-        const bool v4862 = v4859 && v4861;
-        if (v4862) {
-          const uint v4864 = v4858 * v2;  // kernels/gemm/gemm_tiles.hpp:97
-          const uint v4866 = v4864 + v4849;
-          const uint v4867 = v4866 + v4857;
-          const bfloat v4868 = a[v4867];
-          const uint v4870 = v4855 << 6u;
-          const uint v4871 = v4870 + v4857;
-          shm3[v4871] = v4868;
+    for (uint v1277 = 0u; v1277 < v2; v1277 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:112
+      for (uint v1281 = v1279; v1281 < 8192u; v1281 += v1278) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v1283 = v1281 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v1285 = v1281 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v1286 = v22 + v1283;  // kernels/gemm/gemm_tiles.hpp:96
+        const bool v1287 = v1286 < v0;
+        const uint v1288 = v1277 + v1285;
+        const bool v1289 = v1288 < v2;
+        const bool v1290 = v1287 && v1289;
+        if (v1290) {
+          const uint v1292 = v1286 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v1294 = v1292 + v1277;
+          const uint v1295 = v1294 + v1285;
+          const bfloat v1296 = a[v1295];
+          const uint v1298 = v1283 << 6u;
+          const uint v1299 = v1298 + v1285;
+          shm3[v1299] = v1296;
         } else {
-          const uint v4873 = v4855 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v4874 = v4873 + v4857;
-          shm3[v4874] = bfloat(0.0f);
+          const uint v1301 = v1283 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1302 = v1301 + v1285;
+          shm3[v1302] = bfloat(0.0f);
         }
       }
 
-      for (uint v4879 = v4851; v4879 < 8192u; v4879 += v4850) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v4881 = v4879 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v4883 = v4879 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v4884 = v4809 + v4881;  // kernels/gemm/gemm_tiles.hpp:96
-        const bool v4885 = v4884 < v1;
-        const uint v4886 = v4849 + v4883;
-        const bool v4887 = v4886 < v2;
-        const bool v4888 = v4885 && v4887;
-        if (v4888) {
-          const uint v4890 = v4884 * v2;  // kernels/gemm/gemm_tiles.hpp:97
-          const uint v4892 = v4890 + v4849;
-          const uint v4893 = v4892 + v4883;
-          const bfloat v4894 = b[v4893];
-          const uint v4896 = v4881 << 6u;
-          const uint v4897 = v4896 + v4883;
-          shm4[v4897] = v4894;
+      for (uint v1307 = v1279; v1307 < 8192u; v1307 += v1278) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v1309 = v1307 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v1311 = v1307 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v1312 = v1237 + v1309;  // kernels/gemm/gemm_tiles.hpp:96
+        const bool v1313 = v1312 < v1;
+        const uint v1314 = v1277 + v1311;
+        const bool v1315 = v1314 < v2;
+        const bool v1316 = v1313 && v1315;
+        if (v1316) {
+          const uint v1318 = v1312 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v1320 = v1318 + v1277;
+          const uint v1321 = v1320 + v1311;
+          const bfloat v1322 = b[v1321];
+          const uint v1324 = v1309 << 6u;
+          const uint v1325 = v1324 + v1311;
+          shm4[v1325] = v1322;
         } else {
-          const uint v4899 = v4881 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v4900 = v4899 + v4883;
-          shm4[v4900] = bfloat(0.0f);
+          const uint v1327 = v1309 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1328 = v1327 + v1311;
+          shm4[v1328] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:119
-      if (v3871) {  // kernels/gemm/gemm_warpgroup.hpp:120
-        const uint v4909 = v3973 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:97
-        const uint v6503 = v3971 << 6u;
-        const uint v6505 = v4909 + v6503;
-        iron_frag<bfloat, 16, 16> v6512;
-        iron_frag_fill(v6512, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v6512, shm3, long(v6505), long(64u));
-        iron_frag<bfloat, 16, 128> v6514;
-        iron_frag_fill(v6514, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v6514, shm4, long(0u), long(64u));
-        iron_frag_mma(v4819, v6512, v6514);
-        const uint v6516 = v6505 + 16u;
-        iron_frag<bfloat, 16, 16> v6521;
-        iron_frag_fill(v6521, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v6521, shm3, long(v6516), long(64u));
-        iron_frag<bfloat, 16, 128> v6523;
-        iron_frag_fill(v6523, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v6523, shm4, long(16u), long(64u));
-        iron_frag_mma(v4819, v6521, v6523);
-        const uint v6525 = v6505 + 32u;
-        iron_frag<bfloat, 16, 16> v6530;
-        iron_frag_fill(v6530, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v6530, shm3, long(v6525), long(64u));
-        iron_frag<bfloat, 16, 128> v6532;
-        iron_frag_fill(v6532, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v6532, shm4, long(32u), long(64u));
-        iron_frag_mma(v4819, v6530, v6532);
-        const uint v6534 = v6505 + 48u;
-        iron_frag<bfloat, 16, 16> v6539;
-        iron_frag_fill(v6539, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v6539, shm3, long(v6534), long(64u));
-        iron_frag<bfloat, 16, 128> v6541;
-        iron_frag_fill(v6541, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v6541, shm4, long(48u), long(64u));
-        iron_frag_mma(v4819, v6539, v6541);
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:116
+      if (v299) {  // kernels/gemm/gemm_warpgroup.hpp:117
+        const uint v1337 = v401 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
+        const uint v2931 = v399 << 6u;
+        const uint v2933 = v1337 + v2931;
+        iron_frag<bfloat, 16, 16> v2940;
+        iron_frag_fill(v2940, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2940, shm3, long(v2933), long(64u));
+        iron_frag<bfloat, 16, 128> v2942;
+        iron_frag_fill(v2942, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2942, shm4, long(0u), long(64u));
+        iron_frag_mma(v1247, v2940, v2942);
+        const uint v2944 = v2933 + 16u;
+        iron_frag<bfloat, 16, 16> v2949;
+        iron_frag_fill(v2949, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2949, shm3, long(v2944), long(64u));
+        iron_frag<bfloat, 16, 128> v2951;
+        iron_frag_fill(v2951, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2951, shm4, long(16u), long(64u));
+        iron_frag_mma(v1247, v2949, v2951);
+        const uint v2953 = v2933 + 32u;
+        iron_frag<bfloat, 16, 16> v2958;
+        iron_frag_fill(v2958, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2958, shm3, long(v2953), long(64u));
+        iron_frag<bfloat, 16, 128> v2960;
+        iron_frag_fill(v2960, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2960, shm4, long(32u), long(64u));
+        iron_frag_mma(v1247, v2958, v2960);
+        const uint v2962 = v2933 + 48u;
+        iron_frag<bfloat, 16, 16> v2967;
+        iron_frag_fill(v2967, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2967, shm3, long(v2962), long(64u));
+        iron_frag<bfloat, 16, 128> v2969;
+        iron_frag_fill(v2969, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2969, shm4, long(48u), long(64u));
+        iron_frag_mma(v1247, v2967, v2969);
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:121
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:118
     }
   }
-  const uint v4920 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4921 = v3975 + v4920;
-  const uint v4922 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4923 = v4809 + v4922;
-  const bool v4924 = v4921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4925 = v3871 && v4924;
-  const bool v4926 = v4923 < v1;
-  const bool v4927 = v4925 && v4926;
-  if (v4927) {
-    const float v4928 = v4819.m[0][0].thread_elements()[0];
-    const float v4929 = v4928 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4930 = bfloat(v4929);
-    const uint v4931 = v4921 * v1;
-    const uint v4932 = v4931 + v4923;
-    out[v4932] = v4930;
+  const uint v1348 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1349 = v403 + v1348;
+  const uint v1350 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1351 = v1237 + v1350;
+  const bool v1352 = v1349 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1353 = v299 && v1352;
+  const bool v1354 = v1351 < v1;
+  const bool v1355 = v1353 && v1354;
+  if (v1355) {
+    const float v1356 = v1247.m[0][0].thread_elements()[0];
+    const float v1357 = v1356 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1358 = bfloat(v1357);
+    const uint v1359 = v1349 * v1;
+    const uint v1360 = v1359 + v1351;
+    out[v1360] = v1358;
   }
-  const uint v4933 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4934 = v3975 + v4933;
-  const uint v4935 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4936 = v4809 + v4935;
-  const bool v4937 = v4934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4938 = v3871 && v4937;
-  const bool v4939 = v4936 < v1;
-  const bool v4940 = v4938 && v4939;
-  if (v4940) {
-    const float v4941 = v4819.m[0][0].thread_elements()[1];
-    const float v4942 = v4941 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4943 = bfloat(v4942);
-    const uint v4944 = v4934 * v1;
-    const uint v4945 = v4944 + v4936;
-    out[v4945] = v4943;
+  const uint v1361 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1362 = v403 + v1361;
+  const uint v1363 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1364 = v1237 + v1363;
+  const bool v1365 = v1362 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1366 = v299 && v1365;
+  const bool v1367 = v1364 < v1;
+  const bool v1368 = v1366 && v1367;
+  if (v1368) {
+    const float v1369 = v1247.m[0][0].thread_elements()[1];
+    const float v1370 = v1369 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1371 = bfloat(v1370);
+    const uint v1372 = v1362 * v1;
+    const uint v1373 = v1372 + v1364;
+    out[v1373] = v1371;
   }
-  const uint v4946 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4947 = v3975 + v4946;
-  const uint v4948 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4949 = v4809 + v4948;
-  const bool v4950 = v4947 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4951 = v3871 && v4950;
-  const bool v4952 = v4949 < v1;
-  const bool v4953 = v4951 && v4952;
-  if (v4953) {
-    const float v4954 = v4819.m[0][1].thread_elements()[0];
-    const float v4955 = v4954 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4956 = bfloat(v4955);
-    const uint v4957 = v4947 * v1;
-    const uint v4958 = v4957 + v4949;
-    out[v4958] = v4956;
+  const uint v1374 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1375 = v403 + v1374;
+  const uint v1376 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1377 = v1237 + v1376;
+  const bool v1378 = v1375 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1379 = v299 && v1378;
+  const bool v1380 = v1377 < v1;
+  const bool v1381 = v1379 && v1380;
+  if (v1381) {
+    const float v1382 = v1247.m[0][1].thread_elements()[0];
+    const float v1383 = v1382 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1384 = bfloat(v1383);
+    const uint v1385 = v1375 * v1;
+    const uint v1386 = v1385 + v1377;
+    out[v1386] = v1384;
   }
-  const uint v4959 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4960 = v3975 + v4959;
-  const uint v4961 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4962 = v4809 + v4961;
-  const bool v4963 = v4960 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4964 = v3871 && v4963;
-  const bool v4965 = v4962 < v1;
-  const bool v4966 = v4964 && v4965;
-  if (v4966) {
-    const float v4967 = v4819.m[0][1].thread_elements()[1];
-    const float v4968 = v4967 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4969 = bfloat(v4968);
-    const uint v4970 = v4960 * v1;
-    const uint v4971 = v4970 + v4962;
-    out[v4971] = v4969;
+  const uint v1387 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1388 = v403 + v1387;
+  const uint v1389 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1390 = v1237 + v1389;
+  const bool v1391 = v1388 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1392 = v299 && v1391;
+  const bool v1393 = v1390 < v1;
+  const bool v1394 = v1392 && v1393;
+  if (v1394) {
+    const float v1395 = v1247.m[0][1].thread_elements()[1];
+    const float v1396 = v1395 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1397 = bfloat(v1396);
+    const uint v1398 = v1388 * v1;
+    const uint v1399 = v1398 + v1390;
+    out[v1399] = v1397;
   }
-  const uint v4972 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4973 = v3975 + v4972;
-  const uint v4974 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4975 = v4809 + v4974;
-  const bool v4976 = v4973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4977 = v3871 && v4976;
-  const bool v4978 = v4975 < v1;
-  const bool v4979 = v4977 && v4978;
-  if (v4979) {
-    const float v4980 = v4819.m[0][2].thread_elements()[0];
-    const float v4981 = v4980 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4982 = bfloat(v4981);
-    const uint v4983 = v4973 * v1;
-    const uint v4984 = v4983 + v4975;
-    out[v4984] = v4982;
+  const uint v1400 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1401 = v403 + v1400;
+  const uint v1402 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1403 = v1237 + v1402;
+  const bool v1404 = v1401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1405 = v299 && v1404;
+  const bool v1406 = v1403 < v1;
+  const bool v1407 = v1405 && v1406;
+  if (v1407) {
+    const float v1408 = v1247.m[0][2].thread_elements()[0];
+    const float v1409 = v1408 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1410 = bfloat(v1409);
+    const uint v1411 = v1401 * v1;
+    const uint v1412 = v1411 + v1403;
+    out[v1412] = v1410;
   }
-  const uint v4985 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4986 = v3975 + v4985;
-  const uint v4987 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v4988 = v4809 + v4987;
-  const bool v4989 = v4986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v4990 = v3871 && v4989;
-  const bool v4991 = v4988 < v1;
-  const bool v4992 = v4990 && v4991;
-  if (v4992) {
-    const float v4993 = v4819.m[0][2].thread_elements()[1];
-    const float v4994 = v4993 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v4995 = bfloat(v4994);
-    const uint v4996 = v4986 * v1;
-    const uint v4997 = v4996 + v4988;
-    out[v4997] = v4995;
+  const uint v1413 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1414 = v403 + v1413;
+  const uint v1415 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1416 = v1237 + v1415;
+  const bool v1417 = v1414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1418 = v299 && v1417;
+  const bool v1419 = v1416 < v1;
+  const bool v1420 = v1418 && v1419;
+  if (v1420) {
+    const float v1421 = v1247.m[0][2].thread_elements()[1];
+    const float v1422 = v1421 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1423 = bfloat(v1422);
+    const uint v1424 = v1414 * v1;
+    const uint v1425 = v1424 + v1416;
+    out[v1425] = v1423;
   }
-  const uint v4998 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v4999 = v3975 + v4998;
-  const uint v5000 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5001 = v4809 + v5000;
-  const bool v5002 = v4999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5003 = v3871 && v5002;
-  const bool v5004 = v5001 < v1;
-  const bool v5005 = v5003 && v5004;
-  if (v5005) {
-    const float v5006 = v4819.m[0][3].thread_elements()[0];
-    const float v5007 = v5006 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5008 = bfloat(v5007);
-    const uint v5009 = v4999 * v1;
-    const uint v5010 = v5009 + v5001;
-    out[v5010] = v5008;
+  const uint v1426 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1427 = v403 + v1426;
+  const uint v1428 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1429 = v1237 + v1428;
+  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1431 = v299 && v1430;
+  const bool v1432 = v1429 < v1;
+  const bool v1433 = v1431 && v1432;
+  if (v1433) {
+    const float v1434 = v1247.m[0][3].thread_elements()[0];
+    const float v1435 = v1434 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1436 = bfloat(v1435);
+    const uint v1437 = v1427 * v1;
+    const uint v1438 = v1437 + v1429;
+    out[v1438] = v1436;
   }
-  const uint v5011 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5012 = v3975 + v5011;
-  const uint v5013 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5014 = v4809 + v5013;
-  const bool v5015 = v5012 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5016 = v3871 && v5015;
-  const bool v5017 = v5014 < v1;
-  const bool v5018 = v5016 && v5017;
-  if (v5018) {
-    const float v5019 = v4819.m[0][3].thread_elements()[1];
-    const float v5020 = v5019 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5021 = bfloat(v5020);
-    const uint v5022 = v5012 * v1;
-    const uint v5023 = v5022 + v5014;
-    out[v5023] = v5021;
+  const uint v1439 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1440 = v403 + v1439;
+  const uint v1441 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1442 = v1237 + v1441;
+  const bool v1443 = v1440 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1444 = v299 && v1443;
+  const bool v1445 = v1442 < v1;
+  const bool v1446 = v1444 && v1445;
+  if (v1446) {
+    const float v1447 = v1247.m[0][3].thread_elements()[1];
+    const float v1448 = v1447 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1449 = bfloat(v1448);
+    const uint v1450 = v1440 * v1;
+    const uint v1451 = v1450 + v1442;
+    out[v1451] = v1449;
   }
-  const uint v5024 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5025 = v3975 + v5024;
-  const uint v5026 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5027 = v4809 + v5026;
-  const bool v5028 = v5025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5029 = v3871 && v5028;
-  const bool v5030 = v5027 < v1;
-  const bool v5031 = v5029 && v5030;
-  if (v5031) {
-    const float v5032 = v4819.m[0][4].thread_elements()[0];
-    const float v5033 = v5032 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5034 = bfloat(v5033);
-    const uint v5035 = v5025 * v1;
-    const uint v5036 = v5035 + v5027;
-    out[v5036] = v5034;
+  const uint v1452 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1453 = v403 + v1452;
+  const uint v1454 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1455 = v1237 + v1454;
+  const bool v1456 = v1453 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1457 = v299 && v1456;
+  const bool v1458 = v1455 < v1;
+  const bool v1459 = v1457 && v1458;
+  if (v1459) {
+    const float v1460 = v1247.m[0][4].thread_elements()[0];
+    const float v1461 = v1460 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1462 = bfloat(v1461);
+    const uint v1463 = v1453 * v1;
+    const uint v1464 = v1463 + v1455;
+    out[v1464] = v1462;
   }
-  const uint v5037 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5038 = v3975 + v5037;
-  const uint v5039 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5040 = v4809 + v5039;
-  const bool v5041 = v5038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5042 = v3871 && v5041;
-  const bool v5043 = v5040 < v1;
-  const bool v5044 = v5042 && v5043;
-  if (v5044) {
-    const float v5045 = v4819.m[0][4].thread_elements()[1];
-    const float v5046 = v5045 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5047 = bfloat(v5046);
-    const uint v5048 = v5038 * v1;
-    const uint v5049 = v5048 + v5040;
-    out[v5049] = v5047;
+  const uint v1465 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1466 = v403 + v1465;
+  const uint v1467 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1468 = v1237 + v1467;
+  const bool v1469 = v1466 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1470 = v299 && v1469;
+  const bool v1471 = v1468 < v1;
+  const bool v1472 = v1470 && v1471;
+  if (v1472) {
+    const float v1473 = v1247.m[0][4].thread_elements()[1];
+    const float v1474 = v1473 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1475 = bfloat(v1474);
+    const uint v1476 = v1466 * v1;
+    const uint v1477 = v1476 + v1468;
+    out[v1477] = v1475;
   }
-  const uint v5050 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5051 = v3975 + v5050;
-  const uint v5052 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5053 = v4809 + v5052;
-  const bool v5054 = v5051 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5055 = v3871 && v5054;
-  const bool v5056 = v5053 < v1;
-  const bool v5057 = v5055 && v5056;
-  if (v5057) {
-    const float v5058 = v4819.m[0][5].thread_elements()[0];
-    const float v5059 = v5058 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5060 = bfloat(v5059);
-    const uint v5061 = v5051 * v1;
-    const uint v5062 = v5061 + v5053;
-    out[v5062] = v5060;
+  const uint v1478 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1479 = v403 + v1478;
+  const uint v1480 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1481 = v1237 + v1480;
+  const bool v1482 = v1479 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1483 = v299 && v1482;
+  const bool v1484 = v1481 < v1;
+  const bool v1485 = v1483 && v1484;
+  if (v1485) {
+    const float v1486 = v1247.m[0][5].thread_elements()[0];
+    const float v1487 = v1486 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1488 = bfloat(v1487);
+    const uint v1489 = v1479 * v1;
+    const uint v1490 = v1489 + v1481;
+    out[v1490] = v1488;
   }
-  const uint v5063 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5064 = v3975 + v5063;
-  const uint v5065 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5066 = v4809 + v5065;
-  const bool v5067 = v5064 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5068 = v3871 && v5067;
-  const bool v5069 = v5066 < v1;
-  const bool v5070 = v5068 && v5069;
-  if (v5070) {
-    const float v5071 = v4819.m[0][5].thread_elements()[1];
-    const float v5072 = v5071 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5073 = bfloat(v5072);
-    const uint v5074 = v5064 * v1;
-    const uint v5075 = v5074 + v5066;
-    out[v5075] = v5073;
+  const uint v1491 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1492 = v403 + v1491;
+  const uint v1493 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1494 = v1237 + v1493;
+  const bool v1495 = v1492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1496 = v299 && v1495;
+  const bool v1497 = v1494 < v1;
+  const bool v1498 = v1496 && v1497;
+  if (v1498) {
+    const float v1499 = v1247.m[0][5].thread_elements()[1];
+    const float v1500 = v1499 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1501 = bfloat(v1500);
+    const uint v1502 = v1492 * v1;
+    const uint v1503 = v1502 + v1494;
+    out[v1503] = v1501;
   }
-  const uint v5076 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5077 = v3975 + v5076;
-  const uint v5078 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5079 = v4809 + v5078;
-  const bool v5080 = v5077 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5081 = v3871 && v5080;
-  const bool v5082 = v5079 < v1;
-  const bool v5083 = v5081 && v5082;
-  if (v5083) {
-    const float v5084 = v4819.m[0][6].thread_elements()[0];
-    const float v5085 = v5084 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5086 = bfloat(v5085);
-    const uint v5087 = v5077 * v1;
-    const uint v5088 = v5087 + v5079;
-    out[v5088] = v5086;
+  const uint v1504 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1505 = v403 + v1504;
+  const uint v1506 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1507 = v1237 + v1506;
+  const bool v1508 = v1505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1509 = v299 && v1508;
+  const bool v1510 = v1507 < v1;
+  const bool v1511 = v1509 && v1510;
+  if (v1511) {
+    const float v1512 = v1247.m[0][6].thread_elements()[0];
+    const float v1513 = v1512 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1514 = bfloat(v1513);
+    const uint v1515 = v1505 * v1;
+    const uint v1516 = v1515 + v1507;
+    out[v1516] = v1514;
   }
-  const uint v5089 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5090 = v3975 + v5089;
-  const uint v5091 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5092 = v4809 + v5091;
-  const bool v5093 = v5090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5094 = v3871 && v5093;
-  const bool v5095 = v5092 < v1;
-  const bool v5096 = v5094 && v5095;
-  if (v5096) {
-    const float v5097 = v4819.m[0][6].thread_elements()[1];
-    const float v5098 = v5097 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5099 = bfloat(v5098);
-    const uint v5100 = v5090 * v1;
-    const uint v5101 = v5100 + v5092;
-    out[v5101] = v5099;
+  const uint v1517 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1518 = v403 + v1517;
+  const uint v1519 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1520 = v1237 + v1519;
+  const bool v1521 = v1518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1522 = v299 && v1521;
+  const bool v1523 = v1520 < v1;
+  const bool v1524 = v1522 && v1523;
+  if (v1524) {
+    const float v1525 = v1247.m[0][6].thread_elements()[1];
+    const float v1526 = v1525 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1527 = bfloat(v1526);
+    const uint v1528 = v1518 * v1;
+    const uint v1529 = v1528 + v1520;
+    out[v1529] = v1527;
   }
-  const uint v5102 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5103 = v3975 + v5102;
-  const uint v5104 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5105 = v4809 + v5104;
-  const bool v5106 = v5103 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5107 = v3871 && v5106;
-  const bool v5108 = v5105 < v1;
-  const bool v5109 = v5107 && v5108;
-  if (v5109) {
-    const float v5110 = v4819.m[0][7].thread_elements()[0];
-    const float v5111 = v5110 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5112 = bfloat(v5111);
-    const uint v5113 = v5103 * v1;
-    const uint v5114 = v5113 + v5105;
-    out[v5114] = v5112;
+  const uint v1530 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1531 = v403 + v1530;
+  const uint v1532 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1533 = v1237 + v1532;
+  const bool v1534 = v1531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1535 = v299 && v1534;
+  const bool v1536 = v1533 < v1;
+  const bool v1537 = v1535 && v1536;
+  if (v1537) {
+    const float v1538 = v1247.m[0][7].thread_elements()[0];
+    const float v1539 = v1538 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1540 = bfloat(v1539);
+    const uint v1541 = v1531 * v1;
+    const uint v1542 = v1541 + v1533;
+    out[v1542] = v1540;
   }
-  const uint v5115 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5116 = v3975 + v5115;
-  const uint v5117 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5118 = v4809 + v5117;
-  const bool v5119 = v5116 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5120 = v3871 && v5119;
-  const bool v5121 = v5118 < v1;
-  const bool v5122 = v5120 && v5121;
-  if (v5122) {
-    const float v5123 = v4819.m[0][7].thread_elements()[1];
-    const float v5124 = v5123 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5125 = bfloat(v5124);
-    const uint v5126 = v5116 * v1;
-    const uint v5127 = v5126 + v5118;
-    out[v5127] = v5125;
+  const uint v1543 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1544 = v403 + v1543;
+  const uint v1545 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1546 = v1237 + v1545;
+  const bool v1547 = v1544 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1548 = v299 && v1547;
+  const bool v1549 = v1546 < v1;
+  const bool v1550 = v1548 && v1549;
+  if (v1550) {
+    const float v1551 = v1247.m[0][7].thread_elements()[1];
+    const float v1552 = v1551 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1553 = bfloat(v1552);
+    const uint v1554 = v1544 * v1;
+    const uint v1555 = v1554 + v1546;
+    out[v1555] = v1553;
   }
-  const uint v5128 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5129 = v3975 + v5128;
-  const uint v5130 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5131 = v4809 + v5130;
-  const bool v5132 = v5129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5133 = v3871 && v5132;
-  const bool v5134 = v5131 < v1;
-  const bool v5135 = v5133 && v5134;
-  if (v5135) {
-    const float v5136 = v4819.m[0][8].thread_elements()[0];
-    const float v5137 = v5136 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5138 = bfloat(v5137);
-    const uint v5139 = v5129 * v1;
-    const uint v5140 = v5139 + v5131;
-    out[v5140] = v5138;
+  const uint v1556 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1557 = v403 + v1556;
+  const uint v1558 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1559 = v1237 + v1558;
+  const bool v1560 = v1557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1561 = v299 && v1560;
+  const bool v1562 = v1559 < v1;
+  const bool v1563 = v1561 && v1562;
+  if (v1563) {
+    const float v1564 = v1247.m[0][8].thread_elements()[0];
+    const float v1565 = v1564 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1566 = bfloat(v1565);
+    const uint v1567 = v1557 * v1;
+    const uint v1568 = v1567 + v1559;
+    out[v1568] = v1566;
   }
-  const uint v5141 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5142 = v3975 + v5141;
-  const uint v5143 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5144 = v4809 + v5143;
-  const bool v5145 = v5142 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5146 = v3871 && v5145;
-  const bool v5147 = v5144 < v1;
-  const bool v5148 = v5146 && v5147;
-  if (v5148) {
-    const float v5149 = v4819.m[0][8].thread_elements()[1];
-    const float v5150 = v5149 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5151 = bfloat(v5150);
-    const uint v5152 = v5142 * v1;
-    const uint v5153 = v5152 + v5144;
-    out[v5153] = v5151;
+  const uint v1569 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1570 = v403 + v1569;
+  const uint v1571 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1572 = v1237 + v1571;
+  const bool v1573 = v1570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1574 = v299 && v1573;
+  const bool v1575 = v1572 < v1;
+  const bool v1576 = v1574 && v1575;
+  if (v1576) {
+    const float v1577 = v1247.m[0][8].thread_elements()[1];
+    const float v1578 = v1577 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1579 = bfloat(v1578);
+    const uint v1580 = v1570 * v1;
+    const uint v1581 = v1580 + v1572;
+    out[v1581] = v1579;
   }
-  const uint v5154 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5155 = v3975 + v5154;
-  const uint v5156 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5157 = v4809 + v5156;
-  const bool v5158 = v5155 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5159 = v3871 && v5158;
-  const bool v5160 = v5157 < v1;
-  const bool v5161 = v5159 && v5160;
-  if (v5161) {
-    const float v5162 = v4819.m[0][9].thread_elements()[0];
-    const float v5163 = v5162 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5164 = bfloat(v5163);
-    const uint v5165 = v5155 * v1;
-    const uint v5166 = v5165 + v5157;
-    out[v5166] = v5164;
+  const uint v1582 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1583 = v403 + v1582;
+  const uint v1584 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1585 = v1237 + v1584;
+  const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1587 = v299 && v1586;
+  const bool v1588 = v1585 < v1;
+  const bool v1589 = v1587 && v1588;
+  if (v1589) {
+    const float v1590 = v1247.m[0][9].thread_elements()[0];
+    const float v1591 = v1590 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1592 = bfloat(v1591);
+    const uint v1593 = v1583 * v1;
+    const uint v1594 = v1593 + v1585;
+    out[v1594] = v1592;
   }
-  const uint v5167 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5168 = v3975 + v5167;
-  const uint v5169 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5170 = v4809 + v5169;
-  const bool v5171 = v5168 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5172 = v3871 && v5171;
-  const bool v5173 = v5170 < v1;
-  const bool v5174 = v5172 && v5173;
-  if (v5174) {
-    const float v5175 = v4819.m[0][9].thread_elements()[1];
-    const float v5176 = v5175 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5177 = bfloat(v5176);
-    const uint v5178 = v5168 * v1;
-    const uint v5179 = v5178 + v5170;
-    out[v5179] = v5177;
+  const uint v1595 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1596 = v403 + v1595;
+  const uint v1597 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1598 = v1237 + v1597;
+  const bool v1599 = v1596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1600 = v299 && v1599;
+  const bool v1601 = v1598 < v1;
+  const bool v1602 = v1600 && v1601;
+  if (v1602) {
+    const float v1603 = v1247.m[0][9].thread_elements()[1];
+    const float v1604 = v1603 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1605 = bfloat(v1604);
+    const uint v1606 = v1596 * v1;
+    const uint v1607 = v1606 + v1598;
+    out[v1607] = v1605;
   }
-  const uint v5180 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5181 = v3975 + v5180;
-  const uint v5182 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5183 = v4809 + v5182;
-  const bool v5184 = v5181 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5185 = v3871 && v5184;
-  const bool v5186 = v5183 < v1;
-  const bool v5187 = v5185 && v5186;
-  if (v5187) {
-    const float v5188 = v4819.m[0][10].thread_elements()[0];
-    const float v5189 = v5188 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5190 = bfloat(v5189);
-    const uint v5191 = v5181 * v1;
-    const uint v5192 = v5191 + v5183;
-    out[v5192] = v5190;
+  const uint v1608 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1609 = v403 + v1608;
+  const uint v1610 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1611 = v1237 + v1610;
+  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1613 = v299 && v1612;
+  const bool v1614 = v1611 < v1;
+  const bool v1615 = v1613 && v1614;
+  if (v1615) {
+    const float v1616 = v1247.m[0][10].thread_elements()[0];
+    const float v1617 = v1616 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1618 = bfloat(v1617);
+    const uint v1619 = v1609 * v1;
+    const uint v1620 = v1619 + v1611;
+    out[v1620] = v1618;
   }
-  const uint v5193 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5194 = v3975 + v5193;
-  const uint v5195 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5196 = v4809 + v5195;
-  const bool v5197 = v5194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5198 = v3871 && v5197;
-  const bool v5199 = v5196 < v1;
-  const bool v5200 = v5198 && v5199;
-  if (v5200) {
-    const float v5201 = v4819.m[0][10].thread_elements()[1];
-    const float v5202 = v5201 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5203 = bfloat(v5202);
-    const uint v5204 = v5194 * v1;
-    const uint v5205 = v5204 + v5196;
-    out[v5205] = v5203;
+  const uint v1621 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1622 = v403 + v1621;
+  const uint v1623 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1624 = v1237 + v1623;
+  const bool v1625 = v1622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1626 = v299 && v1625;
+  const bool v1627 = v1624 < v1;
+  const bool v1628 = v1626 && v1627;
+  if (v1628) {
+    const float v1629 = v1247.m[0][10].thread_elements()[1];
+    const float v1630 = v1629 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1631 = bfloat(v1630);
+    const uint v1632 = v1622 * v1;
+    const uint v1633 = v1632 + v1624;
+    out[v1633] = v1631;
   }
-  const uint v5206 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5207 = v3975 + v5206;
-  const uint v5208 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5209 = v4809 + v5208;
-  const bool v5210 = v5207 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5211 = v3871 && v5210;
-  const bool v5212 = v5209 < v1;
-  const bool v5213 = v5211 && v5212;
-  if (v5213) {
-    const float v5214 = v4819.m[0][11].thread_elements()[0];
-    const float v5215 = v5214 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5216 = bfloat(v5215);
-    const uint v5217 = v5207 * v1;
-    const uint v5218 = v5217 + v5209;
-    out[v5218] = v5216;
+  const uint v1634 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1635 = v403 + v1634;
+  const uint v1636 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1637 = v1237 + v1636;
+  const bool v1638 = v1635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1639 = v299 && v1638;
+  const bool v1640 = v1637 < v1;
+  const bool v1641 = v1639 && v1640;
+  if (v1641) {
+    const float v1642 = v1247.m[0][11].thread_elements()[0];
+    const float v1643 = v1642 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1644 = bfloat(v1643);
+    const uint v1645 = v1635 * v1;
+    const uint v1646 = v1645 + v1637;
+    out[v1646] = v1644;
   }
-  const uint v5219 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5220 = v3975 + v5219;
-  const uint v5221 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5222 = v4809 + v5221;
-  const bool v5223 = v5220 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5224 = v3871 && v5223;
-  const bool v5225 = v5222 < v1;
-  const bool v5226 = v5224 && v5225;
-  if (v5226) {
-    const float v5227 = v4819.m[0][11].thread_elements()[1];
-    const float v5228 = v5227 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5229 = bfloat(v5228);
-    const uint v5230 = v5220 * v1;
-    const uint v5231 = v5230 + v5222;
-    out[v5231] = v5229;
+  const uint v1647 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1648 = v403 + v1647;
+  const uint v1649 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1650 = v1237 + v1649;
+  const bool v1651 = v1648 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1652 = v299 && v1651;
+  const bool v1653 = v1650 < v1;
+  const bool v1654 = v1652 && v1653;
+  if (v1654) {
+    const float v1655 = v1247.m[0][11].thread_elements()[1];
+    const float v1656 = v1655 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1657 = bfloat(v1656);
+    const uint v1658 = v1648 * v1;
+    const uint v1659 = v1658 + v1650;
+    out[v1659] = v1657;
   }
-  const uint v5232 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5233 = v3975 + v5232;
-  const uint v5234 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5235 = v4809 + v5234;
-  const bool v5236 = v5233 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5237 = v3871 && v5236;
-  const bool v5238 = v5235 < v1;
-  const bool v5239 = v5237 && v5238;
-  if (v5239) {
-    const float v5240 = v4819.m[0][12].thread_elements()[0];
-    const float v5241 = v5240 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5242 = bfloat(v5241);
-    const uint v5243 = v5233 * v1;
-    const uint v5244 = v5243 + v5235;
-    out[v5244] = v5242;
+  const uint v1660 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1661 = v403 + v1660;
+  const uint v1662 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1663 = v1237 + v1662;
+  const bool v1664 = v1661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1665 = v299 && v1664;
+  const bool v1666 = v1663 < v1;
+  const bool v1667 = v1665 && v1666;
+  if (v1667) {
+    const float v1668 = v1247.m[0][12].thread_elements()[0];
+    const float v1669 = v1668 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1670 = bfloat(v1669);
+    const uint v1671 = v1661 * v1;
+    const uint v1672 = v1671 + v1663;
+    out[v1672] = v1670;
   }
-  const uint v5245 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5246 = v3975 + v5245;
-  const uint v5247 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5248 = v4809 + v5247;
-  const bool v5249 = v5246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5250 = v3871 && v5249;
-  const bool v5251 = v5248 < v1;
-  const bool v5252 = v5250 && v5251;
-  if (v5252) {
-    const float v5253 = v4819.m[0][12].thread_elements()[1];
-    const float v5254 = v5253 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5255 = bfloat(v5254);
-    const uint v5256 = v5246 * v1;
-    const uint v5257 = v5256 + v5248;
-    out[v5257] = v5255;
+  const uint v1673 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1674 = v403 + v1673;
+  const uint v1675 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1676 = v1237 + v1675;
+  const bool v1677 = v1674 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1678 = v299 && v1677;
+  const bool v1679 = v1676 < v1;
+  const bool v1680 = v1678 && v1679;
+  if (v1680) {
+    const float v1681 = v1247.m[0][12].thread_elements()[1];
+    const float v1682 = v1681 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1683 = bfloat(v1682);
+    const uint v1684 = v1674 * v1;
+    const uint v1685 = v1684 + v1676;
+    out[v1685] = v1683;
   }
-  const uint v5258 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5259 = v3975 + v5258;
-  const uint v5260 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5261 = v4809 + v5260;
-  const bool v5262 = v5259 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5263 = v3871 && v5262;
-  const bool v5264 = v5261 < v1;
-  const bool v5265 = v5263 && v5264;
-  if (v5265) {
-    const float v5266 = v4819.m[0][13].thread_elements()[0];
-    const float v5267 = v5266 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5268 = bfloat(v5267);
-    const uint v5269 = v5259 * v1;
-    const uint v5270 = v5269 + v5261;
-    out[v5270] = v5268;
+  const uint v1686 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1687 = v403 + v1686;
+  const uint v1688 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1689 = v1237 + v1688;
+  const bool v1690 = v1687 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1691 = v299 && v1690;
+  const bool v1692 = v1689 < v1;
+  const bool v1693 = v1691 && v1692;
+  if (v1693) {
+    const float v1694 = v1247.m[0][13].thread_elements()[0];
+    const float v1695 = v1694 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1696 = bfloat(v1695);
+    const uint v1697 = v1687 * v1;
+    const uint v1698 = v1697 + v1689;
+    out[v1698] = v1696;
   }
-  const uint v5271 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5272 = v3975 + v5271;
-  const uint v5273 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5274 = v4809 + v5273;
-  const bool v5275 = v5272 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5276 = v3871 && v5275;
-  const bool v5277 = v5274 < v1;
-  const bool v5278 = v5276 && v5277;
-  if (v5278) {
-    const float v5279 = v4819.m[0][13].thread_elements()[1];
-    const float v5280 = v5279 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5281 = bfloat(v5280);
-    const uint v5282 = v5272 * v1;
-    const uint v5283 = v5282 + v5274;
-    out[v5283] = v5281;
+  const uint v1699 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1700 = v403 + v1699;
+  const uint v1701 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1702 = v1237 + v1701;
+  const bool v1703 = v1700 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1704 = v299 && v1703;
+  const bool v1705 = v1702 < v1;
+  const bool v1706 = v1704 && v1705;
+  if (v1706) {
+    const float v1707 = v1247.m[0][13].thread_elements()[1];
+    const float v1708 = v1707 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1709 = bfloat(v1708);
+    const uint v1710 = v1700 * v1;
+    const uint v1711 = v1710 + v1702;
+    out[v1711] = v1709;
   }
-  const uint v5284 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5285 = v3975 + v5284;
-  const uint v5286 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5287 = v4809 + v5286;
-  const bool v5288 = v5285 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5289 = v3871 && v5288;
-  const bool v5290 = v5287 < v1;
-  const bool v5291 = v5289 && v5290;
-  if (v5291) {
-    const float v5292 = v4819.m[0][14].thread_elements()[0];
-    const float v5293 = v5292 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5294 = bfloat(v5293);
-    const uint v5295 = v5285 * v1;
-    const uint v5296 = v5295 + v5287;
-    out[v5296] = v5294;
+  const uint v1712 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1713 = v403 + v1712;
+  const uint v1714 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1715 = v1237 + v1714;
+  const bool v1716 = v1713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1717 = v299 && v1716;
+  const bool v1718 = v1715 < v1;
+  const bool v1719 = v1717 && v1718;
+  if (v1719) {
+    const float v1720 = v1247.m[0][14].thread_elements()[0];
+    const float v1721 = v1720 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1722 = bfloat(v1721);
+    const uint v1723 = v1713 * v1;
+    const uint v1724 = v1723 + v1715;
+    out[v1724] = v1722;
   }
-  const uint v5297 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5298 = v3975 + v5297;
-  const uint v5299 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5300 = v4809 + v5299;
-  const bool v5301 = v5298 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5302 = v3871 && v5301;
-  const bool v5303 = v5300 < v1;
-  const bool v5304 = v5302 && v5303;
-  if (v5304) {
-    const float v5305 = v4819.m[0][14].thread_elements()[1];
-    const float v5306 = v5305 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5307 = bfloat(v5306);
-    const uint v5308 = v5298 * v1;
-    const uint v5309 = v5308 + v5300;
-    out[v5309] = v5307;
+  const uint v1725 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1726 = v403 + v1725;
+  const uint v1727 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1728 = v1237 + v1727;
+  const bool v1729 = v1726 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1730 = v299 && v1729;
+  const bool v1731 = v1728 < v1;
+  const bool v1732 = v1730 && v1731;
+  if (v1732) {
+    const float v1733 = v1247.m[0][14].thread_elements()[1];
+    const float v1734 = v1733 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1735 = bfloat(v1734);
+    const uint v1736 = v1726 * v1;
+    const uint v1737 = v1736 + v1728;
+    out[v1737] = v1735;
   }
-  const uint v5310 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5311 = v3975 + v5310;
-  const uint v5312 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5313 = v4809 + v5312;
-  const bool v5314 = v5311 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5315 = v3871 && v5314;
-  const bool v5316 = v5313 < v1;
-  const bool v5317 = v5315 && v5316;
-  if (v5317) {
-    const float v5318 = v4819.m[0][15].thread_elements()[0];
-    const float v5319 = v5318 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5320 = bfloat(v5319);
-    const uint v5321 = v5311 * v1;
-    const uint v5322 = v5321 + v5313;
-    out[v5322] = v5320;
+  const uint v1738 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1739 = v403 + v1738;
+  const uint v1740 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1741 = v1237 + v1740;
+  const bool v1742 = v1739 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1743 = v299 && v1742;
+  const bool v1744 = v1741 < v1;
+  const bool v1745 = v1743 && v1744;
+  if (v1745) {
+    const float v1746 = v1247.m[0][15].thread_elements()[0];
+    const float v1747 = v1746 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1748 = bfloat(v1747);
+    const uint v1749 = v1739 * v1;
+    const uint v1750 = v1749 + v1741;
+    out[v1750] = v1748;
   }
-  const uint v5323 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5324 = v3975 + v5323;
-  const uint v5325 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5326 = v4809 + v5325;
-  const bool v5327 = v5324 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5328 = v3871 && v5327;
-  const bool v5329 = v5326 < v1;
-  const bool v5330 = v5328 && v5329;
-  if (v5330) {
-    const float v5331 = v4819.m[0][15].thread_elements()[1];
-    const float v5332 = v5331 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5333 = bfloat(v5332);
-    const uint v5334 = v5324 * v1;
-    const uint v5335 = v5334 + v5326;
-    out[v5335] = v5333;
+  const uint v1751 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1752 = v403 + v1751;
+  const uint v1753 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1754 = v1237 + v1753;
+  const bool v1755 = v1752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1756 = v299 && v1755;
+  const bool v1757 = v1754 < v1;
+  const bool v1758 = v1756 && v1757;
+  if (v1758) {
+    const float v1759 = v1247.m[0][15].thread_elements()[1];
+    const float v1760 = v1759 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1761 = bfloat(v1760);
+    const uint v1762 = v1752 * v1;
+    const uint v1763 = v1762 + v1754;
+    out[v1763] = v1761;
   }
-  const uint v5336 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5337 = v3975 + v5336;
-  const uint v5338 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5339 = v4809 + v5338;
-  const bool v5340 = v5337 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5341 = v3871 && v5340;
-  const bool v5342 = v5339 < v1;
-  const bool v5343 = v5341 && v5342;
-  if (v5343) {
-    const float v5344 = v4819.m[1][0].thread_elements()[0];
-    const float v5345 = v5344 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5346 = bfloat(v5345);
-    const uint v5347 = v5337 * v1;
-    const uint v5348 = v5347 + v5339;
-    out[v5348] = v5346;
+  const uint v1764 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1765 = v403 + v1764;
+  const uint v1766 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1767 = v1237 + v1766;
+  const bool v1768 = v1765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1769 = v299 && v1768;
+  const bool v1770 = v1767 < v1;
+  const bool v1771 = v1769 && v1770;
+  if (v1771) {
+    const float v1772 = v1247.m[1][0].thread_elements()[0];
+    const float v1773 = v1772 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1774 = bfloat(v1773);
+    const uint v1775 = v1765 * v1;
+    const uint v1776 = v1775 + v1767;
+    out[v1776] = v1774;
   }
-  const uint v5349 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5350 = v3975 + v5349;
-  const uint v5351 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5352 = v4809 + v5351;
-  const bool v5353 = v5350 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5354 = v3871 && v5353;
-  const bool v5355 = v5352 < v1;
-  const bool v5356 = v5354 && v5355;
-  if (v5356) {
-    const float v5357 = v4819.m[1][0].thread_elements()[1];
-    const float v5358 = v5357 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5359 = bfloat(v5358);
-    const uint v5360 = v5350 * v1;
-    const uint v5361 = v5360 + v5352;
-    out[v5361] = v5359;
+  const uint v1777 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1778 = v403 + v1777;
+  const uint v1779 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1780 = v1237 + v1779;
+  const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1782 = v299 && v1781;
+  const bool v1783 = v1780 < v1;
+  const bool v1784 = v1782 && v1783;
+  if (v1784) {
+    const float v1785 = v1247.m[1][0].thread_elements()[1];
+    const float v1786 = v1785 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1787 = bfloat(v1786);
+    const uint v1788 = v1778 * v1;
+    const uint v1789 = v1788 + v1780;
+    out[v1789] = v1787;
   }
-  const uint v5362 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5363 = v3975 + v5362;
-  const uint v5364 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5365 = v4809 + v5364;
-  const bool v5366 = v5363 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5367 = v3871 && v5366;
-  const bool v5368 = v5365 < v1;
-  const bool v5369 = v5367 && v5368;
-  if (v5369) {
-    const float v5370 = v4819.m[1][1].thread_elements()[0];
-    const float v5371 = v5370 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5372 = bfloat(v5371);
-    const uint v5373 = v5363 * v1;
-    const uint v5374 = v5373 + v5365;
-    out[v5374] = v5372;
+  const uint v1790 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1791 = v403 + v1790;
+  const uint v1792 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1793 = v1237 + v1792;
+  const bool v1794 = v1791 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1795 = v299 && v1794;
+  const bool v1796 = v1793 < v1;
+  const bool v1797 = v1795 && v1796;
+  if (v1797) {
+    const float v1798 = v1247.m[1][1].thread_elements()[0];
+    const float v1799 = v1798 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1800 = bfloat(v1799);
+    const uint v1801 = v1791 * v1;
+    const uint v1802 = v1801 + v1793;
+    out[v1802] = v1800;
   }
-  const uint v5375 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5376 = v3975 + v5375;
-  const uint v5377 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5378 = v4809 + v5377;
-  const bool v5379 = v5376 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5380 = v3871 && v5379;
-  const bool v5381 = v5378 < v1;
-  const bool v5382 = v5380 && v5381;
-  if (v5382) {
-    const float v5383 = v4819.m[1][1].thread_elements()[1];
-    const float v5384 = v5383 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5385 = bfloat(v5384);
-    const uint v5386 = v5376 * v1;
-    const uint v5387 = v5386 + v5378;
-    out[v5387] = v5385;
+  const uint v1803 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1804 = v403 + v1803;
+  const uint v1805 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1806 = v1237 + v1805;
+  const bool v1807 = v1804 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1808 = v299 && v1807;
+  const bool v1809 = v1806 < v1;
+  const bool v1810 = v1808 && v1809;
+  if (v1810) {
+    const float v1811 = v1247.m[1][1].thread_elements()[1];
+    const float v1812 = v1811 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1813 = bfloat(v1812);
+    const uint v1814 = v1804 * v1;
+    const uint v1815 = v1814 + v1806;
+    out[v1815] = v1813;
   }
-  const uint v5388 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5389 = v3975 + v5388;
-  const uint v5390 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5391 = v4809 + v5390;
-  const bool v5392 = v5389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5393 = v3871 && v5392;
-  const bool v5394 = v5391 < v1;
-  const bool v5395 = v5393 && v5394;
-  if (v5395) {
-    const float v5396 = v4819.m[1][2].thread_elements()[0];
-    const float v5397 = v5396 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5398 = bfloat(v5397);
-    const uint v5399 = v5389 * v1;
-    const uint v5400 = v5399 + v5391;
-    out[v5400] = v5398;
+  const uint v1816 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1817 = v403 + v1816;
+  const uint v1818 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1819 = v1237 + v1818;
+  const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1821 = v299 && v1820;
+  const bool v1822 = v1819 < v1;
+  const bool v1823 = v1821 && v1822;
+  if (v1823) {
+    const float v1824 = v1247.m[1][2].thread_elements()[0];
+    const float v1825 = v1824 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1826 = bfloat(v1825);
+    const uint v1827 = v1817 * v1;
+    const uint v1828 = v1827 + v1819;
+    out[v1828] = v1826;
   }
-  const uint v5401 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5402 = v3975 + v5401;
-  const uint v5403 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5404 = v4809 + v5403;
-  const bool v5405 = v5402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5406 = v3871 && v5405;
-  const bool v5407 = v5404 < v1;
-  const bool v5408 = v5406 && v5407;
-  if (v5408) {
-    const float v5409 = v4819.m[1][2].thread_elements()[1];
-    const float v5410 = v5409 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5411 = bfloat(v5410);
-    const uint v5412 = v5402 * v1;
-    const uint v5413 = v5412 + v5404;
-    out[v5413] = v5411;
+  const uint v1829 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1830 = v403 + v1829;
+  const uint v1831 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1832 = v1237 + v1831;
+  const bool v1833 = v1830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1834 = v299 && v1833;
+  const bool v1835 = v1832 < v1;
+  const bool v1836 = v1834 && v1835;
+  if (v1836) {
+    const float v1837 = v1247.m[1][2].thread_elements()[1];
+    const float v1838 = v1837 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1839 = bfloat(v1838);
+    const uint v1840 = v1830 * v1;
+    const uint v1841 = v1840 + v1832;
+    out[v1841] = v1839;
   }
-  const uint v5414 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5415 = v3975 + v5414;
-  const uint v5416 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5417 = v4809 + v5416;
-  const bool v5418 = v5415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5419 = v3871 && v5418;
-  const bool v5420 = v5417 < v1;
-  const bool v5421 = v5419 && v5420;
-  if (v5421) {
-    const float v5422 = v4819.m[1][3].thread_elements()[0];
-    const float v5423 = v5422 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5424 = bfloat(v5423);
-    const uint v5425 = v5415 * v1;
-    const uint v5426 = v5425 + v5417;
-    out[v5426] = v5424;
+  const uint v1842 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1843 = v403 + v1842;
+  const uint v1844 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1845 = v1237 + v1844;
+  const bool v1846 = v1843 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1847 = v299 && v1846;
+  const bool v1848 = v1845 < v1;
+  const bool v1849 = v1847 && v1848;
+  if (v1849) {
+    const float v1850 = v1247.m[1][3].thread_elements()[0];
+    const float v1851 = v1850 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1852 = bfloat(v1851);
+    const uint v1853 = v1843 * v1;
+    const uint v1854 = v1853 + v1845;
+    out[v1854] = v1852;
   }
-  const uint v5427 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5428 = v3975 + v5427;
-  const uint v5429 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5430 = v4809 + v5429;
-  const bool v5431 = v5428 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5432 = v3871 && v5431;
-  const bool v5433 = v5430 < v1;
-  const bool v5434 = v5432 && v5433;
-  if (v5434) {
-    const float v5435 = v4819.m[1][3].thread_elements()[1];
-    const float v5436 = v5435 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5437 = bfloat(v5436);
-    const uint v5438 = v5428 * v1;
-    const uint v5439 = v5438 + v5430;
-    out[v5439] = v5437;
+  const uint v1855 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1856 = v403 + v1855;
+  const uint v1857 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1858 = v1237 + v1857;
+  const bool v1859 = v1856 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1860 = v299 && v1859;
+  const bool v1861 = v1858 < v1;
+  const bool v1862 = v1860 && v1861;
+  if (v1862) {
+    const float v1863 = v1247.m[1][3].thread_elements()[1];
+    const float v1864 = v1863 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1865 = bfloat(v1864);
+    const uint v1866 = v1856 * v1;
+    const uint v1867 = v1866 + v1858;
+    out[v1867] = v1865;
   }
-  const uint v5440 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5441 = v3975 + v5440;
-  const uint v5442 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5443 = v4809 + v5442;
-  const bool v5444 = v5441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5445 = v3871 && v5444;
-  const bool v5446 = v5443 < v1;
-  const bool v5447 = v5445 && v5446;
-  if (v5447) {
-    const float v5448 = v4819.m[1][4].thread_elements()[0];
-    const float v5449 = v5448 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5450 = bfloat(v5449);
-    const uint v5451 = v5441 * v1;
-    const uint v5452 = v5451 + v5443;
-    out[v5452] = v5450;
+  const uint v1868 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1869 = v403 + v1868;
+  const uint v1870 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1871 = v1237 + v1870;
+  const bool v1872 = v1869 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1873 = v299 && v1872;
+  const bool v1874 = v1871 < v1;
+  const bool v1875 = v1873 && v1874;
+  if (v1875) {
+    const float v1876 = v1247.m[1][4].thread_elements()[0];
+    const float v1877 = v1876 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1878 = bfloat(v1877);
+    const uint v1879 = v1869 * v1;
+    const uint v1880 = v1879 + v1871;
+    out[v1880] = v1878;
   }
-  const uint v5453 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5454 = v3975 + v5453;
-  const uint v5455 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5456 = v4809 + v5455;
-  const bool v5457 = v5454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5458 = v3871 && v5457;
-  const bool v5459 = v5456 < v1;
-  const bool v5460 = v5458 && v5459;
-  if (v5460) {
-    const float v5461 = v4819.m[1][4].thread_elements()[1];
-    const float v5462 = v5461 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5463 = bfloat(v5462);
-    const uint v5464 = v5454 * v1;
-    const uint v5465 = v5464 + v5456;
-    out[v5465] = v5463;
+  const uint v1881 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1882 = v403 + v1881;
+  const uint v1883 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1884 = v1237 + v1883;
+  const bool v1885 = v1882 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1886 = v299 && v1885;
+  const bool v1887 = v1884 < v1;
+  const bool v1888 = v1886 && v1887;
+  if (v1888) {
+    const float v1889 = v1247.m[1][4].thread_elements()[1];
+    const float v1890 = v1889 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1891 = bfloat(v1890);
+    const uint v1892 = v1882 * v1;
+    const uint v1893 = v1892 + v1884;
+    out[v1893] = v1891;
   }
-  const uint v5466 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5467 = v3975 + v5466;
-  const uint v5468 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5469 = v4809 + v5468;
-  const bool v5470 = v5467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5471 = v3871 && v5470;
-  const bool v5472 = v5469 < v1;
-  const bool v5473 = v5471 && v5472;
-  if (v5473) {
-    const float v5474 = v4819.m[1][5].thread_elements()[0];
-    const float v5475 = v5474 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5476 = bfloat(v5475);
-    const uint v5477 = v5467 * v1;
-    const uint v5478 = v5477 + v5469;
-    out[v5478] = v5476;
+  const uint v1894 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1895 = v403 + v1894;
+  const uint v1896 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1897 = v1237 + v1896;
+  const bool v1898 = v1895 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1899 = v299 && v1898;
+  const bool v1900 = v1897 < v1;
+  const bool v1901 = v1899 && v1900;
+  if (v1901) {
+    const float v1902 = v1247.m[1][5].thread_elements()[0];
+    const float v1903 = v1902 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1904 = bfloat(v1903);
+    const uint v1905 = v1895 * v1;
+    const uint v1906 = v1905 + v1897;
+    out[v1906] = v1904;
   }
-  const uint v5479 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5480 = v3975 + v5479;
-  const uint v5481 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5482 = v4809 + v5481;
-  const bool v5483 = v5480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5484 = v3871 && v5483;
-  const bool v5485 = v5482 < v1;
-  const bool v5486 = v5484 && v5485;
-  if (v5486) {
-    const float v5487 = v4819.m[1][5].thread_elements()[1];
-    const float v5488 = v5487 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5489 = bfloat(v5488);
-    const uint v5490 = v5480 * v1;
-    const uint v5491 = v5490 + v5482;
-    out[v5491] = v5489;
+  const uint v1907 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1908 = v403 + v1907;
+  const uint v1909 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1910 = v1237 + v1909;
+  const bool v1911 = v1908 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1912 = v299 && v1911;
+  const bool v1913 = v1910 < v1;
+  const bool v1914 = v1912 && v1913;
+  if (v1914) {
+    const float v1915 = v1247.m[1][5].thread_elements()[1];
+    const float v1916 = v1915 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1917 = bfloat(v1916);
+    const uint v1918 = v1908 * v1;
+    const uint v1919 = v1918 + v1910;
+    out[v1919] = v1917;
   }
-  const uint v5492 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5493 = v3975 + v5492;
-  const uint v5494 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5495 = v4809 + v5494;
-  const bool v5496 = v5493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5497 = v3871 && v5496;
-  const bool v5498 = v5495 < v1;
-  const bool v5499 = v5497 && v5498;
-  if (v5499) {
-    const float v5500 = v4819.m[1][6].thread_elements()[0];
-    const float v5501 = v5500 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5502 = bfloat(v5501);
-    const uint v5503 = v5493 * v1;
-    const uint v5504 = v5503 + v5495;
-    out[v5504] = v5502;
+  const uint v1920 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1921 = v403 + v1920;
+  const uint v1922 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1923 = v1237 + v1922;
+  const bool v1924 = v1921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1925 = v299 && v1924;
+  const bool v1926 = v1923 < v1;
+  const bool v1927 = v1925 && v1926;
+  if (v1927) {
+    const float v1928 = v1247.m[1][6].thread_elements()[0];
+    const float v1929 = v1928 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1930 = bfloat(v1929);
+    const uint v1931 = v1921 * v1;
+    const uint v1932 = v1931 + v1923;
+    out[v1932] = v1930;
   }
-  const uint v5505 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5506 = v3975 + v5505;
-  const uint v5507 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5508 = v4809 + v5507;
-  const bool v5509 = v5506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5510 = v3871 && v5509;
-  const bool v5511 = v5508 < v1;
-  const bool v5512 = v5510 && v5511;
-  if (v5512) {
-    const float v5513 = v4819.m[1][6].thread_elements()[1];
-    const float v5514 = v5513 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5515 = bfloat(v5514);
-    const uint v5516 = v5506 * v1;
-    const uint v5517 = v5516 + v5508;
-    out[v5517] = v5515;
+  const uint v1933 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1934 = v403 + v1933;
+  const uint v1935 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1936 = v1237 + v1935;
+  const bool v1937 = v1934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1938 = v299 && v1937;
+  const bool v1939 = v1936 < v1;
+  const bool v1940 = v1938 && v1939;
+  if (v1940) {
+    const float v1941 = v1247.m[1][6].thread_elements()[1];
+    const float v1942 = v1941 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1943 = bfloat(v1942);
+    const uint v1944 = v1934 * v1;
+    const uint v1945 = v1944 + v1936;
+    out[v1945] = v1943;
   }
-  const uint v5518 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5519 = v3975 + v5518;
-  const uint v5520 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5521 = v4809 + v5520;
-  const bool v5522 = v5519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5523 = v3871 && v5522;
-  const bool v5524 = v5521 < v1;
-  const bool v5525 = v5523 && v5524;
-  if (v5525) {
-    const float v5526 = v4819.m[1][7].thread_elements()[0];
-    const float v5527 = v5526 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5528 = bfloat(v5527);
-    const uint v5529 = v5519 * v1;
-    const uint v5530 = v5529 + v5521;
-    out[v5530] = v5528;
+  const uint v1946 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1947 = v403 + v1946;
+  const uint v1948 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1949 = v1237 + v1948;
+  const bool v1950 = v1947 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1951 = v299 && v1950;
+  const bool v1952 = v1949 < v1;
+  const bool v1953 = v1951 && v1952;
+  if (v1953) {
+    const float v1954 = v1247.m[1][7].thread_elements()[0];
+    const float v1955 = v1954 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1956 = bfloat(v1955);
+    const uint v1957 = v1947 * v1;
+    const uint v1958 = v1957 + v1949;
+    out[v1958] = v1956;
   }
-  const uint v5531 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5532 = v3975 + v5531;
-  const uint v5533 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5534 = v4809 + v5533;
-  const bool v5535 = v5532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5536 = v3871 && v5535;
-  const bool v5537 = v5534 < v1;
-  const bool v5538 = v5536 && v5537;
-  if (v5538) {
-    const float v5539 = v4819.m[1][7].thread_elements()[1];
-    const float v5540 = v5539 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5541 = bfloat(v5540);
-    const uint v5542 = v5532 * v1;
-    const uint v5543 = v5542 + v5534;
-    out[v5543] = v5541;
+  const uint v1959 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1960 = v403 + v1959;
+  const uint v1961 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1962 = v1237 + v1961;
+  const bool v1963 = v1960 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1964 = v299 && v1963;
+  const bool v1965 = v1962 < v1;
+  const bool v1966 = v1964 && v1965;
+  if (v1966) {
+    const float v1967 = v1247.m[1][7].thread_elements()[1];
+    const float v1968 = v1967 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1969 = bfloat(v1968);
+    const uint v1970 = v1960 * v1;
+    const uint v1971 = v1970 + v1962;
+    out[v1971] = v1969;
   }
-  const uint v5544 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5545 = v3975 + v5544;
-  const uint v5546 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5547 = v4809 + v5546;
-  const bool v5548 = v5545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5549 = v3871 && v5548;
-  const bool v5550 = v5547 < v1;
-  const bool v5551 = v5549 && v5550;
-  if (v5551) {
-    const float v5552 = v4819.m[1][8].thread_elements()[0];
-    const float v5553 = v5552 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5554 = bfloat(v5553);
-    const uint v5555 = v5545 * v1;
-    const uint v5556 = v5555 + v5547;
-    out[v5556] = v5554;
+  const uint v1972 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1973 = v403 + v1972;
+  const uint v1974 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1975 = v1237 + v1974;
+  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1977 = v299 && v1976;
+  const bool v1978 = v1975 < v1;
+  const bool v1979 = v1977 && v1978;
+  if (v1979) {
+    const float v1980 = v1247.m[1][8].thread_elements()[0];
+    const float v1981 = v1980 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1982 = bfloat(v1981);
+    const uint v1983 = v1973 * v1;
+    const uint v1984 = v1983 + v1975;
+    out[v1984] = v1982;
   }
-  const uint v5557 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5558 = v3975 + v5557;
-  const uint v5559 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5560 = v4809 + v5559;
-  const bool v5561 = v5558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5562 = v3871 && v5561;
-  const bool v5563 = v5560 < v1;
-  const bool v5564 = v5562 && v5563;
-  if (v5564) {
-    const float v5565 = v4819.m[1][8].thread_elements()[1];
-    const float v5566 = v5565 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5567 = bfloat(v5566);
-    const uint v5568 = v5558 * v1;
-    const uint v5569 = v5568 + v5560;
-    out[v5569] = v5567;
+  const uint v1985 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1986 = v403 + v1985;
+  const uint v1987 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v1988 = v1237 + v1987;
+  const bool v1989 = v1986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v1990 = v299 && v1989;
+  const bool v1991 = v1988 < v1;
+  const bool v1992 = v1990 && v1991;
+  if (v1992) {
+    const float v1993 = v1247.m[1][8].thread_elements()[1];
+    const float v1994 = v1993 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1995 = bfloat(v1994);
+    const uint v1996 = v1986 * v1;
+    const uint v1997 = v1996 + v1988;
+    out[v1997] = v1995;
   }
-  const uint v5570 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5571 = v3975 + v5570;
-  const uint v5572 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5573 = v4809 + v5572;
-  const bool v5574 = v5571 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5575 = v3871 && v5574;
-  const bool v5576 = v5573 < v1;
-  const bool v5577 = v5575 && v5576;
-  if (v5577) {
-    const float v5578 = v4819.m[1][9].thread_elements()[0];
-    const float v5579 = v5578 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5580 = bfloat(v5579);
-    const uint v5581 = v5571 * v1;
-    const uint v5582 = v5581 + v5573;
-    out[v5582] = v5580;
+  const uint v1998 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v1999 = v403 + v1998;
+  const uint v2000 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v2001 = v1237 + v2000;
+  const bool v2002 = v1999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v2003 = v299 && v2002;
+  const bool v2004 = v2001 < v1;
+  const bool v2005 = v2003 && v2004;
+  if (v2005) {
+    const float v2006 = v1247.m[1][9].thread_elements()[0];
+    const float v2007 = v2006 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2008 = bfloat(v2007);
+    const uint v2009 = v1999 * v1;
+    const uint v2010 = v2009 + v2001;
+    out[v2010] = v2008;
   }
-  const uint v5583 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5584 = v3975 + v5583;
-  const uint v5585 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5586 = v4809 + v5585;
-  const bool v5587 = v5584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5588 = v3871 && v5587;
-  const bool v5589 = v5586 < v1;
-  const bool v5590 = v5588 && v5589;
-  if (v5590) {
-    const float v5591 = v4819.m[1][9].thread_elements()[1];
-    const float v5592 = v5591 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5593 = bfloat(v5592);
-    const uint v5594 = v5584 * v1;
-    const uint v5595 = v5594 + v5586;
-    out[v5595] = v5593;
+  const uint v2011 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v2012 = v403 + v2011;
+  const uint v2013 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v2014 = v1237 + v2013;
+  const bool v2015 = v2012 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v2016 = v299 && v2015;
+  const bool v2017 = v2014 < v1;
+  const bool v2018 = v2016 && v2017;
+  if (v2018) {
+    const float v2019 = v1247.m[1][9].thread_elements()[1];
+    const float v2020 = v2019 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2021 = bfloat(v2020);
+    const uint v2022 = v2012 * v1;
+    const uint v2023 = v2022 + v2014;
+    out[v2023] = v2021;
   }
-  const uint v5596 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5597 = v3975 + v5596;
-  const uint v5598 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5599 = v4809 + v5598;
-  const bool v5600 = v5597 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5601 = v3871 && v5600;
-  const bool v5602 = v5599 < v1;
-  const bool v5603 = v5601 && v5602;
-  if (v5603) {
-    const float v5604 = v4819.m[1][10].thread_elements()[0];
-    const float v5605 = v5604 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5606 = bfloat(v5605);
-    const uint v5607 = v5597 * v1;
-    const uint v5608 = v5607 + v5599;
-    out[v5608] = v5606;
+  const uint v2024 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v2025 = v403 + v2024;
+  const uint v2026 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v2027 = v1237 + v2026;
+  const bool v2028 = v2025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v2029 = v299 && v2028;
+  const bool v2030 = v2027 < v1;
+  const bool v2031 = v2029 && v2030;
+  if (v2031) {
+    const float v2032 = v1247.m[1][10].thread_elements()[0];
+    const float v2033 = v2032 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2034 = bfloat(v2033);
+    const uint v2035 = v2025 * v1;
+    const uint v2036 = v2035 + v2027;
+    out[v2036] = v2034;
   }
-  const uint v5609 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5610 = v3975 + v5609;
-  const uint v5611 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5612 = v4809 + v5611;
-  const bool v5613 = v5610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5614 = v3871 && v5613;
-  const bool v5615 = v5612 < v1;
-  const bool v5616 = v5614 && v5615;
-  if (v5616) {
-    const float v5617 = v4819.m[1][10].thread_elements()[1];
-    const float v5618 = v5617 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5619 = bfloat(v5618);
-    const uint v5620 = v5610 * v1;
-    const uint v5621 = v5620 + v5612;
-    out[v5621] = v5619;
+  const uint v2037 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v2038 = v403 + v2037;
+  const uint v2039 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v2040 = v1237 + v2039;
+  const bool v2041 = v2038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v2042 = v299 && v2041;
+  const bool v2043 = v2040 < v1;
+  const bool v2044 = v2042 && v2043;
+  if (v2044) {
+    const float v2045 = v1247.m[1][10].thread_elements()[1];
+    const float v2046 = v2045 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2047 = bfloat(v2046);
+    const uint v2048 = v2038 * v1;
+    const uint v2049 = v2048 + v2040;
+    out[v2049] = v2047;
   }
-  const uint v5622 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5623 = v3975 + v5622;
-  const uint v5624 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5625 = v4809 + v5624;
-  const bool v5626 = v5623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5627 = v3871 && v5626;
-  const bool v5628 = v5625 < v1;
-  const bool v5629 = v5627 && v5628;
-  if (v5629) {
-    const float v5630 = v4819.m[1][11].thread_elements()[0];
-    const float v5631 = v5630 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5632 = bfloat(v5631);
-    const uint v5633 = v5623 * v1;
-    const uint v5634 = v5633 + v5625;
-    out[v5634] = v5632;
+  const uint v2050 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v2051 = v403 + v2050;
+  const uint v2052 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v2053 = v1237 + v2052;
+  const bool v2054 = v2051 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v2055 = v299 && v2054;
+  const bool v2056 = v2053 < v1;
+  const bool v2057 = v2055 && v2056;
+  if (v2057) {
+    const float v2058 = v1247.m[1][11].thread_elements()[0];
+    const float v2059 = v2058 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2060 = bfloat(v2059);
+    const uint v2061 = v2051 * v1;
+    const uint v2062 = v2061 + v2053;
+    out[v2062] = v2060;
   }
-  const uint v5635 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5636 = v3975 + v5635;
-  const uint v5637 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5638 = v4809 + v5637;
-  const bool v5639 = v5636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5640 = v3871 && v5639;
-  const bool v5641 = v5638 < v1;
-  const bool v5642 = v5640 && v5641;
-  if (v5642) {
-    const float v5643 = v4819.m[1][11].thread_elements()[1];
-    const float v5644 = v5643 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5645 = bfloat(v5644);
-    const uint v5646 = v5636 * v1;
-    const uint v5647 = v5646 + v5638;
-    out[v5647] = v5645;
+  const uint v2063 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v2064 = v403 + v2063;
+  const uint v2065 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v2066 = v1237 + v2065;
+  const bool v2067 = v2064 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v2068 = v299 && v2067;
+  const bool v2069 = v2066 < v1;
+  const bool v2070 = v2068 && v2069;
+  if (v2070) {
+    const float v2071 = v1247.m[1][11].thread_elements()[1];
+    const float v2072 = v2071 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2073 = bfloat(v2072);
+    const uint v2074 = v2064 * v1;
+    const uint v2075 = v2074 + v2066;
+    out[v2075] = v2073;
   }
-  const uint v5648 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5649 = v3975 + v5648;
-  const uint v5650 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5651 = v4809 + v5650;
-  const bool v5652 = v5649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5653 = v3871 && v5652;
-  const bool v5654 = v5651 < v1;
-  const bool v5655 = v5653 && v5654;
-  if (v5655) {
-    const float v5656 = v4819.m[1][12].thread_elements()[0];
-    const float v5657 = v5656 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5658 = bfloat(v5657);
-    const uint v5659 = v5649 * v1;
-    const uint v5660 = v5659 + v5651;
-    out[v5660] = v5658;
+  const uint v2076 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v2077 = v403 + v2076;
+  const uint v2078 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v2079 = v1237 + v2078;
+  const bool v2080 = v2077 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v2081 = v299 && v2080;
+  const bool v2082 = v2079 < v1;
+  const bool v2083 = v2081 && v2082;
+  if (v2083) {
+    const float v2084 = v1247.m[1][12].thread_elements()[0];
+    const float v2085 = v2084 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2086 = bfloat(v2085);
+    const uint v2087 = v2077 * v1;
+    const uint v2088 = v2087 + v2079;
+    out[v2088] = v2086;
   }
-  const uint v5661 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5662 = v3975 + v5661;
-  const uint v5663 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5664 = v4809 + v5663;
-  const bool v5665 = v5662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5666 = v3871 && v5665;
-  const bool v5667 = v5664 < v1;
-  const bool v5668 = v5666 && v5667;
-  if (v5668) {
-    const float v5669 = v4819.m[1][12].thread_elements()[1];
-    const float v5670 = v5669 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5671 = bfloat(v5670);
-    const uint v5672 = v5662 * v1;
-    const uint v5673 = v5672 + v5664;
-    out[v5673] = v5671;
+  const uint v2089 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v2090 = v403 + v2089;
+  const uint v2091 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v2092 = v1237 + v2091;
+  const bool v2093 = v2090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v2094 = v299 && v2093;
+  const bool v2095 = v2092 < v1;
+  const bool v2096 = v2094 && v2095;
+  if (v2096) {
+    const float v2097 = v1247.m[1][12].thread_elements()[1];
+    const float v2098 = v2097 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2099 = bfloat(v2098);
+    const uint v2100 = v2090 * v1;
+    const uint v2101 = v2100 + v2092;
+    out[v2101] = v2099;
   }
-  const uint v5674 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5675 = v3975 + v5674;
-  const uint v5676 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5677 = v4809 + v5676;
-  const bool v5678 = v5675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5679 = v3871 && v5678;
-  const bool v5680 = v5677 < v1;
-  const bool v5681 = v5679 && v5680;
-  if (v5681) {
-    const float v5682 = v4819.m[1][13].thread_elements()[0];
-    const float v5683 = v5682 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5684 = bfloat(v5683);
-    const uint v5685 = v5675 * v1;
-    const uint v5686 = v5685 + v5677;
-    out[v5686] = v5684;
+  const uint v2102 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v2103 = v403 + v2102;
+  const uint v2104 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v2105 = v1237 + v2104;
+  const bool v2106 = v2103 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v2107 = v299 && v2106;
+  const bool v2108 = v2105 < v1;
+  const bool v2109 = v2107 && v2108;
+  if (v2109) {
+    const float v2110 = v1247.m[1][13].thread_elements()[0];
+    const float v2111 = v2110 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2112 = bfloat(v2111);
+    const uint v2113 = v2103 * v1;
+    const uint v2114 = v2113 + v2105;
+    out[v2114] = v2112;
   }
-  const uint v5687 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5688 = v3975 + v5687;
-  const uint v5689 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5690 = v4809 + v5689;
-  const bool v5691 = v5688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5692 = v3871 && v5691;
-  const bool v5693 = v5690 < v1;
-  const bool v5694 = v5692 && v5693;
-  if (v5694) {
-    const float v5695 = v4819.m[1][13].thread_elements()[1];
-    const float v5696 = v5695 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5697 = bfloat(v5696);
-    const uint v5698 = v5688 * v1;
-    const uint v5699 = v5698 + v5690;
-    out[v5699] = v5697;
+  const uint v2115 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v2116 = v403 + v2115;
+  const uint v2117 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v2118 = v1237 + v2117;
+  const bool v2119 = v2116 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v2120 = v299 && v2119;
+  const bool v2121 = v2118 < v1;
+  const bool v2122 = v2120 && v2121;
+  if (v2122) {
+    const float v2123 = v1247.m[1][13].thread_elements()[1];
+    const float v2124 = v2123 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2125 = bfloat(v2124);
+    const uint v2126 = v2116 * v1;
+    const uint v2127 = v2126 + v2118;
+    out[v2127] = v2125;
   }
-  const uint v5700 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5701 = v3975 + v5700;
-  const uint v5702 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5703 = v4809 + v5702;
-  const bool v5704 = v5701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5705 = v3871 && v5704;
-  const bool v5706 = v5703 < v1;
-  const bool v5707 = v5705 && v5706;
-  if (v5707) {
-    const float v5708 = v4819.m[1][14].thread_elements()[0];
-    const float v5709 = v5708 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5710 = bfloat(v5709);
-    const uint v5711 = v5701 * v1;
-    const uint v5712 = v5711 + v5703;
-    out[v5712] = v5710;
+  const uint v2128 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v2129 = v403 + v2128;
+  const uint v2130 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v2131 = v1237 + v2130;
+  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v2133 = v299 && v2132;
+  const bool v2134 = v2131 < v1;
+  const bool v2135 = v2133 && v2134;
+  if (v2135) {
+    const float v2136 = v1247.m[1][14].thread_elements()[0];
+    const float v2137 = v2136 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2138 = bfloat(v2137);
+    const uint v2139 = v2129 * v1;
+    const uint v2140 = v2139 + v2131;
+    out[v2140] = v2138;
   }
-  const uint v5713 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5714 = v3975 + v5713;
-  const uint v5715 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5716 = v4809 + v5715;
-  const bool v5717 = v5714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5718 = v3871 && v5717;
-  const bool v5719 = v5716 < v1;
-  const bool v5720 = v5718 && v5719;
-  if (v5720) {
-    const float v5721 = v4819.m[1][14].thread_elements()[1];
-    const float v5722 = v5721 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5723 = bfloat(v5722);
-    const uint v5724 = v5714 * v1;
-    const uint v5725 = v5724 + v5716;
-    out[v5725] = v5723;
+  const uint v2141 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v2142 = v403 + v2141;
+  const uint v2143 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v2144 = v1237 + v2143;
+  const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v2146 = v299 && v2145;
+  const bool v2147 = v2144 < v1;
+  const bool v2148 = v2146 && v2147;
+  if (v2148) {
+    const float v2149 = v1247.m[1][14].thread_elements()[1];
+    const float v2150 = v2149 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2151 = bfloat(v2150);
+    const uint v2152 = v2142 * v1;
+    const uint v2153 = v2152 + v2144;
+    out[v2153] = v2151;
   }
-  const uint v5726 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5727 = v3975 + v5726;
-  const uint v5728 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5729 = v4809 + v5728;
-  const bool v5730 = v5727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5731 = v3871 && v5730;
-  const bool v5732 = v5729 < v1;
-  const bool v5733 = v5731 && v5732;
-  if (v5733) {
-    const float v5734 = v4819.m[1][15].thread_elements()[0];
-    const float v5735 = v5734 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5736 = bfloat(v5735);
-    const uint v5737 = v5727 * v1;
-    const uint v5738 = v5737 + v5729;
-    out[v5738] = v5736;
+  const uint v2154 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v2155 = v403 + v2154;
+  const uint v2156 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v2157 = v1237 + v2156;
+  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v2159 = v299 && v2158;
+  const bool v2160 = v2157 < v1;
+  const bool v2161 = v2159 && v2160;
+  if (v2161) {
+    const float v2162 = v1247.m[1][15].thread_elements()[0];
+    const float v2163 = v2162 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2164 = bfloat(v2163);
+    const uint v2165 = v2155 * v1;
+    const uint v2166 = v2165 + v2157;
+    out[v2166] = v2164;
   }
-  const uint v5739 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-  const uint v5740 = v3975 + v5739;
-  const uint v5741 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-  const uint v5742 = v4809 + v5741;
-  const bool v5743 = v5740 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-  const bool v5744 = v3871 && v5743;
-  const bool v5745 = v5742 < v1;
-  const bool v5746 = v5744 && v5745;
-  if (v5746) {
-    const float v5747 = v4819.m[1][15].thread_elements()[1];
-    const float v5748 = v5747 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v5749 = bfloat(v5748);
-    const uint v5750 = v5740 * v1;
-    const uint v5751 = v5750 + v5742;
-    out[v5751] = v5749;
+  const uint v2167 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+  const uint v2168 = v403 + v2167;
+  const uint v2169 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+  const uint v2170 = v1237 + v2169;
+  const bool v2171 = v2168 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+  const bool v2172 = v299 && v2171;
+  const bool v2173 = v2170 < v1;
+  const bool v2174 = v2172 && v2173;
+  if (v2174) {
+    const float v2175 = v1247.m[1][15].thread_elements()[1];
+    const float v2176 = v2175 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2177 = bfloat(v2176);
+    const uint v2178 = v2168 * v1;
+    const uint v2179 = v2178 + v2170;
+    out[v2179] = v2177;
   }
 }

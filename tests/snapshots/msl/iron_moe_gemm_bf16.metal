@@ -127,15 +127,15 @@ kernel void iron_moe_gemm_bf16(
     const uint v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
     const uint v61 = v60 << 7u;
     const uint v63 = v40 + v61;
-    const uint v7257 = v27;  // kernels/moe/expert_tiles.hpp:39
-    const uint v7258 = v57 ? v39 : v7257;  // kernels/moe/expert_tiles.hpp:40
-    v27 = v7258;
-    const uint v7259 = v29;  // kernels/moe/expert_tiles.hpp:39
-    const uint v7260 = v57 ? v63 : v7259;  // kernels/moe/expert_tiles.hpp:41
-    v29 = v7260;
-    const uint v7261 = v30;  // kernels/moe/expert_tiles.hpp:39
-    const uint v7262 = v57 ? v45 : v7261;  // kernels/moe/expert_tiles.hpp:42
-    v30 = v7262;
+    const uint v3685 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const uint v3686 = v57 ? v39 : v3685;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v3686;
+    const uint v3687 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const uint v3688 = v57 ? v63 : v3687;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v3688;
+    const uint v3689 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const uint v3690 = v57 ? v45 : v3689;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v3690;
     const uint v64 = v32;  // kernels/moe/expert_tiles.hpp:44
     const uint v65 = v64 + v51;
     v32 = v65;
@@ -148,9 +148,9 @@ kernel void iron_moe_gemm_bf16(
   const uint v71 = v70 << 7u;
   const uint v72 = v36;
   const uint v73 = v72 + v71;
-  const uint v7263 = v29;
-  const uint v7264 = v67 ? v73 : v7263;
-  v29 = v7264;
+  const uint v3691 = v29;
+  const uint v3692 = v67 ? v73 : v3691;
+  v29 = v3692;
   const uint v74 = v27;  // kernels/moe/expert_tiles.hpp:48
   const uint v75 = v29;
   const uint v76 = v30;
@@ -159,3335 +159,3335 @@ kernel void iron_moe_gemm_bf16(
     const uint v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:119
     const uint v79 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:120
     const uint v80 = v1 * v2;
-    const uint v3937 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:90
-    const uint v3938 = v3937 >> 2u;
-    const bool v3941 = v3937 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:91
-    iron_frag<float, 16, 128> v3945;  // kernels/gemm/gemm_warpgroup.hpp:95
-    iron_frag_fill(v3945, float(0.0f));
-    const uint v3948 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:101
-    const bool v3949 = v3948 == 0u;
-    if (v3949) {
-      const uint v6640 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:105
-      const uint v6642 = v3937 << 5u;
-      const uint v6643 = v6642 + v6640;
-      const uint v6647 = v6643 >> 3u;
-      const uint v6649 = v6643 & 7u;
-      const uint v6651 = v6649 << 3u;
-      const uint v6652 = v75 + v6647;
-      const bool v6654 = v6652 < v0;
-      const uint v6657 = v6652 * v3;
-      const uint v6662 = v6647 << 6u;
-      const uint v6666 = v6643 + 384u;
-      const uint v6668 = v6666 >> 3u;
-      const uint v6670 = v6666 & 7u;
-      const uint v6672 = v6670 << 3u;
-      const uint v6673 = v75 + v6668;
-      const bool v6675 = v6673 < v0;
-      const uint v6678 = v6673 * v3;
-      const uint v6683 = v6668 << 6u;
-      const uint v6687 = v6643 + 768u;
-      const bool v6689 = v6687 < 1024u;
-      const uint v6725 = v79 + v6647;  // kernels/gemm/gemm_warpgroup.hpp:106
-      const bool v6727 = v6725 < v80;
-      const uint v6730 = v6725 * v3;
-      const uint v6746 = v79 + v6668;
-      const bool v6748 = v6746 < v80;
-      const uint v6751 = v6746 * v3;
+    const uint v365 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const uint v366 = v365 >> 2u;
+    const bool v369 = v365 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:88
+    iron_frag<float, 16, 128> v373;  // kernels/gemm/gemm_warpgroup.hpp:92
+    iron_frag_fill(v373, float(0.0f));
+    const uint v376 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:98
+    const bool v377 = v376 == 0u;
+    if (v377) {
+      const uint v3068 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:102
+      const uint v3070 = v365 << 5u;
+      const uint v3071 = v3070 + v3068;
+      const uint v3075 = v3071 >> 3u;
+      const uint v3077 = v3071 & 7u;
+      const uint v3079 = v3077 << 3u;
+      const uint v3080 = v75 + v3075;
+      const bool v3082 = v3080 < v0;
+      const uint v3085 = v3080 * v3;
+      const uint v3090 = v3075 << 6u;
+      const uint v3094 = v3071 + 384u;
+      const uint v3096 = v3094 >> 3u;
+      const uint v3098 = v3094 & 7u;
+      const uint v3100 = v3098 << 3u;
+      const uint v3101 = v75 + v3096;
+      const bool v3103 = v3101 < v0;
+      const uint v3106 = v3101 * v3;
+      const uint v3111 = v3096 << 6u;
+      const uint v3115 = v3071 + 768u;
+      const bool v3117 = v3115 < 1024u;
+      const uint v3153 = v79 + v3075;  // kernels/gemm/gemm_warpgroup.hpp:103
+      const bool v3155 = v3153 < v80;
+      const uint v3158 = v3153 * v3;
+      const uint v3174 = v79 + v3096;
+      const bool v3176 = v3174 < v80;
+      const uint v3179 = v3174 * v3;
 
-      for (uint v6631 = 0u; v6631 < v3; v6631 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:102
-        const uint v6633 = v6631 >> 6u;
-        const uint v6635 = v6633 % 1u;
+      for (uint v3059 = 0u; v3059 < v3; v3059 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:99
+        const uint v3061 = v3059 >> 6u;
+        const uint v3063 = v3061 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v6638 = v6635 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:105
-        const uint v6653 = v6631 + v6651;
-        const bool v6655 = v6653 < v3;
-        const bool v6656 = v6654 && v6655;
-        const uint v6659 = v6657 + v6653;
-        const uint v6660 = v6656 ? v6659 : 0u;
-        const uint v6663 = v6638 + v6662;
-        const uint v6664 = v6663 + v6651;
+        const uint v3066 = v3063 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:102
+        const uint v3081 = v3059 + v3079;
+        const bool v3083 = v3081 < v3;
+        const bool v3084 = v3082 && v3083;
+        const uint v3087 = v3085 + v3081;
+        const uint v3088 = v3084 ? v3087 : 0u;
+        const uint v3091 = v3066 + v3090;
+        const uint v3092 = v3091 + v3079;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v6664 + e] = v6656 ? x_sorted[v6660 + e] : bfloat(0);
+          shm3[v3092 + e] = v3084 ? x_sorted[v3088 + e] : bfloat(0);
         }
-        const uint v6674 = v6631 + v6672;
-        const bool v6676 = v6674 < v3;
-        const bool v6677 = v6675 && v6676;
-        const uint v6680 = v6678 + v6674;
-        const uint v6681 = v6677 ? v6680 : 0u;
-        const uint v6684 = v6638 + v6683;
-        const uint v6685 = v6684 + v6672;
+        const uint v3102 = v3059 + v3100;
+        const bool v3104 = v3102 < v3;
+        const bool v3105 = v3103 && v3104;
+        const uint v3108 = v3106 + v3102;
+        const uint v3109 = v3105 ? v3108 : 0u;
+        const uint v3112 = v3066 + v3111;
+        const uint v3113 = v3112 + v3100;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v6685 + e] = v6677 ? x_sorted[v6681 + e] : bfloat(0);
+          shm3[v3113 + e] = v3105 ? x_sorted[v3109 + e] : bfloat(0);
         }
-        if (v6689) {
-          const uint v6691 = v6687 >> 3u;
-          const uint v6693 = v6687 & 7u;
-          const uint v6695 = v6693 << 3u;
-          const uint v6696 = v75 + v6691;
-          const uint v6697 = v6631 + v6695;
-          const bool v6698 = v6696 < v0;
-          const bool v6699 = v6697 < v3;
-          const bool v6700 = v6698 && v6699;
-          const uint v6701 = v6696 * v3;
-          const uint v6703 = v6701 + v6697;
-          const uint v6704 = v6700 ? v6703 : 0u;
-          const uint v6706 = v6691 << 6u;
-          const uint v6707 = v6638 + v6706;
-          const uint v6708 = v6707 + v6695;
+        if (v3117) {
+          const uint v3119 = v3115 >> 3u;
+          const uint v3121 = v3115 & 7u;
+          const uint v3123 = v3121 << 3u;
+          const uint v3124 = v75 + v3119;
+          const uint v3125 = v3059 + v3123;
+          const bool v3126 = v3124 < v0;
+          const bool v3127 = v3125 < v3;
+          const bool v3128 = v3126 && v3127;
+          const uint v3129 = v3124 * v3;
+          const uint v3131 = v3129 + v3125;
+          const uint v3132 = v3128 ? v3131 : 0u;
+          const uint v3134 = v3119 << 6u;
+          const uint v3135 = v3066 + v3134;
+          const uint v3136 = v3135 + v3123;
           for (uint e = 0; e < 8u; ++e) {
-            shm3[v6708 + e] = v6700 ? x_sorted[v6704 + e] : bfloat(0);
+            shm3[v3136 + e] = v3128 ? x_sorted[v3132 + e] : bfloat(0);
           }
         }
-        const bool v6729 = v6727 && v6655;  // kernels/gemm/gemm_warpgroup.hpp:106
-        const uint v6732 = v6730 + v6653;
-        const uint v6733 = v6729 ? v6732 : 0u;
+        const bool v3157 = v3155 && v3083;  // kernels/gemm/gemm_warpgroup.hpp:103
+        const uint v3160 = v3158 + v3081;
+        const uint v3161 = v3157 ? v3160 : 0u;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v6664 + e] = v6729 ? w[v6733 + e] : bfloat(0);
+          shm4[v3092 + e] = v3157 ? w[v3161 + e] : bfloat(0);
         }
-        const bool v6750 = v6748 && v6676;
-        const uint v6753 = v6751 + v6674;
-        const uint v6754 = v6750 ? v6753 : 0u;
+        const bool v3178 = v3176 && v3104;
+        const uint v3181 = v3179 + v3102;
+        const uint v3182 = v3178 ? v3181 : 0u;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v6685 + e] = v6750 ? w[v6754 + e] : bfloat(0);
+          shm4[v3113 + e] = v3178 ? w[v3182 + e] : bfloat(0);
         }
-        if (v6689) {
-          const uint v6764 = v6687 >> 3u;
-          const uint v6766 = v6687 & 7u;
-          const uint v6768 = v6766 << 3u;
-          const uint v6769 = v79 + v6764;
-          const uint v6770 = v6631 + v6768;
-          const bool v6771 = v6769 < v80;
-          const bool v6772 = v6770 < v3;
-          const bool v6773 = v6771 && v6772;
-          const uint v6774 = v6769 * v3;
-          const uint v6776 = v6774 + v6770;
-          const uint v6777 = v6773 ? v6776 : 0u;
-          const uint v6779 = v6764 << 6u;
-          const uint v6780 = v6638 + v6779;
-          const uint v6781 = v6780 + v6768;
+        if (v3117) {
+          const uint v3192 = v3115 >> 3u;
+          const uint v3194 = v3115 & 7u;
+          const uint v3196 = v3194 << 3u;
+          const uint v3197 = v79 + v3192;
+          const uint v3198 = v3059 + v3196;
+          const bool v3199 = v3197 < v80;
+          const bool v3200 = v3198 < v3;
+          const bool v3201 = v3199 && v3200;
+          const uint v3202 = v3197 * v3;
+          const uint v3204 = v3202 + v3198;
+          const uint v3205 = v3201 ? v3204 : 0u;
+          const uint v3207 = v3192 << 6u;
+          const uint v3208 = v3066 + v3207;
+          const uint v3209 = v3208 + v3196;
           for (uint e = 0; e < 8u; ++e) {
-            shm4[v6781 + e] = v6773 ? w[v6777 + e] : bfloat(0);
+            shm4[v3209 + e] = v3201 ? w[v3205 + e] : bfloat(0);
           }
         }
-        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:102
+        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:99
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        if (v3941) {
-          const uint v6790 = v3938 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:97
-          const uint v6791 = v6790 << 6u;
-          const uint v6792 = v6638 + v6791;
-          const uint v6963 = v3937 & 3u;
-          const uint v6965 = v6963 << 4u;
-          const uint v6967 = v6965 << 6u;
-          const uint v6969 = v6792 + v6967;
-          iron_frag<bfloat, 16, 16> v6976;
-          iron_frag_fill(v6976, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v6976, shm3, long(v6969), long(64u));
-          iron_frag<bfloat, 16, 128> v6978;
-          iron_frag_fill(v6978, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v6978, shm4, long(v6638), long(64u));
-          iron_frag_mma(v3945, v6976, v6978);
-          const uint v6980 = v6969 + 16u;
-          const uint v6983 = v6638 + 16u;
-          iron_frag<bfloat, 16, 16> v6985;
-          iron_frag_fill(v6985, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v6985, shm3, long(v6980), long(64u));
-          iron_frag<bfloat, 16, 128> v6987;
-          iron_frag_fill(v6987, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v6987, shm4, long(v6983), long(64u));
-          iron_frag_mma(v3945, v6985, v6987);
-          const uint v6989 = v6969 + 32u;
-          const uint v6992 = v6638 + 32u;
-          iron_frag<bfloat, 16, 16> v6994;
-          iron_frag_fill(v6994, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v6994, shm3, long(v6989), long(64u));
-          iron_frag<bfloat, 16, 128> v6996;
-          iron_frag_fill(v6996, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v6996, shm4, long(v6992), long(64u));
-          iron_frag_mma(v3945, v6994, v6996);
-          const uint v6998 = v6969 + 48u;
-          const uint v7001 = v6638 + 48u;
-          iron_frag<bfloat, 16, 16> v7003;
-          iron_frag_fill(v7003, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v7003, shm3, long(v6998), long(64u));
-          iron_frag<bfloat, 16, 128> v7005;
-          iron_frag_fill(v7005, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v7005, shm4, long(v7001), long(64u));
-          iron_frag_mma(v3945, v7003, v7005);
+        if (v369) {
+          const uint v3218 = v366 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
+          const uint v3219 = v3218 << 6u;
+          const uint v3220 = v3066 + v3219;
+          const uint v3391 = v365 & 3u;
+          const uint v3393 = v3391 << 4u;
+          const uint v3395 = v3393 << 6u;
+          const uint v3397 = v3220 + v3395;
+          iron_frag<bfloat, 16, 16> v3404;
+          iron_frag_fill(v3404, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3404, shm3, long(v3397), long(64u));
+          iron_frag<bfloat, 16, 128> v3406;
+          iron_frag_fill(v3406, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3406, shm4, long(v3066), long(64u));
+          iron_frag_mma(v373, v3404, v3406);
+          const uint v3408 = v3397 + 16u;
+          const uint v3411 = v3066 + 16u;
+          iron_frag<bfloat, 16, 16> v3413;
+          iron_frag_fill(v3413, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3413, shm3, long(v3408), long(64u));
+          iron_frag<bfloat, 16, 128> v3415;
+          iron_frag_fill(v3415, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3415, shm4, long(v3411), long(64u));
+          iron_frag_mma(v373, v3413, v3415);
+          const uint v3417 = v3397 + 32u;
+          const uint v3420 = v3066 + 32u;
+          iron_frag<bfloat, 16, 16> v3422;
+          iron_frag_fill(v3422, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3422, shm3, long(v3417), long(64u));
+          iron_frag<bfloat, 16, 128> v3424;
+          iron_frag_fill(v3424, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3424, shm4, long(v3420), long(64u));
+          iron_frag_mma(v373, v3422, v3424);
+          const uint v3426 = v3397 + 48u;
+          const uint v3429 = v3066 + 48u;
+          iron_frag<bfloat, 16, 16> v3431;
+          iron_frag_fill(v3431, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3431, shm3, long(v3426), long(64u));
+          iron_frag<bfloat, 16, 128> v3433;
+          iron_frag_fill(v3433, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3433, shm4, long(v3429), long(64u));
+          iron_frag_mma(v373, v3431, v3433);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:102
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:99
     } else {
-      const uint v3976 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
-      const uint v3977 = iron_tid.x;
+      const uint v404 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+      const uint v405 = iron_tid.x;
 
-      for (uint v3975 = 0u; v3975 < v3; v3975 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:115
-        for (uint v3979 = v3977; v3979 < 8192u; v3979 += v3976) {  // kernels/gemm/gemm_tiles.hpp:93
-          const uint v3981 = v3979 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-          const uint v3983 = v3979 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-          const uint v3984 = v75 + v3981;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v3985 = v3984 < v0;
-          const uint v3986 = v3975 + v3983;
-          const bool v3987 = v3986 < v3;
-          const bool v3988 = v3985 && v3987;
-          if (v3988) {
-            const uint v3990 = v3984 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const uint v3992 = v3990 + v3975;
-            const uint v3993 = v3992 + v3983;
-            const bfloat v3994 = x_sorted[v3993];
-            const uint v3996 = v3981 << 6u;
-            const uint v3997 = v3996 + v3983;
-            shm3[v3997] = v3994;
+      for (uint v403 = 0u; v403 < v3; v403 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:112
+        for (uint v407 = v405; v407 < 8192u; v407 += v404) {  // kernels/gemm/gemm_tiles.hpp:93
+          const uint v409 = v407 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+          const uint v411 = v407 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+          const uint v412 = v75 + v409;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v413 = v412 < v0;
+          const uint v414 = v403 + v411;
+          const bool v415 = v414 < v3;
+          const bool v416 = v413 && v415;
+          if (v416) {
+            const uint v418 = v412 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const uint v420 = v418 + v403;
+            const uint v421 = v420 + v411;
+            const bfloat v422 = x_sorted[v421];
+            const uint v424 = v409 << 6u;
+            const uint v425 = v424 + v411;
+            shm3[v425] = v422;
           } else {
-            const uint v3999 = v3981 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-            const uint v4000 = v3999 + v3983;
-            shm3[v4000] = bfloat(0.0f);
+            const uint v427 = v409 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+            const uint v428 = v427 + v411;
+            shm3[v428] = bfloat(0.0f);
           }
         }
 
-        for (uint v4005 = v3977; v4005 < 8192u; v4005 += v3976) {  // kernels/gemm/gemm_tiles.hpp:93
-          const uint v4007 = v4005 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-          const uint v4009 = v4005 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-          const uint v4010 = v79 + v4007;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v4011 = v4010 < v80;
-          const uint v4012 = v3975 + v4009;
-          const bool v4013 = v4012 < v3;
-          const bool v4014 = v4011 && v4013;
-          if (v4014) {
-            const uint v4016 = v4010 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const uint v4018 = v4016 + v3975;
-            const uint v4019 = v4018 + v4009;
-            const bfloat v4020 = w[v4019];
-            const uint v4022 = v4007 << 6u;
-            const uint v4023 = v4022 + v4009;
-            shm4[v4023] = v4020;
+        for (uint v433 = v405; v433 < 8192u; v433 += v404) {  // kernels/gemm/gemm_tiles.hpp:93
+          const uint v435 = v433 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+          const uint v437 = v433 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+          const uint v438 = v79 + v435;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v439 = v438 < v80;
+          const uint v440 = v403 + v437;
+          const bool v441 = v440 < v3;
+          const bool v442 = v439 && v441;
+          if (v442) {
+            const uint v444 = v438 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const uint v446 = v444 + v403;
+            const uint v447 = v446 + v437;
+            const bfloat v448 = w[v447];
+            const uint v450 = v435 << 6u;
+            const uint v451 = v450 + v437;
+            shm4[v451] = v448;
           } else {
-            const uint v4025 = v4007 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-            const uint v4026 = v4025 + v4009;
-            shm4[v4026] = bfloat(0.0f);
+            const uint v453 = v435 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+            const uint v454 = v453 + v437;
+            shm4[v454] = bfloat(0.0f);
           }
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:119
-        if (v3941) {  // kernels/gemm/gemm_warpgroup.hpp:120
-          const uint v4034 = v3938 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:97
-          const uint v4035 = v4034 << 6u;
-          const uint v7008 = v3937 & 3u;
-          const uint v7010 = v7008 << 4u;
-          const uint v7012 = v7010 << 6u;
-          const uint v7014 = v4035 + v7012;
-          iron_frag<bfloat, 16, 16> v7021;
-          iron_frag_fill(v7021, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v7021, shm3, long(v7014), long(64u));
-          iron_frag<bfloat, 16, 128> v7023;
-          iron_frag_fill(v7023, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v7023, shm4, long(0u), long(64u));
-          iron_frag_mma(v3945, v7021, v7023);
-          const uint v7025 = v7014 + 16u;
-          iron_frag<bfloat, 16, 16> v7030;
-          iron_frag_fill(v7030, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v7030, shm3, long(v7025), long(64u));
-          iron_frag<bfloat, 16, 128> v7032;
-          iron_frag_fill(v7032, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v7032, shm4, long(16u), long(64u));
-          iron_frag_mma(v3945, v7030, v7032);
-          const uint v7034 = v7014 + 32u;
-          iron_frag<bfloat, 16, 16> v7039;
-          iron_frag_fill(v7039, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v7039, shm3, long(v7034), long(64u));
-          iron_frag<bfloat, 16, 128> v7041;
-          iron_frag_fill(v7041, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v7041, shm4, long(32u), long(64u));
-          iron_frag_mma(v3945, v7039, v7041);
-          const uint v7043 = v7014 + 48u;
-          iron_frag<bfloat, 16, 16> v7048;
-          iron_frag_fill(v7048, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v7048, shm3, long(v7043), long(64u));
-          iron_frag<bfloat, 16, 128> v7050;
-          iron_frag_fill(v7050, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v7050, shm4, long(48u), long(64u));
-          iron_frag_mma(v3945, v7048, v7050);
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:116
+        if (v369) {  // kernels/gemm/gemm_warpgroup.hpp:117
+          const uint v462 = v366 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
+          const uint v463 = v462 << 6u;
+          const uint v3436 = v365 & 3u;
+          const uint v3438 = v3436 << 4u;
+          const uint v3440 = v3438 << 6u;
+          const uint v3442 = v463 + v3440;
+          iron_frag<bfloat, 16, 16> v3449;
+          iron_frag_fill(v3449, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3449, shm3, long(v3442), long(64u));
+          iron_frag<bfloat, 16, 128> v3451;
+          iron_frag_fill(v3451, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3451, shm4, long(0u), long(64u));
+          iron_frag_mma(v373, v3449, v3451);
+          const uint v3453 = v3442 + 16u;
+          iron_frag<bfloat, 16, 16> v3458;
+          iron_frag_fill(v3458, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3458, shm3, long(v3453), long(64u));
+          iron_frag<bfloat, 16, 128> v3460;
+          iron_frag_fill(v3460, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3460, shm4, long(16u), long(64u));
+          iron_frag_mma(v373, v3458, v3460);
+          const uint v3462 = v3442 + 32u;
+          iron_frag<bfloat, 16, 16> v3467;
+          iron_frag_fill(v3467, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3467, shm3, long(v3462), long(64u));
+          iron_frag<bfloat, 16, 128> v3469;
+          iron_frag_fill(v3469, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3469, shm4, long(32u), long(64u));
+          iron_frag_mma(v373, v3467, v3469);
+          const uint v3471 = v3442 + 48u;
+          iron_frag<bfloat, 16, 16> v3476;
+          iron_frag_fill(v3476, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3476, shm3, long(v3471), long(64u));
+          iron_frag<bfloat, 16, 128> v3478;
+          iron_frag_fill(v3478, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3478, shm4, long(48u), long(64u));
+          iron_frag_mma(v373, v3476, v3478);
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:121
-      }
-    }
-    const uint v4040 = v3937 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v4041 = v4040 << 4u;
-    const uint v4043 = v3938 << 6u;
-    const uint v4044 = v75 + v4043;
-    const uint v4045 = v4044 + v4041;
-    const uint v4046 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4047 = v4045 + v4046;
-    const uint v4048 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4049 = v79 + v4048;
-    const bool v4050 = v4047 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4051 = v3941 && v4050;
-    const bool v4052 = v4049 < v80;
-    const bool v4053 = v4051 && v4052;
-    if (v4053) {
-      const float v4054 = v3945.m[0][0].thread_elements()[0];
-      const bool v4055 = v4047 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4056 = v4049 - v78;
-      const bool v4057 = v4056 < v2;
-      const bool v4058 = v4055 && v4057;
-      if (v4058) {
-        const bfloat v4059 = bfloat(v4054);
-        const uint v4060 = v4047 * v2;
-        const uint v4061 = v4060 + v4049;
-        const uint v4062 = v4061 - v78;
-        out[v4062] = v4059;
-      }
-    }
-    const uint v4063 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4064 = v4045 + v4063;
-    const uint v4065 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4066 = v79 + v4065;
-    const bool v4067 = v4064 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4068 = v3941 && v4067;
-    const bool v4069 = v4066 < v80;
-    const bool v4070 = v4068 && v4069;
-    if (v4070) {
-      const float v4071 = v3945.m[0][0].thread_elements()[1];
-      const bool v4072 = v4064 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4073 = v4066 - v78;
-      const bool v4074 = v4073 < v2;
-      const bool v4075 = v4072 && v4074;
-      if (v4075) {
-        const bfloat v4076 = bfloat(v4071);
-        const uint v4077 = v4064 * v2;
-        const uint v4078 = v4077 + v4066;
-        const uint v4079 = v4078 - v78;
-        out[v4079] = v4076;
-      }
-    }
-    const uint v4080 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4081 = v4045 + v4080;
-    const uint v4082 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4083 = v79 + v4082;
-    const bool v4084 = v4081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4085 = v3941 && v4084;
-    const bool v4086 = v4083 < v80;
-    const bool v4087 = v4085 && v4086;
-    if (v4087) {
-      const float v4088 = v3945.m[0][1].thread_elements()[0];
-      const bool v4089 = v4081 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4090 = v4083 - v78;
-      const bool v4091 = v4090 < v2;
-      const bool v4092 = v4089 && v4091;
-      if (v4092) {
-        const bfloat v4093 = bfloat(v4088);
-        const uint v4094 = v4081 * v2;
-        const uint v4095 = v4094 + v4083;
-        const uint v4096 = v4095 - v78;
-        out[v4096] = v4093;
-      }
-    }
-    const uint v4097 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4098 = v4045 + v4097;
-    const uint v4099 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4100 = v79 + v4099;
-    const bool v4101 = v4098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4102 = v3941 && v4101;
-    const bool v4103 = v4100 < v80;
-    const bool v4104 = v4102 && v4103;
-    if (v4104) {
-      const float v4105 = v3945.m[0][1].thread_elements()[1];
-      const bool v4106 = v4098 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4107 = v4100 - v78;
-      const bool v4108 = v4107 < v2;
-      const bool v4109 = v4106 && v4108;
-      if (v4109) {
-        const bfloat v4110 = bfloat(v4105);
-        const uint v4111 = v4098 * v2;
-        const uint v4112 = v4111 + v4100;
-        const uint v4113 = v4112 - v78;
-        out[v4113] = v4110;
-      }
-    }
-    const uint v4114 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4115 = v4045 + v4114;
-    const uint v4116 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4117 = v79 + v4116;
-    const bool v4118 = v4115 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4119 = v3941 && v4118;
-    const bool v4120 = v4117 < v80;
-    const bool v4121 = v4119 && v4120;
-    if (v4121) {
-      const float v4122 = v3945.m[0][2].thread_elements()[0];
-      const bool v4123 = v4115 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4124 = v4117 - v78;
-      const bool v4125 = v4124 < v2;
-      const bool v4126 = v4123 && v4125;
-      if (v4126) {
-        const bfloat v4127 = bfloat(v4122);
-        const uint v4128 = v4115 * v2;
-        const uint v4129 = v4128 + v4117;
-        const uint v4130 = v4129 - v78;
-        out[v4130] = v4127;
-      }
-    }
-    const uint v4131 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4132 = v4045 + v4131;
-    const uint v4133 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4134 = v79 + v4133;
-    const bool v4135 = v4132 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4136 = v3941 && v4135;
-    const bool v4137 = v4134 < v80;
-    const bool v4138 = v4136 && v4137;
-    if (v4138) {
-      const float v4139 = v3945.m[0][2].thread_elements()[1];
-      const bool v4140 = v4132 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4141 = v4134 - v78;
-      const bool v4142 = v4141 < v2;
-      const bool v4143 = v4140 && v4142;
-      if (v4143) {
-        const bfloat v4144 = bfloat(v4139);
-        const uint v4145 = v4132 * v2;
-        const uint v4146 = v4145 + v4134;
-        const uint v4147 = v4146 - v78;
-        out[v4147] = v4144;
-      }
-    }
-    const uint v4148 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4149 = v4045 + v4148;
-    const uint v4150 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4151 = v79 + v4150;
-    const bool v4152 = v4149 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4153 = v3941 && v4152;
-    const bool v4154 = v4151 < v80;
-    const bool v4155 = v4153 && v4154;
-    if (v4155) {
-      const float v4156 = v3945.m[0][3].thread_elements()[0];
-      const bool v4157 = v4149 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4158 = v4151 - v78;
-      const bool v4159 = v4158 < v2;
-      const bool v4160 = v4157 && v4159;
-      if (v4160) {
-        const bfloat v4161 = bfloat(v4156);
-        const uint v4162 = v4149 * v2;
-        const uint v4163 = v4162 + v4151;
-        const uint v4164 = v4163 - v78;
-        out[v4164] = v4161;
-      }
-    }
-    const uint v4165 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4166 = v4045 + v4165;
-    const uint v4167 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4168 = v79 + v4167;
-    const bool v4169 = v4166 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4170 = v3941 && v4169;
-    const bool v4171 = v4168 < v80;
-    const bool v4172 = v4170 && v4171;
-    if (v4172) {
-      const float v4173 = v3945.m[0][3].thread_elements()[1];
-      const bool v4174 = v4166 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4175 = v4168 - v78;
-      const bool v4176 = v4175 < v2;
-      const bool v4177 = v4174 && v4176;
-      if (v4177) {
-        const bfloat v4178 = bfloat(v4173);
-        const uint v4179 = v4166 * v2;
-        const uint v4180 = v4179 + v4168;
-        const uint v4181 = v4180 - v78;
-        out[v4181] = v4178;
-      }
-    }
-    const uint v4182 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4183 = v4045 + v4182;
-    const uint v4184 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4185 = v79 + v4184;
-    const bool v4186 = v4183 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4187 = v3941 && v4186;
-    const bool v4188 = v4185 < v80;
-    const bool v4189 = v4187 && v4188;
-    if (v4189) {
-      const float v4190 = v3945.m[0][4].thread_elements()[0];
-      const bool v4191 = v4183 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4192 = v4185 - v78;
-      const bool v4193 = v4192 < v2;
-      const bool v4194 = v4191 && v4193;
-      if (v4194) {
-        const bfloat v4195 = bfloat(v4190);
-        const uint v4196 = v4183 * v2;
-        const uint v4197 = v4196 + v4185;
-        const uint v4198 = v4197 - v78;
-        out[v4198] = v4195;
-      }
-    }
-    const uint v4199 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4200 = v4045 + v4199;
-    const uint v4201 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4202 = v79 + v4201;
-    const bool v4203 = v4200 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4204 = v3941 && v4203;
-    const bool v4205 = v4202 < v80;
-    const bool v4206 = v4204 && v4205;
-    if (v4206) {
-      const float v4207 = v3945.m[0][4].thread_elements()[1];
-      const bool v4208 = v4200 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4209 = v4202 - v78;
-      const bool v4210 = v4209 < v2;
-      const bool v4211 = v4208 && v4210;
-      if (v4211) {
-        const bfloat v4212 = bfloat(v4207);
-        const uint v4213 = v4200 * v2;
-        const uint v4214 = v4213 + v4202;
-        const uint v4215 = v4214 - v78;
-        out[v4215] = v4212;
-      }
-    }
-    const uint v4216 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4217 = v4045 + v4216;
-    const uint v4218 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4219 = v79 + v4218;
-    const bool v4220 = v4217 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4221 = v3941 && v4220;
-    const bool v4222 = v4219 < v80;
-    const bool v4223 = v4221 && v4222;
-    if (v4223) {
-      const float v4224 = v3945.m[0][5].thread_elements()[0];
-      const bool v4225 = v4217 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4226 = v4219 - v78;
-      const bool v4227 = v4226 < v2;
-      const bool v4228 = v4225 && v4227;
-      if (v4228) {
-        const bfloat v4229 = bfloat(v4224);
-        const uint v4230 = v4217 * v2;
-        const uint v4231 = v4230 + v4219;
-        const uint v4232 = v4231 - v78;
-        out[v4232] = v4229;
-      }
-    }
-    const uint v4233 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4234 = v4045 + v4233;
-    const uint v4235 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4236 = v79 + v4235;
-    const bool v4237 = v4234 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4238 = v3941 && v4237;
-    const bool v4239 = v4236 < v80;
-    const bool v4240 = v4238 && v4239;
-    if (v4240) {
-      const float v4241 = v3945.m[0][5].thread_elements()[1];
-      const bool v4242 = v4234 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4243 = v4236 - v78;
-      const bool v4244 = v4243 < v2;
-      const bool v4245 = v4242 && v4244;
-      if (v4245) {
-        const bfloat v4246 = bfloat(v4241);
-        const uint v4247 = v4234 * v2;
-        const uint v4248 = v4247 + v4236;
-        const uint v4249 = v4248 - v78;
-        out[v4249] = v4246;
-      }
-    }
-    const uint v4250 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4251 = v4045 + v4250;
-    const uint v4252 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4253 = v79 + v4252;
-    const bool v4254 = v4251 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4255 = v3941 && v4254;
-    const bool v4256 = v4253 < v80;
-    const bool v4257 = v4255 && v4256;
-    if (v4257) {
-      const float v4258 = v3945.m[0][6].thread_elements()[0];
-      const bool v4259 = v4251 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4260 = v4253 - v78;
-      const bool v4261 = v4260 < v2;
-      const bool v4262 = v4259 && v4261;
-      if (v4262) {
-        const bfloat v4263 = bfloat(v4258);
-        const uint v4264 = v4251 * v2;
-        const uint v4265 = v4264 + v4253;
-        const uint v4266 = v4265 - v78;
-        out[v4266] = v4263;
-      }
-    }
-    const uint v4267 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4268 = v4045 + v4267;
-    const uint v4269 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4270 = v79 + v4269;
-    const bool v4271 = v4268 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4272 = v3941 && v4271;
-    const bool v4273 = v4270 < v80;
-    const bool v4274 = v4272 && v4273;
-    if (v4274) {
-      const float v4275 = v3945.m[0][6].thread_elements()[1];
-      const bool v4276 = v4268 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4277 = v4270 - v78;
-      const bool v4278 = v4277 < v2;
-      const bool v4279 = v4276 && v4278;
-      if (v4279) {
-        const bfloat v4280 = bfloat(v4275);
-        const uint v4281 = v4268 * v2;
-        const uint v4282 = v4281 + v4270;
-        const uint v4283 = v4282 - v78;
-        out[v4283] = v4280;
-      }
-    }
-    const uint v4284 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4285 = v4045 + v4284;
-    const uint v4286 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4287 = v79 + v4286;
-    const bool v4288 = v4285 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4289 = v3941 && v4288;
-    const bool v4290 = v4287 < v80;
-    const bool v4291 = v4289 && v4290;
-    if (v4291) {
-      const float v4292 = v3945.m[0][7].thread_elements()[0];
-      const bool v4293 = v4285 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4294 = v4287 - v78;
-      const bool v4295 = v4294 < v2;
-      const bool v4296 = v4293 && v4295;
-      if (v4296) {
-        const bfloat v4297 = bfloat(v4292);
-        const uint v4298 = v4285 * v2;
-        const uint v4299 = v4298 + v4287;
-        const uint v4300 = v4299 - v78;
-        out[v4300] = v4297;
-      }
-    }
-    const uint v4301 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4302 = v4045 + v4301;
-    const uint v4303 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4304 = v79 + v4303;
-    const bool v4305 = v4302 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4306 = v3941 && v4305;
-    const bool v4307 = v4304 < v80;
-    const bool v4308 = v4306 && v4307;
-    if (v4308) {
-      const float v4309 = v3945.m[0][7].thread_elements()[1];
-      const bool v4310 = v4302 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4311 = v4304 - v78;
-      const bool v4312 = v4311 < v2;
-      const bool v4313 = v4310 && v4312;
-      if (v4313) {
-        const bfloat v4314 = bfloat(v4309);
-        const uint v4315 = v4302 * v2;
-        const uint v4316 = v4315 + v4304;
-        const uint v4317 = v4316 - v78;
-        out[v4317] = v4314;
-      }
-    }
-    const uint v4318 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4319 = v4045 + v4318;
-    const uint v4320 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4321 = v79 + v4320;
-    const bool v4322 = v4319 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4323 = v3941 && v4322;
-    const bool v4324 = v4321 < v80;
-    const bool v4325 = v4323 && v4324;
-    if (v4325) {
-      const float v4326 = v3945.m[0][8].thread_elements()[0];
-      const bool v4327 = v4319 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4328 = v4321 - v78;
-      const bool v4329 = v4328 < v2;
-      const bool v4330 = v4327 && v4329;
-      if (v4330) {
-        const bfloat v4331 = bfloat(v4326);
-        const uint v4332 = v4319 * v2;
-        const uint v4333 = v4332 + v4321;
-        const uint v4334 = v4333 - v78;
-        out[v4334] = v4331;
-      }
-    }
-    const uint v4335 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4336 = v4045 + v4335;
-    const uint v4337 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4338 = v79 + v4337;
-    const bool v4339 = v4336 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4340 = v3941 && v4339;
-    const bool v4341 = v4338 < v80;
-    const bool v4342 = v4340 && v4341;
-    if (v4342) {
-      const float v4343 = v3945.m[0][8].thread_elements()[1];
-      const bool v4344 = v4336 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4345 = v4338 - v78;
-      const bool v4346 = v4345 < v2;
-      const bool v4347 = v4344 && v4346;
-      if (v4347) {
-        const bfloat v4348 = bfloat(v4343);
-        const uint v4349 = v4336 * v2;
-        const uint v4350 = v4349 + v4338;
-        const uint v4351 = v4350 - v78;
-        out[v4351] = v4348;
-      }
-    }
-    const uint v4352 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4353 = v4045 + v4352;
-    const uint v4354 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4355 = v79 + v4354;
-    const bool v4356 = v4353 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4357 = v3941 && v4356;
-    const bool v4358 = v4355 < v80;
-    const bool v4359 = v4357 && v4358;
-    if (v4359) {
-      const float v4360 = v3945.m[0][9].thread_elements()[0];
-      const bool v4361 = v4353 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4362 = v4355 - v78;
-      const bool v4363 = v4362 < v2;
-      const bool v4364 = v4361 && v4363;
-      if (v4364) {
-        const bfloat v4365 = bfloat(v4360);
-        const uint v4366 = v4353 * v2;
-        const uint v4367 = v4366 + v4355;
-        const uint v4368 = v4367 - v78;
-        out[v4368] = v4365;
-      }
-    }
-    const uint v4369 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4370 = v4045 + v4369;
-    const uint v4371 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4372 = v79 + v4371;
-    const bool v4373 = v4370 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4374 = v3941 && v4373;
-    const bool v4375 = v4372 < v80;
-    const bool v4376 = v4374 && v4375;
-    if (v4376) {
-      const float v4377 = v3945.m[0][9].thread_elements()[1];
-      const bool v4378 = v4370 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4379 = v4372 - v78;
-      const bool v4380 = v4379 < v2;
-      const bool v4381 = v4378 && v4380;
-      if (v4381) {
-        const bfloat v4382 = bfloat(v4377);
-        const uint v4383 = v4370 * v2;
-        const uint v4384 = v4383 + v4372;
-        const uint v4385 = v4384 - v78;
-        out[v4385] = v4382;
-      }
-    }
-    const uint v4386 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4387 = v4045 + v4386;
-    const uint v4388 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4389 = v79 + v4388;
-    const bool v4390 = v4387 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4391 = v3941 && v4390;
-    const bool v4392 = v4389 < v80;
-    const bool v4393 = v4391 && v4392;
-    if (v4393) {
-      const float v4394 = v3945.m[0][10].thread_elements()[0];
-      const bool v4395 = v4387 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4396 = v4389 - v78;
-      const bool v4397 = v4396 < v2;
-      const bool v4398 = v4395 && v4397;
-      if (v4398) {
-        const bfloat v4399 = bfloat(v4394);
-        const uint v4400 = v4387 * v2;
-        const uint v4401 = v4400 + v4389;
-        const uint v4402 = v4401 - v78;
-        out[v4402] = v4399;
-      }
-    }
-    const uint v4403 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4404 = v4045 + v4403;
-    const uint v4405 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4406 = v79 + v4405;
-    const bool v4407 = v4404 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4408 = v3941 && v4407;
-    const bool v4409 = v4406 < v80;
-    const bool v4410 = v4408 && v4409;
-    if (v4410) {
-      const float v4411 = v3945.m[0][10].thread_elements()[1];
-      const bool v4412 = v4404 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4413 = v4406 - v78;
-      const bool v4414 = v4413 < v2;
-      const bool v4415 = v4412 && v4414;
-      if (v4415) {
-        const bfloat v4416 = bfloat(v4411);
-        const uint v4417 = v4404 * v2;
-        const uint v4418 = v4417 + v4406;
-        const uint v4419 = v4418 - v78;
-        out[v4419] = v4416;
-      }
-    }
-    const uint v4420 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4421 = v4045 + v4420;
-    const uint v4422 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4423 = v79 + v4422;
-    const bool v4424 = v4421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4425 = v3941 && v4424;
-    const bool v4426 = v4423 < v80;
-    const bool v4427 = v4425 && v4426;
-    if (v4427) {
-      const float v4428 = v3945.m[0][11].thread_elements()[0];
-      const bool v4429 = v4421 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4430 = v4423 - v78;
-      const bool v4431 = v4430 < v2;
-      const bool v4432 = v4429 && v4431;
-      if (v4432) {
-        const bfloat v4433 = bfloat(v4428);
-        const uint v4434 = v4421 * v2;
-        const uint v4435 = v4434 + v4423;
-        const uint v4436 = v4435 - v78;
-        out[v4436] = v4433;
-      }
-    }
-    const uint v4437 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4438 = v4045 + v4437;
-    const uint v4439 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4440 = v79 + v4439;
-    const bool v4441 = v4438 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4442 = v3941 && v4441;
-    const bool v4443 = v4440 < v80;
-    const bool v4444 = v4442 && v4443;
-    if (v4444) {
-      const float v4445 = v3945.m[0][11].thread_elements()[1];
-      const bool v4446 = v4438 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4447 = v4440 - v78;
-      const bool v4448 = v4447 < v2;
-      const bool v4449 = v4446 && v4448;
-      if (v4449) {
-        const bfloat v4450 = bfloat(v4445);
-        const uint v4451 = v4438 * v2;
-        const uint v4452 = v4451 + v4440;
-        const uint v4453 = v4452 - v78;
-        out[v4453] = v4450;
-      }
-    }
-    const uint v4454 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4455 = v4045 + v4454;
-    const uint v4456 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4457 = v79 + v4456;
-    const bool v4458 = v4455 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4459 = v3941 && v4458;
-    const bool v4460 = v4457 < v80;
-    const bool v4461 = v4459 && v4460;
-    if (v4461) {
-      const float v4462 = v3945.m[0][12].thread_elements()[0];
-      const bool v4463 = v4455 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4464 = v4457 - v78;
-      const bool v4465 = v4464 < v2;
-      const bool v4466 = v4463 && v4465;
-      if (v4466) {
-        const bfloat v4467 = bfloat(v4462);
-        const uint v4468 = v4455 * v2;
-        const uint v4469 = v4468 + v4457;
-        const uint v4470 = v4469 - v78;
-        out[v4470] = v4467;
-      }
-    }
-    const uint v4471 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4472 = v4045 + v4471;
-    const uint v4473 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4474 = v79 + v4473;
-    const bool v4475 = v4472 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4476 = v3941 && v4475;
-    const bool v4477 = v4474 < v80;
-    const bool v4478 = v4476 && v4477;
-    if (v4478) {
-      const float v4479 = v3945.m[0][12].thread_elements()[1];
-      const bool v4480 = v4472 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4481 = v4474 - v78;
-      const bool v4482 = v4481 < v2;
-      const bool v4483 = v4480 && v4482;
-      if (v4483) {
-        const bfloat v4484 = bfloat(v4479);
-        const uint v4485 = v4472 * v2;
-        const uint v4486 = v4485 + v4474;
-        const uint v4487 = v4486 - v78;
-        out[v4487] = v4484;
-      }
-    }
-    const uint v4488 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4489 = v4045 + v4488;
-    const uint v4490 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4491 = v79 + v4490;
-    const bool v4492 = v4489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4493 = v3941 && v4492;
-    const bool v4494 = v4491 < v80;
-    const bool v4495 = v4493 && v4494;
-    if (v4495) {
-      const float v4496 = v3945.m[0][13].thread_elements()[0];
-      const bool v4497 = v4489 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4498 = v4491 - v78;
-      const bool v4499 = v4498 < v2;
-      const bool v4500 = v4497 && v4499;
-      if (v4500) {
-        const bfloat v4501 = bfloat(v4496);
-        const uint v4502 = v4489 * v2;
-        const uint v4503 = v4502 + v4491;
-        const uint v4504 = v4503 - v78;
-        out[v4504] = v4501;
-      }
-    }
-    const uint v4505 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4506 = v4045 + v4505;
-    const uint v4507 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4508 = v79 + v4507;
-    const bool v4509 = v4506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4510 = v3941 && v4509;
-    const bool v4511 = v4508 < v80;
-    const bool v4512 = v4510 && v4511;
-    if (v4512) {
-      const float v4513 = v3945.m[0][13].thread_elements()[1];
-      const bool v4514 = v4506 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4515 = v4508 - v78;
-      const bool v4516 = v4515 < v2;
-      const bool v4517 = v4514 && v4516;
-      if (v4517) {
-        const bfloat v4518 = bfloat(v4513);
-        const uint v4519 = v4506 * v2;
-        const uint v4520 = v4519 + v4508;
-        const uint v4521 = v4520 - v78;
-        out[v4521] = v4518;
-      }
-    }
-    const uint v4522 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4523 = v4045 + v4522;
-    const uint v4524 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4525 = v79 + v4524;
-    const bool v4526 = v4523 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4527 = v3941 && v4526;
-    const bool v4528 = v4525 < v80;
-    const bool v4529 = v4527 && v4528;
-    if (v4529) {
-      const float v4530 = v3945.m[0][14].thread_elements()[0];
-      const bool v4531 = v4523 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4532 = v4525 - v78;
-      const bool v4533 = v4532 < v2;
-      const bool v4534 = v4531 && v4533;
-      if (v4534) {
-        const bfloat v4535 = bfloat(v4530);
-        const uint v4536 = v4523 * v2;
-        const uint v4537 = v4536 + v4525;
-        const uint v4538 = v4537 - v78;
-        out[v4538] = v4535;
-      }
-    }
-    const uint v4539 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4540 = v4045 + v4539;
-    const uint v4541 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4542 = v79 + v4541;
-    const bool v4543 = v4540 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4544 = v3941 && v4543;
-    const bool v4545 = v4542 < v80;
-    const bool v4546 = v4544 && v4545;
-    if (v4546) {
-      const float v4547 = v3945.m[0][14].thread_elements()[1];
-      const bool v4548 = v4540 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4549 = v4542 - v78;
-      const bool v4550 = v4549 < v2;
-      const bool v4551 = v4548 && v4550;
-      if (v4551) {
-        const bfloat v4552 = bfloat(v4547);
-        const uint v4553 = v4540 * v2;
-        const uint v4554 = v4553 + v4542;
-        const uint v4555 = v4554 - v78;
-        out[v4555] = v4552;
-      }
-    }
-    const uint v4556 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4557 = v4045 + v4556;
-    const uint v4558 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4559 = v79 + v4558;
-    const bool v4560 = v4557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4561 = v3941 && v4560;
-    const bool v4562 = v4559 < v80;
-    const bool v4563 = v4561 && v4562;
-    if (v4563) {
-      const float v4564 = v3945.m[0][15].thread_elements()[0];
-      const bool v4565 = v4557 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4566 = v4559 - v78;
-      const bool v4567 = v4566 < v2;
-      const bool v4568 = v4565 && v4567;
-      if (v4568) {
-        const bfloat v4569 = bfloat(v4564);
-        const uint v4570 = v4557 * v2;
-        const uint v4571 = v4570 + v4559;
-        const uint v4572 = v4571 - v78;
-        out[v4572] = v4569;
-      }
-    }
-    const uint v4573 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4574 = v4045 + v4573;
-    const uint v4575 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4576 = v79 + v4575;
-    const bool v4577 = v4574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4578 = v3941 && v4577;
-    const bool v4579 = v4576 < v80;
-    const bool v4580 = v4578 && v4579;
-    if (v4580) {
-      const float v4581 = v3945.m[0][15].thread_elements()[1];
-      const bool v4582 = v4574 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4583 = v4576 - v78;
-      const bool v4584 = v4583 < v2;
-      const bool v4585 = v4582 && v4584;
-      if (v4585) {
-        const bfloat v4586 = bfloat(v4581);
-        const uint v4587 = v4574 * v2;
-        const uint v4588 = v4587 + v4576;
-        const uint v4589 = v4588 - v78;
-        out[v4589] = v4586;
-      }
-    }
-    const uint v4590 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4591 = v4045 + v4590;
-    const uint v4592 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4593 = v79 + v4592;
-    const bool v4594 = v4591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4595 = v3941 && v4594;
-    const bool v4596 = v4593 < v80;
-    const bool v4597 = v4595 && v4596;
-    if (v4597) {
-      const float v4598 = v3945.m[1][0].thread_elements()[0];
-      const bool v4599 = v4591 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4600 = v4593 - v78;
-      const bool v4601 = v4600 < v2;
-      const bool v4602 = v4599 && v4601;
-      if (v4602) {
-        const bfloat v4603 = bfloat(v4598);
-        const uint v4604 = v4591 * v2;
-        const uint v4605 = v4604 + v4593;
-        const uint v4606 = v4605 - v78;
-        out[v4606] = v4603;
-      }
-    }
-    const uint v4607 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4608 = v4045 + v4607;
-    const uint v4609 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4610 = v79 + v4609;
-    const bool v4611 = v4608 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4612 = v3941 && v4611;
-    const bool v4613 = v4610 < v80;
-    const bool v4614 = v4612 && v4613;
-    if (v4614) {
-      const float v4615 = v3945.m[1][0].thread_elements()[1];
-      const bool v4616 = v4608 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4617 = v4610 - v78;
-      const bool v4618 = v4617 < v2;
-      const bool v4619 = v4616 && v4618;
-      if (v4619) {
-        const bfloat v4620 = bfloat(v4615);
-        const uint v4621 = v4608 * v2;
-        const uint v4622 = v4621 + v4610;
-        const uint v4623 = v4622 - v78;
-        out[v4623] = v4620;
-      }
-    }
-    const uint v4624 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4625 = v4045 + v4624;
-    const uint v4626 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4627 = v79 + v4626;
-    const bool v4628 = v4625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4629 = v3941 && v4628;
-    const bool v4630 = v4627 < v80;
-    const bool v4631 = v4629 && v4630;
-    if (v4631) {
-      const float v4632 = v3945.m[1][1].thread_elements()[0];
-      const bool v4633 = v4625 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4634 = v4627 - v78;
-      const bool v4635 = v4634 < v2;
-      const bool v4636 = v4633 && v4635;
-      if (v4636) {
-        const bfloat v4637 = bfloat(v4632);
-        const uint v4638 = v4625 * v2;
-        const uint v4639 = v4638 + v4627;
-        const uint v4640 = v4639 - v78;
-        out[v4640] = v4637;
-      }
-    }
-    const uint v4641 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4642 = v4045 + v4641;
-    const uint v4643 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4644 = v79 + v4643;
-    const bool v4645 = v4642 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4646 = v3941 && v4645;
-    const bool v4647 = v4644 < v80;
-    const bool v4648 = v4646 && v4647;
-    if (v4648) {
-      const float v4649 = v3945.m[1][1].thread_elements()[1];
-      const bool v4650 = v4642 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4651 = v4644 - v78;
-      const bool v4652 = v4651 < v2;
-      const bool v4653 = v4650 && v4652;
-      if (v4653) {
-        const bfloat v4654 = bfloat(v4649);
-        const uint v4655 = v4642 * v2;
-        const uint v4656 = v4655 + v4644;
-        const uint v4657 = v4656 - v78;
-        out[v4657] = v4654;
-      }
-    }
-    const uint v4658 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4659 = v4045 + v4658;
-    const uint v4660 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4661 = v79 + v4660;
-    const bool v4662 = v4659 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4663 = v3941 && v4662;
-    const bool v4664 = v4661 < v80;
-    const bool v4665 = v4663 && v4664;
-    if (v4665) {
-      const float v4666 = v3945.m[1][2].thread_elements()[0];
-      const bool v4667 = v4659 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4668 = v4661 - v78;
-      const bool v4669 = v4668 < v2;
-      const bool v4670 = v4667 && v4669;
-      if (v4670) {
-        const bfloat v4671 = bfloat(v4666);
-        const uint v4672 = v4659 * v2;
-        const uint v4673 = v4672 + v4661;
-        const uint v4674 = v4673 - v78;
-        out[v4674] = v4671;
-      }
-    }
-    const uint v4675 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4676 = v4045 + v4675;
-    const uint v4677 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4678 = v79 + v4677;
-    const bool v4679 = v4676 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4680 = v3941 && v4679;
-    const bool v4681 = v4678 < v80;
-    const bool v4682 = v4680 && v4681;
-    if (v4682) {
-      const float v4683 = v3945.m[1][2].thread_elements()[1];
-      const bool v4684 = v4676 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4685 = v4678 - v78;
-      const bool v4686 = v4685 < v2;
-      const bool v4687 = v4684 && v4686;
-      if (v4687) {
-        const bfloat v4688 = bfloat(v4683);
-        const uint v4689 = v4676 * v2;
-        const uint v4690 = v4689 + v4678;
-        const uint v4691 = v4690 - v78;
-        out[v4691] = v4688;
-      }
-    }
-    const uint v4692 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4693 = v4045 + v4692;
-    const uint v4694 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4695 = v79 + v4694;
-    const bool v4696 = v4693 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4697 = v3941 && v4696;
-    const bool v4698 = v4695 < v80;
-    const bool v4699 = v4697 && v4698;
-    if (v4699) {
-      const float v4700 = v3945.m[1][3].thread_elements()[0];
-      const bool v4701 = v4693 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4702 = v4695 - v78;
-      const bool v4703 = v4702 < v2;
-      const bool v4704 = v4701 && v4703;
-      if (v4704) {
-        const bfloat v4705 = bfloat(v4700);
-        const uint v4706 = v4693 * v2;
-        const uint v4707 = v4706 + v4695;
-        const uint v4708 = v4707 - v78;
-        out[v4708] = v4705;
-      }
-    }
-    const uint v4709 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4710 = v4045 + v4709;
-    const uint v4711 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4712 = v79 + v4711;
-    const bool v4713 = v4710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4714 = v3941 && v4713;
-    const bool v4715 = v4712 < v80;
-    const bool v4716 = v4714 && v4715;
-    if (v4716) {
-      const float v4717 = v3945.m[1][3].thread_elements()[1];
-      const bool v4718 = v4710 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4719 = v4712 - v78;
-      const bool v4720 = v4719 < v2;
-      const bool v4721 = v4718 && v4720;
-      if (v4721) {
-        const bfloat v4722 = bfloat(v4717);
-        const uint v4723 = v4710 * v2;
-        const uint v4724 = v4723 + v4712;
-        const uint v4725 = v4724 - v78;
-        out[v4725] = v4722;
-      }
-    }
-    const uint v4726 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4727 = v4045 + v4726;
-    const uint v4728 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4729 = v79 + v4728;
-    const bool v4730 = v4727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4731 = v3941 && v4730;
-    const bool v4732 = v4729 < v80;
-    const bool v4733 = v4731 && v4732;
-    if (v4733) {
-      const float v4734 = v3945.m[1][4].thread_elements()[0];
-      const bool v4735 = v4727 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4736 = v4729 - v78;
-      const bool v4737 = v4736 < v2;
-      const bool v4738 = v4735 && v4737;
-      if (v4738) {
-        const bfloat v4739 = bfloat(v4734);
-        const uint v4740 = v4727 * v2;
-        const uint v4741 = v4740 + v4729;
-        const uint v4742 = v4741 - v78;
-        out[v4742] = v4739;
-      }
-    }
-    const uint v4743 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4744 = v4045 + v4743;
-    const uint v4745 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4746 = v79 + v4745;
-    const bool v4747 = v4744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4748 = v3941 && v4747;
-    const bool v4749 = v4746 < v80;
-    const bool v4750 = v4748 && v4749;
-    if (v4750) {
-      const float v4751 = v3945.m[1][4].thread_elements()[1];
-      const bool v4752 = v4744 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4753 = v4746 - v78;
-      const bool v4754 = v4753 < v2;
-      const bool v4755 = v4752 && v4754;
-      if (v4755) {
-        const bfloat v4756 = bfloat(v4751);
-        const uint v4757 = v4744 * v2;
-        const uint v4758 = v4757 + v4746;
-        const uint v4759 = v4758 - v78;
-        out[v4759] = v4756;
-      }
-    }
-    const uint v4760 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4761 = v4045 + v4760;
-    const uint v4762 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4763 = v79 + v4762;
-    const bool v4764 = v4761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4765 = v3941 && v4764;
-    const bool v4766 = v4763 < v80;
-    const bool v4767 = v4765 && v4766;
-    if (v4767) {
-      const float v4768 = v3945.m[1][5].thread_elements()[0];
-      const bool v4769 = v4761 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4770 = v4763 - v78;
-      const bool v4771 = v4770 < v2;
-      const bool v4772 = v4769 && v4771;
-      if (v4772) {
-        const bfloat v4773 = bfloat(v4768);
-        const uint v4774 = v4761 * v2;
-        const uint v4775 = v4774 + v4763;
-        const uint v4776 = v4775 - v78;
-        out[v4776] = v4773;
-      }
-    }
-    const uint v4777 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4778 = v4045 + v4777;
-    const uint v4779 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4780 = v79 + v4779;
-    const bool v4781 = v4778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4782 = v3941 && v4781;
-    const bool v4783 = v4780 < v80;
-    const bool v4784 = v4782 && v4783;
-    if (v4784) {
-      const float v4785 = v3945.m[1][5].thread_elements()[1];
-      const bool v4786 = v4778 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4787 = v4780 - v78;
-      const bool v4788 = v4787 < v2;
-      const bool v4789 = v4786 && v4788;
-      if (v4789) {
-        const bfloat v4790 = bfloat(v4785);
-        const uint v4791 = v4778 * v2;
-        const uint v4792 = v4791 + v4780;
-        const uint v4793 = v4792 - v78;
-        out[v4793] = v4790;
-      }
-    }
-    const uint v4794 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4795 = v4045 + v4794;
-    const uint v4796 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4797 = v79 + v4796;
-    const bool v4798 = v4795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4799 = v3941 && v4798;
-    const bool v4800 = v4797 < v80;
-    const bool v4801 = v4799 && v4800;
-    if (v4801) {
-      const float v4802 = v3945.m[1][6].thread_elements()[0];
-      const bool v4803 = v4795 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4804 = v4797 - v78;
-      const bool v4805 = v4804 < v2;
-      const bool v4806 = v4803 && v4805;
-      if (v4806) {
-        const bfloat v4807 = bfloat(v4802);
-        const uint v4808 = v4795 * v2;
-        const uint v4809 = v4808 + v4797;
-        const uint v4810 = v4809 - v78;
-        out[v4810] = v4807;
-      }
-    }
-    const uint v4811 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4812 = v4045 + v4811;
-    const uint v4813 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4814 = v79 + v4813;
-    const bool v4815 = v4812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4816 = v3941 && v4815;
-    const bool v4817 = v4814 < v80;
-    const bool v4818 = v4816 && v4817;
-    if (v4818) {
-      const float v4819 = v3945.m[1][6].thread_elements()[1];
-      const bool v4820 = v4812 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4821 = v4814 - v78;
-      const bool v4822 = v4821 < v2;
-      const bool v4823 = v4820 && v4822;
-      if (v4823) {
-        const bfloat v4824 = bfloat(v4819);
-        const uint v4825 = v4812 * v2;
-        const uint v4826 = v4825 + v4814;
-        const uint v4827 = v4826 - v78;
-        out[v4827] = v4824;
-      }
-    }
-    const uint v4828 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4829 = v4045 + v4828;
-    const uint v4830 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4831 = v79 + v4830;
-    const bool v4832 = v4829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4833 = v3941 && v4832;
-    const bool v4834 = v4831 < v80;
-    const bool v4835 = v4833 && v4834;
-    if (v4835) {
-      const float v4836 = v3945.m[1][7].thread_elements()[0];
-      const bool v4837 = v4829 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4838 = v4831 - v78;
-      const bool v4839 = v4838 < v2;
-      const bool v4840 = v4837 && v4839;
-      if (v4840) {
-        const bfloat v4841 = bfloat(v4836);
-        const uint v4842 = v4829 * v2;
-        const uint v4843 = v4842 + v4831;
-        const uint v4844 = v4843 - v78;
-        out[v4844] = v4841;
-      }
-    }
-    const uint v4845 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4846 = v4045 + v4845;
-    const uint v4847 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4848 = v79 + v4847;
-    const bool v4849 = v4846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4850 = v3941 && v4849;
-    const bool v4851 = v4848 < v80;
-    const bool v4852 = v4850 && v4851;
-    if (v4852) {
-      const float v4853 = v3945.m[1][7].thread_elements()[1];
-      const bool v4854 = v4846 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4855 = v4848 - v78;
-      const bool v4856 = v4855 < v2;
-      const bool v4857 = v4854 && v4856;
-      if (v4857) {
-        const bfloat v4858 = bfloat(v4853);
-        const uint v4859 = v4846 * v2;
-        const uint v4860 = v4859 + v4848;
-        const uint v4861 = v4860 - v78;
-        out[v4861] = v4858;
-      }
-    }
-    const uint v4862 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4863 = v4045 + v4862;
-    const uint v4864 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4865 = v79 + v4864;
-    const bool v4866 = v4863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4867 = v3941 && v4866;
-    const bool v4868 = v4865 < v80;
-    const bool v4869 = v4867 && v4868;
-    if (v4869) {
-      const float v4870 = v3945.m[1][8].thread_elements()[0];
-      const bool v4871 = v4863 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4872 = v4865 - v78;
-      const bool v4873 = v4872 < v2;
-      const bool v4874 = v4871 && v4873;
-      if (v4874) {
-        const bfloat v4875 = bfloat(v4870);
-        const uint v4876 = v4863 * v2;
-        const uint v4877 = v4876 + v4865;
-        const uint v4878 = v4877 - v78;
-        out[v4878] = v4875;
-      }
-    }
-    const uint v4879 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4880 = v4045 + v4879;
-    const uint v4881 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4882 = v79 + v4881;
-    const bool v4883 = v4880 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4884 = v3941 && v4883;
-    const bool v4885 = v4882 < v80;
-    const bool v4886 = v4884 && v4885;
-    if (v4886) {
-      const float v4887 = v3945.m[1][8].thread_elements()[1];
-      const bool v4888 = v4880 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4889 = v4882 - v78;
-      const bool v4890 = v4889 < v2;
-      const bool v4891 = v4888 && v4890;
-      if (v4891) {
-        const bfloat v4892 = bfloat(v4887);
-        const uint v4893 = v4880 * v2;
-        const uint v4894 = v4893 + v4882;
-        const uint v4895 = v4894 - v78;
-        out[v4895] = v4892;
-      }
-    }
-    const uint v4896 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4897 = v4045 + v4896;
-    const uint v4898 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4899 = v79 + v4898;
-    const bool v4900 = v4897 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4901 = v3941 && v4900;
-    const bool v4902 = v4899 < v80;
-    const bool v4903 = v4901 && v4902;
-    if (v4903) {
-      const float v4904 = v3945.m[1][9].thread_elements()[0];
-      const bool v4905 = v4897 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4906 = v4899 - v78;
-      const bool v4907 = v4906 < v2;
-      const bool v4908 = v4905 && v4907;
-      if (v4908) {
-        const bfloat v4909 = bfloat(v4904);
-        const uint v4910 = v4897 * v2;
-        const uint v4911 = v4910 + v4899;
-        const uint v4912 = v4911 - v78;
-        out[v4912] = v4909;
-      }
-    }
-    const uint v4913 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4914 = v4045 + v4913;
-    const uint v4915 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4916 = v79 + v4915;
-    const bool v4917 = v4914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4918 = v3941 && v4917;
-    const bool v4919 = v4916 < v80;
-    const bool v4920 = v4918 && v4919;
-    if (v4920) {
-      const float v4921 = v3945.m[1][9].thread_elements()[1];
-      const bool v4922 = v4914 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4923 = v4916 - v78;
-      const bool v4924 = v4923 < v2;
-      const bool v4925 = v4922 && v4924;
-      if (v4925) {
-        const bfloat v4926 = bfloat(v4921);
-        const uint v4927 = v4914 * v2;
-        const uint v4928 = v4927 + v4916;
-        const uint v4929 = v4928 - v78;
-        out[v4929] = v4926;
-      }
-    }
-    const uint v4930 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4931 = v4045 + v4930;
-    const uint v4932 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4933 = v79 + v4932;
-    const bool v4934 = v4931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4935 = v3941 && v4934;
-    const bool v4936 = v4933 < v80;
-    const bool v4937 = v4935 && v4936;
-    if (v4937) {
-      const float v4938 = v3945.m[1][10].thread_elements()[0];
-      const bool v4939 = v4931 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4940 = v4933 - v78;
-      const bool v4941 = v4940 < v2;
-      const bool v4942 = v4939 && v4941;
-      if (v4942) {
-        const bfloat v4943 = bfloat(v4938);
-        const uint v4944 = v4931 * v2;
-        const uint v4945 = v4944 + v4933;
-        const uint v4946 = v4945 - v78;
-        out[v4946] = v4943;
-      }
-    }
-    const uint v4947 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4948 = v4045 + v4947;
-    const uint v4949 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4950 = v79 + v4949;
-    const bool v4951 = v4948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4952 = v3941 && v4951;
-    const bool v4953 = v4950 < v80;
-    const bool v4954 = v4952 && v4953;
-    if (v4954) {
-      const float v4955 = v3945.m[1][10].thread_elements()[1];
-      const bool v4956 = v4948 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4957 = v4950 - v78;
-      const bool v4958 = v4957 < v2;
-      const bool v4959 = v4956 && v4958;
-      if (v4959) {
-        const bfloat v4960 = bfloat(v4955);
-        const uint v4961 = v4948 * v2;
-        const uint v4962 = v4961 + v4950;
-        const uint v4963 = v4962 - v78;
-        out[v4963] = v4960;
-      }
-    }
-    const uint v4964 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4965 = v4045 + v4964;
-    const uint v4966 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4967 = v79 + v4966;
-    const bool v4968 = v4965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4969 = v3941 && v4968;
-    const bool v4970 = v4967 < v80;
-    const bool v4971 = v4969 && v4970;
-    if (v4971) {
-      const float v4972 = v3945.m[1][11].thread_elements()[0];
-      const bool v4973 = v4965 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4974 = v4967 - v78;
-      const bool v4975 = v4974 < v2;
-      const bool v4976 = v4973 && v4975;
-      if (v4976) {
-        const bfloat v4977 = bfloat(v4972);
-        const uint v4978 = v4965 * v2;
-        const uint v4979 = v4978 + v4967;
-        const uint v4980 = v4979 - v78;
-        out[v4980] = v4977;
-      }
-    }
-    const uint v4981 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4982 = v4045 + v4981;
-    const uint v4983 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v4984 = v79 + v4983;
-    const bool v4985 = v4982 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v4986 = v3941 && v4985;
-    const bool v4987 = v4984 < v80;
-    const bool v4988 = v4986 && v4987;
-    if (v4988) {
-      const float v4989 = v3945.m[1][11].thread_elements()[1];
-      const bool v4990 = v4982 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v4991 = v4984 - v78;
-      const bool v4992 = v4991 < v2;
-      const bool v4993 = v4990 && v4992;
-      if (v4993) {
-        const bfloat v4994 = bfloat(v4989);
-        const uint v4995 = v4982 * v2;
-        const uint v4996 = v4995 + v4984;
-        const uint v4997 = v4996 - v78;
-        out[v4997] = v4994;
-      }
-    }
-    const uint v4998 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v4999 = v4045 + v4998;
-    const uint v5000 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5001 = v79 + v5000;
-    const bool v5002 = v4999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5003 = v3941 && v5002;
-    const bool v5004 = v5001 < v80;
-    const bool v5005 = v5003 && v5004;
-    if (v5005) {
-      const float v5006 = v3945.m[1][12].thread_elements()[0];
-      const bool v5007 = v4999 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5008 = v5001 - v78;
-      const bool v5009 = v5008 < v2;
-      const bool v5010 = v5007 && v5009;
-      if (v5010) {
-        const bfloat v5011 = bfloat(v5006);
-        const uint v5012 = v4999 * v2;
-        const uint v5013 = v5012 + v5001;
-        const uint v5014 = v5013 - v78;
-        out[v5014] = v5011;
-      }
-    }
-    const uint v5015 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5016 = v4045 + v5015;
-    const uint v5017 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5018 = v79 + v5017;
-    const bool v5019 = v5016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5020 = v3941 && v5019;
-    const bool v5021 = v5018 < v80;
-    const bool v5022 = v5020 && v5021;
-    if (v5022) {
-      const float v5023 = v3945.m[1][12].thread_elements()[1];
-      const bool v5024 = v5016 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5025 = v5018 - v78;
-      const bool v5026 = v5025 < v2;
-      const bool v5027 = v5024 && v5026;
-      if (v5027) {
-        const bfloat v5028 = bfloat(v5023);
-        const uint v5029 = v5016 * v2;
-        const uint v5030 = v5029 + v5018;
-        const uint v5031 = v5030 - v78;
-        out[v5031] = v5028;
-      }
-    }
-    const uint v5032 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5033 = v4045 + v5032;
-    const uint v5034 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5035 = v79 + v5034;
-    const bool v5036 = v5033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5037 = v3941 && v5036;
-    const bool v5038 = v5035 < v80;
-    const bool v5039 = v5037 && v5038;
-    if (v5039) {
-      const float v5040 = v3945.m[1][13].thread_elements()[0];
-      const bool v5041 = v5033 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5042 = v5035 - v78;
-      const bool v5043 = v5042 < v2;
-      const bool v5044 = v5041 && v5043;
-      if (v5044) {
-        const bfloat v5045 = bfloat(v5040);
-        const uint v5046 = v5033 * v2;
-        const uint v5047 = v5046 + v5035;
-        const uint v5048 = v5047 - v78;
-        out[v5048] = v5045;
-      }
-    }
-    const uint v5049 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5050 = v4045 + v5049;
-    const uint v5051 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5052 = v79 + v5051;
-    const bool v5053 = v5050 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5054 = v3941 && v5053;
-    const bool v5055 = v5052 < v80;
-    const bool v5056 = v5054 && v5055;
-    if (v5056) {
-      const float v5057 = v3945.m[1][13].thread_elements()[1];
-      const bool v5058 = v5050 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5059 = v5052 - v78;
-      const bool v5060 = v5059 < v2;
-      const bool v5061 = v5058 && v5060;
-      if (v5061) {
-        const bfloat v5062 = bfloat(v5057);
-        const uint v5063 = v5050 * v2;
-        const uint v5064 = v5063 + v5052;
-        const uint v5065 = v5064 - v78;
-        out[v5065] = v5062;
-      }
-    }
-    const uint v5066 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5067 = v4045 + v5066;
-    const uint v5068 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5069 = v79 + v5068;
-    const bool v5070 = v5067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5071 = v3941 && v5070;
-    const bool v5072 = v5069 < v80;
-    const bool v5073 = v5071 && v5072;
-    if (v5073) {
-      const float v5074 = v3945.m[1][14].thread_elements()[0];
-      const bool v5075 = v5067 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5076 = v5069 - v78;
-      const bool v5077 = v5076 < v2;
-      const bool v5078 = v5075 && v5077;
-      if (v5078) {
-        const bfloat v5079 = bfloat(v5074);
-        const uint v5080 = v5067 * v2;
-        const uint v5081 = v5080 + v5069;
-        const uint v5082 = v5081 - v78;
-        out[v5082] = v5079;
-      }
-    }
-    const uint v5083 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5084 = v4045 + v5083;
-    const uint v5085 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5086 = v79 + v5085;
-    const bool v5087 = v5084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5088 = v3941 && v5087;
-    const bool v5089 = v5086 < v80;
-    const bool v5090 = v5088 && v5089;
-    if (v5090) {
-      const float v5091 = v3945.m[1][14].thread_elements()[1];
-      const bool v5092 = v5084 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5093 = v5086 - v78;
-      const bool v5094 = v5093 < v2;
-      const bool v5095 = v5092 && v5094;
-      if (v5095) {
-        const bfloat v5096 = bfloat(v5091);
-        const uint v5097 = v5084 * v2;
-        const uint v5098 = v5097 + v5086;
-        const uint v5099 = v5098 - v78;
-        out[v5099] = v5096;
-      }
-    }
-    const uint v5100 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5101 = v4045 + v5100;
-    const uint v5102 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5103 = v79 + v5102;
-    const bool v5104 = v5101 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5105 = v3941 && v5104;
-    const bool v5106 = v5103 < v80;
-    const bool v5107 = v5105 && v5106;
-    if (v5107) {
-      const float v5108 = v3945.m[1][15].thread_elements()[0];
-      const bool v5109 = v5101 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5110 = v5103 - v78;
-      const bool v5111 = v5110 < v2;
-      const bool v5112 = v5109 && v5111;
-      if (v5112) {
-        const bfloat v5113 = bfloat(v5108);
-        const uint v5114 = v5101 * v2;
-        const uint v5115 = v5114 + v5103;
-        const uint v5116 = v5115 - v78;
-        out[v5116] = v5113;
-      }
-    }
-    const uint v5117 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5118 = v4045 + v5117;
-    const uint v5119 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5120 = v79 + v5119;
-    const bool v5121 = v5118 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5122 = v3941 && v5121;
-    const bool v5123 = v5120 < v80;
-    const bool v5124 = v5122 && v5123;
-    if (v5124) {
-      const float v5125 = v3945.m[1][15].thread_elements()[1];
-      const bool v5126 = v5118 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5127 = v5120 - v78;
-      const bool v5128 = v5127 < v2;
-      const bool v5129 = v5126 && v5128;
-      if (v5129) {
-        const bfloat v5130 = bfloat(v5125);
-        const uint v5131 = v5118 * v2;
-        const uint v5132 = v5131 + v5120;
-        const uint v5133 = v5132 - v78;
-        out[v5133] = v5130;
-      }
-    }
-    const uint v5135 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:156
-    iron_frag<float, 16, 128> v5145;  // kernels/gemm/gemm_warpgroup.hpp:95
-    iron_frag_fill(v5145, float(0.0f));
-    if (v3949) {  // kernels/gemm/gemm_warpgroup.hpp:101
-      const uint v6805 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:105
-      const uint v6807 = v3937 << 5u;
-      const uint v6808 = v6807 + v6805;
-      const uint v6812 = v6808 >> 3u;
-      const uint v6814 = v6808 & 7u;
-      const uint v6816 = v6814 << 3u;
-      const uint v6817 = v75 + v6812;
-      const bool v6819 = v6817 < v0;
-      const uint v6822 = v6817 * v3;
-      const uint v6827 = v6812 << 6u;
-      const uint v6831 = v6808 + 384u;
-      const uint v6833 = v6831 >> 3u;
-      const uint v6835 = v6831 & 7u;
-      const uint v6837 = v6835 << 3u;
-      const uint v6838 = v75 + v6833;
-      const bool v6840 = v6838 < v0;
-      const uint v6843 = v6838 * v3;
-      const uint v6848 = v6833 << 6u;
-      const uint v6852 = v6808 + 768u;
-      const bool v6854 = v6852 < 1024u;
-      const uint v6890 = v5135 + v6812;  // kernels/gemm/gemm_warpgroup.hpp:106
-      const bool v6892 = v6890 < v80;
-      const uint v6895 = v6890 * v3;
-      const uint v6911 = v5135 + v6833;
-      const bool v6913 = v6911 < v80;
-      const uint v6916 = v6911 * v3;
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:118
+      }
+    }
+    const uint v468 = v365 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:124
+    const uint v469 = v468 << 4u;
+    const uint v471 = v366 << 6u;
+    const uint v472 = v75 + v471;
+    const uint v473 = v472 + v469;
+    const uint v474 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v475 = v473 + v474;
+    const uint v476 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v477 = v79 + v476;
+    const bool v478 = v475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v479 = v369 && v478;
+    const bool v480 = v477 < v80;
+    const bool v481 = v479 && v480;
+    if (v481) {
+      const float v482 = v373.m[0][0].thread_elements()[0];
+      const bool v483 = v475 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v484 = v477 - v78;
+      const bool v485 = v484 < v2;
+      const bool v486 = v483 && v485;
+      if (v486) {
+        const bfloat v487 = bfloat(v482);
+        const uint v488 = v475 * v2;
+        const uint v489 = v488 + v477;
+        const uint v490 = v489 - v78;
+        out[v490] = v487;
+      }
+    }
+    const uint v491 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v492 = v473 + v491;
+    const uint v493 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v494 = v79 + v493;
+    const bool v495 = v492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v496 = v369 && v495;
+    const bool v497 = v494 < v80;
+    const bool v498 = v496 && v497;
+    if (v498) {
+      const float v499 = v373.m[0][0].thread_elements()[1];
+      const bool v500 = v492 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v501 = v494 - v78;
+      const bool v502 = v501 < v2;
+      const bool v503 = v500 && v502;
+      if (v503) {
+        const bfloat v504 = bfloat(v499);
+        const uint v505 = v492 * v2;
+        const uint v506 = v505 + v494;
+        const uint v507 = v506 - v78;
+        out[v507] = v504;
+      }
+    }
+    const uint v508 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v509 = v473 + v508;
+    const uint v510 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v511 = v79 + v510;
+    const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v513 = v369 && v512;
+    const bool v514 = v511 < v80;
+    const bool v515 = v513 && v514;
+    if (v515) {
+      const float v516 = v373.m[0][1].thread_elements()[0];
+      const bool v517 = v509 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v518 = v511 - v78;
+      const bool v519 = v518 < v2;
+      const bool v520 = v517 && v519;
+      if (v520) {
+        const bfloat v521 = bfloat(v516);
+        const uint v522 = v509 * v2;
+        const uint v523 = v522 + v511;
+        const uint v524 = v523 - v78;
+        out[v524] = v521;
+      }
+    }
+    const uint v525 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v526 = v473 + v525;
+    const uint v527 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v528 = v79 + v527;
+    const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v530 = v369 && v529;
+    const bool v531 = v528 < v80;
+    const bool v532 = v530 && v531;
+    if (v532) {
+      const float v533 = v373.m[0][1].thread_elements()[1];
+      const bool v534 = v526 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v535 = v528 - v78;
+      const bool v536 = v535 < v2;
+      const bool v537 = v534 && v536;
+      if (v537) {
+        const bfloat v538 = bfloat(v533);
+        const uint v539 = v526 * v2;
+        const uint v540 = v539 + v528;
+        const uint v541 = v540 - v78;
+        out[v541] = v538;
+      }
+    }
+    const uint v542 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v543 = v473 + v542;
+    const uint v544 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v545 = v79 + v544;
+    const bool v546 = v543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v547 = v369 && v546;
+    const bool v548 = v545 < v80;
+    const bool v549 = v547 && v548;
+    if (v549) {
+      const float v550 = v373.m[0][2].thread_elements()[0];
+      const bool v551 = v543 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v552 = v545 - v78;
+      const bool v553 = v552 < v2;
+      const bool v554 = v551 && v553;
+      if (v554) {
+        const bfloat v555 = bfloat(v550);
+        const uint v556 = v543 * v2;
+        const uint v557 = v556 + v545;
+        const uint v558 = v557 - v78;
+        out[v558] = v555;
+      }
+    }
+    const uint v559 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v560 = v473 + v559;
+    const uint v561 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v562 = v79 + v561;
+    const bool v563 = v560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v564 = v369 && v563;
+    const bool v565 = v562 < v80;
+    const bool v566 = v564 && v565;
+    if (v566) {
+      const float v567 = v373.m[0][2].thread_elements()[1];
+      const bool v568 = v560 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v569 = v562 - v78;
+      const bool v570 = v569 < v2;
+      const bool v571 = v568 && v570;
+      if (v571) {
+        const bfloat v572 = bfloat(v567);
+        const uint v573 = v560 * v2;
+        const uint v574 = v573 + v562;
+        const uint v575 = v574 - v78;
+        out[v575] = v572;
+      }
+    }
+    const uint v576 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v577 = v473 + v576;
+    const uint v578 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v579 = v79 + v578;
+    const bool v580 = v577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v581 = v369 && v580;
+    const bool v582 = v579 < v80;
+    const bool v583 = v581 && v582;
+    if (v583) {
+      const float v584 = v373.m[0][3].thread_elements()[0];
+      const bool v585 = v577 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v586 = v579 - v78;
+      const bool v587 = v586 < v2;
+      const bool v588 = v585 && v587;
+      if (v588) {
+        const bfloat v589 = bfloat(v584);
+        const uint v590 = v577 * v2;
+        const uint v591 = v590 + v579;
+        const uint v592 = v591 - v78;
+        out[v592] = v589;
+      }
+    }
+    const uint v593 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v594 = v473 + v593;
+    const uint v595 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v596 = v79 + v595;
+    const bool v597 = v594 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v598 = v369 && v597;
+    const bool v599 = v596 < v80;
+    const bool v600 = v598 && v599;
+    if (v600) {
+      const float v601 = v373.m[0][3].thread_elements()[1];
+      const bool v602 = v594 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v603 = v596 - v78;
+      const bool v604 = v603 < v2;
+      const bool v605 = v602 && v604;
+      if (v605) {
+        const bfloat v606 = bfloat(v601);
+        const uint v607 = v594 * v2;
+        const uint v608 = v607 + v596;
+        const uint v609 = v608 - v78;
+        out[v609] = v606;
+      }
+    }
+    const uint v610 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v611 = v473 + v610;
+    const uint v612 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v613 = v79 + v612;
+    const bool v614 = v611 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v615 = v369 && v614;
+    const bool v616 = v613 < v80;
+    const bool v617 = v615 && v616;
+    if (v617) {
+      const float v618 = v373.m[0][4].thread_elements()[0];
+      const bool v619 = v611 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v620 = v613 - v78;
+      const bool v621 = v620 < v2;
+      const bool v622 = v619 && v621;
+      if (v622) {
+        const bfloat v623 = bfloat(v618);
+        const uint v624 = v611 * v2;
+        const uint v625 = v624 + v613;
+        const uint v626 = v625 - v78;
+        out[v626] = v623;
+      }
+    }
+    const uint v627 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v628 = v473 + v627;
+    const uint v629 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v630 = v79 + v629;
+    const bool v631 = v628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v632 = v369 && v631;
+    const bool v633 = v630 < v80;
+    const bool v634 = v632 && v633;
+    if (v634) {
+      const float v635 = v373.m[0][4].thread_elements()[1];
+      const bool v636 = v628 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v637 = v630 - v78;
+      const bool v638 = v637 < v2;
+      const bool v639 = v636 && v638;
+      if (v639) {
+        const bfloat v640 = bfloat(v635);
+        const uint v641 = v628 * v2;
+        const uint v642 = v641 + v630;
+        const uint v643 = v642 - v78;
+        out[v643] = v640;
+      }
+    }
+    const uint v644 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v645 = v473 + v644;
+    const uint v646 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v647 = v79 + v646;
+    const bool v648 = v645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v649 = v369 && v648;
+    const bool v650 = v647 < v80;
+    const bool v651 = v649 && v650;
+    if (v651) {
+      const float v652 = v373.m[0][5].thread_elements()[0];
+      const bool v653 = v645 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v654 = v647 - v78;
+      const bool v655 = v654 < v2;
+      const bool v656 = v653 && v655;
+      if (v656) {
+        const bfloat v657 = bfloat(v652);
+        const uint v658 = v645 * v2;
+        const uint v659 = v658 + v647;
+        const uint v660 = v659 - v78;
+        out[v660] = v657;
+      }
+    }
+    const uint v661 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v662 = v473 + v661;
+    const uint v663 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v664 = v79 + v663;
+    const bool v665 = v662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v666 = v369 && v665;
+    const bool v667 = v664 < v80;
+    const bool v668 = v666 && v667;
+    if (v668) {
+      const float v669 = v373.m[0][5].thread_elements()[1];
+      const bool v670 = v662 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v671 = v664 - v78;
+      const bool v672 = v671 < v2;
+      const bool v673 = v670 && v672;
+      if (v673) {
+        const bfloat v674 = bfloat(v669);
+        const uint v675 = v662 * v2;
+        const uint v676 = v675 + v664;
+        const uint v677 = v676 - v78;
+        out[v677] = v674;
+      }
+    }
+    const uint v678 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v679 = v473 + v678;
+    const uint v680 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v681 = v79 + v680;
+    const bool v682 = v679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v683 = v369 && v682;
+    const bool v684 = v681 < v80;
+    const bool v685 = v683 && v684;
+    if (v685) {
+      const float v686 = v373.m[0][6].thread_elements()[0];
+      const bool v687 = v679 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v688 = v681 - v78;
+      const bool v689 = v688 < v2;
+      const bool v690 = v687 && v689;
+      if (v690) {
+        const bfloat v691 = bfloat(v686);
+        const uint v692 = v679 * v2;
+        const uint v693 = v692 + v681;
+        const uint v694 = v693 - v78;
+        out[v694] = v691;
+      }
+    }
+    const uint v695 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v696 = v473 + v695;
+    const uint v697 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v698 = v79 + v697;
+    const bool v699 = v696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v700 = v369 && v699;
+    const bool v701 = v698 < v80;
+    const bool v702 = v700 && v701;
+    if (v702) {
+      const float v703 = v373.m[0][6].thread_elements()[1];
+      const bool v704 = v696 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v705 = v698 - v78;
+      const bool v706 = v705 < v2;
+      const bool v707 = v704 && v706;
+      if (v707) {
+        const bfloat v708 = bfloat(v703);
+        const uint v709 = v696 * v2;
+        const uint v710 = v709 + v698;
+        const uint v711 = v710 - v78;
+        out[v711] = v708;
+      }
+    }
+    const uint v712 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v713 = v473 + v712;
+    const uint v714 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v715 = v79 + v714;
+    const bool v716 = v713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v717 = v369 && v716;
+    const bool v718 = v715 < v80;
+    const bool v719 = v717 && v718;
+    if (v719) {
+      const float v720 = v373.m[0][7].thread_elements()[0];
+      const bool v721 = v713 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v722 = v715 - v78;
+      const bool v723 = v722 < v2;
+      const bool v724 = v721 && v723;
+      if (v724) {
+        const bfloat v725 = bfloat(v720);
+        const uint v726 = v713 * v2;
+        const uint v727 = v726 + v715;
+        const uint v728 = v727 - v78;
+        out[v728] = v725;
+      }
+    }
+    const uint v729 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v730 = v473 + v729;
+    const uint v731 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v732 = v79 + v731;
+    const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v734 = v369 && v733;
+    const bool v735 = v732 < v80;
+    const bool v736 = v734 && v735;
+    if (v736) {
+      const float v737 = v373.m[0][7].thread_elements()[1];
+      const bool v738 = v730 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v739 = v732 - v78;
+      const bool v740 = v739 < v2;
+      const bool v741 = v738 && v740;
+      if (v741) {
+        const bfloat v742 = bfloat(v737);
+        const uint v743 = v730 * v2;
+        const uint v744 = v743 + v732;
+        const uint v745 = v744 - v78;
+        out[v745] = v742;
+      }
+    }
+    const uint v746 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v747 = v473 + v746;
+    const uint v748 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v749 = v79 + v748;
+    const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v751 = v369 && v750;
+    const bool v752 = v749 < v80;
+    const bool v753 = v751 && v752;
+    if (v753) {
+      const float v754 = v373.m[0][8].thread_elements()[0];
+      const bool v755 = v747 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v756 = v749 - v78;
+      const bool v757 = v756 < v2;
+      const bool v758 = v755 && v757;
+      if (v758) {
+        const bfloat v759 = bfloat(v754);
+        const uint v760 = v747 * v2;
+        const uint v761 = v760 + v749;
+        const uint v762 = v761 - v78;
+        out[v762] = v759;
+      }
+    }
+    const uint v763 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v764 = v473 + v763;
+    const uint v765 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v766 = v79 + v765;
+    const bool v767 = v764 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v768 = v369 && v767;
+    const bool v769 = v766 < v80;
+    const bool v770 = v768 && v769;
+    if (v770) {
+      const float v771 = v373.m[0][8].thread_elements()[1];
+      const bool v772 = v764 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v773 = v766 - v78;
+      const bool v774 = v773 < v2;
+      const bool v775 = v772 && v774;
+      if (v775) {
+        const bfloat v776 = bfloat(v771);
+        const uint v777 = v764 * v2;
+        const uint v778 = v777 + v766;
+        const uint v779 = v778 - v78;
+        out[v779] = v776;
+      }
+    }
+    const uint v780 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v781 = v473 + v780;
+    const uint v782 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v783 = v79 + v782;
+    const bool v784 = v781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v785 = v369 && v784;
+    const bool v786 = v783 < v80;
+    const bool v787 = v785 && v786;
+    if (v787) {
+      const float v788 = v373.m[0][9].thread_elements()[0];
+      const bool v789 = v781 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v790 = v783 - v78;
+      const bool v791 = v790 < v2;
+      const bool v792 = v789 && v791;
+      if (v792) {
+        const bfloat v793 = bfloat(v788);
+        const uint v794 = v781 * v2;
+        const uint v795 = v794 + v783;
+        const uint v796 = v795 - v78;
+        out[v796] = v793;
+      }
+    }
+    const uint v797 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v798 = v473 + v797;
+    const uint v799 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v800 = v79 + v799;
+    const bool v801 = v798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v802 = v369 && v801;
+    const bool v803 = v800 < v80;
+    const bool v804 = v802 && v803;
+    if (v804) {
+      const float v805 = v373.m[0][9].thread_elements()[1];
+      const bool v806 = v798 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v807 = v800 - v78;
+      const bool v808 = v807 < v2;
+      const bool v809 = v806 && v808;
+      if (v809) {
+        const bfloat v810 = bfloat(v805);
+        const uint v811 = v798 * v2;
+        const uint v812 = v811 + v800;
+        const uint v813 = v812 - v78;
+        out[v813] = v810;
+      }
+    }
+    const uint v814 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v815 = v473 + v814;
+    const uint v816 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v817 = v79 + v816;
+    const bool v818 = v815 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v819 = v369 && v818;
+    const bool v820 = v817 < v80;
+    const bool v821 = v819 && v820;
+    if (v821) {
+      const float v822 = v373.m[0][10].thread_elements()[0];
+      const bool v823 = v815 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v824 = v817 - v78;
+      const bool v825 = v824 < v2;
+      const bool v826 = v823 && v825;
+      if (v826) {
+        const bfloat v827 = bfloat(v822);
+        const uint v828 = v815 * v2;
+        const uint v829 = v828 + v817;
+        const uint v830 = v829 - v78;
+        out[v830] = v827;
+      }
+    }
+    const uint v831 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v832 = v473 + v831;
+    const uint v833 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v834 = v79 + v833;
+    const bool v835 = v832 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v836 = v369 && v835;
+    const bool v837 = v834 < v80;
+    const bool v838 = v836 && v837;
+    if (v838) {
+      const float v839 = v373.m[0][10].thread_elements()[1];
+      const bool v840 = v832 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v841 = v834 - v78;
+      const bool v842 = v841 < v2;
+      const bool v843 = v840 && v842;
+      if (v843) {
+        const bfloat v844 = bfloat(v839);
+        const uint v845 = v832 * v2;
+        const uint v846 = v845 + v834;
+        const uint v847 = v846 - v78;
+        out[v847] = v844;
+      }
+    }
+    const uint v848 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v849 = v473 + v848;
+    const uint v850 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v851 = v79 + v850;
+    const bool v852 = v849 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v853 = v369 && v852;
+    const bool v854 = v851 < v80;
+    const bool v855 = v853 && v854;
+    if (v855) {
+      const float v856 = v373.m[0][11].thread_elements()[0];
+      const bool v857 = v849 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v858 = v851 - v78;
+      const bool v859 = v858 < v2;
+      const bool v860 = v857 && v859;
+      if (v860) {
+        const bfloat v861 = bfloat(v856);
+        const uint v862 = v849 * v2;
+        const uint v863 = v862 + v851;
+        const uint v864 = v863 - v78;
+        out[v864] = v861;
+      }
+    }
+    const uint v865 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v866 = v473 + v865;
+    const uint v867 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v868 = v79 + v867;
+    const bool v869 = v866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v870 = v369 && v869;
+    const bool v871 = v868 < v80;
+    const bool v872 = v870 && v871;
+    if (v872) {
+      const float v873 = v373.m[0][11].thread_elements()[1];
+      const bool v874 = v866 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v875 = v868 - v78;
+      const bool v876 = v875 < v2;
+      const bool v877 = v874 && v876;
+      if (v877) {
+        const bfloat v878 = bfloat(v873);
+        const uint v879 = v866 * v2;
+        const uint v880 = v879 + v868;
+        const uint v881 = v880 - v78;
+        out[v881] = v878;
+      }
+    }
+    const uint v882 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v883 = v473 + v882;
+    const uint v884 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v885 = v79 + v884;
+    const bool v886 = v883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v887 = v369 && v886;
+    const bool v888 = v885 < v80;
+    const bool v889 = v887 && v888;
+    if (v889) {
+      const float v890 = v373.m[0][12].thread_elements()[0];
+      const bool v891 = v883 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v892 = v885 - v78;
+      const bool v893 = v892 < v2;
+      const bool v894 = v891 && v893;
+      if (v894) {
+        const bfloat v895 = bfloat(v890);
+        const uint v896 = v883 * v2;
+        const uint v897 = v896 + v885;
+        const uint v898 = v897 - v78;
+        out[v898] = v895;
+      }
+    }
+    const uint v899 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v900 = v473 + v899;
+    const uint v901 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v902 = v79 + v901;
+    const bool v903 = v900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v904 = v369 && v903;
+    const bool v905 = v902 < v80;
+    const bool v906 = v904 && v905;
+    if (v906) {
+      const float v907 = v373.m[0][12].thread_elements()[1];
+      const bool v908 = v900 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v909 = v902 - v78;
+      const bool v910 = v909 < v2;
+      const bool v911 = v908 && v910;
+      if (v911) {
+        const bfloat v912 = bfloat(v907);
+        const uint v913 = v900 * v2;
+        const uint v914 = v913 + v902;
+        const uint v915 = v914 - v78;
+        out[v915] = v912;
+      }
+    }
+    const uint v916 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v917 = v473 + v916;
+    const uint v918 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v919 = v79 + v918;
+    const bool v920 = v917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v921 = v369 && v920;
+    const bool v922 = v919 < v80;
+    const bool v923 = v921 && v922;
+    if (v923) {
+      const float v924 = v373.m[0][13].thread_elements()[0];
+      const bool v925 = v917 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v926 = v919 - v78;
+      const bool v927 = v926 < v2;
+      const bool v928 = v925 && v927;
+      if (v928) {
+        const bfloat v929 = bfloat(v924);
+        const uint v930 = v917 * v2;
+        const uint v931 = v930 + v919;
+        const uint v932 = v931 - v78;
+        out[v932] = v929;
+      }
+    }
+    const uint v933 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v934 = v473 + v933;
+    const uint v935 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v936 = v79 + v935;
+    const bool v937 = v934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v938 = v369 && v937;
+    const bool v939 = v936 < v80;
+    const bool v940 = v938 && v939;
+    if (v940) {
+      const float v941 = v373.m[0][13].thread_elements()[1];
+      const bool v942 = v934 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v943 = v936 - v78;
+      const bool v944 = v943 < v2;
+      const bool v945 = v942 && v944;
+      if (v945) {
+        const bfloat v946 = bfloat(v941);
+        const uint v947 = v934 * v2;
+        const uint v948 = v947 + v936;
+        const uint v949 = v948 - v78;
+        out[v949] = v946;
+      }
+    }
+    const uint v950 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v951 = v473 + v950;
+    const uint v952 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v953 = v79 + v952;
+    const bool v954 = v951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v955 = v369 && v954;
+    const bool v956 = v953 < v80;
+    const bool v957 = v955 && v956;
+    if (v957) {
+      const float v958 = v373.m[0][14].thread_elements()[0];
+      const bool v959 = v951 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v960 = v953 - v78;
+      const bool v961 = v960 < v2;
+      const bool v962 = v959 && v961;
+      if (v962) {
+        const bfloat v963 = bfloat(v958);
+        const uint v964 = v951 * v2;
+        const uint v965 = v964 + v953;
+        const uint v966 = v965 - v78;
+        out[v966] = v963;
+      }
+    }
+    const uint v967 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v968 = v473 + v967;
+    const uint v969 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v970 = v79 + v969;
+    const bool v971 = v968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v972 = v369 && v971;
+    const bool v973 = v970 < v80;
+    const bool v974 = v972 && v973;
+    if (v974) {
+      const float v975 = v373.m[0][14].thread_elements()[1];
+      const bool v976 = v968 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v977 = v970 - v78;
+      const bool v978 = v977 < v2;
+      const bool v979 = v976 && v978;
+      if (v979) {
+        const bfloat v980 = bfloat(v975);
+        const uint v981 = v968 * v2;
+        const uint v982 = v981 + v970;
+        const uint v983 = v982 - v78;
+        out[v983] = v980;
+      }
+    }
+    const uint v984 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v985 = v473 + v984;
+    const uint v986 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v987 = v79 + v986;
+    const bool v988 = v985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v989 = v369 && v988;
+    const bool v990 = v987 < v80;
+    const bool v991 = v989 && v990;
+    if (v991) {
+      const float v992 = v373.m[0][15].thread_elements()[0];
+      const bool v993 = v985 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v994 = v987 - v78;
+      const bool v995 = v994 < v2;
+      const bool v996 = v993 && v995;
+      if (v996) {
+        const bfloat v997 = bfloat(v992);
+        const uint v998 = v985 * v2;
+        const uint v999 = v998 + v987;
+        const uint v1000 = v999 - v78;
+        out[v1000] = v997;
+      }
+    }
+    const uint v1001 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1002 = v473 + v1001;
+    const uint v1003 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1004 = v79 + v1003;
+    const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1006 = v369 && v1005;
+    const bool v1007 = v1004 < v80;
+    const bool v1008 = v1006 && v1007;
+    if (v1008) {
+      const float v1009 = v373.m[0][15].thread_elements()[1];
+      const bool v1010 = v1002 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1011 = v1004 - v78;
+      const bool v1012 = v1011 < v2;
+      const bool v1013 = v1010 && v1012;
+      if (v1013) {
+        const bfloat v1014 = bfloat(v1009);
+        const uint v1015 = v1002 * v2;
+        const uint v1016 = v1015 + v1004;
+        const uint v1017 = v1016 - v78;
+        out[v1017] = v1014;
+      }
+    }
+    const uint v1018 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1019 = v473 + v1018;
+    const uint v1020 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1021 = v79 + v1020;
+    const bool v1022 = v1019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1023 = v369 && v1022;
+    const bool v1024 = v1021 < v80;
+    const bool v1025 = v1023 && v1024;
+    if (v1025) {
+      const float v1026 = v373.m[1][0].thread_elements()[0];
+      const bool v1027 = v1019 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1028 = v1021 - v78;
+      const bool v1029 = v1028 < v2;
+      const bool v1030 = v1027 && v1029;
+      if (v1030) {
+        const bfloat v1031 = bfloat(v1026);
+        const uint v1032 = v1019 * v2;
+        const uint v1033 = v1032 + v1021;
+        const uint v1034 = v1033 - v78;
+        out[v1034] = v1031;
+      }
+    }
+    const uint v1035 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1036 = v473 + v1035;
+    const uint v1037 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1038 = v79 + v1037;
+    const bool v1039 = v1036 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1040 = v369 && v1039;
+    const bool v1041 = v1038 < v80;
+    const bool v1042 = v1040 && v1041;
+    if (v1042) {
+      const float v1043 = v373.m[1][0].thread_elements()[1];
+      const bool v1044 = v1036 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1045 = v1038 - v78;
+      const bool v1046 = v1045 < v2;
+      const bool v1047 = v1044 && v1046;
+      if (v1047) {
+        const bfloat v1048 = bfloat(v1043);
+        const uint v1049 = v1036 * v2;
+        const uint v1050 = v1049 + v1038;
+        const uint v1051 = v1050 - v78;
+        out[v1051] = v1048;
+      }
+    }
+    const uint v1052 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1053 = v473 + v1052;
+    const uint v1054 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1055 = v79 + v1054;
+    const bool v1056 = v1053 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1057 = v369 && v1056;
+    const bool v1058 = v1055 < v80;
+    const bool v1059 = v1057 && v1058;
+    if (v1059) {
+      const float v1060 = v373.m[1][1].thread_elements()[0];
+      const bool v1061 = v1053 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1062 = v1055 - v78;
+      const bool v1063 = v1062 < v2;
+      const bool v1064 = v1061 && v1063;
+      if (v1064) {
+        const bfloat v1065 = bfloat(v1060);
+        const uint v1066 = v1053 * v2;
+        const uint v1067 = v1066 + v1055;
+        const uint v1068 = v1067 - v78;
+        out[v1068] = v1065;
+      }
+    }
+    const uint v1069 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1070 = v473 + v1069;
+    const uint v1071 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1072 = v79 + v1071;
+    const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1074 = v369 && v1073;
+    const bool v1075 = v1072 < v80;
+    const bool v1076 = v1074 && v1075;
+    if (v1076) {
+      const float v1077 = v373.m[1][1].thread_elements()[1];
+      const bool v1078 = v1070 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1079 = v1072 - v78;
+      const bool v1080 = v1079 < v2;
+      const bool v1081 = v1078 && v1080;
+      if (v1081) {
+        const bfloat v1082 = bfloat(v1077);
+        const uint v1083 = v1070 * v2;
+        const uint v1084 = v1083 + v1072;
+        const uint v1085 = v1084 - v78;
+        out[v1085] = v1082;
+      }
+    }
+    const uint v1086 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1087 = v473 + v1086;
+    const uint v1088 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1089 = v79 + v1088;
+    const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1091 = v369 && v1090;
+    const bool v1092 = v1089 < v80;
+    const bool v1093 = v1091 && v1092;
+    if (v1093) {
+      const float v1094 = v373.m[1][2].thread_elements()[0];
+      const bool v1095 = v1087 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1096 = v1089 - v78;
+      const bool v1097 = v1096 < v2;
+      const bool v1098 = v1095 && v1097;
+      if (v1098) {
+        const bfloat v1099 = bfloat(v1094);
+        const uint v1100 = v1087 * v2;
+        const uint v1101 = v1100 + v1089;
+        const uint v1102 = v1101 - v78;
+        out[v1102] = v1099;
+      }
+    }
+    const uint v1103 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1104 = v473 + v1103;
+    const uint v1105 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1106 = v79 + v1105;
+    const bool v1107 = v1104 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1108 = v369 && v1107;
+    const bool v1109 = v1106 < v80;
+    const bool v1110 = v1108 && v1109;
+    if (v1110) {
+      const float v1111 = v373.m[1][2].thread_elements()[1];
+      const bool v1112 = v1104 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1113 = v1106 - v78;
+      const bool v1114 = v1113 < v2;
+      const bool v1115 = v1112 && v1114;
+      if (v1115) {
+        const bfloat v1116 = bfloat(v1111);
+        const uint v1117 = v1104 * v2;
+        const uint v1118 = v1117 + v1106;
+        const uint v1119 = v1118 - v78;
+        out[v1119] = v1116;
+      }
+    }
+    const uint v1120 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1121 = v473 + v1120;
+    const uint v1122 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1123 = v79 + v1122;
+    const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1125 = v369 && v1124;
+    const bool v1126 = v1123 < v80;
+    const bool v1127 = v1125 && v1126;
+    if (v1127) {
+      const float v1128 = v373.m[1][3].thread_elements()[0];
+      const bool v1129 = v1121 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1130 = v1123 - v78;
+      const bool v1131 = v1130 < v2;
+      const bool v1132 = v1129 && v1131;
+      if (v1132) {
+        const bfloat v1133 = bfloat(v1128);
+        const uint v1134 = v1121 * v2;
+        const uint v1135 = v1134 + v1123;
+        const uint v1136 = v1135 - v78;
+        out[v1136] = v1133;
+      }
+    }
+    const uint v1137 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1138 = v473 + v1137;
+    const uint v1139 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1140 = v79 + v1139;
+    const bool v1141 = v1138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1142 = v369 && v1141;
+    const bool v1143 = v1140 < v80;
+    const bool v1144 = v1142 && v1143;
+    if (v1144) {
+      const float v1145 = v373.m[1][3].thread_elements()[1];
+      const bool v1146 = v1138 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1147 = v1140 - v78;
+      const bool v1148 = v1147 < v2;
+      const bool v1149 = v1146 && v1148;
+      if (v1149) {
+        const bfloat v1150 = bfloat(v1145);
+        const uint v1151 = v1138 * v2;
+        const uint v1152 = v1151 + v1140;
+        const uint v1153 = v1152 - v78;
+        out[v1153] = v1150;
+      }
+    }
+    const uint v1154 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1155 = v473 + v1154;
+    const uint v1156 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1157 = v79 + v1156;
+    const bool v1158 = v1155 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1159 = v369 && v1158;
+    const bool v1160 = v1157 < v80;
+    const bool v1161 = v1159 && v1160;
+    if (v1161) {
+      const float v1162 = v373.m[1][4].thread_elements()[0];
+      const bool v1163 = v1155 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1164 = v1157 - v78;
+      const bool v1165 = v1164 < v2;
+      const bool v1166 = v1163 && v1165;
+      if (v1166) {
+        const bfloat v1167 = bfloat(v1162);
+        const uint v1168 = v1155 * v2;
+        const uint v1169 = v1168 + v1157;
+        const uint v1170 = v1169 - v78;
+        out[v1170] = v1167;
+      }
+    }
+    const uint v1171 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1172 = v473 + v1171;
+    const uint v1173 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1174 = v79 + v1173;
+    const bool v1175 = v1172 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1176 = v369 && v1175;
+    const bool v1177 = v1174 < v80;
+    const bool v1178 = v1176 && v1177;
+    if (v1178) {
+      const float v1179 = v373.m[1][4].thread_elements()[1];
+      const bool v1180 = v1172 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1181 = v1174 - v78;
+      const bool v1182 = v1181 < v2;
+      const bool v1183 = v1180 && v1182;
+      if (v1183) {
+        const bfloat v1184 = bfloat(v1179);
+        const uint v1185 = v1172 * v2;
+        const uint v1186 = v1185 + v1174;
+        const uint v1187 = v1186 - v78;
+        out[v1187] = v1184;
+      }
+    }
+    const uint v1188 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1189 = v473 + v1188;
+    const uint v1190 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1191 = v79 + v1190;
+    const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1193 = v369 && v1192;
+    const bool v1194 = v1191 < v80;
+    const bool v1195 = v1193 && v1194;
+    if (v1195) {
+      const float v1196 = v373.m[1][5].thread_elements()[0];
+      const bool v1197 = v1189 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1198 = v1191 - v78;
+      const bool v1199 = v1198 < v2;
+      const bool v1200 = v1197 && v1199;
+      if (v1200) {
+        const bfloat v1201 = bfloat(v1196);
+        const uint v1202 = v1189 * v2;
+        const uint v1203 = v1202 + v1191;
+        const uint v1204 = v1203 - v78;
+        out[v1204] = v1201;
+      }
+    }
+    const uint v1205 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1206 = v473 + v1205;
+    const uint v1207 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1208 = v79 + v1207;
+    const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1210 = v369 && v1209;
+    const bool v1211 = v1208 < v80;
+    const bool v1212 = v1210 && v1211;
+    if (v1212) {
+      const float v1213 = v373.m[1][5].thread_elements()[1];
+      const bool v1214 = v1206 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1215 = v1208 - v78;
+      const bool v1216 = v1215 < v2;
+      const bool v1217 = v1214 && v1216;
+      if (v1217) {
+        const bfloat v1218 = bfloat(v1213);
+        const uint v1219 = v1206 * v2;
+        const uint v1220 = v1219 + v1208;
+        const uint v1221 = v1220 - v78;
+        out[v1221] = v1218;
+      }
+    }
+    const uint v1222 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1223 = v473 + v1222;
+    const uint v1224 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1225 = v79 + v1224;
+    const bool v1226 = v1223 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1227 = v369 && v1226;
+    const bool v1228 = v1225 < v80;
+    const bool v1229 = v1227 && v1228;
+    if (v1229) {
+      const float v1230 = v373.m[1][6].thread_elements()[0];
+      const bool v1231 = v1223 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1232 = v1225 - v78;
+      const bool v1233 = v1232 < v2;
+      const bool v1234 = v1231 && v1233;
+      if (v1234) {
+        const bfloat v1235 = bfloat(v1230);
+        const uint v1236 = v1223 * v2;
+        const uint v1237 = v1236 + v1225;
+        const uint v1238 = v1237 - v78;
+        out[v1238] = v1235;
+      }
+    }
+    const uint v1239 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1240 = v473 + v1239;
+    const uint v1241 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1242 = v79 + v1241;
+    const bool v1243 = v1240 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1244 = v369 && v1243;
+    const bool v1245 = v1242 < v80;
+    const bool v1246 = v1244 && v1245;
+    if (v1246) {
+      const float v1247 = v373.m[1][6].thread_elements()[1];
+      const bool v1248 = v1240 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1249 = v1242 - v78;
+      const bool v1250 = v1249 < v2;
+      const bool v1251 = v1248 && v1250;
+      if (v1251) {
+        const bfloat v1252 = bfloat(v1247);
+        const uint v1253 = v1240 * v2;
+        const uint v1254 = v1253 + v1242;
+        const uint v1255 = v1254 - v78;
+        out[v1255] = v1252;
+      }
+    }
+    const uint v1256 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1257 = v473 + v1256;
+    const uint v1258 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1259 = v79 + v1258;
+    const bool v1260 = v1257 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1261 = v369 && v1260;
+    const bool v1262 = v1259 < v80;
+    const bool v1263 = v1261 && v1262;
+    if (v1263) {
+      const float v1264 = v373.m[1][7].thread_elements()[0];
+      const bool v1265 = v1257 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1266 = v1259 - v78;
+      const bool v1267 = v1266 < v2;
+      const bool v1268 = v1265 && v1267;
+      if (v1268) {
+        const bfloat v1269 = bfloat(v1264);
+        const uint v1270 = v1257 * v2;
+        const uint v1271 = v1270 + v1259;
+        const uint v1272 = v1271 - v78;
+        out[v1272] = v1269;
+      }
+    }
+    const uint v1273 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1274 = v473 + v1273;
+    const uint v1275 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1276 = v79 + v1275;
+    const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1278 = v369 && v1277;
+    const bool v1279 = v1276 < v80;
+    const bool v1280 = v1278 && v1279;
+    if (v1280) {
+      const float v1281 = v373.m[1][7].thread_elements()[1];
+      const bool v1282 = v1274 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1283 = v1276 - v78;
+      const bool v1284 = v1283 < v2;
+      const bool v1285 = v1282 && v1284;
+      if (v1285) {
+        const bfloat v1286 = bfloat(v1281);
+        const uint v1287 = v1274 * v2;
+        const uint v1288 = v1287 + v1276;
+        const uint v1289 = v1288 - v78;
+        out[v1289] = v1286;
+      }
+    }
+    const uint v1290 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1291 = v473 + v1290;
+    const uint v1292 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1293 = v79 + v1292;
+    const bool v1294 = v1291 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1295 = v369 && v1294;
+    const bool v1296 = v1293 < v80;
+    const bool v1297 = v1295 && v1296;
+    if (v1297) {
+      const float v1298 = v373.m[1][8].thread_elements()[0];
+      const bool v1299 = v1291 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1300 = v1293 - v78;
+      const bool v1301 = v1300 < v2;
+      const bool v1302 = v1299 && v1301;
+      if (v1302) {
+        const bfloat v1303 = bfloat(v1298);
+        const uint v1304 = v1291 * v2;
+        const uint v1305 = v1304 + v1293;
+        const uint v1306 = v1305 - v78;
+        out[v1306] = v1303;
+      }
+    }
+    const uint v1307 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1308 = v473 + v1307;
+    const uint v1309 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1310 = v79 + v1309;
+    const bool v1311 = v1308 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1312 = v369 && v1311;
+    const bool v1313 = v1310 < v80;
+    const bool v1314 = v1312 && v1313;
+    if (v1314) {
+      const float v1315 = v373.m[1][8].thread_elements()[1];
+      const bool v1316 = v1308 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1317 = v1310 - v78;
+      const bool v1318 = v1317 < v2;
+      const bool v1319 = v1316 && v1318;
+      if (v1319) {
+        const bfloat v1320 = bfloat(v1315);
+        const uint v1321 = v1308 * v2;
+        const uint v1322 = v1321 + v1310;
+        const uint v1323 = v1322 - v78;
+        out[v1323] = v1320;
+      }
+    }
+    const uint v1324 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1325 = v473 + v1324;
+    const uint v1326 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1327 = v79 + v1326;
+    const bool v1328 = v1325 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1329 = v369 && v1328;
+    const bool v1330 = v1327 < v80;
+    const bool v1331 = v1329 && v1330;
+    if (v1331) {
+      const float v1332 = v373.m[1][9].thread_elements()[0];
+      const bool v1333 = v1325 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1334 = v1327 - v78;
+      const bool v1335 = v1334 < v2;
+      const bool v1336 = v1333 && v1335;
+      if (v1336) {
+        const bfloat v1337 = bfloat(v1332);
+        const uint v1338 = v1325 * v2;
+        const uint v1339 = v1338 + v1327;
+        const uint v1340 = v1339 - v78;
+        out[v1340] = v1337;
+      }
+    }
+    const uint v1341 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1342 = v473 + v1341;
+    const uint v1343 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1344 = v79 + v1343;
+    const bool v1345 = v1342 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1346 = v369 && v1345;
+    const bool v1347 = v1344 < v80;
+    const bool v1348 = v1346 && v1347;
+    if (v1348) {
+      const float v1349 = v373.m[1][9].thread_elements()[1];
+      const bool v1350 = v1342 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1351 = v1344 - v78;
+      const bool v1352 = v1351 < v2;
+      const bool v1353 = v1350 && v1352;
+      if (v1353) {
+        const bfloat v1354 = bfloat(v1349);
+        const uint v1355 = v1342 * v2;
+        const uint v1356 = v1355 + v1344;
+        const uint v1357 = v1356 - v78;
+        out[v1357] = v1354;
+      }
+    }
+    const uint v1358 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1359 = v473 + v1358;
+    const uint v1360 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1361 = v79 + v1360;
+    const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1363 = v369 && v1362;
+    const bool v1364 = v1361 < v80;
+    const bool v1365 = v1363 && v1364;
+    if (v1365) {
+      const float v1366 = v373.m[1][10].thread_elements()[0];
+      const bool v1367 = v1359 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1368 = v1361 - v78;
+      const bool v1369 = v1368 < v2;
+      const bool v1370 = v1367 && v1369;
+      if (v1370) {
+        const bfloat v1371 = bfloat(v1366);
+        const uint v1372 = v1359 * v2;
+        const uint v1373 = v1372 + v1361;
+        const uint v1374 = v1373 - v78;
+        out[v1374] = v1371;
+      }
+    }
+    const uint v1375 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1376 = v473 + v1375;
+    const uint v1377 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1378 = v79 + v1377;
+    const bool v1379 = v1376 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1380 = v369 && v1379;
+    const bool v1381 = v1378 < v80;
+    const bool v1382 = v1380 && v1381;
+    if (v1382) {
+      const float v1383 = v373.m[1][10].thread_elements()[1];
+      const bool v1384 = v1376 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1385 = v1378 - v78;
+      const bool v1386 = v1385 < v2;
+      const bool v1387 = v1384 && v1386;
+      if (v1387) {
+        const bfloat v1388 = bfloat(v1383);
+        const uint v1389 = v1376 * v2;
+        const uint v1390 = v1389 + v1378;
+        const uint v1391 = v1390 - v78;
+        out[v1391] = v1388;
+      }
+    }
+    const uint v1392 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1393 = v473 + v1392;
+    const uint v1394 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1395 = v79 + v1394;
+    const bool v1396 = v1393 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1397 = v369 && v1396;
+    const bool v1398 = v1395 < v80;
+    const bool v1399 = v1397 && v1398;
+    if (v1399) {
+      const float v1400 = v373.m[1][11].thread_elements()[0];
+      const bool v1401 = v1393 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1402 = v1395 - v78;
+      const bool v1403 = v1402 < v2;
+      const bool v1404 = v1401 && v1403;
+      if (v1404) {
+        const bfloat v1405 = bfloat(v1400);
+        const uint v1406 = v1393 * v2;
+        const uint v1407 = v1406 + v1395;
+        const uint v1408 = v1407 - v78;
+        out[v1408] = v1405;
+      }
+    }
+    const uint v1409 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1410 = v473 + v1409;
+    const uint v1411 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1412 = v79 + v1411;
+    const bool v1413 = v1410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1414 = v369 && v1413;
+    const bool v1415 = v1412 < v80;
+    const bool v1416 = v1414 && v1415;
+    if (v1416) {
+      const float v1417 = v373.m[1][11].thread_elements()[1];
+      const bool v1418 = v1410 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1419 = v1412 - v78;
+      const bool v1420 = v1419 < v2;
+      const bool v1421 = v1418 && v1420;
+      if (v1421) {
+        const bfloat v1422 = bfloat(v1417);
+        const uint v1423 = v1410 * v2;
+        const uint v1424 = v1423 + v1412;
+        const uint v1425 = v1424 - v78;
+        out[v1425] = v1422;
+      }
+    }
+    const uint v1426 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1427 = v473 + v1426;
+    const uint v1428 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1429 = v79 + v1428;
+    const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1431 = v369 && v1430;
+    const bool v1432 = v1429 < v80;
+    const bool v1433 = v1431 && v1432;
+    if (v1433) {
+      const float v1434 = v373.m[1][12].thread_elements()[0];
+      const bool v1435 = v1427 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1436 = v1429 - v78;
+      const bool v1437 = v1436 < v2;
+      const bool v1438 = v1435 && v1437;
+      if (v1438) {
+        const bfloat v1439 = bfloat(v1434);
+        const uint v1440 = v1427 * v2;
+        const uint v1441 = v1440 + v1429;
+        const uint v1442 = v1441 - v78;
+        out[v1442] = v1439;
+      }
+    }
+    const uint v1443 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1444 = v473 + v1443;
+    const uint v1445 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1446 = v79 + v1445;
+    const bool v1447 = v1444 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1448 = v369 && v1447;
+    const bool v1449 = v1446 < v80;
+    const bool v1450 = v1448 && v1449;
+    if (v1450) {
+      const float v1451 = v373.m[1][12].thread_elements()[1];
+      const bool v1452 = v1444 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1453 = v1446 - v78;
+      const bool v1454 = v1453 < v2;
+      const bool v1455 = v1452 && v1454;
+      if (v1455) {
+        const bfloat v1456 = bfloat(v1451);
+        const uint v1457 = v1444 * v2;
+        const uint v1458 = v1457 + v1446;
+        const uint v1459 = v1458 - v78;
+        out[v1459] = v1456;
+      }
+    }
+    const uint v1460 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1461 = v473 + v1460;
+    const uint v1462 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1463 = v79 + v1462;
+    const bool v1464 = v1461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1465 = v369 && v1464;
+    const bool v1466 = v1463 < v80;
+    const bool v1467 = v1465 && v1466;
+    if (v1467) {
+      const float v1468 = v373.m[1][13].thread_elements()[0];
+      const bool v1469 = v1461 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1470 = v1463 - v78;
+      const bool v1471 = v1470 < v2;
+      const bool v1472 = v1469 && v1471;
+      if (v1472) {
+        const bfloat v1473 = bfloat(v1468);
+        const uint v1474 = v1461 * v2;
+        const uint v1475 = v1474 + v1463;
+        const uint v1476 = v1475 - v78;
+        out[v1476] = v1473;
+      }
+    }
+    const uint v1477 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1478 = v473 + v1477;
+    const uint v1479 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1480 = v79 + v1479;
+    const bool v1481 = v1478 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1482 = v369 && v1481;
+    const bool v1483 = v1480 < v80;
+    const bool v1484 = v1482 && v1483;
+    if (v1484) {
+      const float v1485 = v373.m[1][13].thread_elements()[1];
+      const bool v1486 = v1478 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1487 = v1480 - v78;
+      const bool v1488 = v1487 < v2;
+      const bool v1489 = v1486 && v1488;
+      if (v1489) {
+        const bfloat v1490 = bfloat(v1485);
+        const uint v1491 = v1478 * v2;
+        const uint v1492 = v1491 + v1480;
+        const uint v1493 = v1492 - v78;
+        out[v1493] = v1490;
+      }
+    }
+    const uint v1494 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1495 = v473 + v1494;
+    const uint v1496 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1497 = v79 + v1496;
+    const bool v1498 = v1495 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1499 = v369 && v1498;
+    const bool v1500 = v1497 < v80;
+    const bool v1501 = v1499 && v1500;
+    if (v1501) {
+      const float v1502 = v373.m[1][14].thread_elements()[0];
+      const bool v1503 = v1495 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1504 = v1497 - v78;
+      const bool v1505 = v1504 < v2;
+      const bool v1506 = v1503 && v1505;
+      if (v1506) {
+        const bfloat v1507 = bfloat(v1502);
+        const uint v1508 = v1495 * v2;
+        const uint v1509 = v1508 + v1497;
+        const uint v1510 = v1509 - v78;
+        out[v1510] = v1507;
+      }
+    }
+    const uint v1511 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1512 = v473 + v1511;
+    const uint v1513 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1514 = v79 + v1513;
+    const bool v1515 = v1512 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1516 = v369 && v1515;
+    const bool v1517 = v1514 < v80;
+    const bool v1518 = v1516 && v1517;
+    if (v1518) {
+      const float v1519 = v373.m[1][14].thread_elements()[1];
+      const bool v1520 = v1512 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1521 = v1514 - v78;
+      const bool v1522 = v1521 < v2;
+      const bool v1523 = v1520 && v1522;
+      if (v1523) {
+        const bfloat v1524 = bfloat(v1519);
+        const uint v1525 = v1512 * v2;
+        const uint v1526 = v1525 + v1514;
+        const uint v1527 = v1526 - v78;
+        out[v1527] = v1524;
+      }
+    }
+    const uint v1528 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1529 = v473 + v1528;
+    const uint v1530 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1531 = v79 + v1530;
+    const bool v1532 = v1529 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1533 = v369 && v1532;
+    const bool v1534 = v1531 < v80;
+    const bool v1535 = v1533 && v1534;
+    if (v1535) {
+      const float v1536 = v373.m[1][15].thread_elements()[0];
+      const bool v1537 = v1529 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1538 = v1531 - v78;
+      const bool v1539 = v1538 < v2;
+      const bool v1540 = v1537 && v1539;
+      if (v1540) {
+        const bfloat v1541 = bfloat(v1536);
+        const uint v1542 = v1529 * v2;
+        const uint v1543 = v1542 + v1531;
+        const uint v1544 = v1543 - v78;
+        out[v1544] = v1541;
+      }
+    }
+    const uint v1545 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1546 = v473 + v1545;
+    const uint v1547 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1548 = v79 + v1547;
+    const bool v1549 = v1546 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1550 = v369 && v1549;
+    const bool v1551 = v1548 < v80;
+    const bool v1552 = v1550 && v1551;
+    if (v1552) {
+      const float v1553 = v373.m[1][15].thread_elements()[1];
+      const bool v1554 = v1546 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1555 = v1548 - v78;
+      const bool v1556 = v1555 < v2;
+      const bool v1557 = v1554 && v1556;
+      if (v1557) {
+        const bfloat v1558 = bfloat(v1553);
+        const uint v1559 = v1546 * v2;
+        const uint v1560 = v1559 + v1548;
+        const uint v1561 = v1560 - v78;
+        out[v1561] = v1558;
+      }
+    }
+    const uint v1563 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:153
+    iron_frag<float, 16, 128> v1573;  // kernels/gemm/gemm_warpgroup.hpp:92
+    iron_frag_fill(v1573, float(0.0f));
+    if (v377) {  // kernels/gemm/gemm_warpgroup.hpp:98
+      const uint v3233 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:102
+      const uint v3235 = v365 << 5u;
+      const uint v3236 = v3235 + v3233;
+      const uint v3240 = v3236 >> 3u;
+      const uint v3242 = v3236 & 7u;
+      const uint v3244 = v3242 << 3u;
+      const uint v3245 = v75 + v3240;
+      const bool v3247 = v3245 < v0;
+      const uint v3250 = v3245 * v3;
+      const uint v3255 = v3240 << 6u;
+      const uint v3259 = v3236 + 384u;
+      const uint v3261 = v3259 >> 3u;
+      const uint v3263 = v3259 & 7u;
+      const uint v3265 = v3263 << 3u;
+      const uint v3266 = v75 + v3261;
+      const bool v3268 = v3266 < v0;
+      const uint v3271 = v3266 * v3;
+      const uint v3276 = v3261 << 6u;
+      const uint v3280 = v3236 + 768u;
+      const bool v3282 = v3280 < 1024u;
+      const uint v3318 = v1563 + v3240;  // kernels/gemm/gemm_warpgroup.hpp:103
+      const bool v3320 = v3318 < v80;
+      const uint v3323 = v3318 * v3;
+      const uint v3339 = v1563 + v3261;
+      const bool v3341 = v3339 < v80;
+      const uint v3344 = v3339 * v3;
 
-      for (uint v6796 = 0u; v6796 < v3; v6796 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:102
-        const uint v6798 = v6796 >> 6u;
-        const uint v6800 = v6798 % 1u;
+      for (uint v3224 = 0u; v3224 < v3; v3224 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:99
+        const uint v3226 = v3224 >> 6u;
+        const uint v3228 = v3226 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v6803 = v6800 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:105
-        const uint v6818 = v6796 + v6816;
-        const bool v6820 = v6818 < v3;
-        const bool v6821 = v6819 && v6820;
-        const uint v6824 = v6822 + v6818;
-        const uint v6825 = v6821 ? v6824 : 0u;
-        const uint v6828 = v6803 + v6827;
-        const uint v6829 = v6828 + v6816;
+        const uint v3231 = v3228 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:102
+        const uint v3246 = v3224 + v3244;
+        const bool v3248 = v3246 < v3;
+        const bool v3249 = v3247 && v3248;
+        const uint v3252 = v3250 + v3246;
+        const uint v3253 = v3249 ? v3252 : 0u;
+        const uint v3256 = v3231 + v3255;
+        const uint v3257 = v3256 + v3244;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v6829 + e] = v6821 ? x_sorted[v6825 + e] : bfloat(0);
+          shm3[v3257 + e] = v3249 ? x_sorted[v3253 + e] : bfloat(0);
         }
-        const uint v6839 = v6796 + v6837;
-        const bool v6841 = v6839 < v3;
-        const bool v6842 = v6840 && v6841;
-        const uint v6845 = v6843 + v6839;
-        const uint v6846 = v6842 ? v6845 : 0u;
-        const uint v6849 = v6803 + v6848;
-        const uint v6850 = v6849 + v6837;
+        const uint v3267 = v3224 + v3265;
+        const bool v3269 = v3267 < v3;
+        const bool v3270 = v3268 && v3269;
+        const uint v3273 = v3271 + v3267;
+        const uint v3274 = v3270 ? v3273 : 0u;
+        const uint v3277 = v3231 + v3276;
+        const uint v3278 = v3277 + v3265;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v6850 + e] = v6842 ? x_sorted[v6846 + e] : bfloat(0);
+          shm3[v3278 + e] = v3270 ? x_sorted[v3274 + e] : bfloat(0);
         }
-        if (v6854) {
-          const uint v6856 = v6852 >> 3u;
-          const uint v6858 = v6852 & 7u;
-          const uint v6860 = v6858 << 3u;
-          const uint v6861 = v75 + v6856;
-          const uint v6862 = v6796 + v6860;
-          const bool v6863 = v6861 < v0;
-          const bool v6864 = v6862 < v3;
-          const bool v6865 = v6863 && v6864;
-          const uint v6866 = v6861 * v3;
-          const uint v6868 = v6866 + v6862;
-          const uint v6869 = v6865 ? v6868 : 0u;
-          const uint v6871 = v6856 << 6u;
-          const uint v6872 = v6803 + v6871;
-          const uint v6873 = v6872 + v6860;
+        if (v3282) {
+          const uint v3284 = v3280 >> 3u;
+          const uint v3286 = v3280 & 7u;
+          const uint v3288 = v3286 << 3u;
+          const uint v3289 = v75 + v3284;
+          const uint v3290 = v3224 + v3288;
+          const bool v3291 = v3289 < v0;
+          const bool v3292 = v3290 < v3;
+          const bool v3293 = v3291 && v3292;
+          const uint v3294 = v3289 * v3;
+          const uint v3296 = v3294 + v3290;
+          const uint v3297 = v3293 ? v3296 : 0u;
+          const uint v3299 = v3284 << 6u;
+          const uint v3300 = v3231 + v3299;
+          const uint v3301 = v3300 + v3288;
           for (uint e = 0; e < 8u; ++e) {
-            shm3[v6873 + e] = v6865 ? x_sorted[v6869 + e] : bfloat(0);
+            shm3[v3301 + e] = v3293 ? x_sorted[v3297 + e] : bfloat(0);
           }
         }
-        const bool v6894 = v6892 && v6820;  // kernels/gemm/gemm_warpgroup.hpp:106
-        const uint v6897 = v6895 + v6818;
-        const uint v6898 = v6894 ? v6897 : 0u;
+        const bool v3322 = v3320 && v3248;  // kernels/gemm/gemm_warpgroup.hpp:103
+        const uint v3325 = v3323 + v3246;
+        const uint v3326 = v3322 ? v3325 : 0u;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v6829 + e] = v6894 ? w[v6898 + e] : bfloat(0);
+          shm4[v3257 + e] = v3322 ? w[v3326 + e] : bfloat(0);
         }
-        const bool v6915 = v6913 && v6841;
-        const uint v6918 = v6916 + v6839;
-        const uint v6919 = v6915 ? v6918 : 0u;
+        const bool v3343 = v3341 && v3269;
+        const uint v3346 = v3344 + v3267;
+        const uint v3347 = v3343 ? v3346 : 0u;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v6850 + e] = v6915 ? w[v6919 + e] : bfloat(0);
+          shm4[v3278 + e] = v3343 ? w[v3347 + e] : bfloat(0);
         }
-        if (v6854) {
-          const uint v6929 = v6852 >> 3u;
-          const uint v6931 = v6852 & 7u;
-          const uint v6933 = v6931 << 3u;
-          const uint v6934 = v5135 + v6929;
-          const uint v6935 = v6796 + v6933;
-          const bool v6936 = v6934 < v80;
-          const bool v6937 = v6935 < v3;
-          const bool v6938 = v6936 && v6937;
-          const uint v6939 = v6934 * v3;
-          const uint v6941 = v6939 + v6935;
-          const uint v6942 = v6938 ? v6941 : 0u;
-          const uint v6944 = v6929 << 6u;
-          const uint v6945 = v6803 + v6944;
-          const uint v6946 = v6945 + v6933;
+        if (v3282) {
+          const uint v3357 = v3280 >> 3u;
+          const uint v3359 = v3280 & 7u;
+          const uint v3361 = v3359 << 3u;
+          const uint v3362 = v1563 + v3357;
+          const uint v3363 = v3224 + v3361;
+          const bool v3364 = v3362 < v80;
+          const bool v3365 = v3363 < v3;
+          const bool v3366 = v3364 && v3365;
+          const uint v3367 = v3362 * v3;
+          const uint v3369 = v3367 + v3363;
+          const uint v3370 = v3366 ? v3369 : 0u;
+          const uint v3372 = v3357 << 6u;
+          const uint v3373 = v3231 + v3372;
+          const uint v3374 = v3373 + v3361;
           for (uint e = 0; e < 8u; ++e) {
-            shm4[v6946 + e] = v6938 ? w[v6942 + e] : bfloat(0);
+            shm4[v3374 + e] = v3366 ? w[v3370 + e] : bfloat(0);
           }
         }
-        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:102
+        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:99
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        if (v3941) {
-          const uint v6956 = v4043 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:97
-          const uint v6957 = v6803 + v6956;
-          const uint v7057 = v4041 << 6u;
-          const uint v7059 = v6957 + v7057;
-          iron_frag<bfloat, 16, 16> v7066;
-          iron_frag_fill(v7066, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v7066, shm3, long(v7059), long(64u));
-          iron_frag<bfloat, 16, 128> v7068;
-          iron_frag_fill(v7068, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v7068, shm4, long(v6803), long(64u));
-          iron_frag_mma(v5145, v7066, v7068);
-          const uint v7070 = v7059 + 16u;
-          const uint v7073 = v6803 + 16u;
-          iron_frag<bfloat, 16, 16> v7075;
-          iron_frag_fill(v7075, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v7075, shm3, long(v7070), long(64u));
-          iron_frag<bfloat, 16, 128> v7077;
-          iron_frag_fill(v7077, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v7077, shm4, long(v7073), long(64u));
-          iron_frag_mma(v5145, v7075, v7077);
-          const uint v7079 = v7059 + 32u;
-          const uint v7082 = v6803 + 32u;
-          iron_frag<bfloat, 16, 16> v7084;
-          iron_frag_fill(v7084, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v7084, shm3, long(v7079), long(64u));
-          iron_frag<bfloat, 16, 128> v7086;
-          iron_frag_fill(v7086, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v7086, shm4, long(v7082), long(64u));
-          iron_frag_mma(v5145, v7084, v7086);
-          const uint v7088 = v7059 + 48u;
-          const uint v7091 = v6803 + 48u;
-          iron_frag<bfloat, 16, 16> v7093;
-          iron_frag_fill(v7093, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v7093, shm3, long(v7088), long(64u));
-          iron_frag<bfloat, 16, 128> v7095;
-          iron_frag_fill(v7095, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v7095, shm4, long(v7091), long(64u));
-          iron_frag_mma(v5145, v7093, v7095);
+        if (v369) {
+          const uint v3384 = v471 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
+          const uint v3385 = v3231 + v3384;
+          const uint v3485 = v469 << 6u;
+          const uint v3487 = v3385 + v3485;
+          iron_frag<bfloat, 16, 16> v3494;
+          iron_frag_fill(v3494, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3494, shm3, long(v3487), long(64u));
+          iron_frag<bfloat, 16, 128> v3496;
+          iron_frag_fill(v3496, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3496, shm4, long(v3231), long(64u));
+          iron_frag_mma(v1573, v3494, v3496);
+          const uint v3498 = v3487 + 16u;
+          const uint v3501 = v3231 + 16u;
+          iron_frag<bfloat, 16, 16> v3503;
+          iron_frag_fill(v3503, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3503, shm3, long(v3498), long(64u));
+          iron_frag<bfloat, 16, 128> v3505;
+          iron_frag_fill(v3505, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3505, shm4, long(v3501), long(64u));
+          iron_frag_mma(v1573, v3503, v3505);
+          const uint v3507 = v3487 + 32u;
+          const uint v3510 = v3231 + 32u;
+          iron_frag<bfloat, 16, 16> v3512;
+          iron_frag_fill(v3512, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3512, shm3, long(v3507), long(64u));
+          iron_frag<bfloat, 16, 128> v3514;
+          iron_frag_fill(v3514, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3514, shm4, long(v3510), long(64u));
+          iron_frag_mma(v1573, v3512, v3514);
+          const uint v3516 = v3487 + 48u;
+          const uint v3519 = v3231 + 48u;
+          iron_frag<bfloat, 16, 16> v3521;
+          iron_frag_fill(v3521, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3521, shm3, long(v3516), long(64u));
+          iron_frag<bfloat, 16, 128> v3523;
+          iron_frag_fill(v3523, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3523, shm4, long(v3519), long(64u));
+          iron_frag_mma(v1573, v3521, v3523);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:102
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:99
     } else {
-      const uint v5176 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
-      const uint v5177 = iron_tid.x;
+      const uint v1604 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+      const uint v1605 = iron_tid.x;
 
-      for (uint v5175 = 0u; v5175 < v3; v5175 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:115
-        for (uint v5179 = v5177; v5179 < 8192u; v5179 += v5176) {  // kernels/gemm/gemm_tiles.hpp:93
-          const uint v5181 = v5179 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-          const uint v5183 = v5179 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-          const uint v5184 = v75 + v5181;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v5185 = v5184 < v0;
-          const uint v5186 = v5175 + v5183;
-          const bool v5187 = v5186 < v3;
-          const bool v5188 = v5185 && v5187;
-          if (v5188) {
-            const uint v5190 = v5184 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const uint v5192 = v5190 + v5175;
-            const uint v5193 = v5192 + v5183;
-            const bfloat v5194 = x_sorted[v5193];
-            const uint v5196 = v5181 << 6u;
-            const uint v5197 = v5196 + v5183;
-            shm3[v5197] = v5194;
+      for (uint v1603 = 0u; v1603 < v3; v1603 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:112
+        for (uint v1607 = v1605; v1607 < 8192u; v1607 += v1604) {  // kernels/gemm/gemm_tiles.hpp:93
+          const uint v1609 = v1607 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+          const uint v1611 = v1607 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+          const uint v1612 = v75 + v1609;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v1613 = v1612 < v0;
+          const uint v1614 = v1603 + v1611;
+          const bool v1615 = v1614 < v3;
+          const bool v1616 = v1613 && v1615;
+          if (v1616) {
+            const uint v1618 = v1612 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const uint v1620 = v1618 + v1603;
+            const uint v1621 = v1620 + v1611;
+            const bfloat v1622 = x_sorted[v1621];
+            const uint v1624 = v1609 << 6u;
+            const uint v1625 = v1624 + v1611;
+            shm3[v1625] = v1622;
           } else {
-            const uint v5199 = v5181 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-            const uint v5200 = v5199 + v5183;
-            shm3[v5200] = bfloat(0.0f);
+            const uint v1627 = v1609 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+            const uint v1628 = v1627 + v1611;
+            shm3[v1628] = bfloat(0.0f);
           }
         }
 
-        for (uint v5205 = v5177; v5205 < 8192u; v5205 += v5176) {  // kernels/gemm/gemm_tiles.hpp:93
-          const uint v5207 = v5205 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-          const uint v5209 = v5205 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-          const uint v5210 = v5135 + v5207;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v5211 = v5210 < v80;
-          const uint v5212 = v5175 + v5209;
-          const bool v5213 = v5212 < v3;
-          const bool v5214 = v5211 && v5213;
-          if (v5214) {
-            const uint v5216 = v5210 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const uint v5218 = v5216 + v5175;
-            const uint v5219 = v5218 + v5209;
-            const bfloat v5220 = w[v5219];
-            const uint v5222 = v5207 << 6u;
-            const uint v5223 = v5222 + v5209;
-            shm4[v5223] = v5220;
+        for (uint v1633 = v1605; v1633 < 8192u; v1633 += v1604) {  // kernels/gemm/gemm_tiles.hpp:93
+          const uint v1635 = v1633 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+          const uint v1637 = v1633 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+          const uint v1638 = v1563 + v1635;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v1639 = v1638 < v80;
+          const uint v1640 = v1603 + v1637;
+          const bool v1641 = v1640 < v3;
+          const bool v1642 = v1639 && v1641;
+          if (v1642) {
+            const uint v1644 = v1638 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const uint v1646 = v1644 + v1603;
+            const uint v1647 = v1646 + v1637;
+            const bfloat v1648 = w[v1647];
+            const uint v1650 = v1635 << 6u;
+            const uint v1651 = v1650 + v1637;
+            shm4[v1651] = v1648;
           } else {
-            const uint v5225 = v5207 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-            const uint v5226 = v5225 + v5209;
-            shm4[v5226] = bfloat(0.0f);
+            const uint v1653 = v1635 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+            const uint v1654 = v1653 + v1637;
+            shm4[v1654] = bfloat(0.0f);
           }
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:119
-        if (v3941) {  // kernels/gemm/gemm_warpgroup.hpp:120
-          const uint v5235 = v4043 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:97
-          const uint v7102 = v4041 << 6u;
-          const uint v7104 = v5235 + v7102;
-          iron_frag<bfloat, 16, 16> v7111;
-          iron_frag_fill(v7111, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v7111, shm3, long(v7104), long(64u));
-          iron_frag<bfloat, 16, 128> v7113;
-          iron_frag_fill(v7113, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v7113, shm4, long(0u), long(64u));
-          iron_frag_mma(v5145, v7111, v7113);
-          const uint v7115 = v7104 + 16u;
-          iron_frag<bfloat, 16, 16> v7120;
-          iron_frag_fill(v7120, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v7120, shm3, long(v7115), long(64u));
-          iron_frag<bfloat, 16, 128> v7122;
-          iron_frag_fill(v7122, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v7122, shm4, long(16u), long(64u));
-          iron_frag_mma(v5145, v7120, v7122);
-          const uint v7124 = v7104 + 32u;
-          iron_frag<bfloat, 16, 16> v7129;
-          iron_frag_fill(v7129, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v7129, shm3, long(v7124), long(64u));
-          iron_frag<bfloat, 16, 128> v7131;
-          iron_frag_fill(v7131, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v7131, shm4, long(32u), long(64u));
-          iron_frag_mma(v5145, v7129, v7131);
-          const uint v7133 = v7104 + 48u;
-          iron_frag<bfloat, 16, 16> v7138;
-          iron_frag_fill(v7138, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v7138, shm3, long(v7133), long(64u));
-          iron_frag<bfloat, 16, 128> v7140;
-          iron_frag_fill(v7140, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v7140, shm4, long(48u), long(64u));
-          iron_frag_mma(v5145, v7138, v7140);
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:116
+        if (v369) {  // kernels/gemm/gemm_warpgroup.hpp:117
+          const uint v1663 = v471 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
+          const uint v3530 = v469 << 6u;
+          const uint v3532 = v1663 + v3530;
+          iron_frag<bfloat, 16, 16> v3539;
+          iron_frag_fill(v3539, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3539, shm3, long(v3532), long(64u));
+          iron_frag<bfloat, 16, 128> v3541;
+          iron_frag_fill(v3541, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3541, shm4, long(0u), long(64u));
+          iron_frag_mma(v1573, v3539, v3541);
+          const uint v3543 = v3532 + 16u;
+          iron_frag<bfloat, 16, 16> v3548;
+          iron_frag_fill(v3548, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3548, shm3, long(v3543), long(64u));
+          iron_frag<bfloat, 16, 128> v3550;
+          iron_frag_fill(v3550, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3550, shm4, long(16u), long(64u));
+          iron_frag_mma(v1573, v3548, v3550);
+          const uint v3552 = v3532 + 32u;
+          iron_frag<bfloat, 16, 16> v3557;
+          iron_frag_fill(v3557, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3557, shm3, long(v3552), long(64u));
+          iron_frag<bfloat, 16, 128> v3559;
+          iron_frag_fill(v3559, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3559, shm4, long(32u), long(64u));
+          iron_frag_mma(v1573, v3557, v3559);
+          const uint v3561 = v3532 + 48u;
+          iron_frag<bfloat, 16, 16> v3566;
+          iron_frag_fill(v3566, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3566, shm3, long(v3561), long(64u));
+          iron_frag<bfloat, 16, 128> v3568;
+          iron_frag_fill(v3568, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3568, shm4, long(48u), long(64u));
+          iron_frag_mma(v1573, v3566, v3568);
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:121
-      }
-    }
-    const uint v5246 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5247 = v4045 + v5246;
-    const uint v5248 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5249 = v5135 + v5248;
-    const bool v5250 = v5247 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5251 = v3941 && v5250;
-    const bool v5252 = v5249 < v80;
-    const bool v5253 = v5251 && v5252;
-    if (v5253) {
-      const float v5254 = v5145.m[0][0].thread_elements()[0];
-      const bool v5255 = v5247 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5256 = v5249 - v78;
-      const bool v5257 = v5256 < v2;
-      const bool v5258 = v5255 && v5257;
-      if (v5258) {
-        const bfloat v5259 = bfloat(v5254);
-        const uint v5260 = v5247 * v2;
-        const uint v5261 = v5260 + v5249;
-        const uint v5262 = v5261 - v78;
-        out[v5262] = v5259;
-      }
-    }
-    const uint v5263 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5264 = v4045 + v5263;
-    const uint v5265 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5266 = v5135 + v5265;
-    const bool v5267 = v5264 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5268 = v3941 && v5267;
-    const bool v5269 = v5266 < v80;
-    const bool v5270 = v5268 && v5269;
-    if (v5270) {
-      const float v5271 = v5145.m[0][0].thread_elements()[1];
-      const bool v5272 = v5264 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5273 = v5266 - v78;
-      const bool v5274 = v5273 < v2;
-      const bool v5275 = v5272 && v5274;
-      if (v5275) {
-        const bfloat v5276 = bfloat(v5271);
-        const uint v5277 = v5264 * v2;
-        const uint v5278 = v5277 + v5266;
-        const uint v5279 = v5278 - v78;
-        out[v5279] = v5276;
-      }
-    }
-    const uint v5280 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5281 = v4045 + v5280;
-    const uint v5282 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5283 = v5135 + v5282;
-    const bool v5284 = v5281 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5285 = v3941 && v5284;
-    const bool v5286 = v5283 < v80;
-    const bool v5287 = v5285 && v5286;
-    if (v5287) {
-      const float v5288 = v5145.m[0][1].thread_elements()[0];
-      const bool v5289 = v5281 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5290 = v5283 - v78;
-      const bool v5291 = v5290 < v2;
-      const bool v5292 = v5289 && v5291;
-      if (v5292) {
-        const bfloat v5293 = bfloat(v5288);
-        const uint v5294 = v5281 * v2;
-        const uint v5295 = v5294 + v5283;
-        const uint v5296 = v5295 - v78;
-        out[v5296] = v5293;
-      }
-    }
-    const uint v5297 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5298 = v4045 + v5297;
-    const uint v5299 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5300 = v5135 + v5299;
-    const bool v5301 = v5298 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5302 = v3941 && v5301;
-    const bool v5303 = v5300 < v80;
-    const bool v5304 = v5302 && v5303;
-    if (v5304) {
-      const float v5305 = v5145.m[0][1].thread_elements()[1];
-      const bool v5306 = v5298 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5307 = v5300 - v78;
-      const bool v5308 = v5307 < v2;
-      const bool v5309 = v5306 && v5308;
-      if (v5309) {
-        const bfloat v5310 = bfloat(v5305);
-        const uint v5311 = v5298 * v2;
-        const uint v5312 = v5311 + v5300;
-        const uint v5313 = v5312 - v78;
-        out[v5313] = v5310;
-      }
-    }
-    const uint v5314 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5315 = v4045 + v5314;
-    const uint v5316 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5317 = v5135 + v5316;
-    const bool v5318 = v5315 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5319 = v3941 && v5318;
-    const bool v5320 = v5317 < v80;
-    const bool v5321 = v5319 && v5320;
-    if (v5321) {
-      const float v5322 = v5145.m[0][2].thread_elements()[0];
-      const bool v5323 = v5315 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5324 = v5317 - v78;
-      const bool v5325 = v5324 < v2;
-      const bool v5326 = v5323 && v5325;
-      if (v5326) {
-        const bfloat v5327 = bfloat(v5322);
-        const uint v5328 = v5315 * v2;
-        const uint v5329 = v5328 + v5317;
-        const uint v5330 = v5329 - v78;
-        out[v5330] = v5327;
-      }
-    }
-    const uint v5331 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5332 = v4045 + v5331;
-    const uint v5333 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5334 = v5135 + v5333;
-    const bool v5335 = v5332 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5336 = v3941 && v5335;
-    const bool v5337 = v5334 < v80;
-    const bool v5338 = v5336 && v5337;
-    if (v5338) {
-      const float v5339 = v5145.m[0][2].thread_elements()[1];
-      const bool v5340 = v5332 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5341 = v5334 - v78;
-      const bool v5342 = v5341 < v2;
-      const bool v5343 = v5340 && v5342;
-      if (v5343) {
-        const bfloat v5344 = bfloat(v5339);
-        const uint v5345 = v5332 * v2;
-        const uint v5346 = v5345 + v5334;
-        const uint v5347 = v5346 - v78;
-        out[v5347] = v5344;
-      }
-    }
-    const uint v5348 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5349 = v4045 + v5348;
-    const uint v5350 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5351 = v5135 + v5350;
-    const bool v5352 = v5349 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5353 = v3941 && v5352;
-    const bool v5354 = v5351 < v80;
-    const bool v5355 = v5353 && v5354;
-    if (v5355) {
-      const float v5356 = v5145.m[0][3].thread_elements()[0];
-      const bool v5357 = v5349 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5358 = v5351 - v78;
-      const bool v5359 = v5358 < v2;
-      const bool v5360 = v5357 && v5359;
-      if (v5360) {
-        const bfloat v5361 = bfloat(v5356);
-        const uint v5362 = v5349 * v2;
-        const uint v5363 = v5362 + v5351;
-        const uint v5364 = v5363 - v78;
-        out[v5364] = v5361;
-      }
-    }
-    const uint v5365 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5366 = v4045 + v5365;
-    const uint v5367 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5368 = v5135 + v5367;
-    const bool v5369 = v5366 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5370 = v3941 && v5369;
-    const bool v5371 = v5368 < v80;
-    const bool v5372 = v5370 && v5371;
-    if (v5372) {
-      const float v5373 = v5145.m[0][3].thread_elements()[1];
-      const bool v5374 = v5366 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5375 = v5368 - v78;
-      const bool v5376 = v5375 < v2;
-      const bool v5377 = v5374 && v5376;
-      if (v5377) {
-        const bfloat v5378 = bfloat(v5373);
-        const uint v5379 = v5366 * v2;
-        const uint v5380 = v5379 + v5368;
-        const uint v5381 = v5380 - v78;
-        out[v5381] = v5378;
-      }
-    }
-    const uint v5382 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5383 = v4045 + v5382;
-    const uint v5384 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5385 = v5135 + v5384;
-    const bool v5386 = v5383 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5387 = v3941 && v5386;
-    const bool v5388 = v5385 < v80;
-    const bool v5389 = v5387 && v5388;
-    if (v5389) {
-      const float v5390 = v5145.m[0][4].thread_elements()[0];
-      const bool v5391 = v5383 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5392 = v5385 - v78;
-      const bool v5393 = v5392 < v2;
-      const bool v5394 = v5391 && v5393;
-      if (v5394) {
-        const bfloat v5395 = bfloat(v5390);
-        const uint v5396 = v5383 * v2;
-        const uint v5397 = v5396 + v5385;
-        const uint v5398 = v5397 - v78;
-        out[v5398] = v5395;
-      }
-    }
-    const uint v5399 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5400 = v4045 + v5399;
-    const uint v5401 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5402 = v5135 + v5401;
-    const bool v5403 = v5400 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5404 = v3941 && v5403;
-    const bool v5405 = v5402 < v80;
-    const bool v5406 = v5404 && v5405;
-    if (v5406) {
-      const float v5407 = v5145.m[0][4].thread_elements()[1];
-      const bool v5408 = v5400 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5409 = v5402 - v78;
-      const bool v5410 = v5409 < v2;
-      const bool v5411 = v5408 && v5410;
-      if (v5411) {
-        const bfloat v5412 = bfloat(v5407);
-        const uint v5413 = v5400 * v2;
-        const uint v5414 = v5413 + v5402;
-        const uint v5415 = v5414 - v78;
-        out[v5415] = v5412;
-      }
-    }
-    const uint v5416 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5417 = v4045 + v5416;
-    const uint v5418 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5419 = v5135 + v5418;
-    const bool v5420 = v5417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5421 = v3941 && v5420;
-    const bool v5422 = v5419 < v80;
-    const bool v5423 = v5421 && v5422;
-    if (v5423) {
-      const float v5424 = v5145.m[0][5].thread_elements()[0];
-      const bool v5425 = v5417 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5426 = v5419 - v78;
-      const bool v5427 = v5426 < v2;
-      const bool v5428 = v5425 && v5427;
-      if (v5428) {
-        const bfloat v5429 = bfloat(v5424);
-        const uint v5430 = v5417 * v2;
-        const uint v5431 = v5430 + v5419;
-        const uint v5432 = v5431 - v78;
-        out[v5432] = v5429;
-      }
-    }
-    const uint v5433 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5434 = v4045 + v5433;
-    const uint v5435 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5436 = v5135 + v5435;
-    const bool v5437 = v5434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5438 = v3941 && v5437;
-    const bool v5439 = v5436 < v80;
-    const bool v5440 = v5438 && v5439;
-    if (v5440) {
-      const float v5441 = v5145.m[0][5].thread_elements()[1];
-      const bool v5442 = v5434 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5443 = v5436 - v78;
-      const bool v5444 = v5443 < v2;
-      const bool v5445 = v5442 && v5444;
-      if (v5445) {
-        const bfloat v5446 = bfloat(v5441);
-        const uint v5447 = v5434 * v2;
-        const uint v5448 = v5447 + v5436;
-        const uint v5449 = v5448 - v78;
-        out[v5449] = v5446;
-      }
-    }
-    const uint v5450 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5451 = v4045 + v5450;
-    const uint v5452 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5453 = v5135 + v5452;
-    const bool v5454 = v5451 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5455 = v3941 && v5454;
-    const bool v5456 = v5453 < v80;
-    const bool v5457 = v5455 && v5456;
-    if (v5457) {
-      const float v5458 = v5145.m[0][6].thread_elements()[0];
-      const bool v5459 = v5451 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5460 = v5453 - v78;
-      const bool v5461 = v5460 < v2;
-      const bool v5462 = v5459 && v5461;
-      if (v5462) {
-        const bfloat v5463 = bfloat(v5458);
-        const uint v5464 = v5451 * v2;
-        const uint v5465 = v5464 + v5453;
-        const uint v5466 = v5465 - v78;
-        out[v5466] = v5463;
-      }
-    }
-    const uint v5467 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5468 = v4045 + v5467;
-    const uint v5469 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5470 = v5135 + v5469;
-    const bool v5471 = v5468 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5472 = v3941 && v5471;
-    const bool v5473 = v5470 < v80;
-    const bool v5474 = v5472 && v5473;
-    if (v5474) {
-      const float v5475 = v5145.m[0][6].thread_elements()[1];
-      const bool v5476 = v5468 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5477 = v5470 - v78;
-      const bool v5478 = v5477 < v2;
-      const bool v5479 = v5476 && v5478;
-      if (v5479) {
-        const bfloat v5480 = bfloat(v5475);
-        const uint v5481 = v5468 * v2;
-        const uint v5482 = v5481 + v5470;
-        const uint v5483 = v5482 - v78;
-        out[v5483] = v5480;
-      }
-    }
-    const uint v5484 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5485 = v4045 + v5484;
-    const uint v5486 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5487 = v5135 + v5486;
-    const bool v5488 = v5485 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5489 = v3941 && v5488;
-    const bool v5490 = v5487 < v80;
-    const bool v5491 = v5489 && v5490;
-    if (v5491) {
-      const float v5492 = v5145.m[0][7].thread_elements()[0];
-      const bool v5493 = v5485 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5494 = v5487 - v78;
-      const bool v5495 = v5494 < v2;
-      const bool v5496 = v5493 && v5495;
-      if (v5496) {
-        const bfloat v5497 = bfloat(v5492);
-        const uint v5498 = v5485 * v2;
-        const uint v5499 = v5498 + v5487;
-        const uint v5500 = v5499 - v78;
-        out[v5500] = v5497;
-      }
-    }
-    const uint v5501 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5502 = v4045 + v5501;
-    const uint v5503 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5504 = v5135 + v5503;
-    const bool v5505 = v5502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5506 = v3941 && v5505;
-    const bool v5507 = v5504 < v80;
-    const bool v5508 = v5506 && v5507;
-    if (v5508) {
-      const float v5509 = v5145.m[0][7].thread_elements()[1];
-      const bool v5510 = v5502 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5511 = v5504 - v78;
-      const bool v5512 = v5511 < v2;
-      const bool v5513 = v5510 && v5512;
-      if (v5513) {
-        const bfloat v5514 = bfloat(v5509);
-        const uint v5515 = v5502 * v2;
-        const uint v5516 = v5515 + v5504;
-        const uint v5517 = v5516 - v78;
-        out[v5517] = v5514;
-      }
-    }
-    const uint v5518 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5519 = v4045 + v5518;
-    const uint v5520 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5521 = v5135 + v5520;
-    const bool v5522 = v5519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5523 = v3941 && v5522;
-    const bool v5524 = v5521 < v80;
-    const bool v5525 = v5523 && v5524;
-    if (v5525) {
-      const float v5526 = v5145.m[0][8].thread_elements()[0];
-      const bool v5527 = v5519 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5528 = v5521 - v78;
-      const bool v5529 = v5528 < v2;
-      const bool v5530 = v5527 && v5529;
-      if (v5530) {
-        const bfloat v5531 = bfloat(v5526);
-        const uint v5532 = v5519 * v2;
-        const uint v5533 = v5532 + v5521;
-        const uint v5534 = v5533 - v78;
-        out[v5534] = v5531;
-      }
-    }
-    const uint v5535 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5536 = v4045 + v5535;
-    const uint v5537 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5538 = v5135 + v5537;
-    const bool v5539 = v5536 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5540 = v3941 && v5539;
-    const bool v5541 = v5538 < v80;
-    const bool v5542 = v5540 && v5541;
-    if (v5542) {
-      const float v5543 = v5145.m[0][8].thread_elements()[1];
-      const bool v5544 = v5536 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5545 = v5538 - v78;
-      const bool v5546 = v5545 < v2;
-      const bool v5547 = v5544 && v5546;
-      if (v5547) {
-        const bfloat v5548 = bfloat(v5543);
-        const uint v5549 = v5536 * v2;
-        const uint v5550 = v5549 + v5538;
-        const uint v5551 = v5550 - v78;
-        out[v5551] = v5548;
-      }
-    }
-    const uint v5552 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5553 = v4045 + v5552;
-    const uint v5554 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5555 = v5135 + v5554;
-    const bool v5556 = v5553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5557 = v3941 && v5556;
-    const bool v5558 = v5555 < v80;
-    const bool v5559 = v5557 && v5558;
-    if (v5559) {
-      const float v5560 = v5145.m[0][9].thread_elements()[0];
-      const bool v5561 = v5553 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5562 = v5555 - v78;
-      const bool v5563 = v5562 < v2;
-      const bool v5564 = v5561 && v5563;
-      if (v5564) {
-        const bfloat v5565 = bfloat(v5560);
-        const uint v5566 = v5553 * v2;
-        const uint v5567 = v5566 + v5555;
-        const uint v5568 = v5567 - v78;
-        out[v5568] = v5565;
-      }
-    }
-    const uint v5569 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5570 = v4045 + v5569;
-    const uint v5571 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5572 = v5135 + v5571;
-    const bool v5573 = v5570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5574 = v3941 && v5573;
-    const bool v5575 = v5572 < v80;
-    const bool v5576 = v5574 && v5575;
-    if (v5576) {
-      const float v5577 = v5145.m[0][9].thread_elements()[1];
-      const bool v5578 = v5570 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5579 = v5572 - v78;
-      const bool v5580 = v5579 < v2;
-      const bool v5581 = v5578 && v5580;
-      if (v5581) {
-        const bfloat v5582 = bfloat(v5577);
-        const uint v5583 = v5570 * v2;
-        const uint v5584 = v5583 + v5572;
-        const uint v5585 = v5584 - v78;
-        out[v5585] = v5582;
-      }
-    }
-    const uint v5586 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5587 = v4045 + v5586;
-    const uint v5588 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5589 = v5135 + v5588;
-    const bool v5590 = v5587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5591 = v3941 && v5590;
-    const bool v5592 = v5589 < v80;
-    const bool v5593 = v5591 && v5592;
-    if (v5593) {
-      const float v5594 = v5145.m[0][10].thread_elements()[0];
-      const bool v5595 = v5587 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5596 = v5589 - v78;
-      const bool v5597 = v5596 < v2;
-      const bool v5598 = v5595 && v5597;
-      if (v5598) {
-        const bfloat v5599 = bfloat(v5594);
-        const uint v5600 = v5587 * v2;
-        const uint v5601 = v5600 + v5589;
-        const uint v5602 = v5601 - v78;
-        out[v5602] = v5599;
-      }
-    }
-    const uint v5603 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5604 = v4045 + v5603;
-    const uint v5605 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5606 = v5135 + v5605;
-    const bool v5607 = v5604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5608 = v3941 && v5607;
-    const bool v5609 = v5606 < v80;
-    const bool v5610 = v5608 && v5609;
-    if (v5610) {
-      const float v5611 = v5145.m[0][10].thread_elements()[1];
-      const bool v5612 = v5604 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5613 = v5606 - v78;
-      const bool v5614 = v5613 < v2;
-      const bool v5615 = v5612 && v5614;
-      if (v5615) {
-        const bfloat v5616 = bfloat(v5611);
-        const uint v5617 = v5604 * v2;
-        const uint v5618 = v5617 + v5606;
-        const uint v5619 = v5618 - v78;
-        out[v5619] = v5616;
-      }
-    }
-    const uint v5620 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5621 = v4045 + v5620;
-    const uint v5622 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5623 = v5135 + v5622;
-    const bool v5624 = v5621 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5625 = v3941 && v5624;
-    const bool v5626 = v5623 < v80;
-    const bool v5627 = v5625 && v5626;
-    if (v5627) {
-      const float v5628 = v5145.m[0][11].thread_elements()[0];
-      const bool v5629 = v5621 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5630 = v5623 - v78;
-      const bool v5631 = v5630 < v2;
-      const bool v5632 = v5629 && v5631;
-      if (v5632) {
-        const bfloat v5633 = bfloat(v5628);
-        const uint v5634 = v5621 * v2;
-        const uint v5635 = v5634 + v5623;
-        const uint v5636 = v5635 - v78;
-        out[v5636] = v5633;
-      }
-    }
-    const uint v5637 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5638 = v4045 + v5637;
-    const uint v5639 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5640 = v5135 + v5639;
-    const bool v5641 = v5638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5642 = v3941 && v5641;
-    const bool v5643 = v5640 < v80;
-    const bool v5644 = v5642 && v5643;
-    if (v5644) {
-      const float v5645 = v5145.m[0][11].thread_elements()[1];
-      const bool v5646 = v5638 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5647 = v5640 - v78;
-      const bool v5648 = v5647 < v2;
-      const bool v5649 = v5646 && v5648;
-      if (v5649) {
-        const bfloat v5650 = bfloat(v5645);
-        const uint v5651 = v5638 * v2;
-        const uint v5652 = v5651 + v5640;
-        const uint v5653 = v5652 - v78;
-        out[v5653] = v5650;
-      }
-    }
-    const uint v5654 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5655 = v4045 + v5654;
-    const uint v5656 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5657 = v5135 + v5656;
-    const bool v5658 = v5655 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5659 = v3941 && v5658;
-    const bool v5660 = v5657 < v80;
-    const bool v5661 = v5659 && v5660;
-    if (v5661) {
-      const float v5662 = v5145.m[0][12].thread_elements()[0];
-      const bool v5663 = v5655 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5664 = v5657 - v78;
-      const bool v5665 = v5664 < v2;
-      const bool v5666 = v5663 && v5665;
-      if (v5666) {
-        const bfloat v5667 = bfloat(v5662);
-        const uint v5668 = v5655 * v2;
-        const uint v5669 = v5668 + v5657;
-        const uint v5670 = v5669 - v78;
-        out[v5670] = v5667;
-      }
-    }
-    const uint v5671 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5672 = v4045 + v5671;
-    const uint v5673 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5674 = v5135 + v5673;
-    const bool v5675 = v5672 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5676 = v3941 && v5675;
-    const bool v5677 = v5674 < v80;
-    const bool v5678 = v5676 && v5677;
-    if (v5678) {
-      const float v5679 = v5145.m[0][12].thread_elements()[1];
-      const bool v5680 = v5672 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5681 = v5674 - v78;
-      const bool v5682 = v5681 < v2;
-      const bool v5683 = v5680 && v5682;
-      if (v5683) {
-        const bfloat v5684 = bfloat(v5679);
-        const uint v5685 = v5672 * v2;
-        const uint v5686 = v5685 + v5674;
-        const uint v5687 = v5686 - v78;
-        out[v5687] = v5684;
-      }
-    }
-    const uint v5688 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5689 = v4045 + v5688;
-    const uint v5690 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5691 = v5135 + v5690;
-    const bool v5692 = v5689 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5693 = v3941 && v5692;
-    const bool v5694 = v5691 < v80;
-    const bool v5695 = v5693 && v5694;
-    if (v5695) {
-      const float v5696 = v5145.m[0][13].thread_elements()[0];
-      const bool v5697 = v5689 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5698 = v5691 - v78;
-      const bool v5699 = v5698 < v2;
-      const bool v5700 = v5697 && v5699;
-      if (v5700) {
-        const bfloat v5701 = bfloat(v5696);
-        const uint v5702 = v5689 * v2;
-        const uint v5703 = v5702 + v5691;
-        const uint v5704 = v5703 - v78;
-        out[v5704] = v5701;
-      }
-    }
-    const uint v5705 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5706 = v4045 + v5705;
-    const uint v5707 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5708 = v5135 + v5707;
-    const bool v5709 = v5706 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5710 = v3941 && v5709;
-    const bool v5711 = v5708 < v80;
-    const bool v5712 = v5710 && v5711;
-    if (v5712) {
-      const float v5713 = v5145.m[0][13].thread_elements()[1];
-      const bool v5714 = v5706 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5715 = v5708 - v78;
-      const bool v5716 = v5715 < v2;
-      const bool v5717 = v5714 && v5716;
-      if (v5717) {
-        const bfloat v5718 = bfloat(v5713);
-        const uint v5719 = v5706 * v2;
-        const uint v5720 = v5719 + v5708;
-        const uint v5721 = v5720 - v78;
-        out[v5721] = v5718;
-      }
-    }
-    const uint v5722 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5723 = v4045 + v5722;
-    const uint v5724 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5725 = v5135 + v5724;
-    const bool v5726 = v5723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5727 = v3941 && v5726;
-    const bool v5728 = v5725 < v80;
-    const bool v5729 = v5727 && v5728;
-    if (v5729) {
-      const float v5730 = v5145.m[0][14].thread_elements()[0];
-      const bool v5731 = v5723 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5732 = v5725 - v78;
-      const bool v5733 = v5732 < v2;
-      const bool v5734 = v5731 && v5733;
-      if (v5734) {
-        const bfloat v5735 = bfloat(v5730);
-        const uint v5736 = v5723 * v2;
-        const uint v5737 = v5736 + v5725;
-        const uint v5738 = v5737 - v78;
-        out[v5738] = v5735;
-      }
-    }
-    const uint v5739 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5740 = v4045 + v5739;
-    const uint v5741 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5742 = v5135 + v5741;
-    const bool v5743 = v5740 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5744 = v3941 && v5743;
-    const bool v5745 = v5742 < v80;
-    const bool v5746 = v5744 && v5745;
-    if (v5746) {
-      const float v5747 = v5145.m[0][14].thread_elements()[1];
-      const bool v5748 = v5740 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5749 = v5742 - v78;
-      const bool v5750 = v5749 < v2;
-      const bool v5751 = v5748 && v5750;
-      if (v5751) {
-        const bfloat v5752 = bfloat(v5747);
-        const uint v5753 = v5740 * v2;
-        const uint v5754 = v5753 + v5742;
-        const uint v5755 = v5754 - v78;
-        out[v5755] = v5752;
-      }
-    }
-    const uint v5756 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5757 = v4045 + v5756;
-    const uint v5758 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5759 = v5135 + v5758;
-    const bool v5760 = v5757 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5761 = v3941 && v5760;
-    const bool v5762 = v5759 < v80;
-    const bool v5763 = v5761 && v5762;
-    if (v5763) {
-      const float v5764 = v5145.m[0][15].thread_elements()[0];
-      const bool v5765 = v5757 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5766 = v5759 - v78;
-      const bool v5767 = v5766 < v2;
-      const bool v5768 = v5765 && v5767;
-      if (v5768) {
-        const bfloat v5769 = bfloat(v5764);
-        const uint v5770 = v5757 * v2;
-        const uint v5771 = v5770 + v5759;
-        const uint v5772 = v5771 - v78;
-        out[v5772] = v5769;
-      }
-    }
-    const uint v5773 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5774 = v4045 + v5773;
-    const uint v5775 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5776 = v5135 + v5775;
-    const bool v5777 = v5774 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5778 = v3941 && v5777;
-    const bool v5779 = v5776 < v80;
-    const bool v5780 = v5778 && v5779;
-    if (v5780) {
-      const float v5781 = v5145.m[0][15].thread_elements()[1];
-      const bool v5782 = v5774 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5783 = v5776 - v78;
-      const bool v5784 = v5783 < v2;
-      const bool v5785 = v5782 && v5784;
-      if (v5785) {
-        const bfloat v5786 = bfloat(v5781);
-        const uint v5787 = v5774 * v2;
-        const uint v5788 = v5787 + v5776;
-        const uint v5789 = v5788 - v78;
-        out[v5789] = v5786;
-      }
-    }
-    const uint v5790 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5791 = v4045 + v5790;
-    const uint v5792 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5793 = v5135 + v5792;
-    const bool v5794 = v5791 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5795 = v3941 && v5794;
-    const bool v5796 = v5793 < v80;
-    const bool v5797 = v5795 && v5796;
-    if (v5797) {
-      const float v5798 = v5145.m[1][0].thread_elements()[0];
-      const bool v5799 = v5791 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5800 = v5793 - v78;
-      const bool v5801 = v5800 < v2;
-      const bool v5802 = v5799 && v5801;
-      if (v5802) {
-        const bfloat v5803 = bfloat(v5798);
-        const uint v5804 = v5791 * v2;
-        const uint v5805 = v5804 + v5793;
-        const uint v5806 = v5805 - v78;
-        out[v5806] = v5803;
-      }
-    }
-    const uint v5807 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5808 = v4045 + v5807;
-    const uint v5809 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5810 = v5135 + v5809;
-    const bool v5811 = v5808 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5812 = v3941 && v5811;
-    const bool v5813 = v5810 < v80;
-    const bool v5814 = v5812 && v5813;
-    if (v5814) {
-      const float v5815 = v5145.m[1][0].thread_elements()[1];
-      const bool v5816 = v5808 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5817 = v5810 - v78;
-      const bool v5818 = v5817 < v2;
-      const bool v5819 = v5816 && v5818;
-      if (v5819) {
-        const bfloat v5820 = bfloat(v5815);
-        const uint v5821 = v5808 * v2;
-        const uint v5822 = v5821 + v5810;
-        const uint v5823 = v5822 - v78;
-        out[v5823] = v5820;
-      }
-    }
-    const uint v5824 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5825 = v4045 + v5824;
-    const uint v5826 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5827 = v5135 + v5826;
-    const bool v5828 = v5825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5829 = v3941 && v5828;
-    const bool v5830 = v5827 < v80;
-    const bool v5831 = v5829 && v5830;
-    if (v5831) {
-      const float v5832 = v5145.m[1][1].thread_elements()[0];
-      const bool v5833 = v5825 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5834 = v5827 - v78;
-      const bool v5835 = v5834 < v2;
-      const bool v5836 = v5833 && v5835;
-      if (v5836) {
-        const bfloat v5837 = bfloat(v5832);
-        const uint v5838 = v5825 * v2;
-        const uint v5839 = v5838 + v5827;
-        const uint v5840 = v5839 - v78;
-        out[v5840] = v5837;
-      }
-    }
-    const uint v5841 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5842 = v4045 + v5841;
-    const uint v5843 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5844 = v5135 + v5843;
-    const bool v5845 = v5842 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5846 = v3941 && v5845;
-    const bool v5847 = v5844 < v80;
-    const bool v5848 = v5846 && v5847;
-    if (v5848) {
-      const float v5849 = v5145.m[1][1].thread_elements()[1];
-      const bool v5850 = v5842 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5851 = v5844 - v78;
-      const bool v5852 = v5851 < v2;
-      const bool v5853 = v5850 && v5852;
-      if (v5853) {
-        const bfloat v5854 = bfloat(v5849);
-        const uint v5855 = v5842 * v2;
-        const uint v5856 = v5855 + v5844;
-        const uint v5857 = v5856 - v78;
-        out[v5857] = v5854;
-      }
-    }
-    const uint v5858 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5859 = v4045 + v5858;
-    const uint v5860 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5861 = v5135 + v5860;
-    const bool v5862 = v5859 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5863 = v3941 && v5862;
-    const bool v5864 = v5861 < v80;
-    const bool v5865 = v5863 && v5864;
-    if (v5865) {
-      const float v5866 = v5145.m[1][2].thread_elements()[0];
-      const bool v5867 = v5859 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5868 = v5861 - v78;
-      const bool v5869 = v5868 < v2;
-      const bool v5870 = v5867 && v5869;
-      if (v5870) {
-        const bfloat v5871 = bfloat(v5866);
-        const uint v5872 = v5859 * v2;
-        const uint v5873 = v5872 + v5861;
-        const uint v5874 = v5873 - v78;
-        out[v5874] = v5871;
-      }
-    }
-    const uint v5875 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5876 = v4045 + v5875;
-    const uint v5877 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5878 = v5135 + v5877;
-    const bool v5879 = v5876 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5880 = v3941 && v5879;
-    const bool v5881 = v5878 < v80;
-    const bool v5882 = v5880 && v5881;
-    if (v5882) {
-      const float v5883 = v5145.m[1][2].thread_elements()[1];
-      const bool v5884 = v5876 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5885 = v5878 - v78;
-      const bool v5886 = v5885 < v2;
-      const bool v5887 = v5884 && v5886;
-      if (v5887) {
-        const bfloat v5888 = bfloat(v5883);
-        const uint v5889 = v5876 * v2;
-        const uint v5890 = v5889 + v5878;
-        const uint v5891 = v5890 - v78;
-        out[v5891] = v5888;
-      }
-    }
-    const uint v5892 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5893 = v4045 + v5892;
-    const uint v5894 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5895 = v5135 + v5894;
-    const bool v5896 = v5893 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5897 = v3941 && v5896;
-    const bool v5898 = v5895 < v80;
-    const bool v5899 = v5897 && v5898;
-    if (v5899) {
-      const float v5900 = v5145.m[1][3].thread_elements()[0];
-      const bool v5901 = v5893 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5902 = v5895 - v78;
-      const bool v5903 = v5902 < v2;
-      const bool v5904 = v5901 && v5903;
-      if (v5904) {
-        const bfloat v5905 = bfloat(v5900);
-        const uint v5906 = v5893 * v2;
-        const uint v5907 = v5906 + v5895;
-        const uint v5908 = v5907 - v78;
-        out[v5908] = v5905;
-      }
-    }
-    const uint v5909 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5910 = v4045 + v5909;
-    const uint v5911 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5912 = v5135 + v5911;
-    const bool v5913 = v5910 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5914 = v3941 && v5913;
-    const bool v5915 = v5912 < v80;
-    const bool v5916 = v5914 && v5915;
-    if (v5916) {
-      const float v5917 = v5145.m[1][3].thread_elements()[1];
-      const bool v5918 = v5910 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5919 = v5912 - v78;
-      const bool v5920 = v5919 < v2;
-      const bool v5921 = v5918 && v5920;
-      if (v5921) {
-        const bfloat v5922 = bfloat(v5917);
-        const uint v5923 = v5910 * v2;
-        const uint v5924 = v5923 + v5912;
-        const uint v5925 = v5924 - v78;
-        out[v5925] = v5922;
-      }
-    }
-    const uint v5926 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5927 = v4045 + v5926;
-    const uint v5928 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5929 = v5135 + v5928;
-    const bool v5930 = v5927 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5931 = v3941 && v5930;
-    const bool v5932 = v5929 < v80;
-    const bool v5933 = v5931 && v5932;
-    if (v5933) {
-      const float v5934 = v5145.m[1][4].thread_elements()[0];
-      const bool v5935 = v5927 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5936 = v5929 - v78;
-      const bool v5937 = v5936 < v2;
-      const bool v5938 = v5935 && v5937;
-      if (v5938) {
-        const bfloat v5939 = bfloat(v5934);
-        const uint v5940 = v5927 * v2;
-        const uint v5941 = v5940 + v5929;
-        const uint v5942 = v5941 - v78;
-        out[v5942] = v5939;
-      }
-    }
-    const uint v5943 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5944 = v4045 + v5943;
-    const uint v5945 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5946 = v5135 + v5945;
-    const bool v5947 = v5944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5948 = v3941 && v5947;
-    const bool v5949 = v5946 < v80;
-    const bool v5950 = v5948 && v5949;
-    if (v5950) {
-      const float v5951 = v5145.m[1][4].thread_elements()[1];
-      const bool v5952 = v5944 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5953 = v5946 - v78;
-      const bool v5954 = v5953 < v2;
-      const bool v5955 = v5952 && v5954;
-      if (v5955) {
-        const bfloat v5956 = bfloat(v5951);
-        const uint v5957 = v5944 * v2;
-        const uint v5958 = v5957 + v5946;
-        const uint v5959 = v5958 - v78;
-        out[v5959] = v5956;
-      }
-    }
-    const uint v5960 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5961 = v4045 + v5960;
-    const uint v5962 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5963 = v5135 + v5962;
-    const bool v5964 = v5961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5965 = v3941 && v5964;
-    const bool v5966 = v5963 < v80;
-    const bool v5967 = v5965 && v5966;
-    if (v5967) {
-      const float v5968 = v5145.m[1][5].thread_elements()[0];
-      const bool v5969 = v5961 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5970 = v5963 - v78;
-      const bool v5971 = v5970 < v2;
-      const bool v5972 = v5969 && v5971;
-      if (v5972) {
-        const bfloat v5973 = bfloat(v5968);
-        const uint v5974 = v5961 * v2;
-        const uint v5975 = v5974 + v5963;
-        const uint v5976 = v5975 - v78;
-        out[v5976] = v5973;
-      }
-    }
-    const uint v5977 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5978 = v4045 + v5977;
-    const uint v5979 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5980 = v5135 + v5979;
-    const bool v5981 = v5978 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5982 = v3941 && v5981;
-    const bool v5983 = v5980 < v80;
-    const bool v5984 = v5982 && v5983;
-    if (v5984) {
-      const float v5985 = v5145.m[1][5].thread_elements()[1];
-      const bool v5986 = v5978 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v5987 = v5980 - v78;
-      const bool v5988 = v5987 < v2;
-      const bool v5989 = v5986 && v5988;
-      if (v5989) {
-        const bfloat v5990 = bfloat(v5985);
-        const uint v5991 = v5978 * v2;
-        const uint v5992 = v5991 + v5980;
-        const uint v5993 = v5992 - v78;
-        out[v5993] = v5990;
-      }
-    }
-    const uint v5994 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v5995 = v4045 + v5994;
-    const uint v5996 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v5997 = v5135 + v5996;
-    const bool v5998 = v5995 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v5999 = v3941 && v5998;
-    const bool v6000 = v5997 < v80;
-    const bool v6001 = v5999 && v6000;
-    if (v6001) {
-      const float v6002 = v5145.m[1][6].thread_elements()[0];
-      const bool v6003 = v5995 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v6004 = v5997 - v78;
-      const bool v6005 = v6004 < v2;
-      const bool v6006 = v6003 && v6005;
-      if (v6006) {
-        const bfloat v6007 = bfloat(v6002);
-        const uint v6008 = v5995 * v2;
-        const uint v6009 = v6008 + v5997;
-        const uint v6010 = v6009 - v78;
-        out[v6010] = v6007;
-      }
-    }
-    const uint v6011 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v6012 = v4045 + v6011;
-    const uint v6013 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v6014 = v5135 + v6013;
-    const bool v6015 = v6012 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6016 = v3941 && v6015;
-    const bool v6017 = v6014 < v80;
-    const bool v6018 = v6016 && v6017;
-    if (v6018) {
-      const float v6019 = v5145.m[1][6].thread_elements()[1];
-      const bool v6020 = v6012 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v6021 = v6014 - v78;
-      const bool v6022 = v6021 < v2;
-      const bool v6023 = v6020 && v6022;
-      if (v6023) {
-        const bfloat v6024 = bfloat(v6019);
-        const uint v6025 = v6012 * v2;
-        const uint v6026 = v6025 + v6014;
-        const uint v6027 = v6026 - v78;
-        out[v6027] = v6024;
-      }
-    }
-    const uint v6028 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v6029 = v4045 + v6028;
-    const uint v6030 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v6031 = v5135 + v6030;
-    const bool v6032 = v6029 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6033 = v3941 && v6032;
-    const bool v6034 = v6031 < v80;
-    const bool v6035 = v6033 && v6034;
-    if (v6035) {
-      const float v6036 = v5145.m[1][7].thread_elements()[0];
-      const bool v6037 = v6029 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v6038 = v6031 - v78;
-      const bool v6039 = v6038 < v2;
-      const bool v6040 = v6037 && v6039;
-      if (v6040) {
-        const bfloat v6041 = bfloat(v6036);
-        const uint v6042 = v6029 * v2;
-        const uint v6043 = v6042 + v6031;
-        const uint v6044 = v6043 - v78;
-        out[v6044] = v6041;
-      }
-    }
-    const uint v6045 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v6046 = v4045 + v6045;
-    const uint v6047 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v6048 = v5135 + v6047;
-    const bool v6049 = v6046 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6050 = v3941 && v6049;
-    const bool v6051 = v6048 < v80;
-    const bool v6052 = v6050 && v6051;
-    if (v6052) {
-      const float v6053 = v5145.m[1][7].thread_elements()[1];
-      const bool v6054 = v6046 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v6055 = v6048 - v78;
-      const bool v6056 = v6055 < v2;
-      const bool v6057 = v6054 && v6056;
-      if (v6057) {
-        const bfloat v6058 = bfloat(v6053);
-        const uint v6059 = v6046 * v2;
-        const uint v6060 = v6059 + v6048;
-        const uint v6061 = v6060 - v78;
-        out[v6061] = v6058;
-      }
-    }
-    const uint v6062 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v6063 = v4045 + v6062;
-    const uint v6064 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v6065 = v5135 + v6064;
-    const bool v6066 = v6063 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6067 = v3941 && v6066;
-    const bool v6068 = v6065 < v80;
-    const bool v6069 = v6067 && v6068;
-    if (v6069) {
-      const float v6070 = v5145.m[1][8].thread_elements()[0];
-      const bool v6071 = v6063 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v6072 = v6065 - v78;
-      const bool v6073 = v6072 < v2;
-      const bool v6074 = v6071 && v6073;
-      if (v6074) {
-        const bfloat v6075 = bfloat(v6070);
-        const uint v6076 = v6063 * v2;
-        const uint v6077 = v6076 + v6065;
-        const uint v6078 = v6077 - v78;
-        out[v6078] = v6075;
-      }
-    }
-    const uint v6079 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v6080 = v4045 + v6079;
-    const uint v6081 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v6082 = v5135 + v6081;
-    const bool v6083 = v6080 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6084 = v3941 && v6083;
-    const bool v6085 = v6082 < v80;
-    const bool v6086 = v6084 && v6085;
-    if (v6086) {
-      const float v6087 = v5145.m[1][8].thread_elements()[1];
-      const bool v6088 = v6080 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v6089 = v6082 - v78;
-      const bool v6090 = v6089 < v2;
-      const bool v6091 = v6088 && v6090;
-      if (v6091) {
-        const bfloat v6092 = bfloat(v6087);
-        const uint v6093 = v6080 * v2;
-        const uint v6094 = v6093 + v6082;
-        const uint v6095 = v6094 - v78;
-        out[v6095] = v6092;
-      }
-    }
-    const uint v6096 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v6097 = v4045 + v6096;
-    const uint v6098 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v6099 = v5135 + v6098;
-    const bool v6100 = v6097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6101 = v3941 && v6100;
-    const bool v6102 = v6099 < v80;
-    const bool v6103 = v6101 && v6102;
-    if (v6103) {
-      const float v6104 = v5145.m[1][9].thread_elements()[0];
-      const bool v6105 = v6097 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v6106 = v6099 - v78;
-      const bool v6107 = v6106 < v2;
-      const bool v6108 = v6105 && v6107;
-      if (v6108) {
-        const bfloat v6109 = bfloat(v6104);
-        const uint v6110 = v6097 * v2;
-        const uint v6111 = v6110 + v6099;
-        const uint v6112 = v6111 - v78;
-        out[v6112] = v6109;
-      }
-    }
-    const uint v6113 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v6114 = v4045 + v6113;
-    const uint v6115 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v6116 = v5135 + v6115;
-    const bool v6117 = v6114 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6118 = v3941 && v6117;
-    const bool v6119 = v6116 < v80;
-    const bool v6120 = v6118 && v6119;
-    if (v6120) {
-      const float v6121 = v5145.m[1][9].thread_elements()[1];
-      const bool v6122 = v6114 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v6123 = v6116 - v78;
-      const bool v6124 = v6123 < v2;
-      const bool v6125 = v6122 && v6124;
-      if (v6125) {
-        const bfloat v6126 = bfloat(v6121);
-        const uint v6127 = v6114 * v2;
-        const uint v6128 = v6127 + v6116;
-        const uint v6129 = v6128 - v78;
-        out[v6129] = v6126;
-      }
-    }
-    const uint v6130 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v6131 = v4045 + v6130;
-    const uint v6132 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v6133 = v5135 + v6132;
-    const bool v6134 = v6131 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6135 = v3941 && v6134;
-    const bool v6136 = v6133 < v80;
-    const bool v6137 = v6135 && v6136;
-    if (v6137) {
-      const float v6138 = v5145.m[1][10].thread_elements()[0];
-      const bool v6139 = v6131 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v6140 = v6133 - v78;
-      const bool v6141 = v6140 < v2;
-      const bool v6142 = v6139 && v6141;
-      if (v6142) {
-        const bfloat v6143 = bfloat(v6138);
-        const uint v6144 = v6131 * v2;
-        const uint v6145 = v6144 + v6133;
-        const uint v6146 = v6145 - v78;
-        out[v6146] = v6143;
-      }
-    }
-    const uint v6147 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v6148 = v4045 + v6147;
-    const uint v6149 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v6150 = v5135 + v6149;
-    const bool v6151 = v6148 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6152 = v3941 && v6151;
-    const bool v6153 = v6150 < v80;
-    const bool v6154 = v6152 && v6153;
-    if (v6154) {
-      const float v6155 = v5145.m[1][10].thread_elements()[1];
-      const bool v6156 = v6148 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v6157 = v6150 - v78;
-      const bool v6158 = v6157 < v2;
-      const bool v6159 = v6156 && v6158;
-      if (v6159) {
-        const bfloat v6160 = bfloat(v6155);
-        const uint v6161 = v6148 * v2;
-        const uint v6162 = v6161 + v6150;
-        const uint v6163 = v6162 - v78;
-        out[v6163] = v6160;
-      }
-    }
-    const uint v6164 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v6165 = v4045 + v6164;
-    const uint v6166 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v6167 = v5135 + v6166;
-    const bool v6168 = v6165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6169 = v3941 && v6168;
-    const bool v6170 = v6167 < v80;
-    const bool v6171 = v6169 && v6170;
-    if (v6171) {
-      const float v6172 = v5145.m[1][11].thread_elements()[0];
-      const bool v6173 = v6165 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v6174 = v6167 - v78;
-      const bool v6175 = v6174 < v2;
-      const bool v6176 = v6173 && v6175;
-      if (v6176) {
-        const bfloat v6177 = bfloat(v6172);
-        const uint v6178 = v6165 * v2;
-        const uint v6179 = v6178 + v6167;
-        const uint v6180 = v6179 - v78;
-        out[v6180] = v6177;
-      }
-    }
-    const uint v6181 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v6182 = v4045 + v6181;
-    const uint v6183 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v6184 = v5135 + v6183;
-    const bool v6185 = v6182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6186 = v3941 && v6185;
-    const bool v6187 = v6184 < v80;
-    const bool v6188 = v6186 && v6187;
-    if (v6188) {
-      const float v6189 = v5145.m[1][11].thread_elements()[1];
-      const bool v6190 = v6182 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v6191 = v6184 - v78;
-      const bool v6192 = v6191 < v2;
-      const bool v6193 = v6190 && v6192;
-      if (v6193) {
-        const bfloat v6194 = bfloat(v6189);
-        const uint v6195 = v6182 * v2;
-        const uint v6196 = v6195 + v6184;
-        const uint v6197 = v6196 - v78;
-        out[v6197] = v6194;
-      }
-    }
-    const uint v6198 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v6199 = v4045 + v6198;
-    const uint v6200 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v6201 = v5135 + v6200;
-    const bool v6202 = v6199 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6203 = v3941 && v6202;
-    const bool v6204 = v6201 < v80;
-    const bool v6205 = v6203 && v6204;
-    if (v6205) {
-      const float v6206 = v5145.m[1][12].thread_elements()[0];
-      const bool v6207 = v6199 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v6208 = v6201 - v78;
-      const bool v6209 = v6208 < v2;
-      const bool v6210 = v6207 && v6209;
-      if (v6210) {
-        const bfloat v6211 = bfloat(v6206);
-        const uint v6212 = v6199 * v2;
-        const uint v6213 = v6212 + v6201;
-        const uint v6214 = v6213 - v78;
-        out[v6214] = v6211;
-      }
-    }
-    const uint v6215 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v6216 = v4045 + v6215;
-    const uint v6217 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v6218 = v5135 + v6217;
-    const bool v6219 = v6216 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6220 = v3941 && v6219;
-    const bool v6221 = v6218 < v80;
-    const bool v6222 = v6220 && v6221;
-    if (v6222) {
-      const float v6223 = v5145.m[1][12].thread_elements()[1];
-      const bool v6224 = v6216 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v6225 = v6218 - v78;
-      const bool v6226 = v6225 < v2;
-      const bool v6227 = v6224 && v6226;
-      if (v6227) {
-        const bfloat v6228 = bfloat(v6223);
-        const uint v6229 = v6216 * v2;
-        const uint v6230 = v6229 + v6218;
-        const uint v6231 = v6230 - v78;
-        out[v6231] = v6228;
-      }
-    }
-    const uint v6232 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v6233 = v4045 + v6232;
-    const uint v6234 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v6235 = v5135 + v6234;
-    const bool v6236 = v6233 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6237 = v3941 && v6236;
-    const bool v6238 = v6235 < v80;
-    const bool v6239 = v6237 && v6238;
-    if (v6239) {
-      const float v6240 = v5145.m[1][13].thread_elements()[0];
-      const bool v6241 = v6233 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v6242 = v6235 - v78;
-      const bool v6243 = v6242 < v2;
-      const bool v6244 = v6241 && v6243;
-      if (v6244) {
-        const bfloat v6245 = bfloat(v6240);
-        const uint v6246 = v6233 * v2;
-        const uint v6247 = v6246 + v6235;
-        const uint v6248 = v6247 - v78;
-        out[v6248] = v6245;
-      }
-    }
-    const uint v6249 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v6250 = v4045 + v6249;
-    const uint v6251 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v6252 = v5135 + v6251;
-    const bool v6253 = v6250 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6254 = v3941 && v6253;
-    const bool v6255 = v6252 < v80;
-    const bool v6256 = v6254 && v6255;
-    if (v6256) {
-      const float v6257 = v5145.m[1][13].thread_elements()[1];
-      const bool v6258 = v6250 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v6259 = v6252 - v78;
-      const bool v6260 = v6259 < v2;
-      const bool v6261 = v6258 && v6260;
-      if (v6261) {
-        const bfloat v6262 = bfloat(v6257);
-        const uint v6263 = v6250 * v2;
-        const uint v6264 = v6263 + v6252;
-        const uint v6265 = v6264 - v78;
-        out[v6265] = v6262;
-      }
-    }
-    const uint v6266 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v6267 = v4045 + v6266;
-    const uint v6268 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v6269 = v5135 + v6268;
-    const bool v6270 = v6267 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6271 = v3941 && v6270;
-    const bool v6272 = v6269 < v80;
-    const bool v6273 = v6271 && v6272;
-    if (v6273) {
-      const float v6274 = v5145.m[1][14].thread_elements()[0];
-      const bool v6275 = v6267 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v6276 = v6269 - v78;
-      const bool v6277 = v6276 < v2;
-      const bool v6278 = v6275 && v6277;
-      if (v6278) {
-        const bfloat v6279 = bfloat(v6274);
-        const uint v6280 = v6267 * v2;
-        const uint v6281 = v6280 + v6269;
-        const uint v6282 = v6281 - v78;
-        out[v6282] = v6279;
-      }
-    }
-    const uint v6283 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v6284 = v4045 + v6283;
-    const uint v6285 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v6286 = v5135 + v6285;
-    const bool v6287 = v6284 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6288 = v3941 && v6287;
-    const bool v6289 = v6286 < v80;
-    const bool v6290 = v6288 && v6289;
-    if (v6290) {
-      const float v6291 = v5145.m[1][14].thread_elements()[1];
-      const bool v6292 = v6284 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v6293 = v6286 - v78;
-      const bool v6294 = v6293 < v2;
-      const bool v6295 = v6292 && v6294;
-      if (v6295) {
-        const bfloat v6296 = bfloat(v6291);
-        const uint v6297 = v6284 * v2;
-        const uint v6298 = v6297 + v6286;
-        const uint v6299 = v6298 - v78;
-        out[v6299] = v6296;
-      }
-    }
-    const uint v6300 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v6301 = v4045 + v6300;
-    const uint v6302 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v6303 = v5135 + v6302;
-    const bool v6304 = v6301 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6305 = v3941 && v6304;
-    const bool v6306 = v6303 < v80;
-    const bool v6307 = v6305 && v6306;
-    if (v6307) {
-      const float v6308 = v5145.m[1][15].thread_elements()[0];
-      const bool v6309 = v6301 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v6310 = v6303 - v78;
-      const bool v6311 = v6310 < v2;
-      const bool v6312 = v6309 && v6311;
-      if (v6312) {
-        const bfloat v6313 = bfloat(v6308);
-        const uint v6314 = v6301 * v2;
-        const uint v6315 = v6314 + v6303;
-        const uint v6316 = v6315 - v78;
-        out[v6316] = v6313;
-      }
-    }
-    const uint v6317 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:129
-    const uint v6318 = v4045 + v6317;
-    const uint v6319 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:130
-    const uint v6320 = v5135 + v6319;
-    const bool v6321 = v6318 < v0;  // kernels/gemm/gemm_warpgroup.hpp:131
-    const bool v6322 = v3941 && v6321;
-    const bool v6323 = v6320 < v80;
-    const bool v6324 = v6322 && v6323;
-    if (v6324) {
-      const float v6325 = v5145.m[1][15].thread_elements()[1];
-      const bool v6326 = v6318 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v6327 = v6320 - v78;
-      const bool v6328 = v6327 < v2;
-      const bool v6329 = v6326 && v6328;
-      if (v6329) {
-        const bfloat v6330 = bfloat(v6325);
-        const uint v6331 = v6318 * v2;
-        const uint v6332 = v6331 + v6320;
-        const uint v6333 = v6332 - v78;
-        out[v6333] = v6330;
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:118
+      }
+    }
+    const uint v1674 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1675 = v473 + v1674;
+    const uint v1676 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1677 = v1563 + v1676;
+    const bool v1678 = v1675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1679 = v369 && v1678;
+    const bool v1680 = v1677 < v80;
+    const bool v1681 = v1679 && v1680;
+    if (v1681) {
+      const float v1682 = v1573.m[0][0].thread_elements()[0];
+      const bool v1683 = v1675 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1684 = v1677 - v78;
+      const bool v1685 = v1684 < v2;
+      const bool v1686 = v1683 && v1685;
+      if (v1686) {
+        const bfloat v1687 = bfloat(v1682);
+        const uint v1688 = v1675 * v2;
+        const uint v1689 = v1688 + v1677;
+        const uint v1690 = v1689 - v78;
+        out[v1690] = v1687;
+      }
+    }
+    const uint v1691 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1692 = v473 + v1691;
+    const uint v1693 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1694 = v1563 + v1693;
+    const bool v1695 = v1692 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1696 = v369 && v1695;
+    const bool v1697 = v1694 < v80;
+    const bool v1698 = v1696 && v1697;
+    if (v1698) {
+      const float v1699 = v1573.m[0][0].thread_elements()[1];
+      const bool v1700 = v1692 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1701 = v1694 - v78;
+      const bool v1702 = v1701 < v2;
+      const bool v1703 = v1700 && v1702;
+      if (v1703) {
+        const bfloat v1704 = bfloat(v1699);
+        const uint v1705 = v1692 * v2;
+        const uint v1706 = v1705 + v1694;
+        const uint v1707 = v1706 - v78;
+        out[v1707] = v1704;
+      }
+    }
+    const uint v1708 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1709 = v473 + v1708;
+    const uint v1710 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1711 = v1563 + v1710;
+    const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1713 = v369 && v1712;
+    const bool v1714 = v1711 < v80;
+    const bool v1715 = v1713 && v1714;
+    if (v1715) {
+      const float v1716 = v1573.m[0][1].thread_elements()[0];
+      const bool v1717 = v1709 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1718 = v1711 - v78;
+      const bool v1719 = v1718 < v2;
+      const bool v1720 = v1717 && v1719;
+      if (v1720) {
+        const bfloat v1721 = bfloat(v1716);
+        const uint v1722 = v1709 * v2;
+        const uint v1723 = v1722 + v1711;
+        const uint v1724 = v1723 - v78;
+        out[v1724] = v1721;
+      }
+    }
+    const uint v1725 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1726 = v473 + v1725;
+    const uint v1727 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1728 = v1563 + v1727;
+    const bool v1729 = v1726 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1730 = v369 && v1729;
+    const bool v1731 = v1728 < v80;
+    const bool v1732 = v1730 && v1731;
+    if (v1732) {
+      const float v1733 = v1573.m[0][1].thread_elements()[1];
+      const bool v1734 = v1726 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1735 = v1728 - v78;
+      const bool v1736 = v1735 < v2;
+      const bool v1737 = v1734 && v1736;
+      if (v1737) {
+        const bfloat v1738 = bfloat(v1733);
+        const uint v1739 = v1726 * v2;
+        const uint v1740 = v1739 + v1728;
+        const uint v1741 = v1740 - v78;
+        out[v1741] = v1738;
+      }
+    }
+    const uint v1742 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1743 = v473 + v1742;
+    const uint v1744 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1745 = v1563 + v1744;
+    const bool v1746 = v1743 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1747 = v369 && v1746;
+    const bool v1748 = v1745 < v80;
+    const bool v1749 = v1747 && v1748;
+    if (v1749) {
+      const float v1750 = v1573.m[0][2].thread_elements()[0];
+      const bool v1751 = v1743 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1752 = v1745 - v78;
+      const bool v1753 = v1752 < v2;
+      const bool v1754 = v1751 && v1753;
+      if (v1754) {
+        const bfloat v1755 = bfloat(v1750);
+        const uint v1756 = v1743 * v2;
+        const uint v1757 = v1756 + v1745;
+        const uint v1758 = v1757 - v78;
+        out[v1758] = v1755;
+      }
+    }
+    const uint v1759 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1760 = v473 + v1759;
+    const uint v1761 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1762 = v1563 + v1761;
+    const bool v1763 = v1760 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1764 = v369 && v1763;
+    const bool v1765 = v1762 < v80;
+    const bool v1766 = v1764 && v1765;
+    if (v1766) {
+      const float v1767 = v1573.m[0][2].thread_elements()[1];
+      const bool v1768 = v1760 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1769 = v1762 - v78;
+      const bool v1770 = v1769 < v2;
+      const bool v1771 = v1768 && v1770;
+      if (v1771) {
+        const bfloat v1772 = bfloat(v1767);
+        const uint v1773 = v1760 * v2;
+        const uint v1774 = v1773 + v1762;
+        const uint v1775 = v1774 - v78;
+        out[v1775] = v1772;
+      }
+    }
+    const uint v1776 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1777 = v473 + v1776;
+    const uint v1778 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1779 = v1563 + v1778;
+    const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1781 = v369 && v1780;
+    const bool v1782 = v1779 < v80;
+    const bool v1783 = v1781 && v1782;
+    if (v1783) {
+      const float v1784 = v1573.m[0][3].thread_elements()[0];
+      const bool v1785 = v1777 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1786 = v1779 - v78;
+      const bool v1787 = v1786 < v2;
+      const bool v1788 = v1785 && v1787;
+      if (v1788) {
+        const bfloat v1789 = bfloat(v1784);
+        const uint v1790 = v1777 * v2;
+        const uint v1791 = v1790 + v1779;
+        const uint v1792 = v1791 - v78;
+        out[v1792] = v1789;
+      }
+    }
+    const uint v1793 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1794 = v473 + v1793;
+    const uint v1795 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1796 = v1563 + v1795;
+    const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1798 = v369 && v1797;
+    const bool v1799 = v1796 < v80;
+    const bool v1800 = v1798 && v1799;
+    if (v1800) {
+      const float v1801 = v1573.m[0][3].thread_elements()[1];
+      const bool v1802 = v1794 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1803 = v1796 - v78;
+      const bool v1804 = v1803 < v2;
+      const bool v1805 = v1802 && v1804;
+      if (v1805) {
+        const bfloat v1806 = bfloat(v1801);
+        const uint v1807 = v1794 * v2;
+        const uint v1808 = v1807 + v1796;
+        const uint v1809 = v1808 - v78;
+        out[v1809] = v1806;
+      }
+    }
+    const uint v1810 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1811 = v473 + v1810;
+    const uint v1812 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1813 = v1563 + v1812;
+    const bool v1814 = v1811 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1815 = v369 && v1814;
+    const bool v1816 = v1813 < v80;
+    const bool v1817 = v1815 && v1816;
+    if (v1817) {
+      const float v1818 = v1573.m[0][4].thread_elements()[0];
+      const bool v1819 = v1811 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1820 = v1813 - v78;
+      const bool v1821 = v1820 < v2;
+      const bool v1822 = v1819 && v1821;
+      if (v1822) {
+        const bfloat v1823 = bfloat(v1818);
+        const uint v1824 = v1811 * v2;
+        const uint v1825 = v1824 + v1813;
+        const uint v1826 = v1825 - v78;
+        out[v1826] = v1823;
+      }
+    }
+    const uint v1827 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1828 = v473 + v1827;
+    const uint v1829 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1830 = v1563 + v1829;
+    const bool v1831 = v1828 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1832 = v369 && v1831;
+    const bool v1833 = v1830 < v80;
+    const bool v1834 = v1832 && v1833;
+    if (v1834) {
+      const float v1835 = v1573.m[0][4].thread_elements()[1];
+      const bool v1836 = v1828 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1837 = v1830 - v78;
+      const bool v1838 = v1837 < v2;
+      const bool v1839 = v1836 && v1838;
+      if (v1839) {
+        const bfloat v1840 = bfloat(v1835);
+        const uint v1841 = v1828 * v2;
+        const uint v1842 = v1841 + v1830;
+        const uint v1843 = v1842 - v78;
+        out[v1843] = v1840;
+      }
+    }
+    const uint v1844 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1845 = v473 + v1844;
+    const uint v1846 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1847 = v1563 + v1846;
+    const bool v1848 = v1845 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1849 = v369 && v1848;
+    const bool v1850 = v1847 < v80;
+    const bool v1851 = v1849 && v1850;
+    if (v1851) {
+      const float v1852 = v1573.m[0][5].thread_elements()[0];
+      const bool v1853 = v1845 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1854 = v1847 - v78;
+      const bool v1855 = v1854 < v2;
+      const bool v1856 = v1853 && v1855;
+      if (v1856) {
+        const bfloat v1857 = bfloat(v1852);
+        const uint v1858 = v1845 * v2;
+        const uint v1859 = v1858 + v1847;
+        const uint v1860 = v1859 - v78;
+        out[v1860] = v1857;
+      }
+    }
+    const uint v1861 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1862 = v473 + v1861;
+    const uint v1863 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1864 = v1563 + v1863;
+    const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1866 = v369 && v1865;
+    const bool v1867 = v1864 < v80;
+    const bool v1868 = v1866 && v1867;
+    if (v1868) {
+      const float v1869 = v1573.m[0][5].thread_elements()[1];
+      const bool v1870 = v1862 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1871 = v1864 - v78;
+      const bool v1872 = v1871 < v2;
+      const bool v1873 = v1870 && v1872;
+      if (v1873) {
+        const bfloat v1874 = bfloat(v1869);
+        const uint v1875 = v1862 * v2;
+        const uint v1876 = v1875 + v1864;
+        const uint v1877 = v1876 - v78;
+        out[v1877] = v1874;
+      }
+    }
+    const uint v1878 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1879 = v473 + v1878;
+    const uint v1880 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1881 = v1563 + v1880;
+    const bool v1882 = v1879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1883 = v369 && v1882;
+    const bool v1884 = v1881 < v80;
+    const bool v1885 = v1883 && v1884;
+    if (v1885) {
+      const float v1886 = v1573.m[0][6].thread_elements()[0];
+      const bool v1887 = v1879 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1888 = v1881 - v78;
+      const bool v1889 = v1888 < v2;
+      const bool v1890 = v1887 && v1889;
+      if (v1890) {
+        const bfloat v1891 = bfloat(v1886);
+        const uint v1892 = v1879 * v2;
+        const uint v1893 = v1892 + v1881;
+        const uint v1894 = v1893 - v78;
+        out[v1894] = v1891;
+      }
+    }
+    const uint v1895 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1896 = v473 + v1895;
+    const uint v1897 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1898 = v1563 + v1897;
+    const bool v1899 = v1896 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1900 = v369 && v1899;
+    const bool v1901 = v1898 < v80;
+    const bool v1902 = v1900 && v1901;
+    if (v1902) {
+      const float v1903 = v1573.m[0][6].thread_elements()[1];
+      const bool v1904 = v1896 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1905 = v1898 - v78;
+      const bool v1906 = v1905 < v2;
+      const bool v1907 = v1904 && v1906;
+      if (v1907) {
+        const bfloat v1908 = bfloat(v1903);
+        const uint v1909 = v1896 * v2;
+        const uint v1910 = v1909 + v1898;
+        const uint v1911 = v1910 - v78;
+        out[v1911] = v1908;
+      }
+    }
+    const uint v1912 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1913 = v473 + v1912;
+    const uint v1914 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1915 = v1563 + v1914;
+    const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1917 = v369 && v1916;
+    const bool v1918 = v1915 < v80;
+    const bool v1919 = v1917 && v1918;
+    if (v1919) {
+      const float v1920 = v1573.m[0][7].thread_elements()[0];
+      const bool v1921 = v1913 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1922 = v1915 - v78;
+      const bool v1923 = v1922 < v2;
+      const bool v1924 = v1921 && v1923;
+      if (v1924) {
+        const bfloat v1925 = bfloat(v1920);
+        const uint v1926 = v1913 * v2;
+        const uint v1927 = v1926 + v1915;
+        const uint v1928 = v1927 - v78;
+        out[v1928] = v1925;
+      }
+    }
+    const uint v1929 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1930 = v473 + v1929;
+    const uint v1931 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1932 = v1563 + v1931;
+    const bool v1933 = v1930 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1934 = v369 && v1933;
+    const bool v1935 = v1932 < v80;
+    const bool v1936 = v1934 && v1935;
+    if (v1936) {
+      const float v1937 = v1573.m[0][7].thread_elements()[1];
+      const bool v1938 = v1930 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1939 = v1932 - v78;
+      const bool v1940 = v1939 < v2;
+      const bool v1941 = v1938 && v1940;
+      if (v1941) {
+        const bfloat v1942 = bfloat(v1937);
+        const uint v1943 = v1930 * v2;
+        const uint v1944 = v1943 + v1932;
+        const uint v1945 = v1944 - v78;
+        out[v1945] = v1942;
+      }
+    }
+    const uint v1946 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1947 = v473 + v1946;
+    const uint v1948 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1949 = v1563 + v1948;
+    const bool v1950 = v1947 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1951 = v369 && v1950;
+    const bool v1952 = v1949 < v80;
+    const bool v1953 = v1951 && v1952;
+    if (v1953) {
+      const float v1954 = v1573.m[0][8].thread_elements()[0];
+      const bool v1955 = v1947 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1956 = v1949 - v78;
+      const bool v1957 = v1956 < v2;
+      const bool v1958 = v1955 && v1957;
+      if (v1958) {
+        const bfloat v1959 = bfloat(v1954);
+        const uint v1960 = v1947 * v2;
+        const uint v1961 = v1960 + v1949;
+        const uint v1962 = v1961 - v78;
+        out[v1962] = v1959;
+      }
+    }
+    const uint v1963 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1964 = v473 + v1963;
+    const uint v1965 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1966 = v1563 + v1965;
+    const bool v1967 = v1964 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1968 = v369 && v1967;
+    const bool v1969 = v1966 < v80;
+    const bool v1970 = v1968 && v1969;
+    if (v1970) {
+      const float v1971 = v1573.m[0][8].thread_elements()[1];
+      const bool v1972 = v1964 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1973 = v1966 - v78;
+      const bool v1974 = v1973 < v2;
+      const bool v1975 = v1972 && v1974;
+      if (v1975) {
+        const bfloat v1976 = bfloat(v1971);
+        const uint v1977 = v1964 * v2;
+        const uint v1978 = v1977 + v1966;
+        const uint v1979 = v1978 - v78;
+        out[v1979] = v1976;
+      }
+    }
+    const uint v1980 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1981 = v473 + v1980;
+    const uint v1982 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v1983 = v1563 + v1982;
+    const bool v1984 = v1981 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v1985 = v369 && v1984;
+    const bool v1986 = v1983 < v80;
+    const bool v1987 = v1985 && v1986;
+    if (v1987) {
+      const float v1988 = v1573.m[0][9].thread_elements()[0];
+      const bool v1989 = v1981 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1990 = v1983 - v78;
+      const bool v1991 = v1990 < v2;
+      const bool v1992 = v1989 && v1991;
+      if (v1992) {
+        const bfloat v1993 = bfloat(v1988);
+        const uint v1994 = v1981 * v2;
+        const uint v1995 = v1994 + v1983;
+        const uint v1996 = v1995 - v78;
+        out[v1996] = v1993;
+      }
+    }
+    const uint v1997 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v1998 = v473 + v1997;
+    const uint v1999 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2000 = v1563 + v1999;
+    const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2002 = v369 && v2001;
+    const bool v2003 = v2000 < v80;
+    const bool v2004 = v2002 && v2003;
+    if (v2004) {
+      const float v2005 = v1573.m[0][9].thread_elements()[1];
+      const bool v2006 = v1998 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2007 = v2000 - v78;
+      const bool v2008 = v2007 < v2;
+      const bool v2009 = v2006 && v2008;
+      if (v2009) {
+        const bfloat v2010 = bfloat(v2005);
+        const uint v2011 = v1998 * v2;
+        const uint v2012 = v2011 + v2000;
+        const uint v2013 = v2012 - v78;
+        out[v2013] = v2010;
+      }
+    }
+    const uint v2014 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2015 = v473 + v2014;
+    const uint v2016 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2017 = v1563 + v2016;
+    const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2019 = v369 && v2018;
+    const bool v2020 = v2017 < v80;
+    const bool v2021 = v2019 && v2020;
+    if (v2021) {
+      const float v2022 = v1573.m[0][10].thread_elements()[0];
+      const bool v2023 = v2015 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2024 = v2017 - v78;
+      const bool v2025 = v2024 < v2;
+      const bool v2026 = v2023 && v2025;
+      if (v2026) {
+        const bfloat v2027 = bfloat(v2022);
+        const uint v2028 = v2015 * v2;
+        const uint v2029 = v2028 + v2017;
+        const uint v2030 = v2029 - v78;
+        out[v2030] = v2027;
+      }
+    }
+    const uint v2031 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2032 = v473 + v2031;
+    const uint v2033 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2034 = v1563 + v2033;
+    const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2036 = v369 && v2035;
+    const bool v2037 = v2034 < v80;
+    const bool v2038 = v2036 && v2037;
+    if (v2038) {
+      const float v2039 = v1573.m[0][10].thread_elements()[1];
+      const bool v2040 = v2032 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2041 = v2034 - v78;
+      const bool v2042 = v2041 < v2;
+      const bool v2043 = v2040 && v2042;
+      if (v2043) {
+        const bfloat v2044 = bfloat(v2039);
+        const uint v2045 = v2032 * v2;
+        const uint v2046 = v2045 + v2034;
+        const uint v2047 = v2046 - v78;
+        out[v2047] = v2044;
+      }
+    }
+    const uint v2048 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2049 = v473 + v2048;
+    const uint v2050 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2051 = v1563 + v2050;
+    const bool v2052 = v2049 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2053 = v369 && v2052;
+    const bool v2054 = v2051 < v80;
+    const bool v2055 = v2053 && v2054;
+    if (v2055) {
+      const float v2056 = v1573.m[0][11].thread_elements()[0];
+      const bool v2057 = v2049 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2058 = v2051 - v78;
+      const bool v2059 = v2058 < v2;
+      const bool v2060 = v2057 && v2059;
+      if (v2060) {
+        const bfloat v2061 = bfloat(v2056);
+        const uint v2062 = v2049 * v2;
+        const uint v2063 = v2062 + v2051;
+        const uint v2064 = v2063 - v78;
+        out[v2064] = v2061;
+      }
+    }
+    const uint v2065 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2066 = v473 + v2065;
+    const uint v2067 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2068 = v1563 + v2067;
+    const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2070 = v369 && v2069;
+    const bool v2071 = v2068 < v80;
+    const bool v2072 = v2070 && v2071;
+    if (v2072) {
+      const float v2073 = v1573.m[0][11].thread_elements()[1];
+      const bool v2074 = v2066 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2075 = v2068 - v78;
+      const bool v2076 = v2075 < v2;
+      const bool v2077 = v2074 && v2076;
+      if (v2077) {
+        const bfloat v2078 = bfloat(v2073);
+        const uint v2079 = v2066 * v2;
+        const uint v2080 = v2079 + v2068;
+        const uint v2081 = v2080 - v78;
+        out[v2081] = v2078;
+      }
+    }
+    const uint v2082 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2083 = v473 + v2082;
+    const uint v2084 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2085 = v1563 + v2084;
+    const bool v2086 = v2083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2087 = v369 && v2086;
+    const bool v2088 = v2085 < v80;
+    const bool v2089 = v2087 && v2088;
+    if (v2089) {
+      const float v2090 = v1573.m[0][12].thread_elements()[0];
+      const bool v2091 = v2083 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2092 = v2085 - v78;
+      const bool v2093 = v2092 < v2;
+      const bool v2094 = v2091 && v2093;
+      if (v2094) {
+        const bfloat v2095 = bfloat(v2090);
+        const uint v2096 = v2083 * v2;
+        const uint v2097 = v2096 + v2085;
+        const uint v2098 = v2097 - v78;
+        out[v2098] = v2095;
+      }
+    }
+    const uint v2099 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2100 = v473 + v2099;
+    const uint v2101 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2102 = v1563 + v2101;
+    const bool v2103 = v2100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2104 = v369 && v2103;
+    const bool v2105 = v2102 < v80;
+    const bool v2106 = v2104 && v2105;
+    if (v2106) {
+      const float v2107 = v1573.m[0][12].thread_elements()[1];
+      const bool v2108 = v2100 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2109 = v2102 - v78;
+      const bool v2110 = v2109 < v2;
+      const bool v2111 = v2108 && v2110;
+      if (v2111) {
+        const bfloat v2112 = bfloat(v2107);
+        const uint v2113 = v2100 * v2;
+        const uint v2114 = v2113 + v2102;
+        const uint v2115 = v2114 - v78;
+        out[v2115] = v2112;
+      }
+    }
+    const uint v2116 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2117 = v473 + v2116;
+    const uint v2118 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2119 = v1563 + v2118;
+    const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2121 = v369 && v2120;
+    const bool v2122 = v2119 < v80;
+    const bool v2123 = v2121 && v2122;
+    if (v2123) {
+      const float v2124 = v1573.m[0][13].thread_elements()[0];
+      const bool v2125 = v2117 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2126 = v2119 - v78;
+      const bool v2127 = v2126 < v2;
+      const bool v2128 = v2125 && v2127;
+      if (v2128) {
+        const bfloat v2129 = bfloat(v2124);
+        const uint v2130 = v2117 * v2;
+        const uint v2131 = v2130 + v2119;
+        const uint v2132 = v2131 - v78;
+        out[v2132] = v2129;
+      }
+    }
+    const uint v2133 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2134 = v473 + v2133;
+    const uint v2135 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2136 = v1563 + v2135;
+    const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2138 = v369 && v2137;
+    const bool v2139 = v2136 < v80;
+    const bool v2140 = v2138 && v2139;
+    if (v2140) {
+      const float v2141 = v1573.m[0][13].thread_elements()[1];
+      const bool v2142 = v2134 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2143 = v2136 - v78;
+      const bool v2144 = v2143 < v2;
+      const bool v2145 = v2142 && v2144;
+      if (v2145) {
+        const bfloat v2146 = bfloat(v2141);
+        const uint v2147 = v2134 * v2;
+        const uint v2148 = v2147 + v2136;
+        const uint v2149 = v2148 - v78;
+        out[v2149] = v2146;
+      }
+    }
+    const uint v2150 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2151 = v473 + v2150;
+    const uint v2152 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2153 = v1563 + v2152;
+    const bool v2154 = v2151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2155 = v369 && v2154;
+    const bool v2156 = v2153 < v80;
+    const bool v2157 = v2155 && v2156;
+    if (v2157) {
+      const float v2158 = v1573.m[0][14].thread_elements()[0];
+      const bool v2159 = v2151 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2160 = v2153 - v78;
+      const bool v2161 = v2160 < v2;
+      const bool v2162 = v2159 && v2161;
+      if (v2162) {
+        const bfloat v2163 = bfloat(v2158);
+        const uint v2164 = v2151 * v2;
+        const uint v2165 = v2164 + v2153;
+        const uint v2166 = v2165 - v78;
+        out[v2166] = v2163;
+      }
+    }
+    const uint v2167 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2168 = v473 + v2167;
+    const uint v2169 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2170 = v1563 + v2169;
+    const bool v2171 = v2168 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2172 = v369 && v2171;
+    const bool v2173 = v2170 < v80;
+    const bool v2174 = v2172 && v2173;
+    if (v2174) {
+      const float v2175 = v1573.m[0][14].thread_elements()[1];
+      const bool v2176 = v2168 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2177 = v2170 - v78;
+      const bool v2178 = v2177 < v2;
+      const bool v2179 = v2176 && v2178;
+      if (v2179) {
+        const bfloat v2180 = bfloat(v2175);
+        const uint v2181 = v2168 * v2;
+        const uint v2182 = v2181 + v2170;
+        const uint v2183 = v2182 - v78;
+        out[v2183] = v2180;
+      }
+    }
+    const uint v2184 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2185 = v473 + v2184;
+    const uint v2186 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2187 = v1563 + v2186;
+    const bool v2188 = v2185 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2189 = v369 && v2188;
+    const bool v2190 = v2187 < v80;
+    const bool v2191 = v2189 && v2190;
+    if (v2191) {
+      const float v2192 = v1573.m[0][15].thread_elements()[0];
+      const bool v2193 = v2185 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2194 = v2187 - v78;
+      const bool v2195 = v2194 < v2;
+      const bool v2196 = v2193 && v2195;
+      if (v2196) {
+        const bfloat v2197 = bfloat(v2192);
+        const uint v2198 = v2185 * v2;
+        const uint v2199 = v2198 + v2187;
+        const uint v2200 = v2199 - v78;
+        out[v2200] = v2197;
+      }
+    }
+    const uint v2201 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2202 = v473 + v2201;
+    const uint v2203 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2204 = v1563 + v2203;
+    const bool v2205 = v2202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2206 = v369 && v2205;
+    const bool v2207 = v2204 < v80;
+    const bool v2208 = v2206 && v2207;
+    if (v2208) {
+      const float v2209 = v1573.m[0][15].thread_elements()[1];
+      const bool v2210 = v2202 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2211 = v2204 - v78;
+      const bool v2212 = v2211 < v2;
+      const bool v2213 = v2210 && v2212;
+      if (v2213) {
+        const bfloat v2214 = bfloat(v2209);
+        const uint v2215 = v2202 * v2;
+        const uint v2216 = v2215 + v2204;
+        const uint v2217 = v2216 - v78;
+        out[v2217] = v2214;
+      }
+    }
+    const uint v2218 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2219 = v473 + v2218;
+    const uint v2220 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2221 = v1563 + v2220;
+    const bool v2222 = v2219 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2223 = v369 && v2222;
+    const bool v2224 = v2221 < v80;
+    const bool v2225 = v2223 && v2224;
+    if (v2225) {
+      const float v2226 = v1573.m[1][0].thread_elements()[0];
+      const bool v2227 = v2219 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2228 = v2221 - v78;
+      const bool v2229 = v2228 < v2;
+      const bool v2230 = v2227 && v2229;
+      if (v2230) {
+        const bfloat v2231 = bfloat(v2226);
+        const uint v2232 = v2219 * v2;
+        const uint v2233 = v2232 + v2221;
+        const uint v2234 = v2233 - v78;
+        out[v2234] = v2231;
+      }
+    }
+    const uint v2235 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2236 = v473 + v2235;
+    const uint v2237 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2238 = v1563 + v2237;
+    const bool v2239 = v2236 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2240 = v369 && v2239;
+    const bool v2241 = v2238 < v80;
+    const bool v2242 = v2240 && v2241;
+    if (v2242) {
+      const float v2243 = v1573.m[1][0].thread_elements()[1];
+      const bool v2244 = v2236 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2245 = v2238 - v78;
+      const bool v2246 = v2245 < v2;
+      const bool v2247 = v2244 && v2246;
+      if (v2247) {
+        const bfloat v2248 = bfloat(v2243);
+        const uint v2249 = v2236 * v2;
+        const uint v2250 = v2249 + v2238;
+        const uint v2251 = v2250 - v78;
+        out[v2251] = v2248;
+      }
+    }
+    const uint v2252 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2253 = v473 + v2252;
+    const uint v2254 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2255 = v1563 + v2254;
+    const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2257 = v369 && v2256;
+    const bool v2258 = v2255 < v80;
+    const bool v2259 = v2257 && v2258;
+    if (v2259) {
+      const float v2260 = v1573.m[1][1].thread_elements()[0];
+      const bool v2261 = v2253 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2262 = v2255 - v78;
+      const bool v2263 = v2262 < v2;
+      const bool v2264 = v2261 && v2263;
+      if (v2264) {
+        const bfloat v2265 = bfloat(v2260);
+        const uint v2266 = v2253 * v2;
+        const uint v2267 = v2266 + v2255;
+        const uint v2268 = v2267 - v78;
+        out[v2268] = v2265;
+      }
+    }
+    const uint v2269 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2270 = v473 + v2269;
+    const uint v2271 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2272 = v1563 + v2271;
+    const bool v2273 = v2270 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2274 = v369 && v2273;
+    const bool v2275 = v2272 < v80;
+    const bool v2276 = v2274 && v2275;
+    if (v2276) {
+      const float v2277 = v1573.m[1][1].thread_elements()[1];
+      const bool v2278 = v2270 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2279 = v2272 - v78;
+      const bool v2280 = v2279 < v2;
+      const bool v2281 = v2278 && v2280;
+      if (v2281) {
+        const bfloat v2282 = bfloat(v2277);
+        const uint v2283 = v2270 * v2;
+        const uint v2284 = v2283 + v2272;
+        const uint v2285 = v2284 - v78;
+        out[v2285] = v2282;
+      }
+    }
+    const uint v2286 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2287 = v473 + v2286;
+    const uint v2288 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2289 = v1563 + v2288;
+    const bool v2290 = v2287 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2291 = v369 && v2290;
+    const bool v2292 = v2289 < v80;
+    const bool v2293 = v2291 && v2292;
+    if (v2293) {
+      const float v2294 = v1573.m[1][2].thread_elements()[0];
+      const bool v2295 = v2287 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2296 = v2289 - v78;
+      const bool v2297 = v2296 < v2;
+      const bool v2298 = v2295 && v2297;
+      if (v2298) {
+        const bfloat v2299 = bfloat(v2294);
+        const uint v2300 = v2287 * v2;
+        const uint v2301 = v2300 + v2289;
+        const uint v2302 = v2301 - v78;
+        out[v2302] = v2299;
+      }
+    }
+    const uint v2303 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2304 = v473 + v2303;
+    const uint v2305 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2306 = v1563 + v2305;
+    const bool v2307 = v2304 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2308 = v369 && v2307;
+    const bool v2309 = v2306 < v80;
+    const bool v2310 = v2308 && v2309;
+    if (v2310) {
+      const float v2311 = v1573.m[1][2].thread_elements()[1];
+      const bool v2312 = v2304 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2313 = v2306 - v78;
+      const bool v2314 = v2313 < v2;
+      const bool v2315 = v2312 && v2314;
+      if (v2315) {
+        const bfloat v2316 = bfloat(v2311);
+        const uint v2317 = v2304 * v2;
+        const uint v2318 = v2317 + v2306;
+        const uint v2319 = v2318 - v78;
+        out[v2319] = v2316;
+      }
+    }
+    const uint v2320 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2321 = v473 + v2320;
+    const uint v2322 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2323 = v1563 + v2322;
+    const bool v2324 = v2321 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2325 = v369 && v2324;
+    const bool v2326 = v2323 < v80;
+    const bool v2327 = v2325 && v2326;
+    if (v2327) {
+      const float v2328 = v1573.m[1][3].thread_elements()[0];
+      const bool v2329 = v2321 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2330 = v2323 - v78;
+      const bool v2331 = v2330 < v2;
+      const bool v2332 = v2329 && v2331;
+      if (v2332) {
+        const bfloat v2333 = bfloat(v2328);
+        const uint v2334 = v2321 * v2;
+        const uint v2335 = v2334 + v2323;
+        const uint v2336 = v2335 - v78;
+        out[v2336] = v2333;
+      }
+    }
+    const uint v2337 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2338 = v473 + v2337;
+    const uint v2339 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2340 = v1563 + v2339;
+    const bool v2341 = v2338 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2342 = v369 && v2341;
+    const bool v2343 = v2340 < v80;
+    const bool v2344 = v2342 && v2343;
+    if (v2344) {
+      const float v2345 = v1573.m[1][3].thread_elements()[1];
+      const bool v2346 = v2338 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2347 = v2340 - v78;
+      const bool v2348 = v2347 < v2;
+      const bool v2349 = v2346 && v2348;
+      if (v2349) {
+        const bfloat v2350 = bfloat(v2345);
+        const uint v2351 = v2338 * v2;
+        const uint v2352 = v2351 + v2340;
+        const uint v2353 = v2352 - v78;
+        out[v2353] = v2350;
+      }
+    }
+    const uint v2354 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2355 = v473 + v2354;
+    const uint v2356 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2357 = v1563 + v2356;
+    const bool v2358 = v2355 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2359 = v369 && v2358;
+    const bool v2360 = v2357 < v80;
+    const bool v2361 = v2359 && v2360;
+    if (v2361) {
+      const float v2362 = v1573.m[1][4].thread_elements()[0];
+      const bool v2363 = v2355 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2364 = v2357 - v78;
+      const bool v2365 = v2364 < v2;
+      const bool v2366 = v2363 && v2365;
+      if (v2366) {
+        const bfloat v2367 = bfloat(v2362);
+        const uint v2368 = v2355 * v2;
+        const uint v2369 = v2368 + v2357;
+        const uint v2370 = v2369 - v78;
+        out[v2370] = v2367;
+      }
+    }
+    const uint v2371 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2372 = v473 + v2371;
+    const uint v2373 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2374 = v1563 + v2373;
+    const bool v2375 = v2372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2376 = v369 && v2375;
+    const bool v2377 = v2374 < v80;
+    const bool v2378 = v2376 && v2377;
+    if (v2378) {
+      const float v2379 = v1573.m[1][4].thread_elements()[1];
+      const bool v2380 = v2372 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2381 = v2374 - v78;
+      const bool v2382 = v2381 < v2;
+      const bool v2383 = v2380 && v2382;
+      if (v2383) {
+        const bfloat v2384 = bfloat(v2379);
+        const uint v2385 = v2372 * v2;
+        const uint v2386 = v2385 + v2374;
+        const uint v2387 = v2386 - v78;
+        out[v2387] = v2384;
+      }
+    }
+    const uint v2388 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2389 = v473 + v2388;
+    const uint v2390 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2391 = v1563 + v2390;
+    const bool v2392 = v2389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2393 = v369 && v2392;
+    const bool v2394 = v2391 < v80;
+    const bool v2395 = v2393 && v2394;
+    if (v2395) {
+      const float v2396 = v1573.m[1][5].thread_elements()[0];
+      const bool v2397 = v2389 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2398 = v2391 - v78;
+      const bool v2399 = v2398 < v2;
+      const bool v2400 = v2397 && v2399;
+      if (v2400) {
+        const bfloat v2401 = bfloat(v2396);
+        const uint v2402 = v2389 * v2;
+        const uint v2403 = v2402 + v2391;
+        const uint v2404 = v2403 - v78;
+        out[v2404] = v2401;
+      }
+    }
+    const uint v2405 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2406 = v473 + v2405;
+    const uint v2407 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2408 = v1563 + v2407;
+    const bool v2409 = v2406 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2410 = v369 && v2409;
+    const bool v2411 = v2408 < v80;
+    const bool v2412 = v2410 && v2411;
+    if (v2412) {
+      const float v2413 = v1573.m[1][5].thread_elements()[1];
+      const bool v2414 = v2406 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2415 = v2408 - v78;
+      const bool v2416 = v2415 < v2;
+      const bool v2417 = v2414 && v2416;
+      if (v2417) {
+        const bfloat v2418 = bfloat(v2413);
+        const uint v2419 = v2406 * v2;
+        const uint v2420 = v2419 + v2408;
+        const uint v2421 = v2420 - v78;
+        out[v2421] = v2418;
+      }
+    }
+    const uint v2422 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2423 = v473 + v2422;
+    const uint v2424 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2425 = v1563 + v2424;
+    const bool v2426 = v2423 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2427 = v369 && v2426;
+    const bool v2428 = v2425 < v80;
+    const bool v2429 = v2427 && v2428;
+    if (v2429) {
+      const float v2430 = v1573.m[1][6].thread_elements()[0];
+      const bool v2431 = v2423 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2432 = v2425 - v78;
+      const bool v2433 = v2432 < v2;
+      const bool v2434 = v2431 && v2433;
+      if (v2434) {
+        const bfloat v2435 = bfloat(v2430);
+        const uint v2436 = v2423 * v2;
+        const uint v2437 = v2436 + v2425;
+        const uint v2438 = v2437 - v78;
+        out[v2438] = v2435;
+      }
+    }
+    const uint v2439 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2440 = v473 + v2439;
+    const uint v2441 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2442 = v1563 + v2441;
+    const bool v2443 = v2440 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2444 = v369 && v2443;
+    const bool v2445 = v2442 < v80;
+    const bool v2446 = v2444 && v2445;
+    if (v2446) {
+      const float v2447 = v1573.m[1][6].thread_elements()[1];
+      const bool v2448 = v2440 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2449 = v2442 - v78;
+      const bool v2450 = v2449 < v2;
+      const bool v2451 = v2448 && v2450;
+      if (v2451) {
+        const bfloat v2452 = bfloat(v2447);
+        const uint v2453 = v2440 * v2;
+        const uint v2454 = v2453 + v2442;
+        const uint v2455 = v2454 - v78;
+        out[v2455] = v2452;
+      }
+    }
+    const uint v2456 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2457 = v473 + v2456;
+    const uint v2458 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2459 = v1563 + v2458;
+    const bool v2460 = v2457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2461 = v369 && v2460;
+    const bool v2462 = v2459 < v80;
+    const bool v2463 = v2461 && v2462;
+    if (v2463) {
+      const float v2464 = v1573.m[1][7].thread_elements()[0];
+      const bool v2465 = v2457 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2466 = v2459 - v78;
+      const bool v2467 = v2466 < v2;
+      const bool v2468 = v2465 && v2467;
+      if (v2468) {
+        const bfloat v2469 = bfloat(v2464);
+        const uint v2470 = v2457 * v2;
+        const uint v2471 = v2470 + v2459;
+        const uint v2472 = v2471 - v78;
+        out[v2472] = v2469;
+      }
+    }
+    const uint v2473 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2474 = v473 + v2473;
+    const uint v2475 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2476 = v1563 + v2475;
+    const bool v2477 = v2474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2478 = v369 && v2477;
+    const bool v2479 = v2476 < v80;
+    const bool v2480 = v2478 && v2479;
+    if (v2480) {
+      const float v2481 = v1573.m[1][7].thread_elements()[1];
+      const bool v2482 = v2474 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2483 = v2476 - v78;
+      const bool v2484 = v2483 < v2;
+      const bool v2485 = v2482 && v2484;
+      if (v2485) {
+        const bfloat v2486 = bfloat(v2481);
+        const uint v2487 = v2474 * v2;
+        const uint v2488 = v2487 + v2476;
+        const uint v2489 = v2488 - v78;
+        out[v2489] = v2486;
+      }
+    }
+    const uint v2490 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2491 = v473 + v2490;
+    const uint v2492 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2493 = v1563 + v2492;
+    const bool v2494 = v2491 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2495 = v369 && v2494;
+    const bool v2496 = v2493 < v80;
+    const bool v2497 = v2495 && v2496;
+    if (v2497) {
+      const float v2498 = v1573.m[1][8].thread_elements()[0];
+      const bool v2499 = v2491 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2500 = v2493 - v78;
+      const bool v2501 = v2500 < v2;
+      const bool v2502 = v2499 && v2501;
+      if (v2502) {
+        const bfloat v2503 = bfloat(v2498);
+        const uint v2504 = v2491 * v2;
+        const uint v2505 = v2504 + v2493;
+        const uint v2506 = v2505 - v78;
+        out[v2506] = v2503;
+      }
+    }
+    const uint v2507 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2508 = v473 + v2507;
+    const uint v2509 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2510 = v1563 + v2509;
+    const bool v2511 = v2508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2512 = v369 && v2511;
+    const bool v2513 = v2510 < v80;
+    const bool v2514 = v2512 && v2513;
+    if (v2514) {
+      const float v2515 = v1573.m[1][8].thread_elements()[1];
+      const bool v2516 = v2508 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2517 = v2510 - v78;
+      const bool v2518 = v2517 < v2;
+      const bool v2519 = v2516 && v2518;
+      if (v2519) {
+        const bfloat v2520 = bfloat(v2515);
+        const uint v2521 = v2508 * v2;
+        const uint v2522 = v2521 + v2510;
+        const uint v2523 = v2522 - v78;
+        out[v2523] = v2520;
+      }
+    }
+    const uint v2524 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2525 = v473 + v2524;
+    const uint v2526 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2527 = v1563 + v2526;
+    const bool v2528 = v2525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2529 = v369 && v2528;
+    const bool v2530 = v2527 < v80;
+    const bool v2531 = v2529 && v2530;
+    if (v2531) {
+      const float v2532 = v1573.m[1][9].thread_elements()[0];
+      const bool v2533 = v2525 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2534 = v2527 - v78;
+      const bool v2535 = v2534 < v2;
+      const bool v2536 = v2533 && v2535;
+      if (v2536) {
+        const bfloat v2537 = bfloat(v2532);
+        const uint v2538 = v2525 * v2;
+        const uint v2539 = v2538 + v2527;
+        const uint v2540 = v2539 - v78;
+        out[v2540] = v2537;
+      }
+    }
+    const uint v2541 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2542 = v473 + v2541;
+    const uint v2543 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2544 = v1563 + v2543;
+    const bool v2545 = v2542 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2546 = v369 && v2545;
+    const bool v2547 = v2544 < v80;
+    const bool v2548 = v2546 && v2547;
+    if (v2548) {
+      const float v2549 = v1573.m[1][9].thread_elements()[1];
+      const bool v2550 = v2542 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2551 = v2544 - v78;
+      const bool v2552 = v2551 < v2;
+      const bool v2553 = v2550 && v2552;
+      if (v2553) {
+        const bfloat v2554 = bfloat(v2549);
+        const uint v2555 = v2542 * v2;
+        const uint v2556 = v2555 + v2544;
+        const uint v2557 = v2556 - v78;
+        out[v2557] = v2554;
+      }
+    }
+    const uint v2558 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2559 = v473 + v2558;
+    const uint v2560 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2561 = v1563 + v2560;
+    const bool v2562 = v2559 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2563 = v369 && v2562;
+    const bool v2564 = v2561 < v80;
+    const bool v2565 = v2563 && v2564;
+    if (v2565) {
+      const float v2566 = v1573.m[1][10].thread_elements()[0];
+      const bool v2567 = v2559 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2568 = v2561 - v78;
+      const bool v2569 = v2568 < v2;
+      const bool v2570 = v2567 && v2569;
+      if (v2570) {
+        const bfloat v2571 = bfloat(v2566);
+        const uint v2572 = v2559 * v2;
+        const uint v2573 = v2572 + v2561;
+        const uint v2574 = v2573 - v78;
+        out[v2574] = v2571;
+      }
+    }
+    const uint v2575 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2576 = v473 + v2575;
+    const uint v2577 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2578 = v1563 + v2577;
+    const bool v2579 = v2576 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2580 = v369 && v2579;
+    const bool v2581 = v2578 < v80;
+    const bool v2582 = v2580 && v2581;
+    if (v2582) {
+      const float v2583 = v1573.m[1][10].thread_elements()[1];
+      const bool v2584 = v2576 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2585 = v2578 - v78;
+      const bool v2586 = v2585 < v2;
+      const bool v2587 = v2584 && v2586;
+      if (v2587) {
+        const bfloat v2588 = bfloat(v2583);
+        const uint v2589 = v2576 * v2;
+        const uint v2590 = v2589 + v2578;
+        const uint v2591 = v2590 - v78;
+        out[v2591] = v2588;
+      }
+    }
+    const uint v2592 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2593 = v473 + v2592;
+    const uint v2594 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2595 = v1563 + v2594;
+    const bool v2596 = v2593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2597 = v369 && v2596;
+    const bool v2598 = v2595 < v80;
+    const bool v2599 = v2597 && v2598;
+    if (v2599) {
+      const float v2600 = v1573.m[1][11].thread_elements()[0];
+      const bool v2601 = v2593 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2602 = v2595 - v78;
+      const bool v2603 = v2602 < v2;
+      const bool v2604 = v2601 && v2603;
+      if (v2604) {
+        const bfloat v2605 = bfloat(v2600);
+        const uint v2606 = v2593 * v2;
+        const uint v2607 = v2606 + v2595;
+        const uint v2608 = v2607 - v78;
+        out[v2608] = v2605;
+      }
+    }
+    const uint v2609 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2610 = v473 + v2609;
+    const uint v2611 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2612 = v1563 + v2611;
+    const bool v2613 = v2610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2614 = v369 && v2613;
+    const bool v2615 = v2612 < v80;
+    const bool v2616 = v2614 && v2615;
+    if (v2616) {
+      const float v2617 = v1573.m[1][11].thread_elements()[1];
+      const bool v2618 = v2610 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2619 = v2612 - v78;
+      const bool v2620 = v2619 < v2;
+      const bool v2621 = v2618 && v2620;
+      if (v2621) {
+        const bfloat v2622 = bfloat(v2617);
+        const uint v2623 = v2610 * v2;
+        const uint v2624 = v2623 + v2612;
+        const uint v2625 = v2624 - v78;
+        out[v2625] = v2622;
+      }
+    }
+    const uint v2626 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2627 = v473 + v2626;
+    const uint v2628 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2629 = v1563 + v2628;
+    const bool v2630 = v2627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2631 = v369 && v2630;
+    const bool v2632 = v2629 < v80;
+    const bool v2633 = v2631 && v2632;
+    if (v2633) {
+      const float v2634 = v1573.m[1][12].thread_elements()[0];
+      const bool v2635 = v2627 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2636 = v2629 - v78;
+      const bool v2637 = v2636 < v2;
+      const bool v2638 = v2635 && v2637;
+      if (v2638) {
+        const bfloat v2639 = bfloat(v2634);
+        const uint v2640 = v2627 * v2;
+        const uint v2641 = v2640 + v2629;
+        const uint v2642 = v2641 - v78;
+        out[v2642] = v2639;
+      }
+    }
+    const uint v2643 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2644 = v473 + v2643;
+    const uint v2645 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2646 = v1563 + v2645;
+    const bool v2647 = v2644 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2648 = v369 && v2647;
+    const bool v2649 = v2646 < v80;
+    const bool v2650 = v2648 && v2649;
+    if (v2650) {
+      const float v2651 = v1573.m[1][12].thread_elements()[1];
+      const bool v2652 = v2644 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2653 = v2646 - v78;
+      const bool v2654 = v2653 < v2;
+      const bool v2655 = v2652 && v2654;
+      if (v2655) {
+        const bfloat v2656 = bfloat(v2651);
+        const uint v2657 = v2644 * v2;
+        const uint v2658 = v2657 + v2646;
+        const uint v2659 = v2658 - v78;
+        out[v2659] = v2656;
+      }
+    }
+    const uint v2660 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2661 = v473 + v2660;
+    const uint v2662 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2663 = v1563 + v2662;
+    const bool v2664 = v2661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2665 = v369 && v2664;
+    const bool v2666 = v2663 < v80;
+    const bool v2667 = v2665 && v2666;
+    if (v2667) {
+      const float v2668 = v1573.m[1][13].thread_elements()[0];
+      const bool v2669 = v2661 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2670 = v2663 - v78;
+      const bool v2671 = v2670 < v2;
+      const bool v2672 = v2669 && v2671;
+      if (v2672) {
+        const bfloat v2673 = bfloat(v2668);
+        const uint v2674 = v2661 * v2;
+        const uint v2675 = v2674 + v2663;
+        const uint v2676 = v2675 - v78;
+        out[v2676] = v2673;
+      }
+    }
+    const uint v2677 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2678 = v473 + v2677;
+    const uint v2679 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2680 = v1563 + v2679;
+    const bool v2681 = v2678 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2682 = v369 && v2681;
+    const bool v2683 = v2680 < v80;
+    const bool v2684 = v2682 && v2683;
+    if (v2684) {
+      const float v2685 = v1573.m[1][13].thread_elements()[1];
+      const bool v2686 = v2678 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2687 = v2680 - v78;
+      const bool v2688 = v2687 < v2;
+      const bool v2689 = v2686 && v2688;
+      if (v2689) {
+        const bfloat v2690 = bfloat(v2685);
+        const uint v2691 = v2678 * v2;
+        const uint v2692 = v2691 + v2680;
+        const uint v2693 = v2692 - v78;
+        out[v2693] = v2690;
+      }
+    }
+    const uint v2694 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2695 = v473 + v2694;
+    const uint v2696 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2697 = v1563 + v2696;
+    const bool v2698 = v2695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2699 = v369 && v2698;
+    const bool v2700 = v2697 < v80;
+    const bool v2701 = v2699 && v2700;
+    if (v2701) {
+      const float v2702 = v1573.m[1][14].thread_elements()[0];
+      const bool v2703 = v2695 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2704 = v2697 - v78;
+      const bool v2705 = v2704 < v2;
+      const bool v2706 = v2703 && v2705;
+      if (v2706) {
+        const bfloat v2707 = bfloat(v2702);
+        const uint v2708 = v2695 * v2;
+        const uint v2709 = v2708 + v2697;
+        const uint v2710 = v2709 - v78;
+        out[v2710] = v2707;
+      }
+    }
+    const uint v2711 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2712 = v473 + v2711;
+    const uint v2713 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2714 = v1563 + v2713;
+    const bool v2715 = v2712 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2716 = v369 && v2715;
+    const bool v2717 = v2714 < v80;
+    const bool v2718 = v2716 && v2717;
+    if (v2718) {
+      const float v2719 = v1573.m[1][14].thread_elements()[1];
+      const bool v2720 = v2712 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2721 = v2714 - v78;
+      const bool v2722 = v2721 < v2;
+      const bool v2723 = v2720 && v2722;
+      if (v2723) {
+        const bfloat v2724 = bfloat(v2719);
+        const uint v2725 = v2712 * v2;
+        const uint v2726 = v2725 + v2714;
+        const uint v2727 = v2726 - v78;
+        out[v2727] = v2724;
+      }
+    }
+    const uint v2728 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2729 = v473 + v2728;
+    const uint v2730 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2731 = v1563 + v2730;
+    const bool v2732 = v2729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2733 = v369 && v2732;
+    const bool v2734 = v2731 < v80;
+    const bool v2735 = v2733 && v2734;
+    if (v2735) {
+      const float v2736 = v1573.m[1][15].thread_elements()[0];
+      const bool v2737 = v2729 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2738 = v2731 - v78;
+      const bool v2739 = v2738 < v2;
+      const bool v2740 = v2737 && v2739;
+      if (v2740) {
+        const bfloat v2741 = bfloat(v2736);
+        const uint v2742 = v2729 * v2;
+        const uint v2743 = v2742 + v2731;
+        const uint v2744 = v2743 - v78;
+        out[v2744] = v2741;
+      }
+    }
+    const uint v2745 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
+    const uint v2746 = v473 + v2745;
+    const uint v2747 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
+    const uint v2748 = v1563 + v2747;
+    const bool v2749 = v2746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
+    const bool v2750 = v369 && v2749;
+    const bool v2751 = v2748 < v80;
+    const bool v2752 = v2750 && v2751;
+    if (v2752) {
+      const float v2753 = v1573.m[1][15].thread_elements()[1];
+      const bool v2754 = v2746 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2755 = v2748 - v78;
+      const bool v2756 = v2755 < v2;
+      const bool v2757 = v2754 && v2756;
+      if (v2757) {
+        const bfloat v2758 = bfloat(v2753);
+        const uint v2759 = v2746 * v2;
+        const uint v2760 = v2759 + v2748;
+        const uint v2761 = v2760 - v78;
+        out[v2761] = v2758;
       }
     }
   } else {
-    const uint v6334 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:64
-    const uint v6335 = iron_tid.x;
+    const uint v2762 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:64
+    const uint v2763 = iron_tid.x;
 
-    for (uint v6337 = v6335; v6337 < 32768u; v6337 += v6334) {
-      const uint v6339 = v6337 >> 8u;  // kernels/moe/expert_tiles.hpp:65
-      const uint v6340 = v75 + v6339;
-      const uint v6342 = v6337 & 255u;  // kernels/moe/expert_tiles.hpp:66
-      const uint v6343 = v26 + v6342;
-      const bool v6344 = v6340 < v0;  // kernels/moe/expert_tiles.hpp:67
-      const bool v6345 = v6343 < v2;
-      const bool v6346 = v6344 && v6345;
-      if (v6346) {
-        const uint v6349 = v6340 * v2;
-        const uint v6350 = v6349 + v6343;
-        out[v6350] = bfloat(0.0f);
+    for (uint v2765 = v2763; v2765 < 32768u; v2765 += v2762) {
+      const uint v2767 = v2765 >> 8u;  // kernels/moe/expert_tiles.hpp:65
+      const uint v2768 = v75 + v2767;
+      const uint v2770 = v2765 & 255u;  // kernels/moe/expert_tiles.hpp:66
+      const uint v2771 = v26 + v2770;
+      const bool v2772 = v2768 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v2773 = v2771 < v2;
+      const bool v2774 = v2772 && v2773;
+      if (v2774) {
+        const uint v2777 = v2768 * v2;
+        const uint v2778 = v2777 + v2771;
+        out[v2778] = bfloat(0.0f);
       }
     }
   }
