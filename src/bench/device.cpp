@@ -280,24 +280,35 @@ void BenchDevice::synchronize(const std::string& what) {
 
 std::vector<double> BenchDevice::time(const std::function<void(int)>& enqueue, int warmup,
                                       int repeat, const std::string& what) {
-  for (int i = 0; i < warmup; ++i) enqueue(i);
-  synchronize(what);
-  const auto& api = impl_->api();
-  std::vector<CUevent> events(static_cast<std::size_t>(2 * repeat), nullptr);
-  for (CUevent& e : events) impl_->check(api.event_create(&e, 0), "cuEventCreate", what);
-  for (int i = 0; i < repeat; ++i) {
-    const auto first = 2 * static_cast<std::size_t>(i);
-    impl_->check(api.event_record(events[first], nullptr), "cuEventRecord", what);
-    enqueue(warmup + i);
-    impl_->check(api.event_record(events[first + 1], nullptr), "cuEventRecord", what);
+  return time_in_turn({enqueue}, warmup, repeat, what).front();
+}
+
+std::vector<std::vector<double>> BenchDevice::time_in_turn(
+    const std::vector<std::function<void(int)>>& enqueues, int warmup, int repeat,
+    const std::string& what) {
+  for (int i = 0; i < warmup; ++i) {
+    for (const auto& enqueue : enqueues) enqueue(i);
   }
   synchronize(what);
-  std::vector<double> ms;
-  for (std::size_t i = 0; i < events.size(); i += 2) {
+  const auto& api = impl_->api();
+  const std::size_t turns = enqueues.size();
+  std::vector<CUevent> events(2 * turns * static_cast<std::size_t>(repeat), nullptr);
+  for (CUevent& e : events) impl_->check(api.event_create(&e, 0), "cuEventCreate", what);
+  for (int i = 0; i < repeat; ++i) {
+    for (std::size_t j = 0; j < turns; ++j) {
+      const std::size_t first = 2 * (static_cast<std::size_t>(i) * turns + j);
+      impl_->check(api.event_record(events[first], nullptr), "cuEventRecord", what);
+      enqueues[j](warmup + i);
+      impl_->check(api.event_record(events[first + 1], nullptr), "cuEventRecord", what);
+    }
+  }
+  synchronize(what);
+  std::vector<std::vector<double>> ms(turns);
+  for (std::size_t e = 0; e < events.size(); e += 2) {
     float elapsed = 0.0f;
-    impl_->check(api.event_elapsed_time(&elapsed, events[i], events[i + 1]), "cuEventElapsedTime",
+    impl_->check(api.event_elapsed_time(&elapsed, events[e], events[e + 1]), "cuEventElapsedTime",
                  what);
-    ms.push_back(elapsed);
+    ms[(e / 2) % turns].push_back(elapsed);
   }
   for (CUevent e : events) impl_->check(api.event_destroy(e), "cuEventDestroy", what);
   return ms;

@@ -86,6 +86,13 @@ class BenchDevice {
   /// between its own pair of events, after `warmup` untimed runs.
   std::vector<double> time(const std::function<void(int run)>& enqueue, int warmup, int repeat,
                            const std::string& what);
+  /// As time() for several launches taken in turn: run i enqueues enqueues[0](i), then
+  /// enqueues[1](i), …, each between its own pair of events, so that every one of them is timed
+  /// under the same clocks (a card that lowers its clocks under a power cap would otherwise
+  /// favour whichever ran first). Result j holds enqueues[j]'s runs.
+  std::vector<std::vector<double>> time_in_turn(
+      const std::vector<std::function<void(int run)>>& enqueues, int warmup, int repeat,
+      const std::string& what);
 
   /// Device-to-device copy of `bytes` (cuMemcpyDtoD): GB/s counting bytes read plus written,
   /// median of `repeat` runs.
