@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "commands.hpp"
 #include "iron/bench/device.hpp"
+#include "iron/core/ir.hpp"
 #include "iron/runtime/device_info.hpp"
 #include "kernel_selection.hpp"
 
@@ -37,6 +39,24 @@ int target_sm(int asked) {
   return report.devices.front().sm();
 }
 
+/// Whether `kernel` multiplies on tensor cores (fragment or warpgroup products): the forms the
+/// JIT latency targets count apart from the memory-bound library (bench/NOTES.md §10).
+bool uses_tensor_cores(const ir::Kernel& kernel) {
+  bool any = false;
+  ir::walk(kernel.body, [&](const ir::Op& op) {
+    any |= op.kind == ir::OpKind::FragMma || op.kind == ir::OpKind::WgMma;
+  });
+  return any;
+}
+
+/// "N forms, median M ms" of `ms`, or "none".
+std::string summary(std::vector<double> ms) {
+  if (ms.empty()) return "none";
+  const bench::Spread spread = bench::spread_of(ms);
+  return fmt::format("{} forms, median {:.1f} ms, max {:.1f} ms", ms.size(), spread.median,
+                     spread.max);
+}
+
 int warmup(const WarmupOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   const int sm = target_sm(o.sm);
@@ -50,15 +70,20 @@ int warmup(const WarmupOptions& o) {
   std::fflush(stdout);
   const auto results = runtime::warm_module_cache(kernels, sm, jobs);
   std::vector<double> compiled;
+  std::vector<double> by_class[2];  // memory-bound forms, tensor-core forms
   std::size_t cached = 0;
   std::size_t failed = 0;
-  for (const runtime::WarmupResult& r : results) {
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const runtime::WarmupResult& r = results[i];
+    const bool tensor_cores = uses_tensor_cores(kernels[i]);
     if (!r.error.empty()) {
       ++failed;
       fmt::print("  {:<44} FAILED  {}\n", r.symbol, r.error);
     } else if (r.compiled) {
       compiled.push_back(r.ms);
-      fmt::print("  {:<44} compiled {:8.1f} ms\n", r.symbol, r.ms);
+      by_class[tensor_cores ? 1 : 0].push_back(r.ms);
+      fmt::print("  {:<44} compiled {:8.1f} ms{}\n", r.symbol, r.ms,
+                 tensor_cores ? "  tensor cores" : "");
     } else {
       ++cached;
       fmt::print("  {:<44} cached   {:8.1f} ms\n", r.symbol, r.ms);
@@ -70,6 +95,10 @@ int warmup(const WarmupOptions& o) {
   fmt::print(
       "{} compiled (median {:.1f} ms, max {:.1f} ms), {} already cached, {} failed, in {:.2f} s\n",
       compiled.size(), spread.median, spread.max, cached, failed, seconds);
+  if (!compiled.empty()) {
+    fmt::print("compiled without tensor cores: {}; with tensor cores: {}\n", summary(by_class[0]),
+               summary(by_class[1]));
+  }
   return failed == 0 ? kExitSuccess : kExitRefused;
 }
 

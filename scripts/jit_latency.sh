@@ -3,8 +3,9 @@
 # date and the commit: every library form compiled cold into an empty kernel cache one at a time
 # (`iron warmup -j 1`), the same with every core (`-j` the CPU count), and the warm cost of each
 # cached entry (`iron cache info --entries --warm`: read, check and cuModuleLoadData). The summary
-# splits the tensor-core forms (iron_gemm*, iron_gemv*) from the memory-bound library, and leaves
-# out the probe kernels (iron_*_probe*), which are checks of the toolkit, not library kernels.
+# splits the tensor-core forms (those `iron warmup` marks: fragment or warpgroup products, so
+# GEMM, attention prefill, convolutions, grouped expert products) from the memory-bound library,
+# and leaves out the probe kernels (iron_*_probe*), which are checks of the toolkit.
 # Usage: scripts/jit_latency.sh [OUT_DIR] [--sm N]   (default OUT_DIR: bench/results)
 # Needs NVRTC; the warm loads need a GPU. The commit comes from git, or from $IRON_COMMIT.
 set -euo pipefail
@@ -26,11 +27,11 @@ export IRON_CACHE_DIR
 IRON_CACHE_DIR=$(mktemp -d)
 work=$(mktemp -d)
 
-# "N forms, median M ms, max X ms" of the compile times in warmup log $1 of the forms whose
-# symbol matches ($3 = yes) or does not match ($3 = no) the pattern $2.
+# "N forms, median M ms, max X ms" of the compile times in warmup log $1 of the forms on tensor
+# cores ($2 = yes) or not ($2 = no).
 summary() {
-  awk -v pattern="$2" -v keep="$3" \
-    '$2 == "compiled" && $1 !~ /_probe/ && (($1 ~ pattern) == (keep == "yes")) { print $3 }' \
+  awk -v keep="$2" \
+    '$2 == "compiled" && $1 !~ /_probe/ && (($0 ~ /tensor cores$/) == (keep == "yes")) { print $3 }' \
     "$1" | sort -g |
     awk '{ v[++n] = $1 }
       END { if (n == 0) { print "none"; exit }
@@ -44,7 +45,6 @@ build/iron cache clear >/dev/null
 build/iron warmup -j "$(nproc)" "$@" >"$work/all.log"
 rm -rf "$IRON_CACHE_DIR"
 
-tensor_core='^iron_gem[mv]'
 {
   echo "# Iron JIT latency"
   echo
@@ -53,10 +53,10 @@ tensor_core='^iron_gem[mv]'
   echo "Cold: each form traced, lowered and compiled by NVRTC into an empty kernel cache."
   echo "Warm: a cached entry read, checked and loaded with cuModuleLoadData."
   echo
-  echo "| what | memory-bound library | tensor-core forms (iron_gemm*, iron_gemv*) |"
+  echo "| what | memory-bound library | tensor-core forms (fragment or warpgroup products) |"
   echo "| --- | --- | --- |"
-  echo "| cold, one at a time | $(summary "$work/one.log" "$tensor_core" no) | $(summary "$work/one.log" "$tensor_core" yes) |"
-  echo "| cold, $(nproc) at a time | $(summary "$work/all.log" "$tensor_core" no) | $(summary "$work/all.log" "$tensor_core" yes) |"
+  echo "| cold, one at a time | $(summary "$work/one.log" no) | $(summary "$work/one.log" yes) |"
+  echo "| cold, $(nproc) at a time | $(summary "$work/all.log" no) | $(summary "$work/all.log" yes) |"
   echo
   echo '## iron cache info --entries --warm (after the one-at-a-time run)'
   echo
