@@ -45,8 +45,11 @@ struct Rings {
 /// Calls epilogue(r, c, sum) for every element (r, c) < (m, n) of the kBM×kBN tile at (row0,
 /// col0) whose sums the consumers' accumulators hold (simdgroup s: rows 16·s …), kStagedRows
 /// rows at a time through shared memory, each warp's calls on 32 consecutive columns of a row.
-/// Every thread of the group reaches its barriers.
-template <class Epilogue>
+/// WHOLE_TILES: a tile wholly inside (m, n) is copied out with no check an element, which took
+/// the GEMM's epilogue from ~8 to ~4 µs a tile (bench/NOTES.md §36); an epilogue that checks
+/// bounds of its own (the grouped products' expert rows) does better with the checked loop
+/// alone. Every thread of the group reaches its barriers.
+template <bool WHOLE_TILES, class Epilogue>
 void staged_epilogue(const dsl::FragAcc<16, kBN>& acc, const dsl::Expr<dsl::u32>& m,
                      const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& row0,
                      const dsl::Expr<dsl::u32>& col0, Epilogue&& epilogue) {
@@ -54,16 +57,30 @@ void staged_epilogue(const dsl::FragAcc<16, kBN>& acc, const dsl::Expr<dsl::u32>
   constexpr std::uint32_t kSimdgroupsARound = kStagedRows / 16;
   auto staged = shared<f32>(kStagedRows * kStagedPitch);
   auto consumer = simdgroup_id() < kConsumers / 32u;
+  auto whole = row0 + kBM <= m && col0 + kBN <= n;  // no element of the tile outside out
   for (std::uint32_t round = 0; round < kBM / kStagedRows; ++round) {
     IRON_IF(simdgroup_id() / kSimdgroupsARound == round) {
       acc.store(staged, simdgroup_id() % kSimdgroupsARound * 16u * kStagedPitch, kStagedPitch);
     }
     barrier();
     IRON_IF(consumer) {
-      for (auto v : range(thread_id<0>(), kStagedRows * kBN, kConsumers)) {
-        auto r = row0 + round * kStagedRows + v / kBN;
-        auto c = col0 + v % kBN;
-        IRON_IF(r < m && c < n) { epilogue(r, c, load(staged[v / kBN * kStagedPitch + v % kBN])); }
+      const auto copy_out = [&](bool checked) {
+        for (auto v : range(thread_id<0>(), kStagedRows * kBN, kConsumers)) {
+          auto r = row0 + round * kStagedRows + v / kBN;
+          auto c = col0 + v % kBN;
+          const auto sum = [&] { return load(staged[v / kBN * kStagedPitch + v % kBN]); };
+          if (checked) {
+            IRON_IF(r < m && c < n) { epilogue(r, c, sum()); }
+          } else {
+            epilogue(r, c, sum());
+          }
+        }
+      };
+      if constexpr (WHOLE_TILES) {
+        IRON_IF(whole) { copy_out(false); }
+        IRON_ELSE { copy_out(true); }
+      } else {
+        copy_out(true);
       }
     }
     barrier();
@@ -73,8 +90,9 @@ void staged_epilogue(const dsl::FragAcc<16, kBN>& acc, const dsl::Expr<dsl::u32>
 /// Calls epilogue(r, c, sum) for every element (r, c) of the kBM×BN tile of a · bᵀ at (row0,
 /// col0) inside out (a [m, k], b [n, k], both T = f16 or bf16), sum the f32 Σ_p a[r, p] · b[c, p],
 /// through `rings`. A ring of STAGES steps; each step's product stays in flight for LAG more
-/// steps (pipelined's lag).
-template <std::uint32_t BN, std::uint32_t STAGES, std::uint32_t LAG, class T, class Epilogue>
+/// steps (pipelined's lag). WHOLE_TILES as staged_epilogue.
+template <std::uint32_t BN, std::uint32_t STAGES, std::uint32_t LAG, bool WHOLE_TILES, class T,
+          class Epilogue>
 void product(const Rings<T, BN>& rings, const dsl::Tensor<T>& a, const dsl::Tensor<T>& b,
              const dsl::Expr<dsl::u32>& m, const dsl::Expr<dsl::u32>& n,
              const dsl::Expr<dsl::u32>& k, const dsl::Expr<dsl::u32>& row0,
@@ -119,7 +137,7 @@ void product(const Rings<T, BN>& rings, const dsl::Tensor<T>& a, const dsl::Tens
     }
   }
   if constexpr (BN == kBN) {
-    staged_epilogue(acc, m, n, row0, col0, epilogue);
+    staged_epilogue<WHOLE_TILES>(acc, m, n, row0, col0, epilogue);
   } else {
     auto rows = row0 + group * 64u + simdgroup_id() % 4u * 16u;
     for (std::uint32_t slot = 0; slot < FragAcc<16, BN>::elements; ++slot) {
@@ -135,9 +153,9 @@ void product(const Rings<T, BN>& rings, const dsl::Tensor<T>& a, const dsl::Tens
 /// ring of 48 KB stages whose products stay in flight one step; elsewhere the two 128×128 halves
 /// one after the other through one 3-stage ring of 32 KB stages, which Metal's threadgroup memory
 /// holds. Both sum every element in the same k order, so both paths give the same bits. WIDE_STAGES
-/// and WIDE_LAG set the 128×256 product's ring.
-template <std::uint32_t WIDE_STAGES = kWideStages, std::uint32_t WIDE_LAG = kWideLag, class T,
-          class Epilogue>
+/// and WIDE_LAG set the 128×256 product's ring; WHOLE_TILES as staged_epilogue.
+template <bool WHOLE_TILES = true, std::uint32_t WIDE_STAGES = kWideStages,
+          std::uint32_t WIDE_LAG = kWideLag, class T, class Epilogue>
 void tile_product_at(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<dsl::u32>& m,
                      const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
                      const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0,
@@ -145,12 +163,13 @@ void tile_product_at(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl
   using namespace iron::dsl;
   IRON_IF(target_has(TargetFeature::WarpgroupProducts)) {
     const Rings<T, kBN> wide;
-    product<kBN, WIDE_STAGES, WIDE_LAG>(wide, a, b, m, n, k, row0, col0, epilogue);
+    product<kBN, WIDE_STAGES, WIDE_LAG, WHOLE_TILES>(wide, a, b, m, n, k, row0, col0, epilogue);
   }
   IRON_ELSE {
     const Rings<T, kBN / 2> half;
     for (std::uint32_t h = 0; h < 2; ++h) {
-      product<kBN / 2, kStages, 0>(half, a, b, m, n, k, row0, col0 + h * (kBN / 2), epilogue);
+      product<kBN / 2, kStages, 0, WHOLE_TILES>(half, a, b, m, n, k, row0, col0 + h * (kBN / 2),
+                                                epilogue);
     }
   }
 }
@@ -161,7 +180,7 @@ template <std::uint32_t WIDE_STAGES = kWideStages, std::uint32_t WIDE_LAG = kWid
 void tile_product(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<dsl::u32>& m,
                   const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k, Epilogue&& epilogue) {
   const auto [row0, col0] = banded_tile(kBM, kBN);
-  tile_product_at<WIDE_STAGES, WIDE_LAG>(a, b, m, n, k, row0, col0, epilogue);
+  tile_product_at<true, WIDE_STAGES, WIDE_LAG>(a, b, m, n, k, row0, col0, epilogue);
 }
 
 /// The dispatch and grid: kThreads threads, a group per kBM×kBN tile of out.

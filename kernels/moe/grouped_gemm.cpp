@@ -117,8 +117,10 @@ IRON_KERNEL(iron_moe_gemm,
     const auto [tile, col0] = grouped_tile(offsets, experts, rows, kBN);
     IRON_IF(tile.expert < experts) {
       auto first = tile.expert * n;
-      gemm::warpgroup::tile_product_at(x_sorted, w, rows, experts * n, k, tile.row0, first + col0,
-                                       store_expert_rows(out, tile.row_end, first, n));
+      // Tiles end at the expert's rows, which store_expert_rows checks: one checked copy-out.
+      gemm::warpgroup::tile_product_at<false>(x_sorted, w, rows, experts * n, k, tile.row0,
+                                              first + col0,
+                                              store_expert_rows(out, tile.row_end, first, n));
     }
     IRON_ELSE { moe::zero_tile(out, tile.row0, rows, col0, n, gemm::kBM, kBN); }
   } else {

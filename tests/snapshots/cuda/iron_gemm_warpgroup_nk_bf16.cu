@@ -276,2874 +276,2874 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
   const unsigned int v22 = v21 << 7u;
   const unsigned int v25 = v19 / v17;
   const unsigned int v26 = v25 << 8u;
-  unsigned int v292 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:153
-  const unsigned int v295 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const unsigned int v296 = v295 >> 2u;
-  const bool v299 = v295 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:88
-  iron_frag<float, 2, 16, 128> v303;  // kernels/gemm/gemm_warpgroup.hpp:92
-  iron_frag_fill(v303, 0.0f);
-  const unsigned int v306 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:98
-  const bool v307 = v306 == v292;
-  if (v307) {
-    const bool v3462 = v292 < v2;  // kernels/gemm/gemm_warpgroup.hpp:99
-    if (v3462) {
-      const unsigned int v3466 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:102
-      const unsigned int v3469 = v295 << 5u;
-      const unsigned int v3470 = v3469 + v3466;
-      const unsigned int v3471 = v3470 >> 3u;
-      const unsigned int v3472 = v3470 & 7u;
-      const unsigned int v3473 = v3472 << 3u;
-      const unsigned int v3474 = v22 + v3471;
-      const bool v3476 = v3474 < v0;
-      const bool v3477 = v3473 < v2;
-      const bool v3478 = v3476 && v3477;
-      const unsigned int v3479 = v3474 * v2;
-      const unsigned int v3480 = v3479 + v3473;
-      const unsigned int v3481 = v3478 ? v3480 : v292;
-      const unsigned int v3482 = v3471 << 6u;
-      const unsigned int v3484 = v3482 + v3473;
-      iron_copy_async<16>(shm3 + (v3484 ^ (((v3484 >> 6u) & 7u) << 3u)), a + v3481, v3478);
-      const unsigned int v3486 = v3470 + 384u;
-      const unsigned int v3487 = v3486 >> 3u;
-      const unsigned int v3488 = v3486 & 7u;
-      const unsigned int v3489 = v3488 << 3u;
-      const unsigned int v3490 = v22 + v3487;
-      const bool v3492 = v3490 < v0;
-      const bool v3493 = v3489 < v2;
-      const bool v3494 = v3492 && v3493;
-      const unsigned int v3495 = v3490 * v2;
-      const unsigned int v3496 = v3495 + v3489;
-      const unsigned int v3497 = v3494 ? v3496 : v292;
-      const unsigned int v3498 = v3487 << 6u;
-      const unsigned int v3500 = v3498 + v3489;
-      iron_copy_async<16>(shm3 + (v3500 ^ (((v3500 >> 6u) & 7u) << 3u)), a + v3497, v3494);
-      const unsigned int v3502 = v3470 + 768u;
-      const bool v3504 = v3502 < 1024u;
-      if (v3504) {
-        const unsigned int v3505 = v3502 >> 3u;
-        const unsigned int v3506 = v3502 & 7u;
-        const unsigned int v3507 = v3506 << 3u;
-        const unsigned int v3508 = v22 + v3505;
-        const bool v3510 = v3508 < v0;
-        const bool v3511 = v3507 < v2;
-        const bool v3512 = v3510 && v3511;
-        const unsigned int v3513 = v3508 * v2;
-        const unsigned int v3514 = v3513 + v3507;
-        const unsigned int v3515 = v3512 ? v3514 : v292;
-        const unsigned int v3516 = v3505 << 6u;
-        const unsigned int v3518 = v3516 + v3507;
-        iron_copy_async<16>(shm3 + (v3518 ^ (((v3518 >> 6u) & 7u) << 3u)), a + v3515, v3512);
+  unsigned int v395 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:171
+  const unsigned int v398 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:105
+  const unsigned int v399 = v398 >> 2u;
+  const bool v402 = v398 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:106
+  iron_frag<float, 2, 16, 128> v406;  // kernels/gemm/gemm_warpgroup.hpp:110
+  iron_frag_fill(v406, 0.0f);
+  const unsigned int v409 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:116
+  const bool v410 = v409 == v395;
+  if (v410) {
+    const bool v3565 = v395 < v2;  // kernels/gemm/gemm_warpgroup.hpp:117
+    if (v3565) {
+      const unsigned int v3569 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:120
+      const unsigned int v3572 = v398 << 5u;
+      const unsigned int v3573 = v3572 + v3569;
+      const unsigned int v3574 = v3573 >> 3u;
+      const unsigned int v3575 = v3573 & 7u;
+      const unsigned int v3576 = v3575 << 3u;
+      const unsigned int v3577 = v22 + v3574;
+      const bool v3579 = v3577 < v0;
+      const bool v3580 = v3576 < v2;
+      const bool v3581 = v3579 && v3580;
+      const unsigned int v3582 = v3577 * v2;
+      const unsigned int v3583 = v3582 + v3576;
+      const unsigned int v3584 = v3581 ? v3583 : v395;
+      const unsigned int v3585 = v3574 << 6u;
+      const unsigned int v3587 = v3585 + v3576;
+      iron_copy_async<16>(shm3 + (v3587 ^ (((v3587 >> 6u) & 7u) << 3u)), a + v3584, v3581);
+      const unsigned int v3589 = v3573 + 384u;
+      const unsigned int v3590 = v3589 >> 3u;
+      const unsigned int v3591 = v3589 & 7u;
+      const unsigned int v3592 = v3591 << 3u;
+      const unsigned int v3593 = v22 + v3590;
+      const bool v3595 = v3593 < v0;
+      const bool v3596 = v3592 < v2;
+      const bool v3597 = v3595 && v3596;
+      const unsigned int v3598 = v3593 * v2;
+      const unsigned int v3599 = v3598 + v3592;
+      const unsigned int v3600 = v3597 ? v3599 : v395;
+      const unsigned int v3601 = v3590 << 6u;
+      const unsigned int v3603 = v3601 + v3592;
+      iron_copy_async<16>(shm3 + (v3603 ^ (((v3603 >> 6u) & 7u) << 3u)), a + v3600, v3597);
+      const unsigned int v3605 = v3573 + 768u;
+      const bool v3607 = v3605 < 1024u;
+      if (v3607) {
+        const unsigned int v3608 = v3605 >> 3u;
+        const unsigned int v3609 = v3605 & 7u;
+        const unsigned int v3610 = v3609 << 3u;
+        const unsigned int v3611 = v22 + v3608;
+        const bool v3613 = v3611 < v0;
+        const bool v3614 = v3610 < v2;
+        const bool v3615 = v3613 && v3614;
+        const unsigned int v3616 = v3611 * v2;
+        const unsigned int v3617 = v3616 + v3610;
+        const unsigned int v3618 = v3615 ? v3617 : v395;
+        const unsigned int v3619 = v3608 << 6u;
+        const unsigned int v3621 = v3619 + v3610;
+        iron_copy_async<16>(shm3 + (v3621 ^ (((v3621 >> 6u) & 7u) << 3u)), a + v3618, v3615);
       }
-      const unsigned int v3519 = v26 + v3471;  // kernels/gemm/gemm_warpgroup.hpp:103
-      const bool v3520 = v3519 < v1;
-      const bool v3521 = v3520 && v3477;
-      const unsigned int v3522 = v3519 * v2;
-      const unsigned int v3523 = v3522 + v3473;
-      const unsigned int v3524 = v3521 ? v3523 : v292;
-      iron_copy_async<16>(shm4 + (v3484 ^ (((v3484 >> 6u) & 7u) << 3u)), b + v3524, v3521);
-      const unsigned int v3525 = v26 + v3487;
-      const bool v3526 = v3525 < v1;
-      const bool v3527 = v3526 && v3493;
-      const unsigned int v3528 = v3525 * v2;
-      const unsigned int v3529 = v3528 + v3489;
-      const unsigned int v3530 = v3527 ? v3529 : v292;
-      iron_copy_async<16>(shm4 + (v3500 ^ (((v3500 >> 6u) & 7u) << 3u)), b + v3530, v3527);
-      if (v3504) {
-        const unsigned int v3531 = v3502 >> 3u;
-        const unsigned int v3532 = v3502 & 7u;
-        const unsigned int v3533 = v3532 << 3u;
-        const unsigned int v3534 = v26 + v3531;
-        const bool v3536 = v3534 < v1;
-        const bool v3537 = v3533 < v2;
-        const bool v3538 = v3536 && v3537;
-        const unsigned int v3539 = v3534 * v2;
-        const unsigned int v3540 = v3539 + v3533;
-        const unsigned int v3541 = v3538 ? v3540 : v292;
-        const unsigned int v3542 = v3531 << 6u;
-        const unsigned int v3544 = v3542 + v3533;
-        iron_copy_async<16>(shm4 + (v3544 ^ (((v3544 >> 6u) & 7u) << 3u)), b + v3541, v3538);
-      }
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:99
-    const bool v3547 = 64u < v2;
-    if (v3547) {
-      const unsigned int v3551 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:102
-      const unsigned int v3554 = v295 << 5u;
-      const unsigned int v3555 = v3554 + v3551;
-      const unsigned int v3556 = v3555 >> 3u;
-      const unsigned int v3557 = v3555 & 7u;
-      const unsigned int v3558 = v3557 << 3u;
-      const unsigned int v3559 = v22 + v3556;
-      const unsigned int v3560 = 64u + v3558;
-      const bool v3561 = v3559 < v0;
-      const bool v3562 = v3560 < v2;
-      const bool v3563 = v3561 && v3562;
-      const unsigned int v3564 = v3559 * v2;
-      const unsigned int v3565 = v3564 + v3560;
-      const unsigned int v3566 = v3563 ? v3565 : v292;
-      const unsigned int v3567 = v3556 << 6u;
-      const unsigned int v3568 = 8192u + v3567;
-      const unsigned int v3569 = v3568 + v3558;
-      iron_copy_async<16>(shm3 + (v3569 ^ (((v3569 >> 6u) & 7u) << 3u)), a + v3566, v3563);
-      const unsigned int v3571 = v3555 + 384u;
-      const unsigned int v3572 = v3571 >> 3u;
-      const unsigned int v3573 = v3571 & 7u;
-      const unsigned int v3574 = v3573 << 3u;
-      const unsigned int v3575 = v22 + v3572;
-      const unsigned int v3576 = 64u + v3574;
-      const bool v3577 = v3575 < v0;
-      const bool v3578 = v3576 < v2;
-      const bool v3579 = v3577 && v3578;
-      const unsigned int v3580 = v3575 * v2;
-      const unsigned int v3581 = v3580 + v3576;
-      const unsigned int v3582 = v3579 ? v3581 : v292;
-      const unsigned int v3583 = v3572 << 6u;
-      const unsigned int v3584 = 8192u + v3583;
-      const unsigned int v3585 = v3584 + v3574;
-      iron_copy_async<16>(shm3 + (v3585 ^ (((v3585 >> 6u) & 7u) << 3u)), a + v3582, v3579);
-      const unsigned int v3587 = v3555 + 768u;
-      const bool v3589 = v3587 < 1024u;
-      if (v3589) {
-        const unsigned int v3590 = v3587 >> 3u;
-        const unsigned int v3591 = v3587 & 7u;
-        const unsigned int v3592 = v3591 << 3u;
-        const unsigned int v3593 = v22 + v3590;
-        const unsigned int v3594 = 64u + v3592;
-        const bool v3595 = v3593 < v0;
-        const bool v3596 = v3594 < v2;
-        const bool v3597 = v3595 && v3596;
-        const unsigned int v3598 = v3593 * v2;
-        const unsigned int v3599 = v3598 + v3594;
-        const unsigned int v3600 = v3597 ? v3599 : v292;
-        const unsigned int v3601 = v3590 << 6u;
-        const unsigned int v3602 = 8192u + v3601;
-        const unsigned int v3603 = v3602 + v3592;
-        iron_copy_async<16>(shm3 + (v3603 ^ (((v3603 >> 6u) & 7u) << 3u)), a + v3600, v3597);
-      }
-      const unsigned int v3604 = v26 + v3556;  // kernels/gemm/gemm_warpgroup.hpp:103
-      const bool v3605 = v3604 < v1;
-      const bool v3606 = v3605 && v3562;
-      const unsigned int v3607 = v3604 * v2;
-      const unsigned int v3608 = v3607 + v3560;
-      const unsigned int v3609 = v3606 ? v3608 : v292;
-      iron_copy_async<16>(shm4 + (v3569 ^ (((v3569 >> 6u) & 7u) << 3u)), b + v3609, v3606);
-      const unsigned int v3610 = v26 + v3572;
-      const bool v3611 = v3610 < v1;
-      const bool v3612 = v3611 && v3578;
-      const unsigned int v3613 = v3610 * v2;
-      const unsigned int v3614 = v3613 + v3576;
-      const unsigned int v3615 = v3612 ? v3614 : v292;
-      iron_copy_async<16>(shm4 + (v3585 ^ (((v3585 >> 6u) & 7u) << 3u)), b + v3615, v3612);
-      if (v3589) {
-        const unsigned int v3616 = v3587 >> 3u;
-        const unsigned int v3617 = v3587 & 7u;
-        const unsigned int v3618 = v3617 << 3u;
-        const unsigned int v3619 = v26 + v3616;
-        const unsigned int v3620 = 64u + v3618;
-        const bool v3621 = v3619 < v1;
-        const bool v3622 = v3620 < v2;
-        const bool v3623 = v3621 && v3622;
-        const unsigned int v3624 = v3619 * v2;
-        const unsigned int v3625 = v3624 + v3620;
-        const unsigned int v3626 = v3623 ? v3625 : v292;
-        const unsigned int v3627 = v3616 << 6u;
-        const unsigned int v3628 = 8192u + v3627;
-        const unsigned int v3629 = v3628 + v3618;
-        iron_copy_async<16>(shm4 + (v3629 ^ (((v3629 >> 6u) & 7u) << 3u)), b + v3626, v3623);
+      const unsigned int v3622 = v26 + v3574;  // kernels/gemm/gemm_warpgroup.hpp:121
+      const bool v3623 = v3622 < v1;
+      const bool v3624 = v3623 && v3580;
+      const unsigned int v3625 = v3622 * v2;
+      const unsigned int v3626 = v3625 + v3576;
+      const unsigned int v3627 = v3624 ? v3626 : v395;
+      iron_copy_async<16>(shm4 + (v3587 ^ (((v3587 >> 6u) & 7u) << 3u)), b + v3627, v3624);
+      const unsigned int v3628 = v26 + v3590;
+      const bool v3629 = v3628 < v1;
+      const bool v3630 = v3629 && v3596;
+      const unsigned int v3631 = v3628 * v2;
+      const unsigned int v3632 = v3631 + v3592;
+      const unsigned int v3633 = v3630 ? v3632 : v395;
+      iron_copy_async<16>(shm4 + (v3603 ^ (((v3603 >> 6u) & 7u) << 3u)), b + v3633, v3630);
+      if (v3607) {
+        const unsigned int v3634 = v3605 >> 3u;
+        const unsigned int v3635 = v3605 & 7u;
+        const unsigned int v3636 = v3635 << 3u;
+        const unsigned int v3637 = v26 + v3634;
+        const bool v3639 = v3637 < v1;
+        const bool v3640 = v3636 < v2;
+        const bool v3641 = v3639 && v3640;
+        const unsigned int v3642 = v3637 * v2;
+        const unsigned int v3643 = v3642 + v3636;
+        const unsigned int v3644 = v3641 ? v3643 : v395;
+        const unsigned int v3645 = v3634 << 6u;
+        const unsigned int v3647 = v3645 + v3636;
+        iron_copy_async<16>(shm4 + (v3647 ^ (((v3647 >> 6u) & 7u) << 3u)), b + v3644, v3641);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:99
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:117
+    const bool v3650 = 64u < v2;
+    if (v3650) {
+      const unsigned int v3654 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:120
+      const unsigned int v3657 = v398 << 5u;
+      const unsigned int v3658 = v3657 + v3654;
+      const unsigned int v3659 = v3658 >> 3u;
+      const unsigned int v3660 = v3658 & 7u;
+      const unsigned int v3661 = v3660 << 3u;
+      const unsigned int v3662 = v22 + v3659;
+      const unsigned int v3663 = 64u + v3661;
+      const bool v3664 = v3662 < v0;
+      const bool v3665 = v3663 < v2;
+      const bool v3666 = v3664 && v3665;
+      const unsigned int v3667 = v3662 * v2;
+      const unsigned int v3668 = v3667 + v3663;
+      const unsigned int v3669 = v3666 ? v3668 : v395;
+      const unsigned int v3670 = v3659 << 6u;
+      const unsigned int v3671 = 8192u + v3670;
+      const unsigned int v3672 = v3671 + v3661;
+      iron_copy_async<16>(shm3 + (v3672 ^ (((v3672 >> 6u) & 7u) << 3u)), a + v3669, v3666);
+      const unsigned int v3674 = v3658 + 384u;
+      const unsigned int v3675 = v3674 >> 3u;
+      const unsigned int v3676 = v3674 & 7u;
+      const unsigned int v3677 = v3676 << 3u;
+      const unsigned int v3678 = v22 + v3675;
+      const unsigned int v3679 = 64u + v3677;
+      const bool v3680 = v3678 < v0;
+      const bool v3681 = v3679 < v2;
+      const bool v3682 = v3680 && v3681;
+      const unsigned int v3683 = v3678 * v2;
+      const unsigned int v3684 = v3683 + v3679;
+      const unsigned int v3685 = v3682 ? v3684 : v395;
+      const unsigned int v3686 = v3675 << 6u;
+      const unsigned int v3687 = 8192u + v3686;
+      const unsigned int v3688 = v3687 + v3677;
+      iron_copy_async<16>(shm3 + (v3688 ^ (((v3688 >> 6u) & 7u) << 3u)), a + v3685, v3682);
+      const unsigned int v3690 = v3658 + 768u;
+      const bool v3692 = v3690 < 1024u;
+      if (v3692) {
+        const unsigned int v3693 = v3690 >> 3u;
+        const unsigned int v3694 = v3690 & 7u;
+        const unsigned int v3695 = v3694 << 3u;
+        const unsigned int v3696 = v22 + v3693;
+        const unsigned int v3697 = 64u + v3695;
+        const bool v3698 = v3696 < v0;
+        const bool v3699 = v3697 < v2;
+        const bool v3700 = v3698 && v3699;
+        const unsigned int v3701 = v3696 * v2;
+        const unsigned int v3702 = v3701 + v3697;
+        const unsigned int v3703 = v3700 ? v3702 : v395;
+        const unsigned int v3704 = v3693 << 6u;
+        const unsigned int v3705 = 8192u + v3704;
+        const unsigned int v3706 = v3705 + v3695;
+        iron_copy_async<16>(shm3 + (v3706 ^ (((v3706 >> 6u) & 7u) << 3u)), a + v3703, v3700);
+      }
+      const unsigned int v3707 = v26 + v3659;  // kernels/gemm/gemm_warpgroup.hpp:121
+      const bool v3708 = v3707 < v1;
+      const bool v3709 = v3708 && v3665;
+      const unsigned int v3710 = v3707 * v2;
+      const unsigned int v3711 = v3710 + v3663;
+      const unsigned int v3712 = v3709 ? v3711 : v395;
+      iron_copy_async<16>(shm4 + (v3672 ^ (((v3672 >> 6u) & 7u) << 3u)), b + v3712, v3709);
+      const unsigned int v3713 = v26 + v3675;
+      const bool v3714 = v3713 < v1;
+      const bool v3715 = v3714 && v3681;
+      const unsigned int v3716 = v3713 * v2;
+      const unsigned int v3717 = v3716 + v3679;
+      const unsigned int v3718 = v3715 ? v3717 : v395;
+      iron_copy_async<16>(shm4 + (v3688 ^ (((v3688 >> 6u) & 7u) << 3u)), b + v3718, v3715);
+      if (v3692) {
+        const unsigned int v3719 = v3690 >> 3u;
+        const unsigned int v3720 = v3690 & 7u;
+        const unsigned int v3721 = v3720 << 3u;
+        const unsigned int v3722 = v26 + v3719;
+        const unsigned int v3723 = 64u + v3721;
+        const bool v3724 = v3722 < v1;
+        const bool v3725 = v3723 < v2;
+        const bool v3726 = v3724 && v3725;
+        const unsigned int v3727 = v3722 * v2;
+        const unsigned int v3728 = v3727 + v3723;
+        const unsigned int v3729 = v3726 ? v3728 : v395;
+        const unsigned int v3730 = v3719 << 6u;
+        const unsigned int v3731 = 8192u + v3730;
+        const unsigned int v3732 = v3731 + v3721;
+        iron_copy_async<16>(shm4 + (v3732 ^ (((v3732 >> 6u) & 7u) << 3u)), b + v3729, v3726);
+      }
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:117
 
-    for (unsigned int v2613 = v292; v2613 < v2; v2613 += 64u) {
-      const unsigned int v2615 = v2613 >> 6u;
-      const unsigned int v2617 = v2615 % 3u;
+    for (unsigned int v2716 = v395; v2716 < v2; v2716 += 64u) {
+      const unsigned int v2718 = v2716 >> 6u;
+      const unsigned int v2720 = v2718 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      if (v299) {
-        const unsigned int v2619 = v2617 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:106
-        const unsigned int v2626 = v296 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
-        const unsigned int v2627 = v2626 << 6u;
-        const unsigned int v2628 = v2619 + v2627;
-        const unsigned int v3112 = v295 & 3u;
-        const unsigned int v3114 = v3112 << 4u;
-        const unsigned int v3116 = v3114 << 6u;
-        const unsigned int v3118 = v2628 + v3116;
-        iron_frag<iron_bf16, 0, 16, 16> v3125;
-        iron_frag_fill(v3125, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3125, shm3, v3118, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3127;
-        iron_frag_fill(v3127, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3127, shm4, v2619, 64u);
-        iron_frag_mma_sync(v303, v3125, v3127);
-        const unsigned int v3129 = v3118 + 16u;
-        const unsigned int v3132 = v2619 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3134;
-        iron_frag_fill(v3134, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3134, shm3, v3129, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3136;
-        iron_frag_fill(v3136, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3136, shm4, v3132, 64u);
-        iron_frag_mma_sync(v303, v3134, v3136);
-        const unsigned int v3138 = v3118 + 32u;
-        const unsigned int v3141 = v2619 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3143;
-        iron_frag_fill(v3143, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3143, shm3, v3138, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3145;
-        iron_frag_fill(v3145, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3145, shm4, v3141, 64u);
-        iron_frag_mma_sync(v303, v3143, v3145);
-        const unsigned int v3147 = v3118 + 48u;
-        const unsigned int v3150 = v2619 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3152;
-        iron_frag_fill(v3152, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3152, shm3, v3147, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3154;
-        iron_frag_fill(v3154, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3154, shm4, v3150, 64u);
-        iron_frag_mma_sync(v303, v3152, v3154);
+      if (v402) {
+        const unsigned int v2722 = v2720 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:124
+        const unsigned int v2729 = v399 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:112
+        const unsigned int v2730 = v2729 << 6u;
+        const unsigned int v2731 = v2722 + v2730;
+        const unsigned int v3215 = v398 & 3u;
+        const unsigned int v3217 = v3215 << 4u;
+        const unsigned int v3219 = v3217 << 6u;
+        const unsigned int v3221 = v2731 + v3219;
+        iron_frag<iron_bf16, 0, 16, 16> v3228;
+        iron_frag_fill(v3228, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3228, shm3, v3221, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3230;
+        iron_frag_fill(v3230, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3230, shm4, v2722, 64u);
+        iron_frag_mma_sync(v406, v3228, v3230);
+        const unsigned int v3232 = v3221 + 16u;
+        const unsigned int v3235 = v2722 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3237;
+        iron_frag_fill(v3237, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3237, shm3, v3232, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3239;
+        iron_frag_fill(v3239, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3239, shm4, v3235, 64u);
+        iron_frag_mma_sync(v406, v3237, v3239);
+        const unsigned int v3241 = v3221 + 32u;
+        const unsigned int v3244 = v2722 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3246;
+        iron_frag_fill(v3246, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3246, shm3, v3241, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3248;
+        iron_frag_fill(v3248, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3248, shm4, v3244, 64u);
+        iron_frag_mma_sync(v406, v3246, v3248);
+        const unsigned int v3250 = v3221 + 48u;
+        const unsigned int v3253 = v2722 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3255;
+        iron_frag_fill(v3255, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3255, shm3, v3250, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3257;
+        iron_frag_fill(v3257, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3257, shm4, v3253, 64u);
+        iron_frag_mma_sync(v406, v3255, v3257);
       }
-      const unsigned int v2634 = v2613 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:99
-      const unsigned int v2636 = v2615 + 2u;
-      const unsigned int v2637 = v2636 % 3u;
-      const bool v2638 = v2634 < v2;
-      if (v2638) {
-        const unsigned int v2641 = v2637 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:102
-        const unsigned int v2643 = iron_linear_thread() & 31u;
-        const unsigned int v2645 = v295 << 5u;
-        const unsigned int v2646 = v2645 + v2643;
-        const unsigned int v2650 = v2646 >> 3u;
-        const unsigned int v2652 = v2646 & 7u;
-        const unsigned int v2654 = v2652 << 3u;
-        const unsigned int v2655 = v22 + v2650;
-        const unsigned int v2656 = v2634 + v2654;
-        const bool v2657 = v2655 < v0;
-        const bool v2658 = v2656 < v2;
-        const bool v2659 = v2657 && v2658;
-        const unsigned int v2660 = v2655 * v2;
-        const unsigned int v2662 = v2660 + v2656;
-        const unsigned int v2663 = v2659 ? v2662 : v292;
-        const unsigned int v2665 = v2650 << 6u;
-        const unsigned int v2666 = v2641 + v2665;
-        const unsigned int v2667 = v2666 + v2654;
-        iron_copy_async<16>(shm3 + (v2667 ^ (((v2667 >> 6u) & 7u) << 3u)), a + v2663, v2659);
-        const unsigned int v2669 = v2646 + 384u;
-        const unsigned int v2671 = v2669 >> 3u;
-        const unsigned int v2673 = v2669 & 7u;
-        const unsigned int v2675 = v2673 << 3u;
-        const unsigned int v2676 = v22 + v2671;
-        const unsigned int v2677 = v2634 + v2675;
-        const bool v2678 = v2676 < v0;
-        const bool v2679 = v2677 < v2;
-        const bool v2680 = v2678 && v2679;
-        const unsigned int v2681 = v2676 * v2;
-        const unsigned int v2683 = v2681 + v2677;
-        const unsigned int v2684 = v2680 ? v2683 : v292;
-        const unsigned int v2686 = v2671 << 6u;
-        const unsigned int v2687 = v2641 + v2686;
-        const unsigned int v2688 = v2687 + v2675;
-        iron_copy_async<16>(shm3 + (v2688 ^ (((v2688 >> 6u) & 7u) << 3u)), a + v2684, v2680);
-        const unsigned int v2690 = v2646 + 768u;
-        const bool v2692 = v2690 < 1024u;
-        if (v2692) {
-          const unsigned int v2694 = v2690 >> 3u;
-          const unsigned int v2696 = v2690 & 7u;
-          const unsigned int v2698 = v2696 << 3u;
-          const unsigned int v2699 = v22 + v2694;
-          const unsigned int v2700 = v2634 + v2698;
-          const bool v2701 = v2699 < v0;
-          const bool v2702 = v2700 < v2;
-          const bool v2703 = v2701 && v2702;
-          const unsigned int v2704 = v2699 * v2;
-          const unsigned int v2706 = v2704 + v2700;
-          const unsigned int v2707 = v2703 ? v2706 : v292;
-          const unsigned int v2709 = v2694 << 6u;
-          const unsigned int v2710 = v2641 + v2709;
-          const unsigned int v2711 = v2710 + v2698;
-          iron_copy_async<16>(shm3 + (v2711 ^ (((v2711 >> 6u) & 7u) << 3u)), a + v2707, v2703);
+      const unsigned int v2737 = v2716 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:117
+      const unsigned int v2739 = v2718 + 2u;
+      const unsigned int v2740 = v2739 % 3u;
+      const bool v2741 = v2737 < v2;
+      if (v2741) {
+        const unsigned int v2744 = v2740 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:120
+        const unsigned int v2746 = iron_linear_thread() & 31u;
+        const unsigned int v2748 = v398 << 5u;
+        const unsigned int v2749 = v2748 + v2746;
+        const unsigned int v2753 = v2749 >> 3u;
+        const unsigned int v2755 = v2749 & 7u;
+        const unsigned int v2757 = v2755 << 3u;
+        const unsigned int v2758 = v22 + v2753;
+        const unsigned int v2759 = v2737 + v2757;
+        const bool v2760 = v2758 < v0;
+        const bool v2761 = v2759 < v2;
+        const bool v2762 = v2760 && v2761;
+        const unsigned int v2763 = v2758 * v2;
+        const unsigned int v2765 = v2763 + v2759;
+        const unsigned int v2766 = v2762 ? v2765 : v395;
+        const unsigned int v2768 = v2753 << 6u;
+        const unsigned int v2769 = v2744 + v2768;
+        const unsigned int v2770 = v2769 + v2757;
+        iron_copy_async<16>(shm3 + (v2770 ^ (((v2770 >> 6u) & 7u) << 3u)), a + v2766, v2762);
+        const unsigned int v2772 = v2749 + 384u;
+        const unsigned int v2774 = v2772 >> 3u;
+        const unsigned int v2776 = v2772 & 7u;
+        const unsigned int v2778 = v2776 << 3u;
+        const unsigned int v2779 = v22 + v2774;
+        const unsigned int v2780 = v2737 + v2778;
+        const bool v2781 = v2779 < v0;
+        const bool v2782 = v2780 < v2;
+        const bool v2783 = v2781 && v2782;
+        const unsigned int v2784 = v2779 * v2;
+        const unsigned int v2786 = v2784 + v2780;
+        const unsigned int v2787 = v2783 ? v2786 : v395;
+        const unsigned int v2789 = v2774 << 6u;
+        const unsigned int v2790 = v2744 + v2789;
+        const unsigned int v2791 = v2790 + v2778;
+        iron_copy_async<16>(shm3 + (v2791 ^ (((v2791 >> 6u) & 7u) << 3u)), a + v2787, v2783);
+        const unsigned int v2793 = v2749 + 768u;
+        const bool v2795 = v2793 < 1024u;
+        if (v2795) {
+          const unsigned int v2797 = v2793 >> 3u;
+          const unsigned int v2799 = v2793 & 7u;
+          const unsigned int v2801 = v2799 << 3u;
+          const unsigned int v2802 = v22 + v2797;
+          const unsigned int v2803 = v2737 + v2801;
+          const bool v2804 = v2802 < v0;
+          const bool v2805 = v2803 < v2;
+          const bool v2806 = v2804 && v2805;
+          const unsigned int v2807 = v2802 * v2;
+          const unsigned int v2809 = v2807 + v2803;
+          const unsigned int v2810 = v2806 ? v2809 : v395;
+          const unsigned int v2812 = v2797 << 6u;
+          const unsigned int v2813 = v2744 + v2812;
+          const unsigned int v2814 = v2813 + v2801;
+          iron_copy_async<16>(shm3 + (v2814 ^ (((v2814 >> 6u) & 7u) << 3u)), a + v2810, v2806);
         }
-        const unsigned int v2728 = v26 + v2650;  // kernels/gemm/gemm_warpgroup.hpp:103
-        const bool v2730 = v2728 < v1;
-        const bool v2732 = v2730 && v2658;
-        const unsigned int v2733 = v2728 * v2;
-        const unsigned int v2735 = v2733 + v2656;
-        const unsigned int v2736 = v2732 ? v2735 : v292;
-        iron_copy_async<16>(shm4 + (v2667 ^ (((v2667 >> 6u) & 7u) << 3u)), b + v2736, v2732);
-        const unsigned int v2749 = v26 + v2671;
-        const bool v2751 = v2749 < v1;
-        const bool v2753 = v2751 && v2679;
-        const unsigned int v2754 = v2749 * v2;
-        const unsigned int v2756 = v2754 + v2677;
-        const unsigned int v2757 = v2753 ? v2756 : v292;
-        iron_copy_async<16>(shm4 + (v2688 ^ (((v2688 >> 6u) & 7u) << 3u)), b + v2757, v2753);
-        if (v2692) {
-          const unsigned int v2767 = v2690 >> 3u;
-          const unsigned int v2769 = v2690 & 7u;
-          const unsigned int v2771 = v2769 << 3u;
-          const unsigned int v2772 = v26 + v2767;
-          const unsigned int v2773 = v2634 + v2771;
-          const bool v2774 = v2772 < v1;
-          const bool v2775 = v2773 < v2;
-          const bool v2776 = v2774 && v2775;
-          const unsigned int v2777 = v2772 * v2;
-          const unsigned int v2779 = v2777 + v2773;
-          const unsigned int v2780 = v2776 ? v2779 : v292;
-          const unsigned int v2782 = v2767 << 6u;
-          const unsigned int v2783 = v2641 + v2782;
-          const unsigned int v2784 = v2783 + v2771;
-          iron_copy_async<16>(shm4 + (v2784 ^ (((v2784 >> 6u) & 7u) << 3u)), b + v2780, v2776);
+        const unsigned int v2831 = v26 + v2753;  // kernels/gemm/gemm_warpgroup.hpp:121
+        const bool v2833 = v2831 < v1;
+        const bool v2835 = v2833 && v2761;
+        const unsigned int v2836 = v2831 * v2;
+        const unsigned int v2838 = v2836 + v2759;
+        const unsigned int v2839 = v2835 ? v2838 : v395;
+        iron_copy_async<16>(shm4 + (v2770 ^ (((v2770 >> 6u) & 7u) << 3u)), b + v2839, v2835);
+        const unsigned int v2852 = v26 + v2774;
+        const bool v2854 = v2852 < v1;
+        const bool v2856 = v2854 && v2782;
+        const unsigned int v2857 = v2852 * v2;
+        const unsigned int v2859 = v2857 + v2780;
+        const unsigned int v2860 = v2856 ? v2859 : v395;
+        iron_copy_async<16>(shm4 + (v2791 ^ (((v2791 >> 6u) & 7u) << 3u)), b + v2860, v2856);
+        if (v2795) {
+          const unsigned int v2870 = v2793 >> 3u;
+          const unsigned int v2872 = v2793 & 7u;
+          const unsigned int v2874 = v2872 << 3u;
+          const unsigned int v2875 = v26 + v2870;
+          const unsigned int v2876 = v2737 + v2874;
+          const bool v2877 = v2875 < v1;
+          const bool v2878 = v2876 < v2;
+          const bool v2879 = v2877 && v2878;
+          const unsigned int v2880 = v2875 * v2;
+          const unsigned int v2882 = v2880 + v2876;
+          const unsigned int v2883 = v2879 ? v2882 : v395;
+          const unsigned int v2885 = v2870 << 6u;
+          const unsigned int v2886 = v2744 + v2885;
+          const unsigned int v2887 = v2886 + v2874;
+          iron_copy_async<16>(shm4 + (v2887 ^ (((v2887 >> 6u) & 7u) << 3u)), b + v2883, v2879);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:99
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:117
     }
     __syncthreads();
   } else {
-    const unsigned int v334 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
-    const unsigned int v335 = threadIdx.x;
+    const unsigned int v437 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const unsigned int v438 = threadIdx.x;
 
-    for (unsigned int v333 = v292; v333 < v2; v333 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:112
-      for (unsigned int v337 = v335; v337 < 8192u; v337 += v334) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v339 = v337 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v341 = v337 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v342 = v22 + v339;  // kernels/gemm/gemm_tiles.hpp:96
-        const bool v343 = v342 < v0;
-        const unsigned int v344 = v333 + v341;
-        const bool v345 = v344 < v2;
-        const bool v346 = v343 && v345;
-        if (v346) {
-          const unsigned int v348 = v342 * v2;  // kernels/gemm/gemm_tiles.hpp:97
-          const unsigned int v350 = v348 + v333;
-          const unsigned int v351 = v350 + v341;
-          const iron_bf16 v352 = a[v351];
-          const unsigned int v354 = v339 << 6u;
-          const unsigned int v355 = v354 + v341;
-          shm3[(v355 ^ (((v355 >> 6u) & 7u) << 3u))] = v352;
+    for (unsigned int v436 = v395; v436 < v2; v436 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:130
+      for (unsigned int v440 = v438; v440 < 8192u; v440 += v437) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v442 = v440 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v444 = v440 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v445 = v22 + v442;  // kernels/gemm/gemm_tiles.hpp:96
+        const bool v446 = v445 < v0;
+        const unsigned int v447 = v436 + v444;
+        const bool v448 = v447 < v2;
+        const bool v449 = v446 && v448;
+        if (v449) {
+          const unsigned int v451 = v445 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v453 = v451 + v436;
+          const unsigned int v454 = v453 + v444;
+          const iron_bf16 v455 = a[v454];
+          const unsigned int v457 = v442 << 6u;
+          const unsigned int v458 = v457 + v444;
+          shm3[(v458 ^ (((v458 >> 6u) & 7u) << 3u))] = v455;
         } else {
-          const unsigned int v357 = v339 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v358 = v357 + v341;
-          shm3[(v358 ^ (((v358 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v460 = v442 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v461 = v460 + v444;
+          shm3[(v461 ^ (((v461 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v363 = v335; v363 < 8192u; v363 += v334) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v365 = v363 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v367 = v363 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v368 = v26 + v365;  // kernels/gemm/gemm_tiles.hpp:96
-        const bool v369 = v368 < v1;
-        const unsigned int v370 = v333 + v367;
-        const bool v371 = v370 < v2;
-        const bool v372 = v369 && v371;
-        if (v372) {
-          const unsigned int v374 = v368 * v2;  // kernels/gemm/gemm_tiles.hpp:97
-          const unsigned int v376 = v374 + v333;
-          const unsigned int v377 = v376 + v367;
-          const iron_bf16 v378 = b[v377];
-          const unsigned int v380 = v365 << 6u;
-          const unsigned int v381 = v380 + v367;
-          shm4[(v381 ^ (((v381 >> 6u) & 7u) << 3u))] = v378;
+      for (unsigned int v466 = v438; v466 < 8192u; v466 += v437) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v468 = v466 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v470 = v466 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v471 = v26 + v468;  // kernels/gemm/gemm_tiles.hpp:96
+        const bool v472 = v471 < v1;
+        const unsigned int v473 = v436 + v470;
+        const bool v474 = v473 < v2;
+        const bool v475 = v472 && v474;
+        if (v475) {
+          const unsigned int v477 = v471 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v479 = v477 + v436;
+          const unsigned int v480 = v479 + v470;
+          const iron_bf16 v481 = b[v480];
+          const unsigned int v483 = v468 << 6u;
+          const unsigned int v484 = v483 + v470;
+          shm4[(v484 ^ (((v484 >> 6u) & 7u) << 3u))] = v481;
         } else {
-          const unsigned int v383 = v365 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v384 = v383 + v367;
-          shm4[(v384 ^ (((v384 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v486 = v468 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v487 = v486 + v470;
+          shm4[(v487 ^ (((v487 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:116
-      if (v299) {  // kernels/gemm/gemm_warpgroup.hpp:117
-        const unsigned int v392 = v296 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
-        const unsigned int v393 = v392 << 6u;
-        const unsigned int v3157 = v295 & 3u;
-        const unsigned int v3159 = v3157 << 4u;
-        const unsigned int v3161 = v3159 << 6u;
-        const unsigned int v3163 = v393 + v3161;
-        iron_frag<iron_bf16, 0, 16, 16> v3170;
-        iron_frag_fill(v3170, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3170, shm3, v3163, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3172;
-        iron_frag_fill(v3172, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3172, shm4, v292, 64u);
-        iron_frag_mma_sync(v303, v3170, v3172);
-        const unsigned int v3174 = v3163 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3179;
-        iron_frag_fill(v3179, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3179, shm3, v3174, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3181;
-        iron_frag_fill(v3181, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3181, shm4, 16u, 64u);
-        iron_frag_mma_sync(v303, v3179, v3181);
-        const unsigned int v3183 = v3163 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3188;
-        iron_frag_fill(v3188, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3188, shm3, v3183, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3190;
-        iron_frag_fill(v3190, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3190, shm4, 32u, 64u);
-        iron_frag_mma_sync(v303, v3188, v3190);
-        const unsigned int v3192 = v3163 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3197;
-        iron_frag_fill(v3197, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3197, shm3, v3192, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3199;
-        iron_frag_fill(v3199, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3199, shm4, 48u, 64u);
-        iron_frag_mma_sync(v303, v3197, v3199);
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:134
+      if (v402) {  // kernels/gemm/gemm_warpgroup.hpp:135
+        const unsigned int v495 = v399 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:112
+        const unsigned int v496 = v495 << 6u;
+        const unsigned int v3260 = v398 & 3u;
+        const unsigned int v3262 = v3260 << 4u;
+        const unsigned int v3264 = v3262 << 6u;
+        const unsigned int v3266 = v496 + v3264;
+        iron_frag<iron_bf16, 0, 16, 16> v3273;
+        iron_frag_fill(v3273, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3273, shm3, v3266, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3275;
+        iron_frag_fill(v3275, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3275, shm4, v395, 64u);
+        iron_frag_mma_sync(v406, v3273, v3275);
+        const unsigned int v3277 = v3266 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3282;
+        iron_frag_fill(v3282, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3282, shm3, v3277, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3284;
+        iron_frag_fill(v3284, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3284, shm4, 16u, 64u);
+        iron_frag_mma_sync(v406, v3282, v3284);
+        const unsigned int v3286 = v3266 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3291;
+        iron_frag_fill(v3291, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3291, shm3, v3286, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3293;
+        iron_frag_fill(v3293, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3293, shm4, 32u, 64u);
+        iron_frag_mma_sync(v406, v3291, v3293);
+        const unsigned int v3295 = v3266 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3300;
+        iron_frag_fill(v3300, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3300, shm3, v3295, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3302;
+        iron_frag_fill(v3302, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3302, shm4, 48u, 64u);
+        iron_frag_mma_sync(v406, v3300, v3302);
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:118
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:136
     }
   }
-  const unsigned int v398 = v295 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:124
-  const unsigned int v399 = v398 << 4u;
-  const unsigned int v401 = v296 << 6u;
-  const unsigned int v402 = v22 + v401;
-  const unsigned int v403 = v402 + v399;
-  const unsigned int v404 = static_cast<unsigned int>(v303.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v405 = v403 + v404;
-  const unsigned int v406 = static_cast<unsigned int>(v303.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v407 = v26 + v406;
-  const bool v408 = v405 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v409 = v299 && v408;
-  const bool v410 = v407 < v1;
-  const bool v411 = v409 && v410;
-  if (v411) {
-    const float v412 = v303.x[0];
-    const float v413 = v412 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v414 = iron_f32_to_bf16(v413);
-    const unsigned int v415 = v405 * v1;
-    const unsigned int v416 = v415 + v407;
-    out[v416] = v414;
-  }
-  const unsigned int v417 = static_cast<unsigned int>(v303.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v418 = v403 + v417;
-  const unsigned int v419 = static_cast<unsigned int>(v303.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v420 = v26 + v419;
-  const bool v421 = v418 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v422 = v299 && v421;
-  const bool v423 = v420 < v1;
-  const bool v424 = v422 && v423;
-  if (v424) {
-    const float v425 = v303.x[1];
-    const float v426 = v425 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v427 = iron_f32_to_bf16(v426);
-    const unsigned int v428 = v418 * v1;
-    const unsigned int v429 = v428 + v420;
-    out[v429] = v427;
-  }
-  const unsigned int v430 = static_cast<unsigned int>(v303.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v431 = v403 + v430;
-  const unsigned int v432 = static_cast<unsigned int>(v303.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v433 = v26 + v432;
-  const bool v434 = v431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v435 = v299 && v434;
-  const bool v436 = v433 < v1;
-  const bool v437 = v435 && v436;
-  if (v437) {
-    const float v438 = v303.x[2];
-    const float v439 = v438 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v440 = iron_f32_to_bf16(v439);
-    const unsigned int v441 = v431 * v1;
-    const unsigned int v442 = v441 + v433;
-    out[v442] = v440;
-  }
-  const unsigned int v443 = static_cast<unsigned int>(v303.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v444 = v403 + v443;
-  const unsigned int v445 = static_cast<unsigned int>(v303.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v446 = v26 + v445;
-  const bool v447 = v444 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v448 = v299 && v447;
-  const bool v449 = v446 < v1;
-  const bool v450 = v448 && v449;
-  if (v450) {
-    const float v451 = v303.x[3];
-    const float v452 = v451 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v453 = iron_f32_to_bf16(v452);
-    const unsigned int v454 = v444 * v1;
-    const unsigned int v455 = v454 + v446;
-    out[v455] = v453;
-  }
-  const unsigned int v456 = static_cast<unsigned int>(v303.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v457 = v403 + v456;
-  const unsigned int v458 = static_cast<unsigned int>(v303.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v459 = v26 + v458;
-  const bool v460 = v457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v461 = v299 && v460;
-  const bool v462 = v459 < v1;
-  const bool v463 = v461 && v462;
-  if (v463) {
-    const float v464 = v303.x[4];
-    const float v465 = v464 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v466 = iron_f32_to_bf16(v465);
-    const unsigned int v467 = v457 * v1;
-    const unsigned int v468 = v467 + v459;
-    out[v468] = v466;
-  }
-  const unsigned int v469 = static_cast<unsigned int>(v303.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v470 = v403 + v469;
-  const unsigned int v471 = static_cast<unsigned int>(v303.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v472 = v26 + v471;
-  const bool v473 = v470 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v474 = v299 && v473;
-  const bool v475 = v472 < v1;
-  const bool v476 = v474 && v475;
-  if (v476) {
-    const float v477 = v303.x[5];
-    const float v478 = v477 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v479 = iron_f32_to_bf16(v478);
-    const unsigned int v480 = v470 * v1;
-    const unsigned int v481 = v480 + v472;
-    out[v481] = v479;
-  }
-  const unsigned int v482 = static_cast<unsigned int>(v303.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v483 = v403 + v482;
-  const unsigned int v484 = static_cast<unsigned int>(v303.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v485 = v26 + v484;
-  const bool v486 = v483 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v487 = v299 && v486;
-  const bool v488 = v485 < v1;
-  const bool v489 = v487 && v488;
-  if (v489) {
-    const float v490 = v303.x[6];
-    const float v491 = v490 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v492 = iron_f32_to_bf16(v491);
-    const unsigned int v493 = v483 * v1;
-    const unsigned int v494 = v493 + v485;
-    out[v494] = v492;
-  }
-  const unsigned int v495 = static_cast<unsigned int>(v303.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v496 = v403 + v495;
-  const unsigned int v497 = static_cast<unsigned int>(v303.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v498 = v26 + v497;
-  const bool v499 = v496 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v500 = v299 && v499;
-  const bool v501 = v498 < v1;
-  const bool v502 = v500 && v501;
-  if (v502) {
-    const float v503 = v303.x[7];
-    const float v504 = v503 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v505 = iron_f32_to_bf16(v504);
-    const unsigned int v506 = v496 * v1;
-    const unsigned int v507 = v506 + v498;
-    out[v507] = v505;
-  }
-  const unsigned int v508 = static_cast<unsigned int>(v303.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v509 = v403 + v508;
-  const unsigned int v510 = static_cast<unsigned int>(v303.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v511 = v26 + v510;
-  const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v513 = v299 && v512;
-  const bool v514 = v511 < v1;
-  const bool v515 = v513 && v514;
-  if (v515) {
-    const float v516 = v303.x[8];
-    const float v517 = v516 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v518 = iron_f32_to_bf16(v517);
-    const unsigned int v519 = v509 * v1;
-    const unsigned int v520 = v519 + v511;
-    out[v520] = v518;
-  }
-  const unsigned int v521 = static_cast<unsigned int>(v303.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v522 = v403 + v521;
-  const unsigned int v523 = static_cast<unsigned int>(v303.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v524 = v26 + v523;
-  const bool v525 = v522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v526 = v299 && v525;
-  const bool v527 = v524 < v1;
-  const bool v528 = v526 && v527;
-  if (v528) {
-    const float v529 = v303.x[9];
-    const float v530 = v529 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v531 = iron_f32_to_bf16(v530);
-    const unsigned int v532 = v522 * v1;
-    const unsigned int v533 = v532 + v524;
-    out[v533] = v531;
-  }
-  const unsigned int v534 = static_cast<unsigned int>(v303.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v535 = v403 + v534;
-  const unsigned int v536 = static_cast<unsigned int>(v303.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v537 = v26 + v536;
-  const bool v538 = v535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v539 = v299 && v538;
-  const bool v540 = v537 < v1;
-  const bool v541 = v539 && v540;
-  if (v541) {
-    const float v542 = v303.x[10];
-    const float v543 = v542 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v544 = iron_f32_to_bf16(v543);
-    const unsigned int v545 = v535 * v1;
-    const unsigned int v546 = v545 + v537;
-    out[v546] = v544;
-  }
-  const unsigned int v547 = static_cast<unsigned int>(v303.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v548 = v403 + v547;
-  const unsigned int v549 = static_cast<unsigned int>(v303.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v550 = v26 + v549;
-  const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v552 = v299 && v551;
-  const bool v553 = v550 < v1;
-  const bool v554 = v552 && v553;
-  if (v554) {
-    const float v555 = v303.x[11];
-    const float v556 = v555 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v557 = iron_f32_to_bf16(v556);
-    const unsigned int v558 = v548 * v1;
-    const unsigned int v559 = v558 + v550;
-    out[v559] = v557;
-  }
-  const unsigned int v560 = static_cast<unsigned int>(v303.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v561 = v403 + v560;
-  const unsigned int v562 = static_cast<unsigned int>(v303.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v563 = v26 + v562;
-  const bool v564 = v561 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v565 = v299 && v564;
-  const bool v566 = v563 < v1;
-  const bool v567 = v565 && v566;
-  if (v567) {
-    const float v568 = v303.x[12];
-    const float v569 = v568 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v570 = iron_f32_to_bf16(v569);
-    const unsigned int v571 = v561 * v1;
-    const unsigned int v572 = v571 + v563;
-    out[v572] = v570;
-  }
-  const unsigned int v573 = static_cast<unsigned int>(v303.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v574 = v403 + v573;
-  const unsigned int v575 = static_cast<unsigned int>(v303.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v576 = v26 + v575;
-  const bool v577 = v574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v578 = v299 && v577;
-  const bool v579 = v576 < v1;
-  const bool v580 = v578 && v579;
-  if (v580) {
-    const float v581 = v303.x[13];
-    const float v582 = v581 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v583 = iron_f32_to_bf16(v582);
-    const unsigned int v584 = v574 * v1;
-    const unsigned int v585 = v584 + v576;
-    out[v585] = v583;
-  }
-  const unsigned int v586 = static_cast<unsigned int>(v303.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v587 = v403 + v586;
-  const unsigned int v588 = static_cast<unsigned int>(v303.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v589 = v26 + v588;
-  const bool v590 = v587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v591 = v299 && v590;
-  const bool v592 = v589 < v1;
-  const bool v593 = v591 && v592;
-  if (v593) {
-    const float v594 = v303.x[14];
-    const float v595 = v594 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v596 = iron_f32_to_bf16(v595);
-    const unsigned int v597 = v587 * v1;
-    const unsigned int v598 = v597 + v589;
-    out[v598] = v596;
-  }
-  const unsigned int v599 = static_cast<unsigned int>(v303.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v600 = v403 + v599;
-  const unsigned int v601 = static_cast<unsigned int>(v303.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v602 = v26 + v601;
-  const bool v603 = v600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v604 = v299 && v603;
-  const bool v605 = v602 < v1;
-  const bool v606 = v604 && v605;
-  if (v606) {
-    const float v607 = v303.x[15];
-    const float v608 = v607 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v609 = iron_f32_to_bf16(v608);
-    const unsigned int v610 = v600 * v1;
-    const unsigned int v611 = v610 + v602;
-    out[v611] = v609;
-  }
-  const unsigned int v612 = static_cast<unsigned int>(v303.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v613 = v403 + v612;
-  const unsigned int v614 = static_cast<unsigned int>(v303.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v615 = v26 + v614;
-  const bool v616 = v613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v617 = v299 && v616;
-  const bool v618 = v615 < v1;
-  const bool v619 = v617 && v618;
-  if (v619) {
-    const float v620 = v303.x[16];
-    const float v621 = v620 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v622 = iron_f32_to_bf16(v621);
-    const unsigned int v623 = v613 * v1;
-    const unsigned int v624 = v623 + v615;
-    out[v624] = v622;
-  }
-  const unsigned int v625 = static_cast<unsigned int>(v303.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v626 = v403 + v625;
-  const unsigned int v627 = static_cast<unsigned int>(v303.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v628 = v26 + v627;
-  const bool v629 = v626 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v630 = v299 && v629;
-  const bool v631 = v628 < v1;
-  const bool v632 = v630 && v631;
-  if (v632) {
-    const float v633 = v303.x[17];
-    const float v634 = v633 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v635 = iron_f32_to_bf16(v634);
-    const unsigned int v636 = v626 * v1;
-    const unsigned int v637 = v636 + v628;
-    out[v637] = v635;
-  }
-  const unsigned int v638 = static_cast<unsigned int>(v303.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v639 = v403 + v638;
-  const unsigned int v640 = static_cast<unsigned int>(v303.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v641 = v26 + v640;
-  const bool v642 = v639 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v643 = v299 && v642;
-  const bool v644 = v641 < v1;
-  const bool v645 = v643 && v644;
-  if (v645) {
-    const float v646 = v303.x[18];
-    const float v647 = v646 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v648 = iron_f32_to_bf16(v647);
-    const unsigned int v649 = v639 * v1;
-    const unsigned int v650 = v649 + v641;
-    out[v650] = v648;
-  }
-  const unsigned int v651 = static_cast<unsigned int>(v303.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v652 = v403 + v651;
-  const unsigned int v653 = static_cast<unsigned int>(v303.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v654 = v26 + v653;
-  const bool v655 = v652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v656 = v299 && v655;
-  const bool v657 = v654 < v1;
-  const bool v658 = v656 && v657;
-  if (v658) {
-    const float v659 = v303.x[19];
-    const float v660 = v659 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v661 = iron_f32_to_bf16(v660);
-    const unsigned int v662 = v652 * v1;
-    const unsigned int v663 = v662 + v654;
-    out[v663] = v661;
-  }
-  const unsigned int v664 = static_cast<unsigned int>(v303.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v665 = v403 + v664;
-  const unsigned int v666 = static_cast<unsigned int>(v303.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v667 = v26 + v666;
-  const bool v668 = v665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v669 = v299 && v668;
-  const bool v670 = v667 < v1;
-  const bool v671 = v669 && v670;
-  if (v671) {
-    const float v672 = v303.x[20];
-    const float v673 = v672 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v674 = iron_f32_to_bf16(v673);
-    const unsigned int v675 = v665 * v1;
-    const unsigned int v676 = v675 + v667;
-    out[v676] = v674;
-  }
-  const unsigned int v677 = static_cast<unsigned int>(v303.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v678 = v403 + v677;
-  const unsigned int v679 = static_cast<unsigned int>(v303.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v680 = v26 + v679;
-  const bool v681 = v678 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v682 = v299 && v681;
-  const bool v683 = v680 < v1;
-  const bool v684 = v682 && v683;
-  if (v684) {
-    const float v685 = v303.x[21];
-    const float v686 = v685 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v687 = iron_f32_to_bf16(v686);
-    const unsigned int v688 = v678 * v1;
-    const unsigned int v689 = v688 + v680;
-    out[v689] = v687;
-  }
-  const unsigned int v690 = static_cast<unsigned int>(v303.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v691 = v403 + v690;
-  const unsigned int v692 = static_cast<unsigned int>(v303.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v693 = v26 + v692;
-  const bool v694 = v691 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v695 = v299 && v694;
-  const bool v696 = v693 < v1;
-  const bool v697 = v695 && v696;
-  if (v697) {
-    const float v698 = v303.x[22];
-    const float v699 = v698 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v700 = iron_f32_to_bf16(v699);
-    const unsigned int v701 = v691 * v1;
-    const unsigned int v702 = v701 + v693;
-    out[v702] = v700;
-  }
-  const unsigned int v703 = static_cast<unsigned int>(v303.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v704 = v403 + v703;
-  const unsigned int v705 = static_cast<unsigned int>(v303.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v706 = v26 + v705;
-  const bool v707 = v704 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v708 = v299 && v707;
-  const bool v709 = v706 < v1;
-  const bool v710 = v708 && v709;
-  if (v710) {
-    const float v711 = v303.x[23];
-    const float v712 = v711 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v713 = iron_f32_to_bf16(v712);
-    const unsigned int v714 = v704 * v1;
-    const unsigned int v715 = v714 + v706;
-    out[v715] = v713;
-  }
-  const unsigned int v716 = static_cast<unsigned int>(v303.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v717 = v403 + v716;
-  const unsigned int v718 = static_cast<unsigned int>(v303.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v719 = v26 + v718;
-  const bool v720 = v717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v721 = v299 && v720;
-  const bool v722 = v719 < v1;
-  const bool v723 = v721 && v722;
-  if (v723) {
-    const float v724 = v303.x[24];
-    const float v725 = v724 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v726 = iron_f32_to_bf16(v725);
-    const unsigned int v727 = v717 * v1;
-    const unsigned int v728 = v727 + v719;
-    out[v728] = v726;
-  }
-  const unsigned int v729 = static_cast<unsigned int>(v303.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v730 = v403 + v729;
-  const unsigned int v731 = static_cast<unsigned int>(v303.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v732 = v26 + v731;
-  const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v734 = v299 && v733;
-  const bool v735 = v732 < v1;
-  const bool v736 = v734 && v735;
-  if (v736) {
-    const float v737 = v303.x[25];
-    const float v738 = v737 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v739 = iron_f32_to_bf16(v738);
-    const unsigned int v740 = v730 * v1;
-    const unsigned int v741 = v740 + v732;
-    out[v741] = v739;
-  }
-  const unsigned int v742 = static_cast<unsigned int>(v303.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v743 = v403 + v742;
-  const unsigned int v744 = static_cast<unsigned int>(v303.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v745 = v26 + v744;
-  const bool v746 = v743 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v747 = v299 && v746;
-  const bool v748 = v745 < v1;
-  const bool v749 = v747 && v748;
-  if (v749) {
-    const float v750 = v303.x[26];
-    const float v751 = v750 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v752 = iron_f32_to_bf16(v751);
-    const unsigned int v753 = v743 * v1;
-    const unsigned int v754 = v753 + v745;
-    out[v754] = v752;
-  }
-  const unsigned int v755 = static_cast<unsigned int>(v303.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v756 = v403 + v755;
-  const unsigned int v757 = static_cast<unsigned int>(v303.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v758 = v26 + v757;
-  const bool v759 = v756 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v760 = v299 && v759;
-  const bool v761 = v758 < v1;
-  const bool v762 = v760 && v761;
-  if (v762) {
-    const float v763 = v303.x[27];
-    const float v764 = v763 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v765 = iron_f32_to_bf16(v764);
-    const unsigned int v766 = v756 * v1;
-    const unsigned int v767 = v766 + v758;
-    out[v767] = v765;
-  }
-  const unsigned int v768 = static_cast<unsigned int>(v303.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v769 = v403 + v768;
-  const unsigned int v770 = static_cast<unsigned int>(v303.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v771 = v26 + v770;
-  const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v773 = v299 && v772;
-  const bool v774 = v771 < v1;
-  const bool v775 = v773 && v774;
-  if (v775) {
-    const float v776 = v303.x[28];
-    const float v777 = v776 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v778 = iron_f32_to_bf16(v777);
-    const unsigned int v779 = v769 * v1;
-    const unsigned int v780 = v779 + v771;
-    out[v780] = v778;
-  }
-  const unsigned int v781 = static_cast<unsigned int>(v303.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v782 = v403 + v781;
-  const unsigned int v783 = static_cast<unsigned int>(v303.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v784 = v26 + v783;
-  const bool v785 = v782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v786 = v299 && v785;
-  const bool v787 = v784 < v1;
-  const bool v788 = v786 && v787;
-  if (v788) {
-    const float v789 = v303.x[29];
-    const float v790 = v789 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v791 = iron_f32_to_bf16(v790);
-    const unsigned int v792 = v782 * v1;
-    const unsigned int v793 = v792 + v784;
-    out[v793] = v791;
-  }
-  const unsigned int v794 = static_cast<unsigned int>(v303.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v795 = v403 + v794;
-  const unsigned int v796 = static_cast<unsigned int>(v303.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v797 = v26 + v796;
-  const bool v798 = v795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v799 = v299 && v798;
-  const bool v800 = v797 < v1;
-  const bool v801 = v799 && v800;
-  if (v801) {
-    const float v802 = v303.x[30];
-    const float v803 = v802 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v804 = iron_f32_to_bf16(v803);
-    const unsigned int v805 = v795 * v1;
-    const unsigned int v806 = v805 + v797;
-    out[v806] = v804;
-  }
-  const unsigned int v807 = static_cast<unsigned int>(v303.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v808 = v403 + v807;
-  const unsigned int v809 = static_cast<unsigned int>(v303.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v810 = v26 + v809;
-  const bool v811 = v808 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v812 = v299 && v811;
-  const bool v813 = v810 < v1;
-  const bool v814 = v812 && v813;
-  if (v814) {
-    const float v815 = v303.x[31];
-    const float v816 = v815 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v817 = iron_f32_to_bf16(v816);
-    const unsigned int v818 = v808 * v1;
-    const unsigned int v819 = v818 + v810;
-    out[v819] = v817;
-  }
-  const unsigned int v820 = static_cast<unsigned int>(v303.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v821 = v403 + v820;
-  const unsigned int v822 = static_cast<unsigned int>(v303.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v823 = v26 + v822;
-  const bool v824 = v821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v825 = v299 && v824;
-  const bool v826 = v823 < v1;
-  const bool v827 = v825 && v826;
-  if (v827) {
-    const float v828 = v303.x[32];
-    const float v829 = v828 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v830 = iron_f32_to_bf16(v829);
-    const unsigned int v831 = v821 * v1;
-    const unsigned int v832 = v831 + v823;
-    out[v832] = v830;
-  }
-  const unsigned int v833 = static_cast<unsigned int>(v303.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v834 = v403 + v833;
-  const unsigned int v835 = static_cast<unsigned int>(v303.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v836 = v26 + v835;
-  const bool v837 = v834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v838 = v299 && v837;
-  const bool v839 = v836 < v1;
-  const bool v840 = v838 && v839;
-  if (v840) {
-    const float v841 = v303.x[33];
-    const float v842 = v841 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v843 = iron_f32_to_bf16(v842);
-    const unsigned int v844 = v834 * v1;
-    const unsigned int v845 = v844 + v836;
-    out[v845] = v843;
-  }
-  const unsigned int v846 = static_cast<unsigned int>(v303.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v847 = v403 + v846;
-  const unsigned int v848 = static_cast<unsigned int>(v303.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v849 = v26 + v848;
-  const bool v850 = v847 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v851 = v299 && v850;
-  const bool v852 = v849 < v1;
-  const bool v853 = v851 && v852;
-  if (v853) {
-    const float v854 = v303.x[34];
-    const float v855 = v854 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v856 = iron_f32_to_bf16(v855);
-    const unsigned int v857 = v847 * v1;
-    const unsigned int v858 = v857 + v849;
-    out[v858] = v856;
-  }
-  const unsigned int v859 = static_cast<unsigned int>(v303.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v860 = v403 + v859;
-  const unsigned int v861 = static_cast<unsigned int>(v303.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v862 = v26 + v861;
-  const bool v863 = v860 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v864 = v299 && v863;
-  const bool v865 = v862 < v1;
-  const bool v866 = v864 && v865;
-  if (v866) {
-    const float v867 = v303.x[35];
-    const float v868 = v867 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v869 = iron_f32_to_bf16(v868);
-    const unsigned int v870 = v860 * v1;
-    const unsigned int v871 = v870 + v862;
-    out[v871] = v869;
-  }
-  const unsigned int v872 = static_cast<unsigned int>(v303.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v873 = v403 + v872;
-  const unsigned int v874 = static_cast<unsigned int>(v303.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v875 = v26 + v874;
-  const bool v876 = v873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v877 = v299 && v876;
-  const bool v878 = v875 < v1;
-  const bool v879 = v877 && v878;
-  if (v879) {
-    const float v880 = v303.x[36];
-    const float v881 = v880 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v882 = iron_f32_to_bf16(v881);
-    const unsigned int v883 = v873 * v1;
-    const unsigned int v884 = v883 + v875;
-    out[v884] = v882;
-  }
-  const unsigned int v885 = static_cast<unsigned int>(v303.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v886 = v403 + v885;
-  const unsigned int v887 = static_cast<unsigned int>(v303.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v888 = v26 + v887;
-  const bool v889 = v886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v890 = v299 && v889;
-  const bool v891 = v888 < v1;
-  const bool v892 = v890 && v891;
-  if (v892) {
-    const float v893 = v303.x[37];
-    const float v894 = v893 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v895 = iron_f32_to_bf16(v894);
-    const unsigned int v896 = v886 * v1;
-    const unsigned int v897 = v896 + v888;
-    out[v897] = v895;
-  }
-  const unsigned int v898 = static_cast<unsigned int>(v303.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v899 = v403 + v898;
-  const unsigned int v900 = static_cast<unsigned int>(v303.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v901 = v26 + v900;
-  const bool v902 = v899 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v903 = v299 && v902;
-  const bool v904 = v901 < v1;
-  const bool v905 = v903 && v904;
-  if (v905) {
-    const float v906 = v303.x[38];
-    const float v907 = v906 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v908 = iron_f32_to_bf16(v907);
-    const unsigned int v909 = v899 * v1;
-    const unsigned int v910 = v909 + v901;
-    out[v910] = v908;
-  }
-  const unsigned int v911 = static_cast<unsigned int>(v303.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v912 = v403 + v911;
-  const unsigned int v913 = static_cast<unsigned int>(v303.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v914 = v26 + v913;
-  const bool v915 = v912 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v916 = v299 && v915;
-  const bool v917 = v914 < v1;
-  const bool v918 = v916 && v917;
-  if (v918) {
-    const float v919 = v303.x[39];
-    const float v920 = v919 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v921 = iron_f32_to_bf16(v920);
-    const unsigned int v922 = v912 * v1;
-    const unsigned int v923 = v922 + v914;
-    out[v923] = v921;
-  }
-  const unsigned int v924 = static_cast<unsigned int>(v303.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v925 = v403 + v924;
-  const unsigned int v926 = static_cast<unsigned int>(v303.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v927 = v26 + v926;
-  const bool v928 = v925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v929 = v299 && v928;
-  const bool v930 = v927 < v1;
-  const bool v931 = v929 && v930;
-  if (v931) {
-    const float v932 = v303.x[40];
-    const float v933 = v932 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v934 = iron_f32_to_bf16(v933);
-    const unsigned int v935 = v925 * v1;
-    const unsigned int v936 = v935 + v927;
-    out[v936] = v934;
-  }
-  const unsigned int v937 = static_cast<unsigned int>(v303.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v938 = v403 + v937;
-  const unsigned int v939 = static_cast<unsigned int>(v303.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v940 = v26 + v939;
-  const bool v941 = v938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v942 = v299 && v941;
-  const bool v943 = v940 < v1;
-  const bool v944 = v942 && v943;
-  if (v944) {
-    const float v945 = v303.x[41];
-    const float v946 = v945 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v947 = iron_f32_to_bf16(v946);
-    const unsigned int v948 = v938 * v1;
-    const unsigned int v949 = v948 + v940;
-    out[v949] = v947;
-  }
-  const unsigned int v950 = static_cast<unsigned int>(v303.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v951 = v403 + v950;
-  const unsigned int v952 = static_cast<unsigned int>(v303.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v953 = v26 + v952;
-  const bool v954 = v951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v955 = v299 && v954;
-  const bool v956 = v953 < v1;
-  const bool v957 = v955 && v956;
-  if (v957) {
-    const float v958 = v303.x[42];
-    const float v959 = v958 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v960 = iron_f32_to_bf16(v959);
-    const unsigned int v961 = v951 * v1;
-    const unsigned int v962 = v961 + v953;
-    out[v962] = v960;
-  }
-  const unsigned int v963 = static_cast<unsigned int>(v303.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v964 = v403 + v963;
-  const unsigned int v965 = static_cast<unsigned int>(v303.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v966 = v26 + v965;
-  const bool v967 = v964 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v968 = v299 && v967;
-  const bool v969 = v966 < v1;
-  const bool v970 = v968 && v969;
-  if (v970) {
-    const float v971 = v303.x[43];
-    const float v972 = v971 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v973 = iron_f32_to_bf16(v972);
-    const unsigned int v974 = v964 * v1;
-    const unsigned int v975 = v974 + v966;
-    out[v975] = v973;
-  }
-  const unsigned int v976 = static_cast<unsigned int>(v303.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v977 = v403 + v976;
-  const unsigned int v978 = static_cast<unsigned int>(v303.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v979 = v26 + v978;
-  const bool v980 = v977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v981 = v299 && v980;
-  const bool v982 = v979 < v1;
-  const bool v983 = v981 && v982;
-  if (v983) {
-    const float v984 = v303.x[44];
-    const float v985 = v984 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v986 = iron_f32_to_bf16(v985);
-    const unsigned int v987 = v977 * v1;
-    const unsigned int v988 = v987 + v979;
-    out[v988] = v986;
-  }
-  const unsigned int v989 = static_cast<unsigned int>(v303.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v990 = v403 + v989;
-  const unsigned int v991 = static_cast<unsigned int>(v303.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v992 = v26 + v991;
-  const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v994 = v299 && v993;
-  const bool v995 = v992 < v1;
-  const bool v996 = v994 && v995;
-  if (v996) {
-    const float v997 = v303.x[45];
-    const float v998 = v997 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v999 = iron_f32_to_bf16(v998);
-    const unsigned int v1000 = v990 * v1;
-    const unsigned int v1001 = v1000 + v992;
-    out[v1001] = v999;
-  }
-  const unsigned int v1002 = static_cast<unsigned int>(v303.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1003 = v403 + v1002;
-  const unsigned int v1004 = static_cast<unsigned int>(v303.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1005 = v26 + v1004;
-  const bool v1006 = v1003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1007 = v299 && v1006;
-  const bool v1008 = v1005 < v1;
-  const bool v1009 = v1007 && v1008;
-  if (v1009) {
-    const float v1010 = v303.x[46];
-    const float v1011 = v1010 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1012 = iron_f32_to_bf16(v1011);
-    const unsigned int v1013 = v1003 * v1;
-    const unsigned int v1014 = v1013 + v1005;
-    out[v1014] = v1012;
-  }
-  const unsigned int v1015 = static_cast<unsigned int>(v303.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1016 = v403 + v1015;
-  const unsigned int v1017 = static_cast<unsigned int>(v303.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1018 = v26 + v1017;
-  const bool v1019 = v1016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1020 = v299 && v1019;
-  const bool v1021 = v1018 < v1;
-  const bool v1022 = v1020 && v1021;
-  if (v1022) {
-    const float v1023 = v303.x[47];
-    const float v1024 = v1023 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1025 = iron_f32_to_bf16(v1024);
-    const unsigned int v1026 = v1016 * v1;
-    const unsigned int v1027 = v1026 + v1018;
-    out[v1027] = v1025;
-  }
-  const unsigned int v1028 = static_cast<unsigned int>(v303.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1029 = v403 + v1028;
-  const unsigned int v1030 = static_cast<unsigned int>(v303.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1031 = v26 + v1030;
-  const bool v1032 = v1029 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1033 = v299 && v1032;
-  const bool v1034 = v1031 < v1;
-  const bool v1035 = v1033 && v1034;
-  if (v1035) {
-    const float v1036 = v303.x[48];
-    const float v1037 = v1036 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1038 = iron_f32_to_bf16(v1037);
-    const unsigned int v1039 = v1029 * v1;
-    const unsigned int v1040 = v1039 + v1031;
-    out[v1040] = v1038;
-  }
-  const unsigned int v1041 = static_cast<unsigned int>(v303.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1042 = v403 + v1041;
-  const unsigned int v1043 = static_cast<unsigned int>(v303.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1044 = v26 + v1043;
-  const bool v1045 = v1042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1046 = v299 && v1045;
-  const bool v1047 = v1044 < v1;
-  const bool v1048 = v1046 && v1047;
-  if (v1048) {
-    const float v1049 = v303.x[49];
-    const float v1050 = v1049 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1051 = iron_f32_to_bf16(v1050);
-    const unsigned int v1052 = v1042 * v1;
-    const unsigned int v1053 = v1052 + v1044;
-    out[v1053] = v1051;
-  }
-  const unsigned int v1054 = static_cast<unsigned int>(v303.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1055 = v403 + v1054;
-  const unsigned int v1056 = static_cast<unsigned int>(v303.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1057 = v26 + v1056;
-  const bool v1058 = v1055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1059 = v299 && v1058;
-  const bool v1060 = v1057 < v1;
-  const bool v1061 = v1059 && v1060;
-  if (v1061) {
-    const float v1062 = v303.x[50];
-    const float v1063 = v1062 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1064 = iron_f32_to_bf16(v1063);
-    const unsigned int v1065 = v1055 * v1;
-    const unsigned int v1066 = v1065 + v1057;
-    out[v1066] = v1064;
-  }
-  const unsigned int v1067 = static_cast<unsigned int>(v303.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1068 = v403 + v1067;
-  const unsigned int v1069 = static_cast<unsigned int>(v303.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1070 = v26 + v1069;
-  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1072 = v299 && v1071;
-  const bool v1073 = v1070 < v1;
-  const bool v1074 = v1072 && v1073;
-  if (v1074) {
-    const float v1075 = v303.x[51];
-    const float v1076 = v1075 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1077 = iron_f32_to_bf16(v1076);
-    const unsigned int v1078 = v1068 * v1;
-    const unsigned int v1079 = v1078 + v1070;
-    out[v1079] = v1077;
-  }
-  const unsigned int v1080 = static_cast<unsigned int>(v303.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1081 = v403 + v1080;
-  const unsigned int v1082 = static_cast<unsigned int>(v303.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1083 = v26 + v1082;
-  const bool v1084 = v1081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1085 = v299 && v1084;
-  const bool v1086 = v1083 < v1;
-  const bool v1087 = v1085 && v1086;
-  if (v1087) {
-    const float v1088 = v303.x[52];
-    const float v1089 = v1088 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1090 = iron_f32_to_bf16(v1089);
-    const unsigned int v1091 = v1081 * v1;
-    const unsigned int v1092 = v1091 + v1083;
-    out[v1092] = v1090;
-  }
-  const unsigned int v1093 = static_cast<unsigned int>(v303.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1094 = v403 + v1093;
-  const unsigned int v1095 = static_cast<unsigned int>(v303.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1096 = v26 + v1095;
-  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1098 = v299 && v1097;
-  const bool v1099 = v1096 < v1;
-  const bool v1100 = v1098 && v1099;
-  if (v1100) {
-    const float v1101 = v303.x[53];
-    const float v1102 = v1101 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1103 = iron_f32_to_bf16(v1102);
-    const unsigned int v1104 = v1094 * v1;
-    const unsigned int v1105 = v1104 + v1096;
-    out[v1105] = v1103;
-  }
-  const unsigned int v1106 = static_cast<unsigned int>(v303.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1107 = v403 + v1106;
-  const unsigned int v1108 = static_cast<unsigned int>(v303.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1109 = v26 + v1108;
-  const bool v1110 = v1107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1111 = v299 && v1110;
-  const bool v1112 = v1109 < v1;
-  const bool v1113 = v1111 && v1112;
-  if (v1113) {
-    const float v1114 = v303.x[54];
-    const float v1115 = v1114 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1116 = iron_f32_to_bf16(v1115);
-    const unsigned int v1117 = v1107 * v1;
-    const unsigned int v1118 = v1117 + v1109;
-    out[v1118] = v1116;
-  }
-  const unsigned int v1119 = static_cast<unsigned int>(v303.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1120 = v403 + v1119;
-  const unsigned int v1121 = static_cast<unsigned int>(v303.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1122 = v26 + v1121;
-  const bool v1123 = v1120 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1124 = v299 && v1123;
-  const bool v1125 = v1122 < v1;
-  const bool v1126 = v1124 && v1125;
-  if (v1126) {
-    const float v1127 = v303.x[55];
-    const float v1128 = v1127 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1129 = iron_f32_to_bf16(v1128);
-    const unsigned int v1130 = v1120 * v1;
-    const unsigned int v1131 = v1130 + v1122;
-    out[v1131] = v1129;
-  }
-  const unsigned int v1132 = static_cast<unsigned int>(v303.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1133 = v403 + v1132;
-  const unsigned int v1134 = static_cast<unsigned int>(v303.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1135 = v26 + v1134;
-  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1137 = v299 && v1136;
-  const bool v1138 = v1135 < v1;
-  const bool v1139 = v1137 && v1138;
-  if (v1139) {
-    const float v1140 = v303.x[56];
-    const float v1141 = v1140 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1142 = iron_f32_to_bf16(v1141);
-    const unsigned int v1143 = v1133 * v1;
-    const unsigned int v1144 = v1143 + v1135;
-    out[v1144] = v1142;
-  }
-  const unsigned int v1145 = static_cast<unsigned int>(v303.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1146 = v403 + v1145;
-  const unsigned int v1147 = static_cast<unsigned int>(v303.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1148 = v26 + v1147;
-  const bool v1149 = v1146 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1150 = v299 && v1149;
-  const bool v1151 = v1148 < v1;
-  const bool v1152 = v1150 && v1151;
-  if (v1152) {
-    const float v1153 = v303.x[57];
-    const float v1154 = v1153 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1155 = iron_f32_to_bf16(v1154);
-    const unsigned int v1156 = v1146 * v1;
-    const unsigned int v1157 = v1156 + v1148;
-    out[v1157] = v1155;
-  }
-  const unsigned int v1158 = static_cast<unsigned int>(v303.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1159 = v403 + v1158;
-  const unsigned int v1160 = static_cast<unsigned int>(v303.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1161 = v26 + v1160;
-  const bool v1162 = v1159 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1163 = v299 && v1162;
-  const bool v1164 = v1161 < v1;
-  const bool v1165 = v1163 && v1164;
-  if (v1165) {
-    const float v1166 = v303.x[58];
-    const float v1167 = v1166 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1168 = iron_f32_to_bf16(v1167);
-    const unsigned int v1169 = v1159 * v1;
-    const unsigned int v1170 = v1169 + v1161;
-    out[v1170] = v1168;
-  }
-  const unsigned int v1171 = static_cast<unsigned int>(v303.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1172 = v403 + v1171;
-  const unsigned int v1173 = static_cast<unsigned int>(v303.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1174 = v26 + v1173;
-  const bool v1175 = v1172 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1176 = v299 && v1175;
-  const bool v1177 = v1174 < v1;
-  const bool v1178 = v1176 && v1177;
-  if (v1178) {
-    const float v1179 = v303.x[59];
-    const float v1180 = v1179 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1181 = iron_f32_to_bf16(v1180);
-    const unsigned int v1182 = v1172 * v1;
-    const unsigned int v1183 = v1182 + v1174;
-    out[v1183] = v1181;
-  }
-  const unsigned int v1184 = static_cast<unsigned int>(v303.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1185 = v403 + v1184;
-  const unsigned int v1186 = static_cast<unsigned int>(v303.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1187 = v26 + v1186;
-  const bool v1188 = v1185 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1189 = v299 && v1188;
-  const bool v1190 = v1187 < v1;
-  const bool v1191 = v1189 && v1190;
-  if (v1191) {
-    const float v1192 = v303.x[60];
-    const float v1193 = v1192 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1194 = iron_f32_to_bf16(v1193);
-    const unsigned int v1195 = v1185 * v1;
-    const unsigned int v1196 = v1195 + v1187;
-    out[v1196] = v1194;
-  }
-  const unsigned int v1197 = static_cast<unsigned int>(v303.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1198 = v403 + v1197;
-  const unsigned int v1199 = static_cast<unsigned int>(v303.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1200 = v26 + v1199;
-  const bool v1201 = v1198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1202 = v299 && v1201;
-  const bool v1203 = v1200 < v1;
-  const bool v1204 = v1202 && v1203;
-  if (v1204) {
-    const float v1205 = v303.x[61];
-    const float v1206 = v1205 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1207 = iron_f32_to_bf16(v1206);
-    const unsigned int v1208 = v1198 * v1;
-    const unsigned int v1209 = v1208 + v1200;
-    out[v1209] = v1207;
-  }
-  const unsigned int v1210 = static_cast<unsigned int>(v303.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1211 = v403 + v1210;
-  const unsigned int v1212 = static_cast<unsigned int>(v303.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1213 = v26 + v1212;
-  const bool v1214 = v1211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1215 = v299 && v1214;
-  const bool v1216 = v1213 < v1;
-  const bool v1217 = v1215 && v1216;
-  if (v1217) {
-    const float v1218 = v303.x[62];
-    const float v1219 = v1218 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1220 = iron_f32_to_bf16(v1219);
-    const unsigned int v1221 = v1211 * v1;
-    const unsigned int v1222 = v1221 + v1213;
-    out[v1222] = v1220;
-  }
-  const unsigned int v1223 = static_cast<unsigned int>(v303.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1224 = v403 + v1223;
-  const unsigned int v1225 = static_cast<unsigned int>(v303.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1226 = v26 + v1225;
-  const bool v1227 = v1224 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1228 = v299 && v1227;
-  const bool v1229 = v1226 < v1;
-  const bool v1230 = v1228 && v1229;
-  if (v1230) {
-    const float v1231 = v303.x[63];
-    const float v1232 = v1231 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1233 = iron_f32_to_bf16(v1232);
-    const unsigned int v1234 = v1224 * v1;
-    const unsigned int v1235 = v1234 + v1226;
-    out[v1235] = v1233;
-  }
-  const unsigned int v1237 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:153
-  iron_frag<float, 2, 16, 128> v1247;  // kernels/gemm/gemm_warpgroup.hpp:92
-  iron_frag_fill(v1247, 0.0f);
-  if (v307) {  // kernels/gemm/gemm_warpgroup.hpp:98
-    const bool v3632 = v292 < v2;  // kernels/gemm/gemm_warpgroup.hpp:99
-    if (v3632) {
-      const unsigned int v3636 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:102
-      const unsigned int v3639 = v295 << 5u;
-      const unsigned int v3640 = v3639 + v3636;
-      const unsigned int v3641 = v3640 >> 3u;
-      const unsigned int v3642 = v3640 & 7u;
-      const unsigned int v3643 = v3642 << 3u;
-      const unsigned int v3644 = v22 + v3641;
-      const bool v3646 = v3644 < v0;
-      const bool v3647 = v3643 < v2;
-      const bool v3648 = v3646 && v3647;
-      const unsigned int v3649 = v3644 * v2;
-      const unsigned int v3650 = v3649 + v3643;
-      const unsigned int v3651 = v3648 ? v3650 : v292;
-      const unsigned int v3652 = v3641 << 6u;
-      const unsigned int v3654 = v3652 + v3643;
-      iron_copy_async<16>(shm3 + (v3654 ^ (((v3654 >> 6u) & 7u) << 3u)), a + v3651, v3648);
-      const unsigned int v3656 = v3640 + 384u;
-      const unsigned int v3657 = v3656 >> 3u;
-      const unsigned int v3658 = v3656 & 7u;
-      const unsigned int v3659 = v3658 << 3u;
-      const unsigned int v3660 = v22 + v3657;
-      const bool v3662 = v3660 < v0;
-      const bool v3663 = v3659 < v2;
-      const bool v3664 = v3662 && v3663;
-      const unsigned int v3665 = v3660 * v2;
-      const unsigned int v3666 = v3665 + v3659;
-      const unsigned int v3667 = v3664 ? v3666 : v292;
-      const unsigned int v3668 = v3657 << 6u;
-      const unsigned int v3670 = v3668 + v3659;
-      iron_copy_async<16>(shm3 + (v3670 ^ (((v3670 >> 6u) & 7u) << 3u)), a + v3667, v3664);
-      const unsigned int v3672 = v3640 + 768u;
-      const bool v3674 = v3672 < 1024u;
-      if (v3674) {
-        const unsigned int v3675 = v3672 >> 3u;
-        const unsigned int v3676 = v3672 & 7u;
-        const unsigned int v3677 = v3676 << 3u;
-        const unsigned int v3678 = v22 + v3675;
-        const bool v3680 = v3678 < v0;
-        const bool v3681 = v3677 < v2;
-        const bool v3682 = v3680 && v3681;
-        const unsigned int v3683 = v3678 * v2;
-        const unsigned int v3684 = v3683 + v3677;
-        const unsigned int v3685 = v3682 ? v3684 : v292;
-        const unsigned int v3686 = v3675 << 6u;
-        const unsigned int v3688 = v3686 + v3677;
-        iron_copy_async<16>(shm3 + (v3688 ^ (((v3688 >> 6u) & 7u) << 3u)), a + v3685, v3682);
+  const unsigned int v501 = v398 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:142
+  const unsigned int v502 = v501 << 4u;
+  const unsigned int v504 = v399 << 6u;
+  const unsigned int v505 = v22 + v504;
+  const unsigned int v506 = v505 + v502;
+  const unsigned int v507 = static_cast<unsigned int>(v406.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v508 = v506 + v507;
+  const unsigned int v509 = static_cast<unsigned int>(v406.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v510 = v26 + v509;
+  const bool v511 = v508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v512 = v402 && v511;
+  const bool v513 = v510 < v1;
+  const bool v514 = v512 && v513;
+  if (v514) {
+    const float v515 = v406.x[0];
+    const float v516 = v515 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v517 = iron_f32_to_bf16(v516);
+    const unsigned int v518 = v508 * v1;
+    const unsigned int v519 = v518 + v510;
+    out[v519] = v517;
+  }
+  const unsigned int v520 = static_cast<unsigned int>(v406.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v521 = v506 + v520;
+  const unsigned int v522 = static_cast<unsigned int>(v406.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v523 = v26 + v522;
+  const bool v524 = v521 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v525 = v402 && v524;
+  const bool v526 = v523 < v1;
+  const bool v527 = v525 && v526;
+  if (v527) {
+    const float v528 = v406.x[1];
+    const float v529 = v528 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v530 = iron_f32_to_bf16(v529);
+    const unsigned int v531 = v521 * v1;
+    const unsigned int v532 = v531 + v523;
+    out[v532] = v530;
+  }
+  const unsigned int v533 = static_cast<unsigned int>(v406.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v534 = v506 + v533;
+  const unsigned int v535 = static_cast<unsigned int>(v406.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v536 = v26 + v535;
+  const bool v537 = v534 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v538 = v402 && v537;
+  const bool v539 = v536 < v1;
+  const bool v540 = v538 && v539;
+  if (v540) {
+    const float v541 = v406.x[2];
+    const float v542 = v541 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v543 = iron_f32_to_bf16(v542);
+    const unsigned int v544 = v534 * v1;
+    const unsigned int v545 = v544 + v536;
+    out[v545] = v543;
+  }
+  const unsigned int v546 = static_cast<unsigned int>(v406.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v547 = v506 + v546;
+  const unsigned int v548 = static_cast<unsigned int>(v406.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v549 = v26 + v548;
+  const bool v550 = v547 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v551 = v402 && v550;
+  const bool v552 = v549 < v1;
+  const bool v553 = v551 && v552;
+  if (v553) {
+    const float v554 = v406.x[3];
+    const float v555 = v554 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v556 = iron_f32_to_bf16(v555);
+    const unsigned int v557 = v547 * v1;
+    const unsigned int v558 = v557 + v549;
+    out[v558] = v556;
+  }
+  const unsigned int v559 = static_cast<unsigned int>(v406.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v560 = v506 + v559;
+  const unsigned int v561 = static_cast<unsigned int>(v406.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v562 = v26 + v561;
+  const bool v563 = v560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v564 = v402 && v563;
+  const bool v565 = v562 < v1;
+  const bool v566 = v564 && v565;
+  if (v566) {
+    const float v567 = v406.x[4];
+    const float v568 = v567 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v569 = iron_f32_to_bf16(v568);
+    const unsigned int v570 = v560 * v1;
+    const unsigned int v571 = v570 + v562;
+    out[v571] = v569;
+  }
+  const unsigned int v572 = static_cast<unsigned int>(v406.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v573 = v506 + v572;
+  const unsigned int v574 = static_cast<unsigned int>(v406.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v575 = v26 + v574;
+  const bool v576 = v573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v577 = v402 && v576;
+  const bool v578 = v575 < v1;
+  const bool v579 = v577 && v578;
+  if (v579) {
+    const float v580 = v406.x[5];
+    const float v581 = v580 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v582 = iron_f32_to_bf16(v581);
+    const unsigned int v583 = v573 * v1;
+    const unsigned int v584 = v583 + v575;
+    out[v584] = v582;
+  }
+  const unsigned int v585 = static_cast<unsigned int>(v406.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v586 = v506 + v585;
+  const unsigned int v587 = static_cast<unsigned int>(v406.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v588 = v26 + v587;
+  const bool v589 = v586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v590 = v402 && v589;
+  const bool v591 = v588 < v1;
+  const bool v592 = v590 && v591;
+  if (v592) {
+    const float v593 = v406.x[6];
+    const float v594 = v593 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v595 = iron_f32_to_bf16(v594);
+    const unsigned int v596 = v586 * v1;
+    const unsigned int v597 = v596 + v588;
+    out[v597] = v595;
+  }
+  const unsigned int v598 = static_cast<unsigned int>(v406.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v599 = v506 + v598;
+  const unsigned int v600 = static_cast<unsigned int>(v406.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v601 = v26 + v600;
+  const bool v602 = v599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v603 = v402 && v602;
+  const bool v604 = v601 < v1;
+  const bool v605 = v603 && v604;
+  if (v605) {
+    const float v606 = v406.x[7];
+    const float v607 = v606 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v608 = iron_f32_to_bf16(v607);
+    const unsigned int v609 = v599 * v1;
+    const unsigned int v610 = v609 + v601;
+    out[v610] = v608;
+  }
+  const unsigned int v611 = static_cast<unsigned int>(v406.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v612 = v506 + v611;
+  const unsigned int v613 = static_cast<unsigned int>(v406.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v614 = v26 + v613;
+  const bool v615 = v612 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v616 = v402 && v615;
+  const bool v617 = v614 < v1;
+  const bool v618 = v616 && v617;
+  if (v618) {
+    const float v619 = v406.x[8];
+    const float v620 = v619 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v621 = iron_f32_to_bf16(v620);
+    const unsigned int v622 = v612 * v1;
+    const unsigned int v623 = v622 + v614;
+    out[v623] = v621;
+  }
+  const unsigned int v624 = static_cast<unsigned int>(v406.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v625 = v506 + v624;
+  const unsigned int v626 = static_cast<unsigned int>(v406.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v627 = v26 + v626;
+  const bool v628 = v625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v629 = v402 && v628;
+  const bool v630 = v627 < v1;
+  const bool v631 = v629 && v630;
+  if (v631) {
+    const float v632 = v406.x[9];
+    const float v633 = v632 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v634 = iron_f32_to_bf16(v633);
+    const unsigned int v635 = v625 * v1;
+    const unsigned int v636 = v635 + v627;
+    out[v636] = v634;
+  }
+  const unsigned int v637 = static_cast<unsigned int>(v406.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v638 = v506 + v637;
+  const unsigned int v639 = static_cast<unsigned int>(v406.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v640 = v26 + v639;
+  const bool v641 = v638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v642 = v402 && v641;
+  const bool v643 = v640 < v1;
+  const bool v644 = v642 && v643;
+  if (v644) {
+    const float v645 = v406.x[10];
+    const float v646 = v645 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v647 = iron_f32_to_bf16(v646);
+    const unsigned int v648 = v638 * v1;
+    const unsigned int v649 = v648 + v640;
+    out[v649] = v647;
+  }
+  const unsigned int v650 = static_cast<unsigned int>(v406.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v651 = v506 + v650;
+  const unsigned int v652 = static_cast<unsigned int>(v406.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v653 = v26 + v652;
+  const bool v654 = v651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v655 = v402 && v654;
+  const bool v656 = v653 < v1;
+  const bool v657 = v655 && v656;
+  if (v657) {
+    const float v658 = v406.x[11];
+    const float v659 = v658 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v660 = iron_f32_to_bf16(v659);
+    const unsigned int v661 = v651 * v1;
+    const unsigned int v662 = v661 + v653;
+    out[v662] = v660;
+  }
+  const unsigned int v663 = static_cast<unsigned int>(v406.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v664 = v506 + v663;
+  const unsigned int v665 = static_cast<unsigned int>(v406.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v666 = v26 + v665;
+  const bool v667 = v664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v668 = v402 && v667;
+  const bool v669 = v666 < v1;
+  const bool v670 = v668 && v669;
+  if (v670) {
+    const float v671 = v406.x[12];
+    const float v672 = v671 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v673 = iron_f32_to_bf16(v672);
+    const unsigned int v674 = v664 * v1;
+    const unsigned int v675 = v674 + v666;
+    out[v675] = v673;
+  }
+  const unsigned int v676 = static_cast<unsigned int>(v406.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v677 = v506 + v676;
+  const unsigned int v678 = static_cast<unsigned int>(v406.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v679 = v26 + v678;
+  const bool v680 = v677 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v681 = v402 && v680;
+  const bool v682 = v679 < v1;
+  const bool v683 = v681 && v682;
+  if (v683) {
+    const float v684 = v406.x[13];
+    const float v685 = v684 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v686 = iron_f32_to_bf16(v685);
+    const unsigned int v687 = v677 * v1;
+    const unsigned int v688 = v687 + v679;
+    out[v688] = v686;
+  }
+  const unsigned int v689 = static_cast<unsigned int>(v406.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v690 = v506 + v689;
+  const unsigned int v691 = static_cast<unsigned int>(v406.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v692 = v26 + v691;
+  const bool v693 = v690 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v694 = v402 && v693;
+  const bool v695 = v692 < v1;
+  const bool v696 = v694 && v695;
+  if (v696) {
+    const float v697 = v406.x[14];
+    const float v698 = v697 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v699 = iron_f32_to_bf16(v698);
+    const unsigned int v700 = v690 * v1;
+    const unsigned int v701 = v700 + v692;
+    out[v701] = v699;
+  }
+  const unsigned int v702 = static_cast<unsigned int>(v406.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v703 = v506 + v702;
+  const unsigned int v704 = static_cast<unsigned int>(v406.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v705 = v26 + v704;
+  const bool v706 = v703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v707 = v402 && v706;
+  const bool v708 = v705 < v1;
+  const bool v709 = v707 && v708;
+  if (v709) {
+    const float v710 = v406.x[15];
+    const float v711 = v710 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v712 = iron_f32_to_bf16(v711);
+    const unsigned int v713 = v703 * v1;
+    const unsigned int v714 = v713 + v705;
+    out[v714] = v712;
+  }
+  const unsigned int v715 = static_cast<unsigned int>(v406.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v716 = v506 + v715;
+  const unsigned int v717 = static_cast<unsigned int>(v406.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v718 = v26 + v717;
+  const bool v719 = v716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v720 = v402 && v719;
+  const bool v721 = v718 < v1;
+  const bool v722 = v720 && v721;
+  if (v722) {
+    const float v723 = v406.x[16];
+    const float v724 = v723 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v725 = iron_f32_to_bf16(v724);
+    const unsigned int v726 = v716 * v1;
+    const unsigned int v727 = v726 + v718;
+    out[v727] = v725;
+  }
+  const unsigned int v728 = static_cast<unsigned int>(v406.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v729 = v506 + v728;
+  const unsigned int v730 = static_cast<unsigned int>(v406.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v731 = v26 + v730;
+  const bool v732 = v729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v733 = v402 && v732;
+  const bool v734 = v731 < v1;
+  const bool v735 = v733 && v734;
+  if (v735) {
+    const float v736 = v406.x[17];
+    const float v737 = v736 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v738 = iron_f32_to_bf16(v737);
+    const unsigned int v739 = v729 * v1;
+    const unsigned int v740 = v739 + v731;
+    out[v740] = v738;
+  }
+  const unsigned int v741 = static_cast<unsigned int>(v406.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v742 = v506 + v741;
+  const unsigned int v743 = static_cast<unsigned int>(v406.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v744 = v26 + v743;
+  const bool v745 = v742 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v746 = v402 && v745;
+  const bool v747 = v744 < v1;
+  const bool v748 = v746 && v747;
+  if (v748) {
+    const float v749 = v406.x[18];
+    const float v750 = v749 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v751 = iron_f32_to_bf16(v750);
+    const unsigned int v752 = v742 * v1;
+    const unsigned int v753 = v752 + v744;
+    out[v753] = v751;
+  }
+  const unsigned int v754 = static_cast<unsigned int>(v406.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v755 = v506 + v754;
+  const unsigned int v756 = static_cast<unsigned int>(v406.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v757 = v26 + v756;
+  const bool v758 = v755 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v759 = v402 && v758;
+  const bool v760 = v757 < v1;
+  const bool v761 = v759 && v760;
+  if (v761) {
+    const float v762 = v406.x[19];
+    const float v763 = v762 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v764 = iron_f32_to_bf16(v763);
+    const unsigned int v765 = v755 * v1;
+    const unsigned int v766 = v765 + v757;
+    out[v766] = v764;
+  }
+  const unsigned int v767 = static_cast<unsigned int>(v406.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v768 = v506 + v767;
+  const unsigned int v769 = static_cast<unsigned int>(v406.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v770 = v26 + v769;
+  const bool v771 = v768 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v772 = v402 && v771;
+  const bool v773 = v770 < v1;
+  const bool v774 = v772 && v773;
+  if (v774) {
+    const float v775 = v406.x[20];
+    const float v776 = v775 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v777 = iron_f32_to_bf16(v776);
+    const unsigned int v778 = v768 * v1;
+    const unsigned int v779 = v778 + v770;
+    out[v779] = v777;
+  }
+  const unsigned int v780 = static_cast<unsigned int>(v406.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v781 = v506 + v780;
+  const unsigned int v782 = static_cast<unsigned int>(v406.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v783 = v26 + v782;
+  const bool v784 = v781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v785 = v402 && v784;
+  const bool v786 = v783 < v1;
+  const bool v787 = v785 && v786;
+  if (v787) {
+    const float v788 = v406.x[21];
+    const float v789 = v788 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v790 = iron_f32_to_bf16(v789);
+    const unsigned int v791 = v781 * v1;
+    const unsigned int v792 = v791 + v783;
+    out[v792] = v790;
+  }
+  const unsigned int v793 = static_cast<unsigned int>(v406.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v794 = v506 + v793;
+  const unsigned int v795 = static_cast<unsigned int>(v406.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v796 = v26 + v795;
+  const bool v797 = v794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v798 = v402 && v797;
+  const bool v799 = v796 < v1;
+  const bool v800 = v798 && v799;
+  if (v800) {
+    const float v801 = v406.x[22];
+    const float v802 = v801 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v803 = iron_f32_to_bf16(v802);
+    const unsigned int v804 = v794 * v1;
+    const unsigned int v805 = v804 + v796;
+    out[v805] = v803;
+  }
+  const unsigned int v806 = static_cast<unsigned int>(v406.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v807 = v506 + v806;
+  const unsigned int v808 = static_cast<unsigned int>(v406.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v809 = v26 + v808;
+  const bool v810 = v807 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v811 = v402 && v810;
+  const bool v812 = v809 < v1;
+  const bool v813 = v811 && v812;
+  if (v813) {
+    const float v814 = v406.x[23];
+    const float v815 = v814 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v816 = iron_f32_to_bf16(v815);
+    const unsigned int v817 = v807 * v1;
+    const unsigned int v818 = v817 + v809;
+    out[v818] = v816;
+  }
+  const unsigned int v819 = static_cast<unsigned int>(v406.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v820 = v506 + v819;
+  const unsigned int v821 = static_cast<unsigned int>(v406.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v822 = v26 + v821;
+  const bool v823 = v820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v824 = v402 && v823;
+  const bool v825 = v822 < v1;
+  const bool v826 = v824 && v825;
+  if (v826) {
+    const float v827 = v406.x[24];
+    const float v828 = v827 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v829 = iron_f32_to_bf16(v828);
+    const unsigned int v830 = v820 * v1;
+    const unsigned int v831 = v830 + v822;
+    out[v831] = v829;
+  }
+  const unsigned int v832 = static_cast<unsigned int>(v406.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v833 = v506 + v832;
+  const unsigned int v834 = static_cast<unsigned int>(v406.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v835 = v26 + v834;
+  const bool v836 = v833 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v837 = v402 && v836;
+  const bool v838 = v835 < v1;
+  const bool v839 = v837 && v838;
+  if (v839) {
+    const float v840 = v406.x[25];
+    const float v841 = v840 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v842 = iron_f32_to_bf16(v841);
+    const unsigned int v843 = v833 * v1;
+    const unsigned int v844 = v843 + v835;
+    out[v844] = v842;
+  }
+  const unsigned int v845 = static_cast<unsigned int>(v406.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v846 = v506 + v845;
+  const unsigned int v847 = static_cast<unsigned int>(v406.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v848 = v26 + v847;
+  const bool v849 = v846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v850 = v402 && v849;
+  const bool v851 = v848 < v1;
+  const bool v852 = v850 && v851;
+  if (v852) {
+    const float v853 = v406.x[26];
+    const float v854 = v853 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v855 = iron_f32_to_bf16(v854);
+    const unsigned int v856 = v846 * v1;
+    const unsigned int v857 = v856 + v848;
+    out[v857] = v855;
+  }
+  const unsigned int v858 = static_cast<unsigned int>(v406.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v859 = v506 + v858;
+  const unsigned int v860 = static_cast<unsigned int>(v406.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v861 = v26 + v860;
+  const bool v862 = v859 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v863 = v402 && v862;
+  const bool v864 = v861 < v1;
+  const bool v865 = v863 && v864;
+  if (v865) {
+    const float v866 = v406.x[27];
+    const float v867 = v866 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v868 = iron_f32_to_bf16(v867);
+    const unsigned int v869 = v859 * v1;
+    const unsigned int v870 = v869 + v861;
+    out[v870] = v868;
+  }
+  const unsigned int v871 = static_cast<unsigned int>(v406.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v872 = v506 + v871;
+  const unsigned int v873 = static_cast<unsigned int>(v406.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v874 = v26 + v873;
+  const bool v875 = v872 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v876 = v402 && v875;
+  const bool v877 = v874 < v1;
+  const bool v878 = v876 && v877;
+  if (v878) {
+    const float v879 = v406.x[28];
+    const float v880 = v879 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v881 = iron_f32_to_bf16(v880);
+    const unsigned int v882 = v872 * v1;
+    const unsigned int v883 = v882 + v874;
+    out[v883] = v881;
+  }
+  const unsigned int v884 = static_cast<unsigned int>(v406.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v885 = v506 + v884;
+  const unsigned int v886 = static_cast<unsigned int>(v406.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v887 = v26 + v886;
+  const bool v888 = v885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v889 = v402 && v888;
+  const bool v890 = v887 < v1;
+  const bool v891 = v889 && v890;
+  if (v891) {
+    const float v892 = v406.x[29];
+    const float v893 = v892 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v894 = iron_f32_to_bf16(v893);
+    const unsigned int v895 = v885 * v1;
+    const unsigned int v896 = v895 + v887;
+    out[v896] = v894;
+  }
+  const unsigned int v897 = static_cast<unsigned int>(v406.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v898 = v506 + v897;
+  const unsigned int v899 = static_cast<unsigned int>(v406.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v900 = v26 + v899;
+  const bool v901 = v898 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v902 = v402 && v901;
+  const bool v903 = v900 < v1;
+  const bool v904 = v902 && v903;
+  if (v904) {
+    const float v905 = v406.x[30];
+    const float v906 = v905 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v907 = iron_f32_to_bf16(v906);
+    const unsigned int v908 = v898 * v1;
+    const unsigned int v909 = v908 + v900;
+    out[v909] = v907;
+  }
+  const unsigned int v910 = static_cast<unsigned int>(v406.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v911 = v506 + v910;
+  const unsigned int v912 = static_cast<unsigned int>(v406.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v913 = v26 + v912;
+  const bool v914 = v911 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v915 = v402 && v914;
+  const bool v916 = v913 < v1;
+  const bool v917 = v915 && v916;
+  if (v917) {
+    const float v918 = v406.x[31];
+    const float v919 = v918 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v920 = iron_f32_to_bf16(v919);
+    const unsigned int v921 = v911 * v1;
+    const unsigned int v922 = v921 + v913;
+    out[v922] = v920;
+  }
+  const unsigned int v923 = static_cast<unsigned int>(v406.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v924 = v506 + v923;
+  const unsigned int v925 = static_cast<unsigned int>(v406.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v926 = v26 + v925;
+  const bool v927 = v924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v928 = v402 && v927;
+  const bool v929 = v926 < v1;
+  const bool v930 = v928 && v929;
+  if (v930) {
+    const float v931 = v406.x[32];
+    const float v932 = v931 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v933 = iron_f32_to_bf16(v932);
+    const unsigned int v934 = v924 * v1;
+    const unsigned int v935 = v934 + v926;
+    out[v935] = v933;
+  }
+  const unsigned int v936 = static_cast<unsigned int>(v406.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v937 = v506 + v936;
+  const unsigned int v938 = static_cast<unsigned int>(v406.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v939 = v26 + v938;
+  const bool v940 = v937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v941 = v402 && v940;
+  const bool v942 = v939 < v1;
+  const bool v943 = v941 && v942;
+  if (v943) {
+    const float v944 = v406.x[33];
+    const float v945 = v944 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v946 = iron_f32_to_bf16(v945);
+    const unsigned int v947 = v937 * v1;
+    const unsigned int v948 = v947 + v939;
+    out[v948] = v946;
+  }
+  const unsigned int v949 = static_cast<unsigned int>(v406.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v950 = v506 + v949;
+  const unsigned int v951 = static_cast<unsigned int>(v406.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v952 = v26 + v951;
+  const bool v953 = v950 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v954 = v402 && v953;
+  const bool v955 = v952 < v1;
+  const bool v956 = v954 && v955;
+  if (v956) {
+    const float v957 = v406.x[34];
+    const float v958 = v957 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v959 = iron_f32_to_bf16(v958);
+    const unsigned int v960 = v950 * v1;
+    const unsigned int v961 = v960 + v952;
+    out[v961] = v959;
+  }
+  const unsigned int v962 = static_cast<unsigned int>(v406.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v963 = v506 + v962;
+  const unsigned int v964 = static_cast<unsigned int>(v406.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v965 = v26 + v964;
+  const bool v966 = v963 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v967 = v402 && v966;
+  const bool v968 = v965 < v1;
+  const bool v969 = v967 && v968;
+  if (v969) {
+    const float v970 = v406.x[35];
+    const float v971 = v970 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v972 = iron_f32_to_bf16(v971);
+    const unsigned int v973 = v963 * v1;
+    const unsigned int v974 = v973 + v965;
+    out[v974] = v972;
+  }
+  const unsigned int v975 = static_cast<unsigned int>(v406.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v976 = v506 + v975;
+  const unsigned int v977 = static_cast<unsigned int>(v406.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v978 = v26 + v977;
+  const bool v979 = v976 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v980 = v402 && v979;
+  const bool v981 = v978 < v1;
+  const bool v982 = v980 && v981;
+  if (v982) {
+    const float v983 = v406.x[36];
+    const float v984 = v983 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v985 = iron_f32_to_bf16(v984);
+    const unsigned int v986 = v976 * v1;
+    const unsigned int v987 = v986 + v978;
+    out[v987] = v985;
+  }
+  const unsigned int v988 = static_cast<unsigned int>(v406.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v989 = v506 + v988;
+  const unsigned int v990 = static_cast<unsigned int>(v406.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v991 = v26 + v990;
+  const bool v992 = v989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v993 = v402 && v992;
+  const bool v994 = v991 < v1;
+  const bool v995 = v993 && v994;
+  if (v995) {
+    const float v996 = v406.x[37];
+    const float v997 = v996 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v998 = iron_f32_to_bf16(v997);
+    const unsigned int v999 = v989 * v1;
+    const unsigned int v1000 = v999 + v991;
+    out[v1000] = v998;
+  }
+  const unsigned int v1001 = static_cast<unsigned int>(v406.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1002 = v506 + v1001;
+  const unsigned int v1003 = static_cast<unsigned int>(v406.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1004 = v26 + v1003;
+  const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1006 = v402 && v1005;
+  const bool v1007 = v1004 < v1;
+  const bool v1008 = v1006 && v1007;
+  if (v1008) {
+    const float v1009 = v406.x[38];
+    const float v1010 = v1009 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1011 = iron_f32_to_bf16(v1010);
+    const unsigned int v1012 = v1002 * v1;
+    const unsigned int v1013 = v1012 + v1004;
+    out[v1013] = v1011;
+  }
+  const unsigned int v1014 = static_cast<unsigned int>(v406.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1015 = v506 + v1014;
+  const unsigned int v1016 = static_cast<unsigned int>(v406.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1017 = v26 + v1016;
+  const bool v1018 = v1015 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1019 = v402 && v1018;
+  const bool v1020 = v1017 < v1;
+  const bool v1021 = v1019 && v1020;
+  if (v1021) {
+    const float v1022 = v406.x[39];
+    const float v1023 = v1022 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1024 = iron_f32_to_bf16(v1023);
+    const unsigned int v1025 = v1015 * v1;
+    const unsigned int v1026 = v1025 + v1017;
+    out[v1026] = v1024;
+  }
+  const unsigned int v1027 = static_cast<unsigned int>(v406.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1028 = v506 + v1027;
+  const unsigned int v1029 = static_cast<unsigned int>(v406.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1030 = v26 + v1029;
+  const bool v1031 = v1028 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1032 = v402 && v1031;
+  const bool v1033 = v1030 < v1;
+  const bool v1034 = v1032 && v1033;
+  if (v1034) {
+    const float v1035 = v406.x[40];
+    const float v1036 = v1035 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1037 = iron_f32_to_bf16(v1036);
+    const unsigned int v1038 = v1028 * v1;
+    const unsigned int v1039 = v1038 + v1030;
+    out[v1039] = v1037;
+  }
+  const unsigned int v1040 = static_cast<unsigned int>(v406.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1041 = v506 + v1040;
+  const unsigned int v1042 = static_cast<unsigned int>(v406.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1043 = v26 + v1042;
+  const bool v1044 = v1041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1045 = v402 && v1044;
+  const bool v1046 = v1043 < v1;
+  const bool v1047 = v1045 && v1046;
+  if (v1047) {
+    const float v1048 = v406.x[41];
+    const float v1049 = v1048 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1050 = iron_f32_to_bf16(v1049);
+    const unsigned int v1051 = v1041 * v1;
+    const unsigned int v1052 = v1051 + v1043;
+    out[v1052] = v1050;
+  }
+  const unsigned int v1053 = static_cast<unsigned int>(v406.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1054 = v506 + v1053;
+  const unsigned int v1055 = static_cast<unsigned int>(v406.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1056 = v26 + v1055;
+  const bool v1057 = v1054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1058 = v402 && v1057;
+  const bool v1059 = v1056 < v1;
+  const bool v1060 = v1058 && v1059;
+  if (v1060) {
+    const float v1061 = v406.x[42];
+    const float v1062 = v1061 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1063 = iron_f32_to_bf16(v1062);
+    const unsigned int v1064 = v1054 * v1;
+    const unsigned int v1065 = v1064 + v1056;
+    out[v1065] = v1063;
+  }
+  const unsigned int v1066 = static_cast<unsigned int>(v406.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1067 = v506 + v1066;
+  const unsigned int v1068 = static_cast<unsigned int>(v406.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1069 = v26 + v1068;
+  const bool v1070 = v1067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1071 = v402 && v1070;
+  const bool v1072 = v1069 < v1;
+  const bool v1073 = v1071 && v1072;
+  if (v1073) {
+    const float v1074 = v406.x[43];
+    const float v1075 = v1074 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1076 = iron_f32_to_bf16(v1075);
+    const unsigned int v1077 = v1067 * v1;
+    const unsigned int v1078 = v1077 + v1069;
+    out[v1078] = v1076;
+  }
+  const unsigned int v1079 = static_cast<unsigned int>(v406.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1080 = v506 + v1079;
+  const unsigned int v1081 = static_cast<unsigned int>(v406.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1082 = v26 + v1081;
+  const bool v1083 = v1080 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1084 = v402 && v1083;
+  const bool v1085 = v1082 < v1;
+  const bool v1086 = v1084 && v1085;
+  if (v1086) {
+    const float v1087 = v406.x[44];
+    const float v1088 = v1087 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1089 = iron_f32_to_bf16(v1088);
+    const unsigned int v1090 = v1080 * v1;
+    const unsigned int v1091 = v1090 + v1082;
+    out[v1091] = v1089;
+  }
+  const unsigned int v1092 = static_cast<unsigned int>(v406.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1093 = v506 + v1092;
+  const unsigned int v1094 = static_cast<unsigned int>(v406.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1095 = v26 + v1094;
+  const bool v1096 = v1093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1097 = v402 && v1096;
+  const bool v1098 = v1095 < v1;
+  const bool v1099 = v1097 && v1098;
+  if (v1099) {
+    const float v1100 = v406.x[45];
+    const float v1101 = v1100 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1102 = iron_f32_to_bf16(v1101);
+    const unsigned int v1103 = v1093 * v1;
+    const unsigned int v1104 = v1103 + v1095;
+    out[v1104] = v1102;
+  }
+  const unsigned int v1105 = static_cast<unsigned int>(v406.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1106 = v506 + v1105;
+  const unsigned int v1107 = static_cast<unsigned int>(v406.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1108 = v26 + v1107;
+  const bool v1109 = v1106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1110 = v402 && v1109;
+  const bool v1111 = v1108 < v1;
+  const bool v1112 = v1110 && v1111;
+  if (v1112) {
+    const float v1113 = v406.x[46];
+    const float v1114 = v1113 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1115 = iron_f32_to_bf16(v1114);
+    const unsigned int v1116 = v1106 * v1;
+    const unsigned int v1117 = v1116 + v1108;
+    out[v1117] = v1115;
+  }
+  const unsigned int v1118 = static_cast<unsigned int>(v406.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1119 = v506 + v1118;
+  const unsigned int v1120 = static_cast<unsigned int>(v406.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1121 = v26 + v1120;
+  const bool v1122 = v1119 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1123 = v402 && v1122;
+  const bool v1124 = v1121 < v1;
+  const bool v1125 = v1123 && v1124;
+  if (v1125) {
+    const float v1126 = v406.x[47];
+    const float v1127 = v1126 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1128 = iron_f32_to_bf16(v1127);
+    const unsigned int v1129 = v1119 * v1;
+    const unsigned int v1130 = v1129 + v1121;
+    out[v1130] = v1128;
+  }
+  const unsigned int v1131 = static_cast<unsigned int>(v406.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1132 = v506 + v1131;
+  const unsigned int v1133 = static_cast<unsigned int>(v406.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1134 = v26 + v1133;
+  const bool v1135 = v1132 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1136 = v402 && v1135;
+  const bool v1137 = v1134 < v1;
+  const bool v1138 = v1136 && v1137;
+  if (v1138) {
+    const float v1139 = v406.x[48];
+    const float v1140 = v1139 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1141 = iron_f32_to_bf16(v1140);
+    const unsigned int v1142 = v1132 * v1;
+    const unsigned int v1143 = v1142 + v1134;
+    out[v1143] = v1141;
+  }
+  const unsigned int v1144 = static_cast<unsigned int>(v406.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1145 = v506 + v1144;
+  const unsigned int v1146 = static_cast<unsigned int>(v406.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1147 = v26 + v1146;
+  const bool v1148 = v1145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1149 = v402 && v1148;
+  const bool v1150 = v1147 < v1;
+  const bool v1151 = v1149 && v1150;
+  if (v1151) {
+    const float v1152 = v406.x[49];
+    const float v1153 = v1152 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1154 = iron_f32_to_bf16(v1153);
+    const unsigned int v1155 = v1145 * v1;
+    const unsigned int v1156 = v1155 + v1147;
+    out[v1156] = v1154;
+  }
+  const unsigned int v1157 = static_cast<unsigned int>(v406.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1158 = v506 + v1157;
+  const unsigned int v1159 = static_cast<unsigned int>(v406.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1160 = v26 + v1159;
+  const bool v1161 = v1158 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1162 = v402 && v1161;
+  const bool v1163 = v1160 < v1;
+  const bool v1164 = v1162 && v1163;
+  if (v1164) {
+    const float v1165 = v406.x[50];
+    const float v1166 = v1165 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1167 = iron_f32_to_bf16(v1166);
+    const unsigned int v1168 = v1158 * v1;
+    const unsigned int v1169 = v1168 + v1160;
+    out[v1169] = v1167;
+  }
+  const unsigned int v1170 = static_cast<unsigned int>(v406.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1171 = v506 + v1170;
+  const unsigned int v1172 = static_cast<unsigned int>(v406.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1173 = v26 + v1172;
+  const bool v1174 = v1171 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1175 = v402 && v1174;
+  const bool v1176 = v1173 < v1;
+  const bool v1177 = v1175 && v1176;
+  if (v1177) {
+    const float v1178 = v406.x[51];
+    const float v1179 = v1178 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1180 = iron_f32_to_bf16(v1179);
+    const unsigned int v1181 = v1171 * v1;
+    const unsigned int v1182 = v1181 + v1173;
+    out[v1182] = v1180;
+  }
+  const unsigned int v1183 = static_cast<unsigned int>(v406.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1184 = v506 + v1183;
+  const unsigned int v1185 = static_cast<unsigned int>(v406.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1186 = v26 + v1185;
+  const bool v1187 = v1184 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1188 = v402 && v1187;
+  const bool v1189 = v1186 < v1;
+  const bool v1190 = v1188 && v1189;
+  if (v1190) {
+    const float v1191 = v406.x[52];
+    const float v1192 = v1191 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1193 = iron_f32_to_bf16(v1192);
+    const unsigned int v1194 = v1184 * v1;
+    const unsigned int v1195 = v1194 + v1186;
+    out[v1195] = v1193;
+  }
+  const unsigned int v1196 = static_cast<unsigned int>(v406.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1197 = v506 + v1196;
+  const unsigned int v1198 = static_cast<unsigned int>(v406.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1199 = v26 + v1198;
+  const bool v1200 = v1197 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1201 = v402 && v1200;
+  const bool v1202 = v1199 < v1;
+  const bool v1203 = v1201 && v1202;
+  if (v1203) {
+    const float v1204 = v406.x[53];
+    const float v1205 = v1204 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1206 = iron_f32_to_bf16(v1205);
+    const unsigned int v1207 = v1197 * v1;
+    const unsigned int v1208 = v1207 + v1199;
+    out[v1208] = v1206;
+  }
+  const unsigned int v1209 = static_cast<unsigned int>(v406.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1210 = v506 + v1209;
+  const unsigned int v1211 = static_cast<unsigned int>(v406.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1212 = v26 + v1211;
+  const bool v1213 = v1210 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1214 = v402 && v1213;
+  const bool v1215 = v1212 < v1;
+  const bool v1216 = v1214 && v1215;
+  if (v1216) {
+    const float v1217 = v406.x[54];
+    const float v1218 = v1217 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1219 = iron_f32_to_bf16(v1218);
+    const unsigned int v1220 = v1210 * v1;
+    const unsigned int v1221 = v1220 + v1212;
+    out[v1221] = v1219;
+  }
+  const unsigned int v1222 = static_cast<unsigned int>(v406.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1223 = v506 + v1222;
+  const unsigned int v1224 = static_cast<unsigned int>(v406.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1225 = v26 + v1224;
+  const bool v1226 = v1223 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1227 = v402 && v1226;
+  const bool v1228 = v1225 < v1;
+  const bool v1229 = v1227 && v1228;
+  if (v1229) {
+    const float v1230 = v406.x[55];
+    const float v1231 = v1230 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1232 = iron_f32_to_bf16(v1231);
+    const unsigned int v1233 = v1223 * v1;
+    const unsigned int v1234 = v1233 + v1225;
+    out[v1234] = v1232;
+  }
+  const unsigned int v1235 = static_cast<unsigned int>(v406.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1236 = v506 + v1235;
+  const unsigned int v1237 = static_cast<unsigned int>(v406.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1238 = v26 + v1237;
+  const bool v1239 = v1236 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1240 = v402 && v1239;
+  const bool v1241 = v1238 < v1;
+  const bool v1242 = v1240 && v1241;
+  if (v1242) {
+    const float v1243 = v406.x[56];
+    const float v1244 = v1243 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1245 = iron_f32_to_bf16(v1244);
+    const unsigned int v1246 = v1236 * v1;
+    const unsigned int v1247 = v1246 + v1238;
+    out[v1247] = v1245;
+  }
+  const unsigned int v1248 = static_cast<unsigned int>(v406.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1249 = v506 + v1248;
+  const unsigned int v1250 = static_cast<unsigned int>(v406.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1251 = v26 + v1250;
+  const bool v1252 = v1249 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1253 = v402 && v1252;
+  const bool v1254 = v1251 < v1;
+  const bool v1255 = v1253 && v1254;
+  if (v1255) {
+    const float v1256 = v406.x[57];
+    const float v1257 = v1256 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1258 = iron_f32_to_bf16(v1257);
+    const unsigned int v1259 = v1249 * v1;
+    const unsigned int v1260 = v1259 + v1251;
+    out[v1260] = v1258;
+  }
+  const unsigned int v1261 = static_cast<unsigned int>(v406.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1262 = v506 + v1261;
+  const unsigned int v1263 = static_cast<unsigned int>(v406.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1264 = v26 + v1263;
+  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1266 = v402 && v1265;
+  const bool v1267 = v1264 < v1;
+  const bool v1268 = v1266 && v1267;
+  if (v1268) {
+    const float v1269 = v406.x[58];
+    const float v1270 = v1269 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1271 = iron_f32_to_bf16(v1270);
+    const unsigned int v1272 = v1262 * v1;
+    const unsigned int v1273 = v1272 + v1264;
+    out[v1273] = v1271;
+  }
+  const unsigned int v1274 = static_cast<unsigned int>(v406.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1275 = v506 + v1274;
+  const unsigned int v1276 = static_cast<unsigned int>(v406.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1277 = v26 + v1276;
+  const bool v1278 = v1275 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1279 = v402 && v1278;
+  const bool v1280 = v1277 < v1;
+  const bool v1281 = v1279 && v1280;
+  if (v1281) {
+    const float v1282 = v406.x[59];
+    const float v1283 = v1282 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1284 = iron_f32_to_bf16(v1283);
+    const unsigned int v1285 = v1275 * v1;
+    const unsigned int v1286 = v1285 + v1277;
+    out[v1286] = v1284;
+  }
+  const unsigned int v1287 = static_cast<unsigned int>(v406.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1288 = v506 + v1287;
+  const unsigned int v1289 = static_cast<unsigned int>(v406.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1290 = v26 + v1289;
+  const bool v1291 = v1288 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1292 = v402 && v1291;
+  const bool v1293 = v1290 < v1;
+  const bool v1294 = v1292 && v1293;
+  if (v1294) {
+    const float v1295 = v406.x[60];
+    const float v1296 = v1295 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1297 = iron_f32_to_bf16(v1296);
+    const unsigned int v1298 = v1288 * v1;
+    const unsigned int v1299 = v1298 + v1290;
+    out[v1299] = v1297;
+  }
+  const unsigned int v1300 = static_cast<unsigned int>(v406.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1301 = v506 + v1300;
+  const unsigned int v1302 = static_cast<unsigned int>(v406.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1303 = v26 + v1302;
+  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1305 = v402 && v1304;
+  const bool v1306 = v1303 < v1;
+  const bool v1307 = v1305 && v1306;
+  if (v1307) {
+    const float v1308 = v406.x[61];
+    const float v1309 = v1308 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1310 = iron_f32_to_bf16(v1309);
+    const unsigned int v1311 = v1301 * v1;
+    const unsigned int v1312 = v1311 + v1303;
+    out[v1312] = v1310;
+  }
+  const unsigned int v1313 = static_cast<unsigned int>(v406.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1314 = v506 + v1313;
+  const unsigned int v1315 = static_cast<unsigned int>(v406.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1316 = v26 + v1315;
+  const bool v1317 = v1314 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1318 = v402 && v1317;
+  const bool v1319 = v1316 < v1;
+  const bool v1320 = v1318 && v1319;
+  if (v1320) {
+    const float v1321 = v406.x[62];
+    const float v1322 = v1321 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1323 = iron_f32_to_bf16(v1322);
+    const unsigned int v1324 = v1314 * v1;
+    const unsigned int v1325 = v1324 + v1316;
+    out[v1325] = v1323;
+  }
+  const unsigned int v1326 = static_cast<unsigned int>(v406.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1327 = v506 + v1326;
+  const unsigned int v1328 = static_cast<unsigned int>(v406.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1329 = v26 + v1328;
+  const bool v1330 = v1327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1331 = v402 && v1330;
+  const bool v1332 = v1329 < v1;
+  const bool v1333 = v1331 && v1332;
+  if (v1333) {
+    const float v1334 = v406.x[63];
+    const float v1335 = v1334 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1336 = iron_f32_to_bf16(v1335);
+    const unsigned int v1337 = v1327 * v1;
+    const unsigned int v1338 = v1337 + v1329;
+    out[v1338] = v1336;
+  }
+  const unsigned int v1340 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:171
+  iron_frag<float, 2, 16, 128> v1350;  // kernels/gemm/gemm_warpgroup.hpp:110
+  iron_frag_fill(v1350, 0.0f);
+  if (v410) {  // kernels/gemm/gemm_warpgroup.hpp:116
+    const bool v3735 = v395 < v2;  // kernels/gemm/gemm_warpgroup.hpp:117
+    if (v3735) {
+      const unsigned int v3739 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:120
+      const unsigned int v3742 = v398 << 5u;
+      const unsigned int v3743 = v3742 + v3739;
+      const unsigned int v3744 = v3743 >> 3u;
+      const unsigned int v3745 = v3743 & 7u;
+      const unsigned int v3746 = v3745 << 3u;
+      const unsigned int v3747 = v22 + v3744;
+      const bool v3749 = v3747 < v0;
+      const bool v3750 = v3746 < v2;
+      const bool v3751 = v3749 && v3750;
+      const unsigned int v3752 = v3747 * v2;
+      const unsigned int v3753 = v3752 + v3746;
+      const unsigned int v3754 = v3751 ? v3753 : v395;
+      const unsigned int v3755 = v3744 << 6u;
+      const unsigned int v3757 = v3755 + v3746;
+      iron_copy_async<16>(shm3 + (v3757 ^ (((v3757 >> 6u) & 7u) << 3u)), a + v3754, v3751);
+      const unsigned int v3759 = v3743 + 384u;
+      const unsigned int v3760 = v3759 >> 3u;
+      const unsigned int v3761 = v3759 & 7u;
+      const unsigned int v3762 = v3761 << 3u;
+      const unsigned int v3763 = v22 + v3760;
+      const bool v3765 = v3763 < v0;
+      const bool v3766 = v3762 < v2;
+      const bool v3767 = v3765 && v3766;
+      const unsigned int v3768 = v3763 * v2;
+      const unsigned int v3769 = v3768 + v3762;
+      const unsigned int v3770 = v3767 ? v3769 : v395;
+      const unsigned int v3771 = v3760 << 6u;
+      const unsigned int v3773 = v3771 + v3762;
+      iron_copy_async<16>(shm3 + (v3773 ^ (((v3773 >> 6u) & 7u) << 3u)), a + v3770, v3767);
+      const unsigned int v3775 = v3743 + 768u;
+      const bool v3777 = v3775 < 1024u;
+      if (v3777) {
+        const unsigned int v3778 = v3775 >> 3u;
+        const unsigned int v3779 = v3775 & 7u;
+        const unsigned int v3780 = v3779 << 3u;
+        const unsigned int v3781 = v22 + v3778;
+        const bool v3783 = v3781 < v0;
+        const bool v3784 = v3780 < v2;
+        const bool v3785 = v3783 && v3784;
+        const unsigned int v3786 = v3781 * v2;
+        const unsigned int v3787 = v3786 + v3780;
+        const unsigned int v3788 = v3785 ? v3787 : v395;
+        const unsigned int v3789 = v3778 << 6u;
+        const unsigned int v3791 = v3789 + v3780;
+        iron_copy_async<16>(shm3 + (v3791 ^ (((v3791 >> 6u) & 7u) << 3u)), a + v3788, v3785);
       }
-      const unsigned int v3689 = v1237 + v3641;  // kernels/gemm/gemm_warpgroup.hpp:103
-      const bool v3690 = v3689 < v1;
-      const bool v3691 = v3690 && v3647;
-      const unsigned int v3692 = v3689 * v2;
-      const unsigned int v3693 = v3692 + v3643;
-      const unsigned int v3694 = v3691 ? v3693 : v292;
-      iron_copy_async<16>(shm4 + (v3654 ^ (((v3654 >> 6u) & 7u) << 3u)), b + v3694, v3691);
-      const unsigned int v3695 = v1237 + v3657;
-      const bool v3696 = v3695 < v1;
-      const bool v3697 = v3696 && v3663;
-      const unsigned int v3698 = v3695 * v2;
-      const unsigned int v3699 = v3698 + v3659;
-      const unsigned int v3700 = v3697 ? v3699 : v292;
-      iron_copy_async<16>(shm4 + (v3670 ^ (((v3670 >> 6u) & 7u) << 3u)), b + v3700, v3697);
-      if (v3674) {
-        const unsigned int v3701 = v3672 >> 3u;
-        const unsigned int v3702 = v3672 & 7u;
-        const unsigned int v3703 = v3702 << 3u;
-        const unsigned int v3704 = v1237 + v3701;
-        const bool v3706 = v3704 < v1;
-        const bool v3707 = v3703 < v2;
-        const bool v3708 = v3706 && v3707;
-        const unsigned int v3709 = v3704 * v2;
-        const unsigned int v3710 = v3709 + v3703;
-        const unsigned int v3711 = v3708 ? v3710 : v292;
-        const unsigned int v3712 = v3701 << 6u;
-        const unsigned int v3714 = v3712 + v3703;
-        iron_copy_async<16>(shm4 + (v3714 ^ (((v3714 >> 6u) & 7u) << 3u)), b + v3711, v3708);
-      }
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:99
-    const bool v3717 = 64u < v2;
-    if (v3717) {
-      const unsigned int v3721 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:102
-      const unsigned int v3724 = v295 << 5u;
-      const unsigned int v3725 = v3724 + v3721;
-      const unsigned int v3726 = v3725 >> 3u;
-      const unsigned int v3727 = v3725 & 7u;
-      const unsigned int v3728 = v3727 << 3u;
-      const unsigned int v3729 = v22 + v3726;
-      const unsigned int v3730 = 64u + v3728;
-      const bool v3731 = v3729 < v0;
-      const bool v3732 = v3730 < v2;
-      const bool v3733 = v3731 && v3732;
-      const unsigned int v3734 = v3729 * v2;
-      const unsigned int v3735 = v3734 + v3730;
-      const unsigned int v3736 = v3733 ? v3735 : v292;
-      const unsigned int v3737 = v3726 << 6u;
-      const unsigned int v3738 = 8192u + v3737;
-      const unsigned int v3739 = v3738 + v3728;
-      iron_copy_async<16>(shm3 + (v3739 ^ (((v3739 >> 6u) & 7u) << 3u)), a + v3736, v3733);
-      const unsigned int v3741 = v3725 + 384u;
-      const unsigned int v3742 = v3741 >> 3u;
-      const unsigned int v3743 = v3741 & 7u;
-      const unsigned int v3744 = v3743 << 3u;
-      const unsigned int v3745 = v22 + v3742;
-      const unsigned int v3746 = 64u + v3744;
-      const bool v3747 = v3745 < v0;
-      const bool v3748 = v3746 < v2;
-      const bool v3749 = v3747 && v3748;
-      const unsigned int v3750 = v3745 * v2;
-      const unsigned int v3751 = v3750 + v3746;
-      const unsigned int v3752 = v3749 ? v3751 : v292;
-      const unsigned int v3753 = v3742 << 6u;
-      const unsigned int v3754 = 8192u + v3753;
-      const unsigned int v3755 = v3754 + v3744;
-      iron_copy_async<16>(shm3 + (v3755 ^ (((v3755 >> 6u) & 7u) << 3u)), a + v3752, v3749);
-      const unsigned int v3757 = v3725 + 768u;
-      const bool v3759 = v3757 < 1024u;
-      if (v3759) {
-        const unsigned int v3760 = v3757 >> 3u;
-        const unsigned int v3761 = v3757 & 7u;
-        const unsigned int v3762 = v3761 << 3u;
-        const unsigned int v3763 = v22 + v3760;
-        const unsigned int v3764 = 64u + v3762;
-        const bool v3765 = v3763 < v0;
-        const bool v3766 = v3764 < v2;
-        const bool v3767 = v3765 && v3766;
-        const unsigned int v3768 = v3763 * v2;
-        const unsigned int v3769 = v3768 + v3764;
-        const unsigned int v3770 = v3767 ? v3769 : v292;
-        const unsigned int v3771 = v3760 << 6u;
-        const unsigned int v3772 = 8192u + v3771;
-        const unsigned int v3773 = v3772 + v3762;
-        iron_copy_async<16>(shm3 + (v3773 ^ (((v3773 >> 6u) & 7u) << 3u)), a + v3770, v3767);
-      }
-      const unsigned int v3774 = v1237 + v3726;  // kernels/gemm/gemm_warpgroup.hpp:103
-      const bool v3775 = v3774 < v1;
-      const bool v3776 = v3775 && v3732;
-      const unsigned int v3777 = v3774 * v2;
-      const unsigned int v3778 = v3777 + v3730;
-      const unsigned int v3779 = v3776 ? v3778 : v292;
-      iron_copy_async<16>(shm4 + (v3739 ^ (((v3739 >> 6u) & 7u) << 3u)), b + v3779, v3776);
-      const unsigned int v3780 = v1237 + v3742;
-      const bool v3781 = v3780 < v1;
-      const bool v3782 = v3781 && v3748;
-      const unsigned int v3783 = v3780 * v2;
-      const unsigned int v3784 = v3783 + v3746;
-      const unsigned int v3785 = v3782 ? v3784 : v292;
-      iron_copy_async<16>(shm4 + (v3755 ^ (((v3755 >> 6u) & 7u) << 3u)), b + v3785, v3782);
-      if (v3759) {
-        const unsigned int v3786 = v3757 >> 3u;
-        const unsigned int v3787 = v3757 & 7u;
-        const unsigned int v3788 = v3787 << 3u;
-        const unsigned int v3789 = v1237 + v3786;
-        const unsigned int v3790 = 64u + v3788;
-        const bool v3791 = v3789 < v1;
-        const bool v3792 = v3790 < v2;
-        const bool v3793 = v3791 && v3792;
-        const unsigned int v3794 = v3789 * v2;
-        const unsigned int v3795 = v3794 + v3790;
-        const unsigned int v3796 = v3793 ? v3795 : v292;
-        const unsigned int v3797 = v3786 << 6u;
-        const unsigned int v3798 = 8192u + v3797;
-        const unsigned int v3799 = v3798 + v3788;
-        iron_copy_async<16>(shm4 + (v3799 ^ (((v3799 >> 6u) & 7u) << 3u)), b + v3796, v3793);
+      const unsigned int v3792 = v1340 + v3744;  // kernels/gemm/gemm_warpgroup.hpp:121
+      const bool v3793 = v3792 < v1;
+      const bool v3794 = v3793 && v3750;
+      const unsigned int v3795 = v3792 * v2;
+      const unsigned int v3796 = v3795 + v3746;
+      const unsigned int v3797 = v3794 ? v3796 : v395;
+      iron_copy_async<16>(shm4 + (v3757 ^ (((v3757 >> 6u) & 7u) << 3u)), b + v3797, v3794);
+      const unsigned int v3798 = v1340 + v3760;
+      const bool v3799 = v3798 < v1;
+      const bool v3800 = v3799 && v3766;
+      const unsigned int v3801 = v3798 * v2;
+      const unsigned int v3802 = v3801 + v3762;
+      const unsigned int v3803 = v3800 ? v3802 : v395;
+      iron_copy_async<16>(shm4 + (v3773 ^ (((v3773 >> 6u) & 7u) << 3u)), b + v3803, v3800);
+      if (v3777) {
+        const unsigned int v3804 = v3775 >> 3u;
+        const unsigned int v3805 = v3775 & 7u;
+        const unsigned int v3806 = v3805 << 3u;
+        const unsigned int v3807 = v1340 + v3804;
+        const bool v3809 = v3807 < v1;
+        const bool v3810 = v3806 < v2;
+        const bool v3811 = v3809 && v3810;
+        const unsigned int v3812 = v3807 * v2;
+        const unsigned int v3813 = v3812 + v3806;
+        const unsigned int v3814 = v3811 ? v3813 : v395;
+        const unsigned int v3815 = v3804 << 6u;
+        const unsigned int v3817 = v3815 + v3806;
+        iron_copy_async<16>(shm4 + (v3817 ^ (((v3817 >> 6u) & 7u) << 3u)), b + v3814, v3811);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:99
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:117
+    const bool v3820 = 64u < v2;
+    if (v3820) {
+      const unsigned int v3824 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:120
+      const unsigned int v3827 = v398 << 5u;
+      const unsigned int v3828 = v3827 + v3824;
+      const unsigned int v3829 = v3828 >> 3u;
+      const unsigned int v3830 = v3828 & 7u;
+      const unsigned int v3831 = v3830 << 3u;
+      const unsigned int v3832 = v22 + v3829;
+      const unsigned int v3833 = 64u + v3831;
+      const bool v3834 = v3832 < v0;
+      const bool v3835 = v3833 < v2;
+      const bool v3836 = v3834 && v3835;
+      const unsigned int v3837 = v3832 * v2;
+      const unsigned int v3838 = v3837 + v3833;
+      const unsigned int v3839 = v3836 ? v3838 : v395;
+      const unsigned int v3840 = v3829 << 6u;
+      const unsigned int v3841 = 8192u + v3840;
+      const unsigned int v3842 = v3841 + v3831;
+      iron_copy_async<16>(shm3 + (v3842 ^ (((v3842 >> 6u) & 7u) << 3u)), a + v3839, v3836);
+      const unsigned int v3844 = v3828 + 384u;
+      const unsigned int v3845 = v3844 >> 3u;
+      const unsigned int v3846 = v3844 & 7u;
+      const unsigned int v3847 = v3846 << 3u;
+      const unsigned int v3848 = v22 + v3845;
+      const unsigned int v3849 = 64u + v3847;
+      const bool v3850 = v3848 < v0;
+      const bool v3851 = v3849 < v2;
+      const bool v3852 = v3850 && v3851;
+      const unsigned int v3853 = v3848 * v2;
+      const unsigned int v3854 = v3853 + v3849;
+      const unsigned int v3855 = v3852 ? v3854 : v395;
+      const unsigned int v3856 = v3845 << 6u;
+      const unsigned int v3857 = 8192u + v3856;
+      const unsigned int v3858 = v3857 + v3847;
+      iron_copy_async<16>(shm3 + (v3858 ^ (((v3858 >> 6u) & 7u) << 3u)), a + v3855, v3852);
+      const unsigned int v3860 = v3828 + 768u;
+      const bool v3862 = v3860 < 1024u;
+      if (v3862) {
+        const unsigned int v3863 = v3860 >> 3u;
+        const unsigned int v3864 = v3860 & 7u;
+        const unsigned int v3865 = v3864 << 3u;
+        const unsigned int v3866 = v22 + v3863;
+        const unsigned int v3867 = 64u + v3865;
+        const bool v3868 = v3866 < v0;
+        const bool v3869 = v3867 < v2;
+        const bool v3870 = v3868 && v3869;
+        const unsigned int v3871 = v3866 * v2;
+        const unsigned int v3872 = v3871 + v3867;
+        const unsigned int v3873 = v3870 ? v3872 : v395;
+        const unsigned int v3874 = v3863 << 6u;
+        const unsigned int v3875 = 8192u + v3874;
+        const unsigned int v3876 = v3875 + v3865;
+        iron_copy_async<16>(shm3 + (v3876 ^ (((v3876 >> 6u) & 7u) << 3u)), a + v3873, v3870);
+      }
+      const unsigned int v3877 = v1340 + v3829;  // kernels/gemm/gemm_warpgroup.hpp:121
+      const bool v3878 = v3877 < v1;
+      const bool v3879 = v3878 && v3835;
+      const unsigned int v3880 = v3877 * v2;
+      const unsigned int v3881 = v3880 + v3833;
+      const unsigned int v3882 = v3879 ? v3881 : v395;
+      iron_copy_async<16>(shm4 + (v3842 ^ (((v3842 >> 6u) & 7u) << 3u)), b + v3882, v3879);
+      const unsigned int v3883 = v1340 + v3845;
+      const bool v3884 = v3883 < v1;
+      const bool v3885 = v3884 && v3851;
+      const unsigned int v3886 = v3883 * v2;
+      const unsigned int v3887 = v3886 + v3849;
+      const unsigned int v3888 = v3885 ? v3887 : v395;
+      iron_copy_async<16>(shm4 + (v3858 ^ (((v3858 >> 6u) & 7u) << 3u)), b + v3888, v3885);
+      if (v3862) {
+        const unsigned int v3889 = v3860 >> 3u;
+        const unsigned int v3890 = v3860 & 7u;
+        const unsigned int v3891 = v3890 << 3u;
+        const unsigned int v3892 = v1340 + v3889;
+        const unsigned int v3893 = 64u + v3891;
+        const bool v3894 = v3892 < v1;
+        const bool v3895 = v3893 < v2;
+        const bool v3896 = v3894 && v3895;
+        const unsigned int v3897 = v3892 * v2;
+        const unsigned int v3898 = v3897 + v3893;
+        const unsigned int v3899 = v3896 ? v3898 : v395;
+        const unsigned int v3900 = v3889 << 6u;
+        const unsigned int v3901 = 8192u + v3900;
+        const unsigned int v3902 = v3901 + v3891;
+        iron_copy_async<16>(shm4 + (v3902 ^ (((v3902 >> 6u) & 7u) << 3u)), b + v3899, v3896);
+      }
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:117
 
-    for (unsigned int v2938 = v292; v2938 < v2; v2938 += 64u) {
-      const unsigned int v2940 = v2938 >> 6u;
-      const unsigned int v2942 = v2940 % 3u;
+    for (unsigned int v3041 = v395; v3041 < v2; v3041 += 64u) {
+      const unsigned int v3043 = v3041 >> 6u;
+      const unsigned int v3045 = v3043 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      if (v299) {
-        const unsigned int v2944 = v2942 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:106
-        const unsigned int v2952 = v401 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
-        const unsigned int v2953 = v2944 + v2952;
-        const unsigned int v3206 = v399 << 6u;
-        const unsigned int v3208 = v2953 + v3206;
-        iron_frag<iron_bf16, 0, 16, 16> v3215;
-        iron_frag_fill(v3215, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3215, shm3, v3208, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3217;
-        iron_frag_fill(v3217, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3217, shm4, v2944, 64u);
-        iron_frag_mma_sync(v1247, v3215, v3217);
-        const unsigned int v3219 = v3208 + 16u;
-        const unsigned int v3222 = v2944 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3224;
-        iron_frag_fill(v3224, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3224, shm3, v3219, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3226;
-        iron_frag_fill(v3226, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3226, shm4, v3222, 64u);
-        iron_frag_mma_sync(v1247, v3224, v3226);
-        const unsigned int v3228 = v3208 + 32u;
-        const unsigned int v3231 = v2944 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3233;
-        iron_frag_fill(v3233, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3233, shm3, v3228, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3235;
-        iron_frag_fill(v3235, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3235, shm4, v3231, 64u);
-        iron_frag_mma_sync(v1247, v3233, v3235);
-        const unsigned int v3237 = v3208 + 48u;
-        const unsigned int v3240 = v2944 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3242;
-        iron_frag_fill(v3242, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3242, shm3, v3237, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3244;
-        iron_frag_fill(v3244, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3244, shm4, v3240, 64u);
-        iron_frag_mma_sync(v1247, v3242, v3244);
+      if (v402) {
+        const unsigned int v3047 = v3045 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:124
+        const unsigned int v3055 = v504 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:112
+        const unsigned int v3056 = v3047 + v3055;
+        const unsigned int v3309 = v502 << 6u;
+        const unsigned int v3311 = v3056 + v3309;
+        iron_frag<iron_bf16, 0, 16, 16> v3318;
+        iron_frag_fill(v3318, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3318, shm3, v3311, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3320;
+        iron_frag_fill(v3320, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3320, shm4, v3047, 64u);
+        iron_frag_mma_sync(v1350, v3318, v3320);
+        const unsigned int v3322 = v3311 + 16u;
+        const unsigned int v3325 = v3047 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3327;
+        iron_frag_fill(v3327, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3327, shm3, v3322, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3329;
+        iron_frag_fill(v3329, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3329, shm4, v3325, 64u);
+        iron_frag_mma_sync(v1350, v3327, v3329);
+        const unsigned int v3331 = v3311 + 32u;
+        const unsigned int v3334 = v3047 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3336;
+        iron_frag_fill(v3336, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3336, shm3, v3331, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3338;
+        iron_frag_fill(v3338, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3338, shm4, v3334, 64u);
+        iron_frag_mma_sync(v1350, v3336, v3338);
+        const unsigned int v3340 = v3311 + 48u;
+        const unsigned int v3343 = v3047 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3345;
+        iron_frag_fill(v3345, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3345, shm3, v3340, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3347;
+        iron_frag_fill(v3347, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3347, shm4, v3343, 64u);
+        iron_frag_mma_sync(v1350, v3345, v3347);
       }
-      const unsigned int v2959 = v2938 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:99
-      const unsigned int v2961 = v2940 + 2u;
-      const unsigned int v2962 = v2961 % 3u;
-      const bool v2963 = v2959 < v2;
-      if (v2963) {
-        const unsigned int v2966 = v2962 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:102
-        const unsigned int v2968 = iron_linear_thread() & 31u;
-        const unsigned int v2970 = v295 << 5u;
-        const unsigned int v2971 = v2970 + v2968;
-        const unsigned int v2975 = v2971 >> 3u;
-        const unsigned int v2977 = v2971 & 7u;
-        const unsigned int v2979 = v2977 << 3u;
-        const unsigned int v2980 = v22 + v2975;
-        const unsigned int v2981 = v2959 + v2979;
-        const bool v2982 = v2980 < v0;
-        const bool v2983 = v2981 < v2;
-        const bool v2984 = v2982 && v2983;
-        const unsigned int v2985 = v2980 * v2;
-        const unsigned int v2987 = v2985 + v2981;
-        const unsigned int v2988 = v2984 ? v2987 : v292;
-        const unsigned int v2990 = v2975 << 6u;
-        const unsigned int v2991 = v2966 + v2990;
-        const unsigned int v2992 = v2991 + v2979;
-        iron_copy_async<16>(shm3 + (v2992 ^ (((v2992 >> 6u) & 7u) << 3u)), a + v2988, v2984);
-        const unsigned int v2994 = v2971 + 384u;
-        const unsigned int v2996 = v2994 >> 3u;
-        const unsigned int v2998 = v2994 & 7u;
-        const unsigned int v3000 = v2998 << 3u;
-        const unsigned int v3001 = v22 + v2996;
-        const unsigned int v3002 = v2959 + v3000;
-        const bool v3003 = v3001 < v0;
-        const bool v3004 = v3002 < v2;
-        const bool v3005 = v3003 && v3004;
-        const unsigned int v3006 = v3001 * v2;
-        const unsigned int v3008 = v3006 + v3002;
-        const unsigned int v3009 = v3005 ? v3008 : v292;
-        const unsigned int v3011 = v2996 << 6u;
-        const unsigned int v3012 = v2966 + v3011;
-        const unsigned int v3013 = v3012 + v3000;
-        iron_copy_async<16>(shm3 + (v3013 ^ (((v3013 >> 6u) & 7u) << 3u)), a + v3009, v3005);
-        const unsigned int v3015 = v2971 + 768u;
-        const bool v3017 = v3015 < 1024u;
-        if (v3017) {
-          const unsigned int v3019 = v3015 >> 3u;
-          const unsigned int v3021 = v3015 & 7u;
-          const unsigned int v3023 = v3021 << 3u;
-          const unsigned int v3024 = v22 + v3019;
-          const unsigned int v3025 = v2959 + v3023;
-          const bool v3026 = v3024 < v0;
-          const bool v3027 = v3025 < v2;
-          const bool v3028 = v3026 && v3027;
-          const unsigned int v3029 = v3024 * v2;
-          const unsigned int v3031 = v3029 + v3025;
-          const unsigned int v3032 = v3028 ? v3031 : v292;
-          const unsigned int v3034 = v3019 << 6u;
-          const unsigned int v3035 = v2966 + v3034;
-          const unsigned int v3036 = v3035 + v3023;
-          iron_copy_async<16>(shm3 + (v3036 ^ (((v3036 >> 6u) & 7u) << 3u)), a + v3032, v3028);
+      const unsigned int v3062 = v3041 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:117
+      const unsigned int v3064 = v3043 + 2u;
+      const unsigned int v3065 = v3064 % 3u;
+      const bool v3066 = v3062 < v2;
+      if (v3066) {
+        const unsigned int v3069 = v3065 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:120
+        const unsigned int v3071 = iron_linear_thread() & 31u;
+        const unsigned int v3073 = v398 << 5u;
+        const unsigned int v3074 = v3073 + v3071;
+        const unsigned int v3078 = v3074 >> 3u;
+        const unsigned int v3080 = v3074 & 7u;
+        const unsigned int v3082 = v3080 << 3u;
+        const unsigned int v3083 = v22 + v3078;
+        const unsigned int v3084 = v3062 + v3082;
+        const bool v3085 = v3083 < v0;
+        const bool v3086 = v3084 < v2;
+        const bool v3087 = v3085 && v3086;
+        const unsigned int v3088 = v3083 * v2;
+        const unsigned int v3090 = v3088 + v3084;
+        const unsigned int v3091 = v3087 ? v3090 : v395;
+        const unsigned int v3093 = v3078 << 6u;
+        const unsigned int v3094 = v3069 + v3093;
+        const unsigned int v3095 = v3094 + v3082;
+        iron_copy_async<16>(shm3 + (v3095 ^ (((v3095 >> 6u) & 7u) << 3u)), a + v3091, v3087);
+        const unsigned int v3097 = v3074 + 384u;
+        const unsigned int v3099 = v3097 >> 3u;
+        const unsigned int v3101 = v3097 & 7u;
+        const unsigned int v3103 = v3101 << 3u;
+        const unsigned int v3104 = v22 + v3099;
+        const unsigned int v3105 = v3062 + v3103;
+        const bool v3106 = v3104 < v0;
+        const bool v3107 = v3105 < v2;
+        const bool v3108 = v3106 && v3107;
+        const unsigned int v3109 = v3104 * v2;
+        const unsigned int v3111 = v3109 + v3105;
+        const unsigned int v3112 = v3108 ? v3111 : v395;
+        const unsigned int v3114 = v3099 << 6u;
+        const unsigned int v3115 = v3069 + v3114;
+        const unsigned int v3116 = v3115 + v3103;
+        iron_copy_async<16>(shm3 + (v3116 ^ (((v3116 >> 6u) & 7u) << 3u)), a + v3112, v3108);
+        const unsigned int v3118 = v3074 + 768u;
+        const bool v3120 = v3118 < 1024u;
+        if (v3120) {
+          const unsigned int v3122 = v3118 >> 3u;
+          const unsigned int v3124 = v3118 & 7u;
+          const unsigned int v3126 = v3124 << 3u;
+          const unsigned int v3127 = v22 + v3122;
+          const unsigned int v3128 = v3062 + v3126;
+          const bool v3129 = v3127 < v0;
+          const bool v3130 = v3128 < v2;
+          const bool v3131 = v3129 && v3130;
+          const unsigned int v3132 = v3127 * v2;
+          const unsigned int v3134 = v3132 + v3128;
+          const unsigned int v3135 = v3131 ? v3134 : v395;
+          const unsigned int v3137 = v3122 << 6u;
+          const unsigned int v3138 = v3069 + v3137;
+          const unsigned int v3139 = v3138 + v3126;
+          iron_copy_async<16>(shm3 + (v3139 ^ (((v3139 >> 6u) & 7u) << 3u)), a + v3135, v3131);
         }
-        const unsigned int v3053 = v1237 + v2975;  // kernels/gemm/gemm_warpgroup.hpp:103
-        const bool v3055 = v3053 < v1;
-        const bool v3057 = v3055 && v2983;
-        const unsigned int v3058 = v3053 * v2;
-        const unsigned int v3060 = v3058 + v2981;
-        const unsigned int v3061 = v3057 ? v3060 : v292;
-        iron_copy_async<16>(shm4 + (v2992 ^ (((v2992 >> 6u) & 7u) << 3u)), b + v3061, v3057);
-        const unsigned int v3074 = v1237 + v2996;
-        const bool v3076 = v3074 < v1;
-        const bool v3078 = v3076 && v3004;
-        const unsigned int v3079 = v3074 * v2;
-        const unsigned int v3081 = v3079 + v3002;
-        const unsigned int v3082 = v3078 ? v3081 : v292;
-        iron_copy_async<16>(shm4 + (v3013 ^ (((v3013 >> 6u) & 7u) << 3u)), b + v3082, v3078);
-        if (v3017) {
-          const unsigned int v3092 = v3015 >> 3u;
-          const unsigned int v3094 = v3015 & 7u;
-          const unsigned int v3096 = v3094 << 3u;
-          const unsigned int v3097 = v1237 + v3092;
-          const unsigned int v3098 = v2959 + v3096;
-          const bool v3099 = v3097 < v1;
-          const bool v3100 = v3098 < v2;
-          const bool v3101 = v3099 && v3100;
-          const unsigned int v3102 = v3097 * v2;
-          const unsigned int v3104 = v3102 + v3098;
-          const unsigned int v3105 = v3101 ? v3104 : v292;
-          const unsigned int v3107 = v3092 << 6u;
-          const unsigned int v3108 = v2966 + v3107;
-          const unsigned int v3109 = v3108 + v3096;
-          iron_copy_async<16>(shm4 + (v3109 ^ (((v3109 >> 6u) & 7u) << 3u)), b + v3105, v3101);
+        const unsigned int v3156 = v1340 + v3078;  // kernels/gemm/gemm_warpgroup.hpp:121
+        const bool v3158 = v3156 < v1;
+        const bool v3160 = v3158 && v3086;
+        const unsigned int v3161 = v3156 * v2;
+        const unsigned int v3163 = v3161 + v3084;
+        const unsigned int v3164 = v3160 ? v3163 : v395;
+        iron_copy_async<16>(shm4 + (v3095 ^ (((v3095 >> 6u) & 7u) << 3u)), b + v3164, v3160);
+        const unsigned int v3177 = v1340 + v3099;
+        const bool v3179 = v3177 < v1;
+        const bool v3181 = v3179 && v3107;
+        const unsigned int v3182 = v3177 * v2;
+        const unsigned int v3184 = v3182 + v3105;
+        const unsigned int v3185 = v3181 ? v3184 : v395;
+        iron_copy_async<16>(shm4 + (v3116 ^ (((v3116 >> 6u) & 7u) << 3u)), b + v3185, v3181);
+        if (v3120) {
+          const unsigned int v3195 = v3118 >> 3u;
+          const unsigned int v3197 = v3118 & 7u;
+          const unsigned int v3199 = v3197 << 3u;
+          const unsigned int v3200 = v1340 + v3195;
+          const unsigned int v3201 = v3062 + v3199;
+          const bool v3202 = v3200 < v1;
+          const bool v3203 = v3201 < v2;
+          const bool v3204 = v3202 && v3203;
+          const unsigned int v3205 = v3200 * v2;
+          const unsigned int v3207 = v3205 + v3201;
+          const unsigned int v3208 = v3204 ? v3207 : v395;
+          const unsigned int v3210 = v3195 << 6u;
+          const unsigned int v3211 = v3069 + v3210;
+          const unsigned int v3212 = v3211 + v3199;
+          iron_copy_async<16>(shm4 + (v3212 ^ (((v3212 >> 6u) & 7u) << 3u)), b + v3208, v3204);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:99
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:117
     }
     __syncthreads();
   } else {
-    const unsigned int v1278 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
-    const unsigned int v1279 = threadIdx.x;
+    const unsigned int v1381 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const unsigned int v1382 = threadIdx.x;
 
-    for (unsigned int v1277 = v292; v1277 < v2; v1277 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:112
-      for (unsigned int v1281 = v1279; v1281 < 8192u; v1281 += v1278) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v1283 = v1281 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v1285 = v1281 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v1286 = v22 + v1283;  // kernels/gemm/gemm_tiles.hpp:96
-        const bool v1287 = v1286 < v0;
-        const unsigned int v1288 = v1277 + v1285;
-        const bool v1289 = v1288 < v2;
-        const bool v1290 = v1287 && v1289;
-        if (v1290) {
-          const unsigned int v1292 = v1286 * v2;  // kernels/gemm/gemm_tiles.hpp:97
-          const unsigned int v1294 = v1292 + v1277;
-          const unsigned int v1295 = v1294 + v1285;
-          const iron_bf16 v1296 = a[v1295];
-          const unsigned int v1298 = v1283 << 6u;
-          const unsigned int v1299 = v1298 + v1285;
-          shm3[(v1299 ^ (((v1299 >> 6u) & 7u) << 3u))] = v1296;
+    for (unsigned int v1380 = v395; v1380 < v2; v1380 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:130
+      for (unsigned int v1384 = v1382; v1384 < 8192u; v1384 += v1381) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v1386 = v1384 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v1388 = v1384 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v1389 = v22 + v1386;  // kernels/gemm/gemm_tiles.hpp:96
+        const bool v1390 = v1389 < v0;
+        const unsigned int v1391 = v1380 + v1388;
+        const bool v1392 = v1391 < v2;
+        const bool v1393 = v1390 && v1392;
+        if (v1393) {
+          const unsigned int v1395 = v1389 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v1397 = v1395 + v1380;
+          const unsigned int v1398 = v1397 + v1388;
+          const iron_bf16 v1399 = a[v1398];
+          const unsigned int v1401 = v1386 << 6u;
+          const unsigned int v1402 = v1401 + v1388;
+          shm3[(v1402 ^ (((v1402 >> 6u) & 7u) << 3u))] = v1399;
         } else {
-          const unsigned int v1301 = v1283 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v1302 = v1301 + v1285;
-          shm3[(v1302 ^ (((v1302 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1404 = v1386 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v1405 = v1404 + v1388;
+          shm3[(v1405 ^ (((v1405 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v1307 = v1279; v1307 < 8192u; v1307 += v1278) {  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v1309 = v1307 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const unsigned int v1311 = v1307 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v1312 = v1237 + v1309;  // kernels/gemm/gemm_tiles.hpp:96
-        const bool v1313 = v1312 < v1;
-        const unsigned int v1314 = v1277 + v1311;
-        const bool v1315 = v1314 < v2;
-        const bool v1316 = v1313 && v1315;
-        if (v1316) {
-          const unsigned int v1318 = v1312 * v2;  // kernels/gemm/gemm_tiles.hpp:97
-          const unsigned int v1320 = v1318 + v1277;
-          const unsigned int v1321 = v1320 + v1311;
-          const iron_bf16 v1322 = b[v1321];
-          const unsigned int v1324 = v1309 << 6u;
-          const unsigned int v1325 = v1324 + v1311;
-          shm4[(v1325 ^ (((v1325 >> 6u) & 7u) << 3u))] = v1322;
+      for (unsigned int v1410 = v1382; v1410 < 8192u; v1410 += v1381) {  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v1412 = v1410 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+        const unsigned int v1414 = v1410 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v1415 = v1340 + v1412;  // kernels/gemm/gemm_tiles.hpp:96
+        const bool v1416 = v1415 < v1;
+        const unsigned int v1417 = v1380 + v1414;
+        const bool v1418 = v1417 < v2;
+        const bool v1419 = v1416 && v1418;
+        if (v1419) {
+          const unsigned int v1421 = v1415 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const unsigned int v1423 = v1421 + v1380;
+          const unsigned int v1424 = v1423 + v1414;
+          const iron_bf16 v1425 = b[v1424];
+          const unsigned int v1427 = v1412 << 6u;
+          const unsigned int v1428 = v1427 + v1414;
+          shm4[(v1428 ^ (((v1428 >> 6u) & 7u) << 3u))] = v1425;
         } else {
-          const unsigned int v1327 = v1309 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v1328 = v1327 + v1311;
-          shm4[(v1328 ^ (((v1328 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1430 = v1412 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v1431 = v1430 + v1414;
+          shm4[(v1431 ^ (((v1431 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:116
-      if (v299) {  // kernels/gemm/gemm_warpgroup.hpp:117
-        const unsigned int v1337 = v401 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
-        const unsigned int v3251 = v399 << 6u;
-        const unsigned int v3253 = v1337 + v3251;
-        iron_frag<iron_bf16, 0, 16, 16> v3260;
-        iron_frag_fill(v3260, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3260, shm3, v3253, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3262;
-        iron_frag_fill(v3262, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3262, shm4, v292, 64u);
-        iron_frag_mma_sync(v1247, v3260, v3262);
-        const unsigned int v3264 = v3253 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3269;
-        iron_frag_fill(v3269, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3269, shm3, v3264, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3271;
-        iron_frag_fill(v3271, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3271, shm4, 16u, 64u);
-        iron_frag_mma_sync(v1247, v3269, v3271);
-        const unsigned int v3273 = v3253 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3278;
-        iron_frag_fill(v3278, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3278, shm3, v3273, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3280;
-        iron_frag_fill(v3280, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3280, shm4, 32u, 64u);
-        iron_frag_mma_sync(v1247, v3278, v3280);
-        const unsigned int v3282 = v3253 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3287;
-        iron_frag_fill(v3287, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3287, shm3, v3282, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3289;
-        iron_frag_fill(v3289, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3289, shm4, 48u, 64u);
-        iron_frag_mma_sync(v1247, v3287, v3289);
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:134
+      if (v402) {  // kernels/gemm/gemm_warpgroup.hpp:135
+        const unsigned int v1440 = v504 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:112
+        const unsigned int v3354 = v502 << 6u;
+        const unsigned int v3356 = v1440 + v3354;
+        iron_frag<iron_bf16, 0, 16, 16> v3363;
+        iron_frag_fill(v3363, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3363, shm3, v3356, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3365;
+        iron_frag_fill(v3365, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3365, shm4, v395, 64u);
+        iron_frag_mma_sync(v1350, v3363, v3365);
+        const unsigned int v3367 = v3356 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3372;
+        iron_frag_fill(v3372, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3372, shm3, v3367, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3374;
+        iron_frag_fill(v3374, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3374, shm4, 16u, 64u);
+        iron_frag_mma_sync(v1350, v3372, v3374);
+        const unsigned int v3376 = v3356 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3381;
+        iron_frag_fill(v3381, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3381, shm3, v3376, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3383;
+        iron_frag_fill(v3383, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3383, shm4, 32u, 64u);
+        iron_frag_mma_sync(v1350, v3381, v3383);
+        const unsigned int v3385 = v3356 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3390;
+        iron_frag_fill(v3390, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3390, shm3, v3385, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3392;
+        iron_frag_fill(v3392, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3392, shm4, 48u, 64u);
+        iron_frag_mma_sync(v1350, v3390, v3392);
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:118
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:136
     }
   }
-  const unsigned int v1348 = static_cast<unsigned int>(v1247.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1349 = v403 + v1348;
-  const unsigned int v1350 = static_cast<unsigned int>(v1247.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1351 = v1237 + v1350;
-  const bool v1352 = v1349 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1353 = v299 && v1352;
-  const bool v1354 = v1351 < v1;
-  const bool v1355 = v1353 && v1354;
-  if (v1355) {
-    const float v1356 = v1247.x[0];
-    const float v1357 = v1356 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1358 = iron_f32_to_bf16(v1357);
-    const unsigned int v1359 = v1349 * v1;
-    const unsigned int v1360 = v1359 + v1351;
-    out[v1360] = v1358;
+  const unsigned int v1451 = static_cast<unsigned int>(v1350.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1452 = v506 + v1451;
+  const unsigned int v1453 = static_cast<unsigned int>(v1350.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1454 = v1340 + v1453;
+  const bool v1455 = v1452 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1456 = v402 && v1455;
+  const bool v1457 = v1454 < v1;
+  const bool v1458 = v1456 && v1457;
+  if (v1458) {
+    const float v1459 = v1350.x[0];
+    const float v1460 = v1459 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1461 = iron_f32_to_bf16(v1460);
+    const unsigned int v1462 = v1452 * v1;
+    const unsigned int v1463 = v1462 + v1454;
+    out[v1463] = v1461;
   }
-  const unsigned int v1361 = static_cast<unsigned int>(v1247.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1362 = v403 + v1361;
-  const unsigned int v1363 = static_cast<unsigned int>(v1247.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1364 = v1237 + v1363;
-  const bool v1365 = v1362 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1366 = v299 && v1365;
-  const bool v1367 = v1364 < v1;
-  const bool v1368 = v1366 && v1367;
-  if (v1368) {
-    const float v1369 = v1247.x[1];
-    const float v1370 = v1369 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1371 = iron_f32_to_bf16(v1370);
-    const unsigned int v1372 = v1362 * v1;
-    const unsigned int v1373 = v1372 + v1364;
-    out[v1373] = v1371;
+  const unsigned int v1464 = static_cast<unsigned int>(v1350.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1465 = v506 + v1464;
+  const unsigned int v1466 = static_cast<unsigned int>(v1350.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1467 = v1340 + v1466;
+  const bool v1468 = v1465 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1469 = v402 && v1468;
+  const bool v1470 = v1467 < v1;
+  const bool v1471 = v1469 && v1470;
+  if (v1471) {
+    const float v1472 = v1350.x[1];
+    const float v1473 = v1472 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1474 = iron_f32_to_bf16(v1473);
+    const unsigned int v1475 = v1465 * v1;
+    const unsigned int v1476 = v1475 + v1467;
+    out[v1476] = v1474;
   }
-  const unsigned int v1374 = static_cast<unsigned int>(v1247.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1375 = v403 + v1374;
-  const unsigned int v1376 = static_cast<unsigned int>(v1247.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1377 = v1237 + v1376;
-  const bool v1378 = v1375 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1379 = v299 && v1378;
-  const bool v1380 = v1377 < v1;
-  const bool v1381 = v1379 && v1380;
-  if (v1381) {
-    const float v1382 = v1247.x[2];
-    const float v1383 = v1382 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1384 = iron_f32_to_bf16(v1383);
-    const unsigned int v1385 = v1375 * v1;
-    const unsigned int v1386 = v1385 + v1377;
-    out[v1386] = v1384;
+  const unsigned int v1477 = static_cast<unsigned int>(v1350.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1478 = v506 + v1477;
+  const unsigned int v1479 = static_cast<unsigned int>(v1350.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1480 = v1340 + v1479;
+  const bool v1481 = v1478 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1482 = v402 && v1481;
+  const bool v1483 = v1480 < v1;
+  const bool v1484 = v1482 && v1483;
+  if (v1484) {
+    const float v1485 = v1350.x[2];
+    const float v1486 = v1485 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1487 = iron_f32_to_bf16(v1486);
+    const unsigned int v1488 = v1478 * v1;
+    const unsigned int v1489 = v1488 + v1480;
+    out[v1489] = v1487;
   }
-  const unsigned int v1387 = static_cast<unsigned int>(v1247.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1388 = v403 + v1387;
-  const unsigned int v1389 = static_cast<unsigned int>(v1247.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1390 = v1237 + v1389;
-  const bool v1391 = v1388 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1392 = v299 && v1391;
-  const bool v1393 = v1390 < v1;
-  const bool v1394 = v1392 && v1393;
-  if (v1394) {
-    const float v1395 = v1247.x[3];
-    const float v1396 = v1395 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1397 = iron_f32_to_bf16(v1396);
-    const unsigned int v1398 = v1388 * v1;
-    const unsigned int v1399 = v1398 + v1390;
-    out[v1399] = v1397;
+  const unsigned int v1490 = static_cast<unsigned int>(v1350.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1491 = v506 + v1490;
+  const unsigned int v1492 = static_cast<unsigned int>(v1350.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1493 = v1340 + v1492;
+  const bool v1494 = v1491 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1495 = v402 && v1494;
+  const bool v1496 = v1493 < v1;
+  const bool v1497 = v1495 && v1496;
+  if (v1497) {
+    const float v1498 = v1350.x[3];
+    const float v1499 = v1498 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1500 = iron_f32_to_bf16(v1499);
+    const unsigned int v1501 = v1491 * v1;
+    const unsigned int v1502 = v1501 + v1493;
+    out[v1502] = v1500;
   }
-  const unsigned int v1400 = static_cast<unsigned int>(v1247.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1401 = v403 + v1400;
-  const unsigned int v1402 = static_cast<unsigned int>(v1247.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1403 = v1237 + v1402;
-  const bool v1404 = v1401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1405 = v299 && v1404;
-  const bool v1406 = v1403 < v1;
-  const bool v1407 = v1405 && v1406;
-  if (v1407) {
-    const float v1408 = v1247.x[4];
-    const float v1409 = v1408 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1410 = iron_f32_to_bf16(v1409);
-    const unsigned int v1411 = v1401 * v1;
-    const unsigned int v1412 = v1411 + v1403;
-    out[v1412] = v1410;
+  const unsigned int v1503 = static_cast<unsigned int>(v1350.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1504 = v506 + v1503;
+  const unsigned int v1505 = static_cast<unsigned int>(v1350.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1506 = v1340 + v1505;
+  const bool v1507 = v1504 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1508 = v402 && v1507;
+  const bool v1509 = v1506 < v1;
+  const bool v1510 = v1508 && v1509;
+  if (v1510) {
+    const float v1511 = v1350.x[4];
+    const float v1512 = v1511 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1513 = iron_f32_to_bf16(v1512);
+    const unsigned int v1514 = v1504 * v1;
+    const unsigned int v1515 = v1514 + v1506;
+    out[v1515] = v1513;
   }
-  const unsigned int v1413 = static_cast<unsigned int>(v1247.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1414 = v403 + v1413;
-  const unsigned int v1415 = static_cast<unsigned int>(v1247.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1416 = v1237 + v1415;
-  const bool v1417 = v1414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1418 = v299 && v1417;
-  const bool v1419 = v1416 < v1;
-  const bool v1420 = v1418 && v1419;
-  if (v1420) {
-    const float v1421 = v1247.x[5];
-    const float v1422 = v1421 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1423 = iron_f32_to_bf16(v1422);
-    const unsigned int v1424 = v1414 * v1;
-    const unsigned int v1425 = v1424 + v1416;
-    out[v1425] = v1423;
+  const unsigned int v1516 = static_cast<unsigned int>(v1350.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1517 = v506 + v1516;
+  const unsigned int v1518 = static_cast<unsigned int>(v1350.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1519 = v1340 + v1518;
+  const bool v1520 = v1517 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1521 = v402 && v1520;
+  const bool v1522 = v1519 < v1;
+  const bool v1523 = v1521 && v1522;
+  if (v1523) {
+    const float v1524 = v1350.x[5];
+    const float v1525 = v1524 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1526 = iron_f32_to_bf16(v1525);
+    const unsigned int v1527 = v1517 * v1;
+    const unsigned int v1528 = v1527 + v1519;
+    out[v1528] = v1526;
   }
-  const unsigned int v1426 = static_cast<unsigned int>(v1247.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1427 = v403 + v1426;
-  const unsigned int v1428 = static_cast<unsigned int>(v1247.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1429 = v1237 + v1428;
-  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1431 = v299 && v1430;
-  const bool v1432 = v1429 < v1;
-  const bool v1433 = v1431 && v1432;
-  if (v1433) {
-    const float v1434 = v1247.x[6];
-    const float v1435 = v1434 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1436 = iron_f32_to_bf16(v1435);
-    const unsigned int v1437 = v1427 * v1;
-    const unsigned int v1438 = v1437 + v1429;
-    out[v1438] = v1436;
+  const unsigned int v1529 = static_cast<unsigned int>(v1350.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1530 = v506 + v1529;
+  const unsigned int v1531 = static_cast<unsigned int>(v1350.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1532 = v1340 + v1531;
+  const bool v1533 = v1530 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1534 = v402 && v1533;
+  const bool v1535 = v1532 < v1;
+  const bool v1536 = v1534 && v1535;
+  if (v1536) {
+    const float v1537 = v1350.x[6];
+    const float v1538 = v1537 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1539 = iron_f32_to_bf16(v1538);
+    const unsigned int v1540 = v1530 * v1;
+    const unsigned int v1541 = v1540 + v1532;
+    out[v1541] = v1539;
   }
-  const unsigned int v1439 = static_cast<unsigned int>(v1247.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1440 = v403 + v1439;
-  const unsigned int v1441 = static_cast<unsigned int>(v1247.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1442 = v1237 + v1441;
-  const bool v1443 = v1440 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1444 = v299 && v1443;
-  const bool v1445 = v1442 < v1;
-  const bool v1446 = v1444 && v1445;
-  if (v1446) {
-    const float v1447 = v1247.x[7];
-    const float v1448 = v1447 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1449 = iron_f32_to_bf16(v1448);
-    const unsigned int v1450 = v1440 * v1;
-    const unsigned int v1451 = v1450 + v1442;
-    out[v1451] = v1449;
+  const unsigned int v1542 = static_cast<unsigned int>(v1350.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1543 = v506 + v1542;
+  const unsigned int v1544 = static_cast<unsigned int>(v1350.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1545 = v1340 + v1544;
+  const bool v1546 = v1543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1547 = v402 && v1546;
+  const bool v1548 = v1545 < v1;
+  const bool v1549 = v1547 && v1548;
+  if (v1549) {
+    const float v1550 = v1350.x[7];
+    const float v1551 = v1550 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1552 = iron_f32_to_bf16(v1551);
+    const unsigned int v1553 = v1543 * v1;
+    const unsigned int v1554 = v1553 + v1545;
+    out[v1554] = v1552;
   }
-  const unsigned int v1452 = static_cast<unsigned int>(v1247.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1453 = v403 + v1452;
-  const unsigned int v1454 = static_cast<unsigned int>(v1247.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1455 = v1237 + v1454;
-  const bool v1456 = v1453 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1457 = v299 && v1456;
-  const bool v1458 = v1455 < v1;
-  const bool v1459 = v1457 && v1458;
-  if (v1459) {
-    const float v1460 = v1247.x[8];
-    const float v1461 = v1460 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1462 = iron_f32_to_bf16(v1461);
-    const unsigned int v1463 = v1453 * v1;
-    const unsigned int v1464 = v1463 + v1455;
-    out[v1464] = v1462;
+  const unsigned int v1555 = static_cast<unsigned int>(v1350.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1556 = v506 + v1555;
+  const unsigned int v1557 = static_cast<unsigned int>(v1350.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1558 = v1340 + v1557;
+  const bool v1559 = v1556 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1560 = v402 && v1559;
+  const bool v1561 = v1558 < v1;
+  const bool v1562 = v1560 && v1561;
+  if (v1562) {
+    const float v1563 = v1350.x[8];
+    const float v1564 = v1563 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1565 = iron_f32_to_bf16(v1564);
+    const unsigned int v1566 = v1556 * v1;
+    const unsigned int v1567 = v1566 + v1558;
+    out[v1567] = v1565;
   }
-  const unsigned int v1465 = static_cast<unsigned int>(v1247.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1466 = v403 + v1465;
-  const unsigned int v1467 = static_cast<unsigned int>(v1247.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1468 = v1237 + v1467;
-  const bool v1469 = v1466 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1470 = v299 && v1469;
-  const bool v1471 = v1468 < v1;
-  const bool v1472 = v1470 && v1471;
-  if (v1472) {
-    const float v1473 = v1247.x[9];
-    const float v1474 = v1473 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1475 = iron_f32_to_bf16(v1474);
-    const unsigned int v1476 = v1466 * v1;
-    const unsigned int v1477 = v1476 + v1468;
-    out[v1477] = v1475;
+  const unsigned int v1568 = static_cast<unsigned int>(v1350.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1569 = v506 + v1568;
+  const unsigned int v1570 = static_cast<unsigned int>(v1350.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1571 = v1340 + v1570;
+  const bool v1572 = v1569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1573 = v402 && v1572;
+  const bool v1574 = v1571 < v1;
+  const bool v1575 = v1573 && v1574;
+  if (v1575) {
+    const float v1576 = v1350.x[9];
+    const float v1577 = v1576 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1578 = iron_f32_to_bf16(v1577);
+    const unsigned int v1579 = v1569 * v1;
+    const unsigned int v1580 = v1579 + v1571;
+    out[v1580] = v1578;
   }
-  const unsigned int v1478 = static_cast<unsigned int>(v1247.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1479 = v403 + v1478;
-  const unsigned int v1480 = static_cast<unsigned int>(v1247.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1481 = v1237 + v1480;
-  const bool v1482 = v1479 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1483 = v299 && v1482;
-  const bool v1484 = v1481 < v1;
-  const bool v1485 = v1483 && v1484;
-  if (v1485) {
-    const float v1486 = v1247.x[10];
-    const float v1487 = v1486 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1488 = iron_f32_to_bf16(v1487);
-    const unsigned int v1489 = v1479 * v1;
-    const unsigned int v1490 = v1489 + v1481;
-    out[v1490] = v1488;
+  const unsigned int v1581 = static_cast<unsigned int>(v1350.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1582 = v506 + v1581;
+  const unsigned int v1583 = static_cast<unsigned int>(v1350.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1584 = v1340 + v1583;
+  const bool v1585 = v1582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1586 = v402 && v1585;
+  const bool v1587 = v1584 < v1;
+  const bool v1588 = v1586 && v1587;
+  if (v1588) {
+    const float v1589 = v1350.x[10];
+    const float v1590 = v1589 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1591 = iron_f32_to_bf16(v1590);
+    const unsigned int v1592 = v1582 * v1;
+    const unsigned int v1593 = v1592 + v1584;
+    out[v1593] = v1591;
   }
-  const unsigned int v1491 = static_cast<unsigned int>(v1247.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1492 = v403 + v1491;
-  const unsigned int v1493 = static_cast<unsigned int>(v1247.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1494 = v1237 + v1493;
-  const bool v1495 = v1492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1496 = v299 && v1495;
-  const bool v1497 = v1494 < v1;
-  const bool v1498 = v1496 && v1497;
-  if (v1498) {
-    const float v1499 = v1247.x[11];
-    const float v1500 = v1499 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1501 = iron_f32_to_bf16(v1500);
-    const unsigned int v1502 = v1492 * v1;
-    const unsigned int v1503 = v1502 + v1494;
-    out[v1503] = v1501;
+  const unsigned int v1594 = static_cast<unsigned int>(v1350.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1595 = v506 + v1594;
+  const unsigned int v1596 = static_cast<unsigned int>(v1350.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1597 = v1340 + v1596;
+  const bool v1598 = v1595 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1599 = v402 && v1598;
+  const bool v1600 = v1597 < v1;
+  const bool v1601 = v1599 && v1600;
+  if (v1601) {
+    const float v1602 = v1350.x[11];
+    const float v1603 = v1602 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1604 = iron_f32_to_bf16(v1603);
+    const unsigned int v1605 = v1595 * v1;
+    const unsigned int v1606 = v1605 + v1597;
+    out[v1606] = v1604;
   }
-  const unsigned int v1504 = static_cast<unsigned int>(v1247.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1505 = v403 + v1504;
-  const unsigned int v1506 = static_cast<unsigned int>(v1247.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1507 = v1237 + v1506;
-  const bool v1508 = v1505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1509 = v299 && v1508;
-  const bool v1510 = v1507 < v1;
-  const bool v1511 = v1509 && v1510;
-  if (v1511) {
-    const float v1512 = v1247.x[12];
-    const float v1513 = v1512 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1514 = iron_f32_to_bf16(v1513);
-    const unsigned int v1515 = v1505 * v1;
-    const unsigned int v1516 = v1515 + v1507;
-    out[v1516] = v1514;
+  const unsigned int v1607 = static_cast<unsigned int>(v1350.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1608 = v506 + v1607;
+  const unsigned int v1609 = static_cast<unsigned int>(v1350.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1610 = v1340 + v1609;
+  const bool v1611 = v1608 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1612 = v402 && v1611;
+  const bool v1613 = v1610 < v1;
+  const bool v1614 = v1612 && v1613;
+  if (v1614) {
+    const float v1615 = v1350.x[12];
+    const float v1616 = v1615 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1617 = iron_f32_to_bf16(v1616);
+    const unsigned int v1618 = v1608 * v1;
+    const unsigned int v1619 = v1618 + v1610;
+    out[v1619] = v1617;
   }
-  const unsigned int v1517 = static_cast<unsigned int>(v1247.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1518 = v403 + v1517;
-  const unsigned int v1519 = static_cast<unsigned int>(v1247.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1520 = v1237 + v1519;
-  const bool v1521 = v1518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1522 = v299 && v1521;
-  const bool v1523 = v1520 < v1;
-  const bool v1524 = v1522 && v1523;
-  if (v1524) {
-    const float v1525 = v1247.x[13];
-    const float v1526 = v1525 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1527 = iron_f32_to_bf16(v1526);
-    const unsigned int v1528 = v1518 * v1;
-    const unsigned int v1529 = v1528 + v1520;
-    out[v1529] = v1527;
+  const unsigned int v1620 = static_cast<unsigned int>(v1350.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1621 = v506 + v1620;
+  const unsigned int v1622 = static_cast<unsigned int>(v1350.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1623 = v1340 + v1622;
+  const bool v1624 = v1621 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1625 = v402 && v1624;
+  const bool v1626 = v1623 < v1;
+  const bool v1627 = v1625 && v1626;
+  if (v1627) {
+    const float v1628 = v1350.x[13];
+    const float v1629 = v1628 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1630 = iron_f32_to_bf16(v1629);
+    const unsigned int v1631 = v1621 * v1;
+    const unsigned int v1632 = v1631 + v1623;
+    out[v1632] = v1630;
   }
-  const unsigned int v1530 = static_cast<unsigned int>(v1247.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1531 = v403 + v1530;
-  const unsigned int v1532 = static_cast<unsigned int>(v1247.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1533 = v1237 + v1532;
-  const bool v1534 = v1531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1535 = v299 && v1534;
-  const bool v1536 = v1533 < v1;
-  const bool v1537 = v1535 && v1536;
-  if (v1537) {
-    const float v1538 = v1247.x[14];
-    const float v1539 = v1538 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1540 = iron_f32_to_bf16(v1539);
-    const unsigned int v1541 = v1531 * v1;
-    const unsigned int v1542 = v1541 + v1533;
-    out[v1542] = v1540;
+  const unsigned int v1633 = static_cast<unsigned int>(v1350.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1634 = v506 + v1633;
+  const unsigned int v1635 = static_cast<unsigned int>(v1350.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1636 = v1340 + v1635;
+  const bool v1637 = v1634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1638 = v402 && v1637;
+  const bool v1639 = v1636 < v1;
+  const bool v1640 = v1638 && v1639;
+  if (v1640) {
+    const float v1641 = v1350.x[14];
+    const float v1642 = v1641 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1643 = iron_f32_to_bf16(v1642);
+    const unsigned int v1644 = v1634 * v1;
+    const unsigned int v1645 = v1644 + v1636;
+    out[v1645] = v1643;
   }
-  const unsigned int v1543 = static_cast<unsigned int>(v1247.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1544 = v403 + v1543;
-  const unsigned int v1545 = static_cast<unsigned int>(v1247.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1546 = v1237 + v1545;
-  const bool v1547 = v1544 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1548 = v299 && v1547;
-  const bool v1549 = v1546 < v1;
-  const bool v1550 = v1548 && v1549;
-  if (v1550) {
-    const float v1551 = v1247.x[15];
-    const float v1552 = v1551 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1553 = iron_f32_to_bf16(v1552);
-    const unsigned int v1554 = v1544 * v1;
-    const unsigned int v1555 = v1554 + v1546;
-    out[v1555] = v1553;
+  const unsigned int v1646 = static_cast<unsigned int>(v1350.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1647 = v506 + v1646;
+  const unsigned int v1648 = static_cast<unsigned int>(v1350.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1649 = v1340 + v1648;
+  const bool v1650 = v1647 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1651 = v402 && v1650;
+  const bool v1652 = v1649 < v1;
+  const bool v1653 = v1651 && v1652;
+  if (v1653) {
+    const float v1654 = v1350.x[15];
+    const float v1655 = v1654 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1656 = iron_f32_to_bf16(v1655);
+    const unsigned int v1657 = v1647 * v1;
+    const unsigned int v1658 = v1657 + v1649;
+    out[v1658] = v1656;
   }
-  const unsigned int v1556 = static_cast<unsigned int>(v1247.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1557 = v403 + v1556;
-  const unsigned int v1558 = static_cast<unsigned int>(v1247.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1559 = v1237 + v1558;
-  const bool v1560 = v1557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1561 = v299 && v1560;
-  const bool v1562 = v1559 < v1;
-  const bool v1563 = v1561 && v1562;
-  if (v1563) {
-    const float v1564 = v1247.x[16];
-    const float v1565 = v1564 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1566 = iron_f32_to_bf16(v1565);
-    const unsigned int v1567 = v1557 * v1;
-    const unsigned int v1568 = v1567 + v1559;
-    out[v1568] = v1566;
+  const unsigned int v1659 = static_cast<unsigned int>(v1350.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1660 = v506 + v1659;
+  const unsigned int v1661 = static_cast<unsigned int>(v1350.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1662 = v1340 + v1661;
+  const bool v1663 = v1660 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1664 = v402 && v1663;
+  const bool v1665 = v1662 < v1;
+  const bool v1666 = v1664 && v1665;
+  if (v1666) {
+    const float v1667 = v1350.x[16];
+    const float v1668 = v1667 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1669 = iron_f32_to_bf16(v1668);
+    const unsigned int v1670 = v1660 * v1;
+    const unsigned int v1671 = v1670 + v1662;
+    out[v1671] = v1669;
   }
-  const unsigned int v1569 = static_cast<unsigned int>(v1247.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1570 = v403 + v1569;
-  const unsigned int v1571 = static_cast<unsigned int>(v1247.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1572 = v1237 + v1571;
-  const bool v1573 = v1570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1574 = v299 && v1573;
-  const bool v1575 = v1572 < v1;
-  const bool v1576 = v1574 && v1575;
-  if (v1576) {
-    const float v1577 = v1247.x[17];
-    const float v1578 = v1577 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1579 = iron_f32_to_bf16(v1578);
-    const unsigned int v1580 = v1570 * v1;
-    const unsigned int v1581 = v1580 + v1572;
-    out[v1581] = v1579;
+  const unsigned int v1672 = static_cast<unsigned int>(v1350.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1673 = v506 + v1672;
+  const unsigned int v1674 = static_cast<unsigned int>(v1350.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1675 = v1340 + v1674;
+  const bool v1676 = v1673 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1677 = v402 && v1676;
+  const bool v1678 = v1675 < v1;
+  const bool v1679 = v1677 && v1678;
+  if (v1679) {
+    const float v1680 = v1350.x[17];
+    const float v1681 = v1680 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1682 = iron_f32_to_bf16(v1681);
+    const unsigned int v1683 = v1673 * v1;
+    const unsigned int v1684 = v1683 + v1675;
+    out[v1684] = v1682;
   }
-  const unsigned int v1582 = static_cast<unsigned int>(v1247.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1583 = v403 + v1582;
-  const unsigned int v1584 = static_cast<unsigned int>(v1247.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1585 = v1237 + v1584;
-  const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1587 = v299 && v1586;
-  const bool v1588 = v1585 < v1;
-  const bool v1589 = v1587 && v1588;
-  if (v1589) {
-    const float v1590 = v1247.x[18];
-    const float v1591 = v1590 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1592 = iron_f32_to_bf16(v1591);
-    const unsigned int v1593 = v1583 * v1;
-    const unsigned int v1594 = v1593 + v1585;
-    out[v1594] = v1592;
+  const unsigned int v1685 = static_cast<unsigned int>(v1350.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1686 = v506 + v1685;
+  const unsigned int v1687 = static_cast<unsigned int>(v1350.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1688 = v1340 + v1687;
+  const bool v1689 = v1686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1690 = v402 && v1689;
+  const bool v1691 = v1688 < v1;
+  const bool v1692 = v1690 && v1691;
+  if (v1692) {
+    const float v1693 = v1350.x[18];
+    const float v1694 = v1693 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1695 = iron_f32_to_bf16(v1694);
+    const unsigned int v1696 = v1686 * v1;
+    const unsigned int v1697 = v1696 + v1688;
+    out[v1697] = v1695;
   }
-  const unsigned int v1595 = static_cast<unsigned int>(v1247.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1596 = v403 + v1595;
-  const unsigned int v1597 = static_cast<unsigned int>(v1247.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1598 = v1237 + v1597;
-  const bool v1599 = v1596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1600 = v299 && v1599;
-  const bool v1601 = v1598 < v1;
-  const bool v1602 = v1600 && v1601;
-  if (v1602) {
-    const float v1603 = v1247.x[19];
-    const float v1604 = v1603 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1605 = iron_f32_to_bf16(v1604);
-    const unsigned int v1606 = v1596 * v1;
-    const unsigned int v1607 = v1606 + v1598;
-    out[v1607] = v1605;
+  const unsigned int v1698 = static_cast<unsigned int>(v1350.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1699 = v506 + v1698;
+  const unsigned int v1700 = static_cast<unsigned int>(v1350.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1701 = v1340 + v1700;
+  const bool v1702 = v1699 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1703 = v402 && v1702;
+  const bool v1704 = v1701 < v1;
+  const bool v1705 = v1703 && v1704;
+  if (v1705) {
+    const float v1706 = v1350.x[19];
+    const float v1707 = v1706 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1708 = iron_f32_to_bf16(v1707);
+    const unsigned int v1709 = v1699 * v1;
+    const unsigned int v1710 = v1709 + v1701;
+    out[v1710] = v1708;
   }
-  const unsigned int v1608 = static_cast<unsigned int>(v1247.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1609 = v403 + v1608;
-  const unsigned int v1610 = static_cast<unsigned int>(v1247.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1611 = v1237 + v1610;
-  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1613 = v299 && v1612;
-  const bool v1614 = v1611 < v1;
-  const bool v1615 = v1613 && v1614;
-  if (v1615) {
-    const float v1616 = v1247.x[20];
-    const float v1617 = v1616 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1618 = iron_f32_to_bf16(v1617);
-    const unsigned int v1619 = v1609 * v1;
-    const unsigned int v1620 = v1619 + v1611;
-    out[v1620] = v1618;
+  const unsigned int v1711 = static_cast<unsigned int>(v1350.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1712 = v506 + v1711;
+  const unsigned int v1713 = static_cast<unsigned int>(v1350.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1714 = v1340 + v1713;
+  const bool v1715 = v1712 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1716 = v402 && v1715;
+  const bool v1717 = v1714 < v1;
+  const bool v1718 = v1716 && v1717;
+  if (v1718) {
+    const float v1719 = v1350.x[20];
+    const float v1720 = v1719 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1721 = iron_f32_to_bf16(v1720);
+    const unsigned int v1722 = v1712 * v1;
+    const unsigned int v1723 = v1722 + v1714;
+    out[v1723] = v1721;
   }
-  const unsigned int v1621 = static_cast<unsigned int>(v1247.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1622 = v403 + v1621;
-  const unsigned int v1623 = static_cast<unsigned int>(v1247.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1624 = v1237 + v1623;
-  const bool v1625 = v1622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1626 = v299 && v1625;
-  const bool v1627 = v1624 < v1;
-  const bool v1628 = v1626 && v1627;
-  if (v1628) {
-    const float v1629 = v1247.x[21];
-    const float v1630 = v1629 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1631 = iron_f32_to_bf16(v1630);
-    const unsigned int v1632 = v1622 * v1;
-    const unsigned int v1633 = v1632 + v1624;
-    out[v1633] = v1631;
+  const unsigned int v1724 = static_cast<unsigned int>(v1350.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1725 = v506 + v1724;
+  const unsigned int v1726 = static_cast<unsigned int>(v1350.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1727 = v1340 + v1726;
+  const bool v1728 = v1725 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1729 = v402 && v1728;
+  const bool v1730 = v1727 < v1;
+  const bool v1731 = v1729 && v1730;
+  if (v1731) {
+    const float v1732 = v1350.x[21];
+    const float v1733 = v1732 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1734 = iron_f32_to_bf16(v1733);
+    const unsigned int v1735 = v1725 * v1;
+    const unsigned int v1736 = v1735 + v1727;
+    out[v1736] = v1734;
   }
-  const unsigned int v1634 = static_cast<unsigned int>(v1247.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1635 = v403 + v1634;
-  const unsigned int v1636 = static_cast<unsigned int>(v1247.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1637 = v1237 + v1636;
-  const bool v1638 = v1635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1639 = v299 && v1638;
-  const bool v1640 = v1637 < v1;
-  const bool v1641 = v1639 && v1640;
-  if (v1641) {
-    const float v1642 = v1247.x[22];
-    const float v1643 = v1642 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1644 = iron_f32_to_bf16(v1643);
-    const unsigned int v1645 = v1635 * v1;
-    const unsigned int v1646 = v1645 + v1637;
-    out[v1646] = v1644;
+  const unsigned int v1737 = static_cast<unsigned int>(v1350.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1738 = v506 + v1737;
+  const unsigned int v1739 = static_cast<unsigned int>(v1350.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1740 = v1340 + v1739;
+  const bool v1741 = v1738 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1742 = v402 && v1741;
+  const bool v1743 = v1740 < v1;
+  const bool v1744 = v1742 && v1743;
+  if (v1744) {
+    const float v1745 = v1350.x[22];
+    const float v1746 = v1745 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1747 = iron_f32_to_bf16(v1746);
+    const unsigned int v1748 = v1738 * v1;
+    const unsigned int v1749 = v1748 + v1740;
+    out[v1749] = v1747;
   }
-  const unsigned int v1647 = static_cast<unsigned int>(v1247.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1648 = v403 + v1647;
-  const unsigned int v1649 = static_cast<unsigned int>(v1247.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1650 = v1237 + v1649;
-  const bool v1651 = v1648 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1652 = v299 && v1651;
-  const bool v1653 = v1650 < v1;
-  const bool v1654 = v1652 && v1653;
-  if (v1654) {
-    const float v1655 = v1247.x[23];
-    const float v1656 = v1655 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1657 = iron_f32_to_bf16(v1656);
-    const unsigned int v1658 = v1648 * v1;
-    const unsigned int v1659 = v1658 + v1650;
-    out[v1659] = v1657;
+  const unsigned int v1750 = static_cast<unsigned int>(v1350.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1751 = v506 + v1750;
+  const unsigned int v1752 = static_cast<unsigned int>(v1350.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1753 = v1340 + v1752;
+  const bool v1754 = v1751 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1755 = v402 && v1754;
+  const bool v1756 = v1753 < v1;
+  const bool v1757 = v1755 && v1756;
+  if (v1757) {
+    const float v1758 = v1350.x[23];
+    const float v1759 = v1758 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1760 = iron_f32_to_bf16(v1759);
+    const unsigned int v1761 = v1751 * v1;
+    const unsigned int v1762 = v1761 + v1753;
+    out[v1762] = v1760;
   }
-  const unsigned int v1660 = static_cast<unsigned int>(v1247.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1661 = v403 + v1660;
-  const unsigned int v1662 = static_cast<unsigned int>(v1247.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1663 = v1237 + v1662;
-  const bool v1664 = v1661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1665 = v299 && v1664;
-  const bool v1666 = v1663 < v1;
-  const bool v1667 = v1665 && v1666;
-  if (v1667) {
-    const float v1668 = v1247.x[24];
-    const float v1669 = v1668 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1670 = iron_f32_to_bf16(v1669);
-    const unsigned int v1671 = v1661 * v1;
-    const unsigned int v1672 = v1671 + v1663;
-    out[v1672] = v1670;
+  const unsigned int v1763 = static_cast<unsigned int>(v1350.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1764 = v506 + v1763;
+  const unsigned int v1765 = static_cast<unsigned int>(v1350.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1766 = v1340 + v1765;
+  const bool v1767 = v1764 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1768 = v402 && v1767;
+  const bool v1769 = v1766 < v1;
+  const bool v1770 = v1768 && v1769;
+  if (v1770) {
+    const float v1771 = v1350.x[24];
+    const float v1772 = v1771 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1773 = iron_f32_to_bf16(v1772);
+    const unsigned int v1774 = v1764 * v1;
+    const unsigned int v1775 = v1774 + v1766;
+    out[v1775] = v1773;
   }
-  const unsigned int v1673 = static_cast<unsigned int>(v1247.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1674 = v403 + v1673;
-  const unsigned int v1675 = static_cast<unsigned int>(v1247.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1676 = v1237 + v1675;
-  const bool v1677 = v1674 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1678 = v299 && v1677;
-  const bool v1679 = v1676 < v1;
-  const bool v1680 = v1678 && v1679;
-  if (v1680) {
-    const float v1681 = v1247.x[25];
-    const float v1682 = v1681 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1683 = iron_f32_to_bf16(v1682);
-    const unsigned int v1684 = v1674 * v1;
-    const unsigned int v1685 = v1684 + v1676;
-    out[v1685] = v1683;
+  const unsigned int v1776 = static_cast<unsigned int>(v1350.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1777 = v506 + v1776;
+  const unsigned int v1778 = static_cast<unsigned int>(v1350.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1779 = v1340 + v1778;
+  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1781 = v402 && v1780;
+  const bool v1782 = v1779 < v1;
+  const bool v1783 = v1781 && v1782;
+  if (v1783) {
+    const float v1784 = v1350.x[25];
+    const float v1785 = v1784 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1786 = iron_f32_to_bf16(v1785);
+    const unsigned int v1787 = v1777 * v1;
+    const unsigned int v1788 = v1787 + v1779;
+    out[v1788] = v1786;
   }
-  const unsigned int v1686 = static_cast<unsigned int>(v1247.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1687 = v403 + v1686;
-  const unsigned int v1688 = static_cast<unsigned int>(v1247.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1689 = v1237 + v1688;
-  const bool v1690 = v1687 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1691 = v299 && v1690;
-  const bool v1692 = v1689 < v1;
-  const bool v1693 = v1691 && v1692;
-  if (v1693) {
-    const float v1694 = v1247.x[26];
-    const float v1695 = v1694 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1696 = iron_f32_to_bf16(v1695);
-    const unsigned int v1697 = v1687 * v1;
-    const unsigned int v1698 = v1697 + v1689;
-    out[v1698] = v1696;
+  const unsigned int v1789 = static_cast<unsigned int>(v1350.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1790 = v506 + v1789;
+  const unsigned int v1791 = static_cast<unsigned int>(v1350.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1792 = v1340 + v1791;
+  const bool v1793 = v1790 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1794 = v402 && v1793;
+  const bool v1795 = v1792 < v1;
+  const bool v1796 = v1794 && v1795;
+  if (v1796) {
+    const float v1797 = v1350.x[26];
+    const float v1798 = v1797 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1799 = iron_f32_to_bf16(v1798);
+    const unsigned int v1800 = v1790 * v1;
+    const unsigned int v1801 = v1800 + v1792;
+    out[v1801] = v1799;
   }
-  const unsigned int v1699 = static_cast<unsigned int>(v1247.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1700 = v403 + v1699;
-  const unsigned int v1701 = static_cast<unsigned int>(v1247.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1702 = v1237 + v1701;
-  const bool v1703 = v1700 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1704 = v299 && v1703;
-  const bool v1705 = v1702 < v1;
-  const bool v1706 = v1704 && v1705;
-  if (v1706) {
-    const float v1707 = v1247.x[27];
-    const float v1708 = v1707 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1709 = iron_f32_to_bf16(v1708);
-    const unsigned int v1710 = v1700 * v1;
-    const unsigned int v1711 = v1710 + v1702;
-    out[v1711] = v1709;
+  const unsigned int v1802 = static_cast<unsigned int>(v1350.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1803 = v506 + v1802;
+  const unsigned int v1804 = static_cast<unsigned int>(v1350.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1805 = v1340 + v1804;
+  const bool v1806 = v1803 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1807 = v402 && v1806;
+  const bool v1808 = v1805 < v1;
+  const bool v1809 = v1807 && v1808;
+  if (v1809) {
+    const float v1810 = v1350.x[27];
+    const float v1811 = v1810 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1812 = iron_f32_to_bf16(v1811);
+    const unsigned int v1813 = v1803 * v1;
+    const unsigned int v1814 = v1813 + v1805;
+    out[v1814] = v1812;
   }
-  const unsigned int v1712 = static_cast<unsigned int>(v1247.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1713 = v403 + v1712;
-  const unsigned int v1714 = static_cast<unsigned int>(v1247.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1715 = v1237 + v1714;
-  const bool v1716 = v1713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1717 = v299 && v1716;
-  const bool v1718 = v1715 < v1;
-  const bool v1719 = v1717 && v1718;
-  if (v1719) {
-    const float v1720 = v1247.x[28];
-    const float v1721 = v1720 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1722 = iron_f32_to_bf16(v1721);
-    const unsigned int v1723 = v1713 * v1;
-    const unsigned int v1724 = v1723 + v1715;
-    out[v1724] = v1722;
+  const unsigned int v1815 = static_cast<unsigned int>(v1350.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1816 = v506 + v1815;
+  const unsigned int v1817 = static_cast<unsigned int>(v1350.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1818 = v1340 + v1817;
+  const bool v1819 = v1816 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1820 = v402 && v1819;
+  const bool v1821 = v1818 < v1;
+  const bool v1822 = v1820 && v1821;
+  if (v1822) {
+    const float v1823 = v1350.x[28];
+    const float v1824 = v1823 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1825 = iron_f32_to_bf16(v1824);
+    const unsigned int v1826 = v1816 * v1;
+    const unsigned int v1827 = v1826 + v1818;
+    out[v1827] = v1825;
   }
-  const unsigned int v1725 = static_cast<unsigned int>(v1247.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1726 = v403 + v1725;
-  const unsigned int v1727 = static_cast<unsigned int>(v1247.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1728 = v1237 + v1727;
-  const bool v1729 = v1726 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1730 = v299 && v1729;
-  const bool v1731 = v1728 < v1;
-  const bool v1732 = v1730 && v1731;
-  if (v1732) {
-    const float v1733 = v1247.x[29];
-    const float v1734 = v1733 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1735 = iron_f32_to_bf16(v1734);
-    const unsigned int v1736 = v1726 * v1;
-    const unsigned int v1737 = v1736 + v1728;
-    out[v1737] = v1735;
+  const unsigned int v1828 = static_cast<unsigned int>(v1350.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1829 = v506 + v1828;
+  const unsigned int v1830 = static_cast<unsigned int>(v1350.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1831 = v1340 + v1830;
+  const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1833 = v402 && v1832;
+  const bool v1834 = v1831 < v1;
+  const bool v1835 = v1833 && v1834;
+  if (v1835) {
+    const float v1836 = v1350.x[29];
+    const float v1837 = v1836 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1838 = iron_f32_to_bf16(v1837);
+    const unsigned int v1839 = v1829 * v1;
+    const unsigned int v1840 = v1839 + v1831;
+    out[v1840] = v1838;
   }
-  const unsigned int v1738 = static_cast<unsigned int>(v1247.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1739 = v403 + v1738;
-  const unsigned int v1740 = static_cast<unsigned int>(v1247.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1741 = v1237 + v1740;
-  const bool v1742 = v1739 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1743 = v299 && v1742;
-  const bool v1744 = v1741 < v1;
-  const bool v1745 = v1743 && v1744;
-  if (v1745) {
-    const float v1746 = v1247.x[30];
-    const float v1747 = v1746 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1748 = iron_f32_to_bf16(v1747);
-    const unsigned int v1749 = v1739 * v1;
-    const unsigned int v1750 = v1749 + v1741;
-    out[v1750] = v1748;
+  const unsigned int v1841 = static_cast<unsigned int>(v1350.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1842 = v506 + v1841;
+  const unsigned int v1843 = static_cast<unsigned int>(v1350.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1844 = v1340 + v1843;
+  const bool v1845 = v1842 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1846 = v402 && v1845;
+  const bool v1847 = v1844 < v1;
+  const bool v1848 = v1846 && v1847;
+  if (v1848) {
+    const float v1849 = v1350.x[30];
+    const float v1850 = v1849 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1851 = iron_f32_to_bf16(v1850);
+    const unsigned int v1852 = v1842 * v1;
+    const unsigned int v1853 = v1852 + v1844;
+    out[v1853] = v1851;
   }
-  const unsigned int v1751 = static_cast<unsigned int>(v1247.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1752 = v403 + v1751;
-  const unsigned int v1753 = static_cast<unsigned int>(v1247.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1754 = v1237 + v1753;
-  const bool v1755 = v1752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1756 = v299 && v1755;
-  const bool v1757 = v1754 < v1;
-  const bool v1758 = v1756 && v1757;
-  if (v1758) {
-    const float v1759 = v1247.x[31];
-    const float v1760 = v1759 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1761 = iron_f32_to_bf16(v1760);
-    const unsigned int v1762 = v1752 * v1;
-    const unsigned int v1763 = v1762 + v1754;
-    out[v1763] = v1761;
+  const unsigned int v1854 = static_cast<unsigned int>(v1350.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1855 = v506 + v1854;
+  const unsigned int v1856 = static_cast<unsigned int>(v1350.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1857 = v1340 + v1856;
+  const bool v1858 = v1855 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1859 = v402 && v1858;
+  const bool v1860 = v1857 < v1;
+  const bool v1861 = v1859 && v1860;
+  if (v1861) {
+    const float v1862 = v1350.x[31];
+    const float v1863 = v1862 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1864 = iron_f32_to_bf16(v1863);
+    const unsigned int v1865 = v1855 * v1;
+    const unsigned int v1866 = v1865 + v1857;
+    out[v1866] = v1864;
   }
-  const unsigned int v1764 = static_cast<unsigned int>(v1247.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1765 = v403 + v1764;
-  const unsigned int v1766 = static_cast<unsigned int>(v1247.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1767 = v1237 + v1766;
-  const bool v1768 = v1765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1769 = v299 && v1768;
-  const bool v1770 = v1767 < v1;
-  const bool v1771 = v1769 && v1770;
-  if (v1771) {
-    const float v1772 = v1247.x[32];
-    const float v1773 = v1772 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1774 = iron_f32_to_bf16(v1773);
-    const unsigned int v1775 = v1765 * v1;
-    const unsigned int v1776 = v1775 + v1767;
-    out[v1776] = v1774;
+  const unsigned int v1867 = static_cast<unsigned int>(v1350.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1868 = v506 + v1867;
+  const unsigned int v1869 = static_cast<unsigned int>(v1350.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1870 = v1340 + v1869;
+  const bool v1871 = v1868 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1872 = v402 && v1871;
+  const bool v1873 = v1870 < v1;
+  const bool v1874 = v1872 && v1873;
+  if (v1874) {
+    const float v1875 = v1350.x[32];
+    const float v1876 = v1875 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1877 = iron_f32_to_bf16(v1876);
+    const unsigned int v1878 = v1868 * v1;
+    const unsigned int v1879 = v1878 + v1870;
+    out[v1879] = v1877;
   }
-  const unsigned int v1777 = static_cast<unsigned int>(v1247.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1778 = v403 + v1777;
-  const unsigned int v1779 = static_cast<unsigned int>(v1247.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1780 = v1237 + v1779;
-  const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1782 = v299 && v1781;
-  const bool v1783 = v1780 < v1;
-  const bool v1784 = v1782 && v1783;
-  if (v1784) {
-    const float v1785 = v1247.x[33];
-    const float v1786 = v1785 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1787 = iron_f32_to_bf16(v1786);
-    const unsigned int v1788 = v1778 * v1;
-    const unsigned int v1789 = v1788 + v1780;
-    out[v1789] = v1787;
+  const unsigned int v1880 = static_cast<unsigned int>(v1350.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1881 = v506 + v1880;
+  const unsigned int v1882 = static_cast<unsigned int>(v1350.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1883 = v1340 + v1882;
+  const bool v1884 = v1881 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1885 = v402 && v1884;
+  const bool v1886 = v1883 < v1;
+  const bool v1887 = v1885 && v1886;
+  if (v1887) {
+    const float v1888 = v1350.x[33];
+    const float v1889 = v1888 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1890 = iron_f32_to_bf16(v1889);
+    const unsigned int v1891 = v1881 * v1;
+    const unsigned int v1892 = v1891 + v1883;
+    out[v1892] = v1890;
   }
-  const unsigned int v1790 = static_cast<unsigned int>(v1247.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1791 = v403 + v1790;
-  const unsigned int v1792 = static_cast<unsigned int>(v1247.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1793 = v1237 + v1792;
-  const bool v1794 = v1791 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1795 = v299 && v1794;
-  const bool v1796 = v1793 < v1;
-  const bool v1797 = v1795 && v1796;
-  if (v1797) {
-    const float v1798 = v1247.x[34];
-    const float v1799 = v1798 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1800 = iron_f32_to_bf16(v1799);
-    const unsigned int v1801 = v1791 * v1;
-    const unsigned int v1802 = v1801 + v1793;
-    out[v1802] = v1800;
+  const unsigned int v1893 = static_cast<unsigned int>(v1350.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1894 = v506 + v1893;
+  const unsigned int v1895 = static_cast<unsigned int>(v1350.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1896 = v1340 + v1895;
+  const bool v1897 = v1894 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1898 = v402 && v1897;
+  const bool v1899 = v1896 < v1;
+  const bool v1900 = v1898 && v1899;
+  if (v1900) {
+    const float v1901 = v1350.x[34];
+    const float v1902 = v1901 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1903 = iron_f32_to_bf16(v1902);
+    const unsigned int v1904 = v1894 * v1;
+    const unsigned int v1905 = v1904 + v1896;
+    out[v1905] = v1903;
   }
-  const unsigned int v1803 = static_cast<unsigned int>(v1247.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1804 = v403 + v1803;
-  const unsigned int v1805 = static_cast<unsigned int>(v1247.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1806 = v1237 + v1805;
-  const bool v1807 = v1804 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1808 = v299 && v1807;
-  const bool v1809 = v1806 < v1;
-  const bool v1810 = v1808 && v1809;
-  if (v1810) {
-    const float v1811 = v1247.x[35];
-    const float v1812 = v1811 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1813 = iron_f32_to_bf16(v1812);
-    const unsigned int v1814 = v1804 * v1;
-    const unsigned int v1815 = v1814 + v1806;
-    out[v1815] = v1813;
+  const unsigned int v1906 = static_cast<unsigned int>(v1350.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1907 = v506 + v1906;
+  const unsigned int v1908 = static_cast<unsigned int>(v1350.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1909 = v1340 + v1908;
+  const bool v1910 = v1907 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1911 = v402 && v1910;
+  const bool v1912 = v1909 < v1;
+  const bool v1913 = v1911 && v1912;
+  if (v1913) {
+    const float v1914 = v1350.x[35];
+    const float v1915 = v1914 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1916 = iron_f32_to_bf16(v1915);
+    const unsigned int v1917 = v1907 * v1;
+    const unsigned int v1918 = v1917 + v1909;
+    out[v1918] = v1916;
   }
-  const unsigned int v1816 = static_cast<unsigned int>(v1247.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1817 = v403 + v1816;
-  const unsigned int v1818 = static_cast<unsigned int>(v1247.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1819 = v1237 + v1818;
-  const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1821 = v299 && v1820;
-  const bool v1822 = v1819 < v1;
-  const bool v1823 = v1821 && v1822;
-  if (v1823) {
-    const float v1824 = v1247.x[36];
-    const float v1825 = v1824 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1826 = iron_f32_to_bf16(v1825);
-    const unsigned int v1827 = v1817 * v1;
-    const unsigned int v1828 = v1827 + v1819;
-    out[v1828] = v1826;
+  const unsigned int v1919 = static_cast<unsigned int>(v1350.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1920 = v506 + v1919;
+  const unsigned int v1921 = static_cast<unsigned int>(v1350.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1922 = v1340 + v1921;
+  const bool v1923 = v1920 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1924 = v402 && v1923;
+  const bool v1925 = v1922 < v1;
+  const bool v1926 = v1924 && v1925;
+  if (v1926) {
+    const float v1927 = v1350.x[36];
+    const float v1928 = v1927 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1929 = iron_f32_to_bf16(v1928);
+    const unsigned int v1930 = v1920 * v1;
+    const unsigned int v1931 = v1930 + v1922;
+    out[v1931] = v1929;
   }
-  const unsigned int v1829 = static_cast<unsigned int>(v1247.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1830 = v403 + v1829;
-  const unsigned int v1831 = static_cast<unsigned int>(v1247.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1832 = v1237 + v1831;
-  const bool v1833 = v1830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1834 = v299 && v1833;
-  const bool v1835 = v1832 < v1;
-  const bool v1836 = v1834 && v1835;
-  if (v1836) {
-    const float v1837 = v1247.x[37];
-    const float v1838 = v1837 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1839 = iron_f32_to_bf16(v1838);
-    const unsigned int v1840 = v1830 * v1;
-    const unsigned int v1841 = v1840 + v1832;
-    out[v1841] = v1839;
+  const unsigned int v1932 = static_cast<unsigned int>(v1350.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1933 = v506 + v1932;
+  const unsigned int v1934 = static_cast<unsigned int>(v1350.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1935 = v1340 + v1934;
+  const bool v1936 = v1933 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1937 = v402 && v1936;
+  const bool v1938 = v1935 < v1;
+  const bool v1939 = v1937 && v1938;
+  if (v1939) {
+    const float v1940 = v1350.x[37];
+    const float v1941 = v1940 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1942 = iron_f32_to_bf16(v1941);
+    const unsigned int v1943 = v1933 * v1;
+    const unsigned int v1944 = v1943 + v1935;
+    out[v1944] = v1942;
   }
-  const unsigned int v1842 = static_cast<unsigned int>(v1247.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1843 = v403 + v1842;
-  const unsigned int v1844 = static_cast<unsigned int>(v1247.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1845 = v1237 + v1844;
-  const bool v1846 = v1843 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1847 = v299 && v1846;
-  const bool v1848 = v1845 < v1;
-  const bool v1849 = v1847 && v1848;
-  if (v1849) {
-    const float v1850 = v1247.x[38];
-    const float v1851 = v1850 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1852 = iron_f32_to_bf16(v1851);
-    const unsigned int v1853 = v1843 * v1;
-    const unsigned int v1854 = v1853 + v1845;
-    out[v1854] = v1852;
+  const unsigned int v1945 = static_cast<unsigned int>(v1350.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1946 = v506 + v1945;
+  const unsigned int v1947 = static_cast<unsigned int>(v1350.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1948 = v1340 + v1947;
+  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1950 = v402 && v1949;
+  const bool v1951 = v1948 < v1;
+  const bool v1952 = v1950 && v1951;
+  if (v1952) {
+    const float v1953 = v1350.x[38];
+    const float v1954 = v1953 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1955 = iron_f32_to_bf16(v1954);
+    const unsigned int v1956 = v1946 * v1;
+    const unsigned int v1957 = v1956 + v1948;
+    out[v1957] = v1955;
   }
-  const unsigned int v1855 = static_cast<unsigned int>(v1247.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1856 = v403 + v1855;
-  const unsigned int v1857 = static_cast<unsigned int>(v1247.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1858 = v1237 + v1857;
-  const bool v1859 = v1856 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1860 = v299 && v1859;
-  const bool v1861 = v1858 < v1;
-  const bool v1862 = v1860 && v1861;
-  if (v1862) {
-    const float v1863 = v1247.x[39];
-    const float v1864 = v1863 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1865 = iron_f32_to_bf16(v1864);
-    const unsigned int v1866 = v1856 * v1;
-    const unsigned int v1867 = v1866 + v1858;
-    out[v1867] = v1865;
+  const unsigned int v1958 = static_cast<unsigned int>(v1350.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1959 = v506 + v1958;
+  const unsigned int v1960 = static_cast<unsigned int>(v1350.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1961 = v1340 + v1960;
+  const bool v1962 = v1959 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1963 = v402 && v1962;
+  const bool v1964 = v1961 < v1;
+  const bool v1965 = v1963 && v1964;
+  if (v1965) {
+    const float v1966 = v1350.x[39];
+    const float v1967 = v1966 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1968 = iron_f32_to_bf16(v1967);
+    const unsigned int v1969 = v1959 * v1;
+    const unsigned int v1970 = v1969 + v1961;
+    out[v1970] = v1968;
   }
-  const unsigned int v1868 = static_cast<unsigned int>(v1247.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1869 = v403 + v1868;
-  const unsigned int v1870 = static_cast<unsigned int>(v1247.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1871 = v1237 + v1870;
-  const bool v1872 = v1869 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1873 = v299 && v1872;
-  const bool v1874 = v1871 < v1;
-  const bool v1875 = v1873 && v1874;
-  if (v1875) {
-    const float v1876 = v1247.x[40];
-    const float v1877 = v1876 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1878 = iron_f32_to_bf16(v1877);
-    const unsigned int v1879 = v1869 * v1;
-    const unsigned int v1880 = v1879 + v1871;
-    out[v1880] = v1878;
+  const unsigned int v1971 = static_cast<unsigned int>(v1350.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1972 = v506 + v1971;
+  const unsigned int v1973 = static_cast<unsigned int>(v1350.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1974 = v1340 + v1973;
+  const bool v1975 = v1972 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1976 = v402 && v1975;
+  const bool v1977 = v1974 < v1;
+  const bool v1978 = v1976 && v1977;
+  if (v1978) {
+    const float v1979 = v1350.x[40];
+    const float v1980 = v1979 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1981 = iron_f32_to_bf16(v1980);
+    const unsigned int v1982 = v1972 * v1;
+    const unsigned int v1983 = v1982 + v1974;
+    out[v1983] = v1981;
   }
-  const unsigned int v1881 = static_cast<unsigned int>(v1247.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1882 = v403 + v1881;
-  const unsigned int v1883 = static_cast<unsigned int>(v1247.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1884 = v1237 + v1883;
-  const bool v1885 = v1882 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1886 = v299 && v1885;
-  const bool v1887 = v1884 < v1;
-  const bool v1888 = v1886 && v1887;
-  if (v1888) {
-    const float v1889 = v1247.x[41];
-    const float v1890 = v1889 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1891 = iron_f32_to_bf16(v1890);
-    const unsigned int v1892 = v1882 * v1;
-    const unsigned int v1893 = v1892 + v1884;
-    out[v1893] = v1891;
+  const unsigned int v1984 = static_cast<unsigned int>(v1350.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1985 = v506 + v1984;
+  const unsigned int v1986 = static_cast<unsigned int>(v1350.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v1987 = v1340 + v1986;
+  const bool v1988 = v1985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1989 = v402 && v1988;
+  const bool v1990 = v1987 < v1;
+  const bool v1991 = v1989 && v1990;
+  if (v1991) {
+    const float v1992 = v1350.x[41];
+    const float v1993 = v1992 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v1994 = iron_f32_to_bf16(v1993);
+    const unsigned int v1995 = v1985 * v1;
+    const unsigned int v1996 = v1995 + v1987;
+    out[v1996] = v1994;
   }
-  const unsigned int v1894 = static_cast<unsigned int>(v1247.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1895 = v403 + v1894;
-  const unsigned int v1896 = static_cast<unsigned int>(v1247.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1897 = v1237 + v1896;
-  const bool v1898 = v1895 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1899 = v299 && v1898;
-  const bool v1900 = v1897 < v1;
-  const bool v1901 = v1899 && v1900;
-  if (v1901) {
-    const float v1902 = v1247.x[42];
-    const float v1903 = v1902 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1904 = iron_f32_to_bf16(v1903);
-    const unsigned int v1905 = v1895 * v1;
-    const unsigned int v1906 = v1905 + v1897;
-    out[v1906] = v1904;
+  const unsigned int v1997 = static_cast<unsigned int>(v1350.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v1998 = v506 + v1997;
+  const unsigned int v1999 = static_cast<unsigned int>(v1350.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v2000 = v1340 + v1999;
+  const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2002 = v402 && v2001;
+  const bool v2003 = v2000 < v1;
+  const bool v2004 = v2002 && v2003;
+  if (v2004) {
+    const float v2005 = v1350.x[42];
+    const float v2006 = v2005 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2007 = iron_f32_to_bf16(v2006);
+    const unsigned int v2008 = v1998 * v1;
+    const unsigned int v2009 = v2008 + v2000;
+    out[v2009] = v2007;
   }
-  const unsigned int v1907 = static_cast<unsigned int>(v1247.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1908 = v403 + v1907;
-  const unsigned int v1909 = static_cast<unsigned int>(v1247.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1910 = v1237 + v1909;
-  const bool v1911 = v1908 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1912 = v299 && v1911;
-  const bool v1913 = v1910 < v1;
-  const bool v1914 = v1912 && v1913;
-  if (v1914) {
-    const float v1915 = v1247.x[43];
-    const float v1916 = v1915 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1917 = iron_f32_to_bf16(v1916);
-    const unsigned int v1918 = v1908 * v1;
-    const unsigned int v1919 = v1918 + v1910;
-    out[v1919] = v1917;
+  const unsigned int v2010 = static_cast<unsigned int>(v1350.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v2011 = v506 + v2010;
+  const unsigned int v2012 = static_cast<unsigned int>(v1350.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v2013 = v1340 + v2012;
+  const bool v2014 = v2011 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2015 = v402 && v2014;
+  const bool v2016 = v2013 < v1;
+  const bool v2017 = v2015 && v2016;
+  if (v2017) {
+    const float v2018 = v1350.x[43];
+    const float v2019 = v2018 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2020 = iron_f32_to_bf16(v2019);
+    const unsigned int v2021 = v2011 * v1;
+    const unsigned int v2022 = v2021 + v2013;
+    out[v2022] = v2020;
   }
-  const unsigned int v1920 = static_cast<unsigned int>(v1247.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1921 = v403 + v1920;
-  const unsigned int v1922 = static_cast<unsigned int>(v1247.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1923 = v1237 + v1922;
-  const bool v1924 = v1921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1925 = v299 && v1924;
-  const bool v1926 = v1923 < v1;
-  const bool v1927 = v1925 && v1926;
-  if (v1927) {
-    const float v1928 = v1247.x[44];
-    const float v1929 = v1928 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1930 = iron_f32_to_bf16(v1929);
-    const unsigned int v1931 = v1921 * v1;
-    const unsigned int v1932 = v1931 + v1923;
-    out[v1932] = v1930;
+  const unsigned int v2023 = static_cast<unsigned int>(v1350.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v2024 = v506 + v2023;
+  const unsigned int v2025 = static_cast<unsigned int>(v1350.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v2026 = v1340 + v2025;
+  const bool v2027 = v2024 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2028 = v402 && v2027;
+  const bool v2029 = v2026 < v1;
+  const bool v2030 = v2028 && v2029;
+  if (v2030) {
+    const float v2031 = v1350.x[44];
+    const float v2032 = v2031 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2033 = iron_f32_to_bf16(v2032);
+    const unsigned int v2034 = v2024 * v1;
+    const unsigned int v2035 = v2034 + v2026;
+    out[v2035] = v2033;
   }
-  const unsigned int v1933 = static_cast<unsigned int>(v1247.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1934 = v403 + v1933;
-  const unsigned int v1935 = static_cast<unsigned int>(v1247.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1936 = v1237 + v1935;
-  const bool v1937 = v1934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1938 = v299 && v1937;
-  const bool v1939 = v1936 < v1;
-  const bool v1940 = v1938 && v1939;
-  if (v1940) {
-    const float v1941 = v1247.x[45];
-    const float v1942 = v1941 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1943 = iron_f32_to_bf16(v1942);
-    const unsigned int v1944 = v1934 * v1;
-    const unsigned int v1945 = v1944 + v1936;
-    out[v1945] = v1943;
+  const unsigned int v2036 = static_cast<unsigned int>(v1350.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v2037 = v506 + v2036;
+  const unsigned int v2038 = static_cast<unsigned int>(v1350.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v2039 = v1340 + v2038;
+  const bool v2040 = v2037 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2041 = v402 && v2040;
+  const bool v2042 = v2039 < v1;
+  const bool v2043 = v2041 && v2042;
+  if (v2043) {
+    const float v2044 = v1350.x[45];
+    const float v2045 = v2044 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2046 = iron_f32_to_bf16(v2045);
+    const unsigned int v2047 = v2037 * v1;
+    const unsigned int v2048 = v2047 + v2039;
+    out[v2048] = v2046;
   }
-  const unsigned int v1946 = static_cast<unsigned int>(v1247.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1947 = v403 + v1946;
-  const unsigned int v1948 = static_cast<unsigned int>(v1247.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1949 = v1237 + v1948;
-  const bool v1950 = v1947 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1951 = v299 && v1950;
-  const bool v1952 = v1949 < v1;
-  const bool v1953 = v1951 && v1952;
-  if (v1953) {
-    const float v1954 = v1247.x[46];
-    const float v1955 = v1954 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1956 = iron_f32_to_bf16(v1955);
-    const unsigned int v1957 = v1947 * v1;
-    const unsigned int v1958 = v1957 + v1949;
-    out[v1958] = v1956;
+  const unsigned int v2049 = static_cast<unsigned int>(v1350.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v2050 = v506 + v2049;
+  const unsigned int v2051 = static_cast<unsigned int>(v1350.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v2052 = v1340 + v2051;
+  const bool v2053 = v2050 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2054 = v402 && v2053;
+  const bool v2055 = v2052 < v1;
+  const bool v2056 = v2054 && v2055;
+  if (v2056) {
+    const float v2057 = v1350.x[46];
+    const float v2058 = v2057 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2059 = iron_f32_to_bf16(v2058);
+    const unsigned int v2060 = v2050 * v1;
+    const unsigned int v2061 = v2060 + v2052;
+    out[v2061] = v2059;
   }
-  const unsigned int v1959 = static_cast<unsigned int>(v1247.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1960 = v403 + v1959;
-  const unsigned int v1961 = static_cast<unsigned int>(v1247.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1962 = v1237 + v1961;
-  const bool v1963 = v1960 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1964 = v299 && v1963;
-  const bool v1965 = v1962 < v1;
-  const bool v1966 = v1964 && v1965;
-  if (v1966) {
-    const float v1967 = v1247.x[47];
-    const float v1968 = v1967 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1969 = iron_f32_to_bf16(v1968);
-    const unsigned int v1970 = v1960 * v1;
-    const unsigned int v1971 = v1970 + v1962;
-    out[v1971] = v1969;
+  const unsigned int v2062 = static_cast<unsigned int>(v1350.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v2063 = v506 + v2062;
+  const unsigned int v2064 = static_cast<unsigned int>(v1350.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v2065 = v1340 + v2064;
+  const bool v2066 = v2063 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2067 = v402 && v2066;
+  const bool v2068 = v2065 < v1;
+  const bool v2069 = v2067 && v2068;
+  if (v2069) {
+    const float v2070 = v1350.x[47];
+    const float v2071 = v2070 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2072 = iron_f32_to_bf16(v2071);
+    const unsigned int v2073 = v2063 * v1;
+    const unsigned int v2074 = v2073 + v2065;
+    out[v2074] = v2072;
   }
-  const unsigned int v1972 = static_cast<unsigned int>(v1247.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1973 = v403 + v1972;
-  const unsigned int v1974 = static_cast<unsigned int>(v1247.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1975 = v1237 + v1974;
-  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1977 = v299 && v1976;
-  const bool v1978 = v1975 < v1;
-  const bool v1979 = v1977 && v1978;
-  if (v1979) {
-    const float v1980 = v1247.x[48];
-    const float v1981 = v1980 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1982 = iron_f32_to_bf16(v1981);
-    const unsigned int v1983 = v1973 * v1;
-    const unsigned int v1984 = v1983 + v1975;
-    out[v1984] = v1982;
+  const unsigned int v2075 = static_cast<unsigned int>(v1350.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v2076 = v506 + v2075;
+  const unsigned int v2077 = static_cast<unsigned int>(v1350.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v2078 = v1340 + v2077;
+  const bool v2079 = v2076 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2080 = v402 && v2079;
+  const bool v2081 = v2078 < v1;
+  const bool v2082 = v2080 && v2081;
+  if (v2082) {
+    const float v2083 = v1350.x[48];
+    const float v2084 = v2083 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2085 = iron_f32_to_bf16(v2084);
+    const unsigned int v2086 = v2076 * v1;
+    const unsigned int v2087 = v2086 + v2078;
+    out[v2087] = v2085;
   }
-  const unsigned int v1985 = static_cast<unsigned int>(v1247.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1986 = v403 + v1985;
-  const unsigned int v1987 = static_cast<unsigned int>(v1247.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v1988 = v1237 + v1987;
-  const bool v1989 = v1986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1990 = v299 && v1989;
-  const bool v1991 = v1988 < v1;
-  const bool v1992 = v1990 && v1991;
-  if (v1992) {
-    const float v1993 = v1247.x[49];
-    const float v1994 = v1993 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v1995 = iron_f32_to_bf16(v1994);
-    const unsigned int v1996 = v1986 * v1;
-    const unsigned int v1997 = v1996 + v1988;
-    out[v1997] = v1995;
+  const unsigned int v2088 = static_cast<unsigned int>(v1350.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v2089 = v506 + v2088;
+  const unsigned int v2090 = static_cast<unsigned int>(v1350.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v2091 = v1340 + v2090;
+  const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2093 = v402 && v2092;
+  const bool v2094 = v2091 < v1;
+  const bool v2095 = v2093 && v2094;
+  if (v2095) {
+    const float v2096 = v1350.x[49];
+    const float v2097 = v2096 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2098 = iron_f32_to_bf16(v2097);
+    const unsigned int v2099 = v2089 * v1;
+    const unsigned int v2100 = v2099 + v2091;
+    out[v2100] = v2098;
   }
-  const unsigned int v1998 = static_cast<unsigned int>(v1247.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v1999 = v403 + v1998;
-  const unsigned int v2000 = static_cast<unsigned int>(v1247.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v2001 = v1237 + v2000;
-  const bool v2002 = v1999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v2003 = v299 && v2002;
-  const bool v2004 = v2001 < v1;
-  const bool v2005 = v2003 && v2004;
-  if (v2005) {
-    const float v2006 = v1247.x[50];
-    const float v2007 = v2006 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v2008 = iron_f32_to_bf16(v2007);
-    const unsigned int v2009 = v1999 * v1;
-    const unsigned int v2010 = v2009 + v2001;
-    out[v2010] = v2008;
+  const unsigned int v2101 = static_cast<unsigned int>(v1350.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v2102 = v506 + v2101;
+  const unsigned int v2103 = static_cast<unsigned int>(v1350.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v2104 = v1340 + v2103;
+  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2106 = v402 && v2105;
+  const bool v2107 = v2104 < v1;
+  const bool v2108 = v2106 && v2107;
+  if (v2108) {
+    const float v2109 = v1350.x[50];
+    const float v2110 = v2109 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2111 = iron_f32_to_bf16(v2110);
+    const unsigned int v2112 = v2102 * v1;
+    const unsigned int v2113 = v2112 + v2104;
+    out[v2113] = v2111;
   }
-  const unsigned int v2011 = static_cast<unsigned int>(v1247.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v2012 = v403 + v2011;
-  const unsigned int v2013 = static_cast<unsigned int>(v1247.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v2014 = v1237 + v2013;
-  const bool v2015 = v2012 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v2016 = v299 && v2015;
-  const bool v2017 = v2014 < v1;
-  const bool v2018 = v2016 && v2017;
-  if (v2018) {
-    const float v2019 = v1247.x[51];
-    const float v2020 = v2019 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v2021 = iron_f32_to_bf16(v2020);
-    const unsigned int v2022 = v2012 * v1;
-    const unsigned int v2023 = v2022 + v2014;
-    out[v2023] = v2021;
+  const unsigned int v2114 = static_cast<unsigned int>(v1350.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v2115 = v506 + v2114;
+  const unsigned int v2116 = static_cast<unsigned int>(v1350.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v2117 = v1340 + v2116;
+  const bool v2118 = v2115 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2119 = v402 && v2118;
+  const bool v2120 = v2117 < v1;
+  const bool v2121 = v2119 && v2120;
+  if (v2121) {
+    const float v2122 = v1350.x[51];
+    const float v2123 = v2122 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2124 = iron_f32_to_bf16(v2123);
+    const unsigned int v2125 = v2115 * v1;
+    const unsigned int v2126 = v2125 + v2117;
+    out[v2126] = v2124;
   }
-  const unsigned int v2024 = static_cast<unsigned int>(v1247.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v2025 = v403 + v2024;
-  const unsigned int v2026 = static_cast<unsigned int>(v1247.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v2027 = v1237 + v2026;
-  const bool v2028 = v2025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v2029 = v299 && v2028;
-  const bool v2030 = v2027 < v1;
-  const bool v2031 = v2029 && v2030;
-  if (v2031) {
-    const float v2032 = v1247.x[52];
-    const float v2033 = v2032 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v2034 = iron_f32_to_bf16(v2033);
-    const unsigned int v2035 = v2025 * v1;
-    const unsigned int v2036 = v2035 + v2027;
-    out[v2036] = v2034;
+  const unsigned int v2127 = static_cast<unsigned int>(v1350.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v2128 = v506 + v2127;
+  const unsigned int v2129 = static_cast<unsigned int>(v1350.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v2130 = v1340 + v2129;
+  const bool v2131 = v2128 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2132 = v402 && v2131;
+  const bool v2133 = v2130 < v1;
+  const bool v2134 = v2132 && v2133;
+  if (v2134) {
+    const float v2135 = v1350.x[52];
+    const float v2136 = v2135 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2137 = iron_f32_to_bf16(v2136);
+    const unsigned int v2138 = v2128 * v1;
+    const unsigned int v2139 = v2138 + v2130;
+    out[v2139] = v2137;
   }
-  const unsigned int v2037 = static_cast<unsigned int>(v1247.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v2038 = v403 + v2037;
-  const unsigned int v2039 = static_cast<unsigned int>(v1247.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v2040 = v1237 + v2039;
-  const bool v2041 = v2038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v2042 = v299 && v2041;
-  const bool v2043 = v2040 < v1;
-  const bool v2044 = v2042 && v2043;
-  if (v2044) {
-    const float v2045 = v1247.x[53];
-    const float v2046 = v2045 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v2047 = iron_f32_to_bf16(v2046);
-    const unsigned int v2048 = v2038 * v1;
-    const unsigned int v2049 = v2048 + v2040;
-    out[v2049] = v2047;
+  const unsigned int v2140 = static_cast<unsigned int>(v1350.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v2141 = v506 + v2140;
+  const unsigned int v2142 = static_cast<unsigned int>(v1350.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v2143 = v1340 + v2142;
+  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2145 = v402 && v2144;
+  const bool v2146 = v2143 < v1;
+  const bool v2147 = v2145 && v2146;
+  if (v2147) {
+    const float v2148 = v1350.x[53];
+    const float v2149 = v2148 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2150 = iron_f32_to_bf16(v2149);
+    const unsigned int v2151 = v2141 * v1;
+    const unsigned int v2152 = v2151 + v2143;
+    out[v2152] = v2150;
   }
-  const unsigned int v2050 = static_cast<unsigned int>(v1247.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v2051 = v403 + v2050;
-  const unsigned int v2052 = static_cast<unsigned int>(v1247.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v2053 = v1237 + v2052;
-  const bool v2054 = v2051 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v2055 = v299 && v2054;
-  const bool v2056 = v2053 < v1;
-  const bool v2057 = v2055 && v2056;
-  if (v2057) {
-    const float v2058 = v1247.x[54];
-    const float v2059 = v2058 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v2060 = iron_f32_to_bf16(v2059);
-    const unsigned int v2061 = v2051 * v1;
-    const unsigned int v2062 = v2061 + v2053;
-    out[v2062] = v2060;
+  const unsigned int v2153 = static_cast<unsigned int>(v1350.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v2154 = v506 + v2153;
+  const unsigned int v2155 = static_cast<unsigned int>(v1350.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v2156 = v1340 + v2155;
+  const bool v2157 = v2154 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2158 = v402 && v2157;
+  const bool v2159 = v2156 < v1;
+  const bool v2160 = v2158 && v2159;
+  if (v2160) {
+    const float v2161 = v1350.x[54];
+    const float v2162 = v2161 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2163 = iron_f32_to_bf16(v2162);
+    const unsigned int v2164 = v2154 * v1;
+    const unsigned int v2165 = v2164 + v2156;
+    out[v2165] = v2163;
   }
-  const unsigned int v2063 = static_cast<unsigned int>(v1247.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v2064 = v403 + v2063;
-  const unsigned int v2065 = static_cast<unsigned int>(v1247.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v2066 = v1237 + v2065;
-  const bool v2067 = v2064 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v2068 = v299 && v2067;
-  const bool v2069 = v2066 < v1;
-  const bool v2070 = v2068 && v2069;
-  if (v2070) {
-    const float v2071 = v1247.x[55];
-    const float v2072 = v2071 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v2073 = iron_f32_to_bf16(v2072);
-    const unsigned int v2074 = v2064 * v1;
-    const unsigned int v2075 = v2074 + v2066;
-    out[v2075] = v2073;
+  const unsigned int v2166 = static_cast<unsigned int>(v1350.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v2167 = v506 + v2166;
+  const unsigned int v2168 = static_cast<unsigned int>(v1350.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v2169 = v1340 + v2168;
+  const bool v2170 = v2167 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2171 = v402 && v2170;
+  const bool v2172 = v2169 < v1;
+  const bool v2173 = v2171 && v2172;
+  if (v2173) {
+    const float v2174 = v1350.x[55];
+    const float v2175 = v2174 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2176 = iron_f32_to_bf16(v2175);
+    const unsigned int v2177 = v2167 * v1;
+    const unsigned int v2178 = v2177 + v2169;
+    out[v2178] = v2176;
   }
-  const unsigned int v2076 = static_cast<unsigned int>(v1247.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v2077 = v403 + v2076;
-  const unsigned int v2078 = static_cast<unsigned int>(v1247.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v2079 = v1237 + v2078;
-  const bool v2080 = v2077 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v2081 = v299 && v2080;
-  const bool v2082 = v2079 < v1;
-  const bool v2083 = v2081 && v2082;
-  if (v2083) {
-    const float v2084 = v1247.x[56];
-    const float v2085 = v2084 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v2086 = iron_f32_to_bf16(v2085);
-    const unsigned int v2087 = v2077 * v1;
-    const unsigned int v2088 = v2087 + v2079;
-    out[v2088] = v2086;
+  const unsigned int v2179 = static_cast<unsigned int>(v1350.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v2180 = v506 + v2179;
+  const unsigned int v2181 = static_cast<unsigned int>(v1350.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v2182 = v1340 + v2181;
+  const bool v2183 = v2180 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2184 = v402 && v2183;
+  const bool v2185 = v2182 < v1;
+  const bool v2186 = v2184 && v2185;
+  if (v2186) {
+    const float v2187 = v1350.x[56];
+    const float v2188 = v2187 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2189 = iron_f32_to_bf16(v2188);
+    const unsigned int v2190 = v2180 * v1;
+    const unsigned int v2191 = v2190 + v2182;
+    out[v2191] = v2189;
   }
-  const unsigned int v2089 = static_cast<unsigned int>(v1247.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v2090 = v403 + v2089;
-  const unsigned int v2091 = static_cast<unsigned int>(v1247.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v2092 = v1237 + v2091;
-  const bool v2093 = v2090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v2094 = v299 && v2093;
-  const bool v2095 = v2092 < v1;
-  const bool v2096 = v2094 && v2095;
-  if (v2096) {
-    const float v2097 = v1247.x[57];
-    const float v2098 = v2097 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v2099 = iron_f32_to_bf16(v2098);
-    const unsigned int v2100 = v2090 * v1;
-    const unsigned int v2101 = v2100 + v2092;
-    out[v2101] = v2099;
+  const unsigned int v2192 = static_cast<unsigned int>(v1350.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v2193 = v506 + v2192;
+  const unsigned int v2194 = static_cast<unsigned int>(v1350.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v2195 = v1340 + v2194;
+  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2197 = v402 && v2196;
+  const bool v2198 = v2195 < v1;
+  const bool v2199 = v2197 && v2198;
+  if (v2199) {
+    const float v2200 = v1350.x[57];
+    const float v2201 = v2200 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2202 = iron_f32_to_bf16(v2201);
+    const unsigned int v2203 = v2193 * v1;
+    const unsigned int v2204 = v2203 + v2195;
+    out[v2204] = v2202;
   }
-  const unsigned int v2102 = static_cast<unsigned int>(v1247.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v2103 = v403 + v2102;
-  const unsigned int v2104 = static_cast<unsigned int>(v1247.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v2105 = v1237 + v2104;
-  const bool v2106 = v2103 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v2107 = v299 && v2106;
-  const bool v2108 = v2105 < v1;
-  const bool v2109 = v2107 && v2108;
-  if (v2109) {
-    const float v2110 = v1247.x[58];
-    const float v2111 = v2110 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v2112 = iron_f32_to_bf16(v2111);
-    const unsigned int v2113 = v2103 * v1;
-    const unsigned int v2114 = v2113 + v2105;
-    out[v2114] = v2112;
+  const unsigned int v2205 = static_cast<unsigned int>(v1350.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v2206 = v506 + v2205;
+  const unsigned int v2207 = static_cast<unsigned int>(v1350.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v2208 = v1340 + v2207;
+  const bool v2209 = v2206 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2210 = v402 && v2209;
+  const bool v2211 = v2208 < v1;
+  const bool v2212 = v2210 && v2211;
+  if (v2212) {
+    const float v2213 = v1350.x[58];
+    const float v2214 = v2213 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2215 = iron_f32_to_bf16(v2214);
+    const unsigned int v2216 = v2206 * v1;
+    const unsigned int v2217 = v2216 + v2208;
+    out[v2217] = v2215;
   }
-  const unsigned int v2115 = static_cast<unsigned int>(v1247.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v2116 = v403 + v2115;
-  const unsigned int v2117 = static_cast<unsigned int>(v1247.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v2118 = v1237 + v2117;
-  const bool v2119 = v2116 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v2120 = v299 && v2119;
-  const bool v2121 = v2118 < v1;
-  const bool v2122 = v2120 && v2121;
-  if (v2122) {
-    const float v2123 = v1247.x[59];
-    const float v2124 = v2123 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v2125 = iron_f32_to_bf16(v2124);
-    const unsigned int v2126 = v2116 * v1;
-    const unsigned int v2127 = v2126 + v2118;
-    out[v2127] = v2125;
+  const unsigned int v2218 = static_cast<unsigned int>(v1350.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v2219 = v506 + v2218;
+  const unsigned int v2220 = static_cast<unsigned int>(v1350.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v2221 = v1340 + v2220;
+  const bool v2222 = v2219 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2223 = v402 && v2222;
+  const bool v2224 = v2221 < v1;
+  const bool v2225 = v2223 && v2224;
+  if (v2225) {
+    const float v2226 = v1350.x[59];
+    const float v2227 = v2226 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2228 = iron_f32_to_bf16(v2227);
+    const unsigned int v2229 = v2219 * v1;
+    const unsigned int v2230 = v2229 + v2221;
+    out[v2230] = v2228;
   }
-  const unsigned int v2128 = static_cast<unsigned int>(v1247.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v2129 = v403 + v2128;
-  const unsigned int v2130 = static_cast<unsigned int>(v1247.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v2131 = v1237 + v2130;
-  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v2133 = v299 && v2132;
-  const bool v2134 = v2131 < v1;
-  const bool v2135 = v2133 && v2134;
-  if (v2135) {
-    const float v2136 = v1247.x[60];
-    const float v2137 = v2136 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v2138 = iron_f32_to_bf16(v2137);
-    const unsigned int v2139 = v2129 * v1;
-    const unsigned int v2140 = v2139 + v2131;
-    out[v2140] = v2138;
+  const unsigned int v2231 = static_cast<unsigned int>(v1350.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v2232 = v506 + v2231;
+  const unsigned int v2233 = static_cast<unsigned int>(v1350.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v2234 = v1340 + v2233;
+  const bool v2235 = v2232 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2236 = v402 && v2235;
+  const bool v2237 = v2234 < v1;
+  const bool v2238 = v2236 && v2237;
+  if (v2238) {
+    const float v2239 = v1350.x[60];
+    const float v2240 = v2239 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2241 = iron_f32_to_bf16(v2240);
+    const unsigned int v2242 = v2232 * v1;
+    const unsigned int v2243 = v2242 + v2234;
+    out[v2243] = v2241;
   }
-  const unsigned int v2141 = static_cast<unsigned int>(v1247.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v2142 = v403 + v2141;
-  const unsigned int v2143 = static_cast<unsigned int>(v1247.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v2144 = v1237 + v2143;
-  const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v2146 = v299 && v2145;
-  const bool v2147 = v2144 < v1;
-  const bool v2148 = v2146 && v2147;
-  if (v2148) {
-    const float v2149 = v1247.x[61];
-    const float v2150 = v2149 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v2151 = iron_f32_to_bf16(v2150);
-    const unsigned int v2152 = v2142 * v1;
-    const unsigned int v2153 = v2152 + v2144;
-    out[v2153] = v2151;
+  const unsigned int v2244 = static_cast<unsigned int>(v1350.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v2245 = v506 + v2244;
+  const unsigned int v2246 = static_cast<unsigned int>(v1350.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v2247 = v1340 + v2246;
+  const bool v2248 = v2245 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2249 = v402 && v2248;
+  const bool v2250 = v2247 < v1;
+  const bool v2251 = v2249 && v2250;
+  if (v2251) {
+    const float v2252 = v1350.x[61];
+    const float v2253 = v2252 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2254 = iron_f32_to_bf16(v2253);
+    const unsigned int v2255 = v2245 * v1;
+    const unsigned int v2256 = v2255 + v2247;
+    out[v2256] = v2254;
   }
-  const unsigned int v2154 = static_cast<unsigned int>(v1247.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v2155 = v403 + v2154;
-  const unsigned int v2156 = static_cast<unsigned int>(v1247.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v2157 = v1237 + v2156;
-  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v2159 = v299 && v2158;
-  const bool v2160 = v2157 < v1;
-  const bool v2161 = v2159 && v2160;
-  if (v2161) {
-    const float v2162 = v1247.x[62];
-    const float v2163 = v2162 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v2164 = iron_f32_to_bf16(v2163);
-    const unsigned int v2165 = v2155 * v1;
-    const unsigned int v2166 = v2165 + v2157;
-    out[v2166] = v2164;
+  const unsigned int v2257 = static_cast<unsigned int>(v1350.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v2258 = v506 + v2257;
+  const unsigned int v2259 = static_cast<unsigned int>(v1350.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v2260 = v1340 + v2259;
+  const bool v2261 = v2258 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2262 = v402 && v2261;
+  const bool v2263 = v2260 < v1;
+  const bool v2264 = v2262 && v2263;
+  if (v2264) {
+    const float v2265 = v1350.x[62];
+    const float v2266 = v2265 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2267 = iron_f32_to_bf16(v2266);
+    const unsigned int v2268 = v2258 * v1;
+    const unsigned int v2269 = v2268 + v2260;
+    out[v2269] = v2267;
   }
-  const unsigned int v2167 = static_cast<unsigned int>(v1247.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-  const unsigned int v2168 = v403 + v2167;
-  const unsigned int v2169 = static_cast<unsigned int>(v1247.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-  const unsigned int v2170 = v1237 + v2169;
-  const bool v2171 = v2168 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v2172 = v299 && v2171;
-  const bool v2173 = v2170 < v1;
-  const bool v2174 = v2172 && v2173;
-  if (v2174) {
-    const float v2175 = v1247.x[63];
-    const float v2176 = v2175 * v3;  // kernels/gemm/gemm.cpp:76
-    const iron_bf16 v2177 = iron_f32_to_bf16(v2176);
-    const unsigned int v2178 = v2168 * v1;
-    const unsigned int v2179 = v2178 + v2170;
-    out[v2179] = v2177;
+  const unsigned int v2270 = static_cast<unsigned int>(v1350.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+  const unsigned int v2271 = v506 + v2270;
+  const unsigned int v2272 = static_cast<unsigned int>(v1350.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+  const unsigned int v2273 = v1340 + v2272;
+  const bool v2274 = v2271 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2275 = v402 && v2274;
+  const bool v2276 = v2273 < v1;
+  const bool v2277 = v2275 && v2276;
+  if (v2277) {
+    const float v2278 = v1350.x[63];
+    const float v2279 = v2278 * v3;  // kernels/gemm/gemm.cpp:76
+    const iron_bf16 v2280 = iron_f32_to_bf16(v2279);
+    const unsigned int v2281 = v2271 * v1;
+    const unsigned int v2282 = v2281 + v2273;
+    out[v2282] = v2280;
   }
 }

@@ -303,15 +303,15 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
     const unsigned int v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
     const unsigned int v61 = v60 << 7u;
     const unsigned int v63 = v40 + v61;
-    const unsigned int v4403 = v27;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v4404 = v57 ? v39 : v4403;  // kernels/moe/expert_tiles.hpp:40
-    v27 = v4404;
-    const unsigned int v4405 = v29;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v4406 = v57 ? v63 : v4405;  // kernels/moe/expert_tiles.hpp:41
-    v29 = v4406;
-    const unsigned int v4407 = v30;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v4408 = v57 ? v45 : v4407;  // kernels/moe/expert_tiles.hpp:42
-    v30 = v4408;
+    const unsigned int v4410 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v4411 = v57 ? v39 : v4410;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v4411;
+    const unsigned int v4412 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v4413 = v57 ? v63 : v4412;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v4413;
+    const unsigned int v4414 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v4415 = v57 ? v45 : v4414;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v4415;
     const unsigned int v64 = v32;  // kernels/moe/expert_tiles.hpp:44
     const unsigned int v65 = v64 + v51;
     v32 = v65;
@@ -324,3670 +324,3670 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
   const unsigned int v71 = v70 << 7u;
   const unsigned int v72 = v36;
   const unsigned int v73 = v72 + v71;
-  const unsigned int v4409 = v29;
-  const unsigned int v4410 = v67 ? v73 : v4409;
-  v29 = v4410;
+  const unsigned int v4416 = v29;
+  const unsigned int v4417 = v67 ? v73 : v4416;
+  v29 = v4417;
   const unsigned int v74 = v27;  // kernels/moe/expert_tiles.hpp:48
   const unsigned int v75 = v29;
   const unsigned int v76 = v30;
   const bool v77 = v74 < v1;  // kernels/moe/grouped_gemm.cpp:118
   if (v77) {
     const unsigned int v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:119
-    const unsigned int v79 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:120
-    const unsigned int v80 = v1 * v2;
-    const unsigned int v365 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const unsigned int v366 = v365 >> 2u;
-    const bool v369 = v365 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:88
-    iron_frag<float, 2, 16, 128> v373;  // kernels/gemm/gemm_warpgroup.hpp:92
-    iron_frag_fill(v373, 0.0f);
-    const unsigned int v376 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:98
-    const bool v377 = v376 == v28;
-    if (v377) {
-      const bool v4065 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:99
-      if (v4065) {
-        const unsigned int v4069 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:102
-        const unsigned int v4072 = v365 << 5u;
-        const unsigned int v4073 = v4072 + v4069;
-        const unsigned int v4074 = v4073 >> 3u;
-        const unsigned int v4075 = v4073 & 7u;
-        const unsigned int v4076 = v4075 << 3u;
-        const unsigned int v4077 = v75 + v4074;
-        const bool v4079 = v4077 < v0;
-        const bool v4080 = v4076 < v3;
-        const bool v4081 = v4079 && v4080;
-        const unsigned int v4082 = v4077 * v3;
-        const unsigned int v4083 = v4082 + v4076;
-        const unsigned int v4084 = v4081 ? v4083 : v28;
-        const unsigned int v4085 = v4074 << 6u;
-        const unsigned int v4087 = v4085 + v4076;
-        iron_copy_async<16>(shm3 + (v4087 ^ (((v4087 >> 6u) & 7u) << 3u)), x_sorted + v4084, v4081);
-        const unsigned int v4089 = v4073 + 384u;
-        const unsigned int v4090 = v4089 >> 3u;
-        const unsigned int v4091 = v4089 & 7u;
-        const unsigned int v4092 = v4091 << 3u;
-        const unsigned int v4093 = v75 + v4090;
-        const bool v4095 = v4093 < v0;
-        const bool v4096 = v4092 < v3;
-        const bool v4097 = v4095 && v4096;
-        const unsigned int v4098 = v4093 * v3;
-        const unsigned int v4099 = v4098 + v4092;
-        const unsigned int v4100 = v4097 ? v4099 : v28;
-        const unsigned int v4101 = v4090 << 6u;
-        const unsigned int v4103 = v4101 + v4092;
-        iron_copy_async<16>(shm3 + (v4103 ^ (((v4103 >> 6u) & 7u) << 3u)), x_sorted + v4100, v4097);
-        const unsigned int v4105 = v4073 + 768u;
-        const bool v4107 = v4105 < 1024u;
-        if (v4107) {
-          const unsigned int v4108 = v4105 >> 3u;
-          const unsigned int v4109 = v4105 & 7u;
-          const unsigned int v4110 = v4109 << 3u;
-          const unsigned int v4111 = v75 + v4108;
-          const bool v4113 = v4111 < v0;
-          const bool v4114 = v4110 < v3;
-          const bool v4115 = v4113 && v4114;
-          const unsigned int v4116 = v4111 * v3;
-          const unsigned int v4117 = v4116 + v4110;
-          const unsigned int v4118 = v4115 ? v4117 : v28;
-          const unsigned int v4119 = v4108 << 6u;
-          const unsigned int v4121 = v4119 + v4110;
-          iron_copy_async<16>(shm3 + (v4121 ^ (((v4121 >> 6u) & 7u) << 3u)), x_sorted + v4118, v4115);
+    const unsigned int v79 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:122
+    const unsigned int v80 = v1 * v2;  // kernels/moe/grouped_gemm.cpp:121
+    const unsigned int v372 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:105
+    const unsigned int v373 = v372 >> 2u;
+    const bool v376 = v372 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:106
+    iron_frag<float, 2, 16, 128> v380;  // kernels/gemm/gemm_warpgroup.hpp:110
+    iron_frag_fill(v380, 0.0f);
+    const unsigned int v383 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:116
+    const bool v384 = v383 == v28;
+    if (v384) {
+      const bool v4072 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:117
+      if (v4072) {
+        const unsigned int v4076 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:120
+        const unsigned int v4079 = v372 << 5u;
+        const unsigned int v4080 = v4079 + v4076;
+        const unsigned int v4081 = v4080 >> 3u;
+        const unsigned int v4082 = v4080 & 7u;
+        const unsigned int v4083 = v4082 << 3u;
+        const unsigned int v4084 = v75 + v4081;
+        const bool v4086 = v4084 < v0;
+        const bool v4087 = v4083 < v3;
+        const bool v4088 = v4086 && v4087;
+        const unsigned int v4089 = v4084 * v3;
+        const unsigned int v4090 = v4089 + v4083;
+        const unsigned int v4091 = v4088 ? v4090 : v28;
+        const unsigned int v4092 = v4081 << 6u;
+        const unsigned int v4094 = v4092 + v4083;
+        iron_copy_async<16>(shm3 + (v4094 ^ (((v4094 >> 6u) & 7u) << 3u)), x_sorted + v4091, v4088);
+        const unsigned int v4096 = v4080 + 384u;
+        const unsigned int v4097 = v4096 >> 3u;
+        const unsigned int v4098 = v4096 & 7u;
+        const unsigned int v4099 = v4098 << 3u;
+        const unsigned int v4100 = v75 + v4097;
+        const bool v4102 = v4100 < v0;
+        const bool v4103 = v4099 < v3;
+        const bool v4104 = v4102 && v4103;
+        const unsigned int v4105 = v4100 * v3;
+        const unsigned int v4106 = v4105 + v4099;
+        const unsigned int v4107 = v4104 ? v4106 : v28;
+        const unsigned int v4108 = v4097 << 6u;
+        const unsigned int v4110 = v4108 + v4099;
+        iron_copy_async<16>(shm3 + (v4110 ^ (((v4110 >> 6u) & 7u) << 3u)), x_sorted + v4107, v4104);
+        const unsigned int v4112 = v4080 + 768u;
+        const bool v4114 = v4112 < 1024u;
+        if (v4114) {
+          const unsigned int v4115 = v4112 >> 3u;
+          const unsigned int v4116 = v4112 & 7u;
+          const unsigned int v4117 = v4116 << 3u;
+          const unsigned int v4118 = v75 + v4115;
+          const bool v4120 = v4118 < v0;
+          const bool v4121 = v4117 < v3;
+          const bool v4122 = v4120 && v4121;
+          const unsigned int v4123 = v4118 * v3;
+          const unsigned int v4124 = v4123 + v4117;
+          const unsigned int v4125 = v4122 ? v4124 : v28;
+          const unsigned int v4126 = v4115 << 6u;
+          const unsigned int v4128 = v4126 + v4117;
+          iron_copy_async<16>(shm3 + (v4128 ^ (((v4128 >> 6u) & 7u) << 3u)), x_sorted + v4125, v4122);
         }
-        const unsigned int v4122 = v79 + v4074;  // kernels/gemm/gemm_warpgroup.hpp:103
-        const bool v4123 = v4122 < v80;
-        const bool v4124 = v4123 && v4080;
-        const unsigned int v4125 = v4122 * v3;
-        const unsigned int v4126 = v4125 + v4076;
-        const unsigned int v4127 = v4124 ? v4126 : v28;
-        iron_copy_async<16>(shm4 + (v4087 ^ (((v4087 >> 6u) & 7u) << 3u)), w + v4127, v4124);
-        const unsigned int v4128 = v79 + v4090;
-        const bool v4129 = v4128 < v80;
-        const bool v4130 = v4129 && v4096;
-        const unsigned int v4131 = v4128 * v3;
-        const unsigned int v4132 = v4131 + v4092;
-        const unsigned int v4133 = v4130 ? v4132 : v28;
-        iron_copy_async<16>(shm4 + (v4103 ^ (((v4103 >> 6u) & 7u) << 3u)), w + v4133, v4130);
-        if (v4107) {
-          const unsigned int v4134 = v4105 >> 3u;
-          const unsigned int v4135 = v4105 & 7u;
-          const unsigned int v4136 = v4135 << 3u;
-          const unsigned int v4137 = v79 + v4134;
-          const bool v4139 = v4137 < v80;
-          const bool v4140 = v4136 < v3;
-          const bool v4141 = v4139 && v4140;
-          const unsigned int v4142 = v4137 * v3;
-          const unsigned int v4143 = v4142 + v4136;
-          const unsigned int v4144 = v4141 ? v4143 : v28;
-          const unsigned int v4145 = v4134 << 6u;
-          const unsigned int v4147 = v4145 + v4136;
-          iron_copy_async<16>(shm4 + (v4147 ^ (((v4147 >> 6u) & 7u) << 3u)), w + v4144, v4141);
-        }
-      }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:99
-      const bool v4150 = 64u < v3;
-      if (v4150) {
-        const unsigned int v4154 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:102
-        const unsigned int v4157 = v365 << 5u;
-        const unsigned int v4158 = v4157 + v4154;
-        const unsigned int v4159 = v4158 >> 3u;
-        const unsigned int v4160 = v4158 & 7u;
-        const unsigned int v4161 = v4160 << 3u;
-        const unsigned int v4162 = v75 + v4159;
-        const unsigned int v4163 = 64u + v4161;
-        const bool v4164 = v4162 < v0;
-        const bool v4165 = v4163 < v3;
-        const bool v4166 = v4164 && v4165;
-        const unsigned int v4167 = v4162 * v3;
-        const unsigned int v4168 = v4167 + v4163;
-        const unsigned int v4169 = v4166 ? v4168 : v28;
-        const unsigned int v4170 = v4159 << 6u;
-        const unsigned int v4171 = 8192u + v4170;
-        const unsigned int v4172 = v4171 + v4161;
-        iron_copy_async<16>(shm3 + (v4172 ^ (((v4172 >> 6u) & 7u) << 3u)), x_sorted + v4169, v4166);
-        const unsigned int v4174 = v4158 + 384u;
-        const unsigned int v4175 = v4174 >> 3u;
-        const unsigned int v4176 = v4174 & 7u;
-        const unsigned int v4177 = v4176 << 3u;
-        const unsigned int v4178 = v75 + v4175;
-        const unsigned int v4179 = 64u + v4177;
-        const bool v4180 = v4178 < v0;
-        const bool v4181 = v4179 < v3;
-        const bool v4182 = v4180 && v4181;
-        const unsigned int v4183 = v4178 * v3;
-        const unsigned int v4184 = v4183 + v4179;
-        const unsigned int v4185 = v4182 ? v4184 : v28;
-        const unsigned int v4186 = v4175 << 6u;
-        const unsigned int v4187 = 8192u + v4186;
-        const unsigned int v4188 = v4187 + v4177;
-        iron_copy_async<16>(shm3 + (v4188 ^ (((v4188 >> 6u) & 7u) << 3u)), x_sorted + v4185, v4182);
-        const unsigned int v4190 = v4158 + 768u;
-        const bool v4192 = v4190 < 1024u;
-        if (v4192) {
-          const unsigned int v4193 = v4190 >> 3u;
-          const unsigned int v4194 = v4190 & 7u;
-          const unsigned int v4195 = v4194 << 3u;
-          const unsigned int v4196 = v75 + v4193;
-          const unsigned int v4197 = 64u + v4195;
-          const bool v4198 = v4196 < v0;
-          const bool v4199 = v4197 < v3;
-          const bool v4200 = v4198 && v4199;
-          const unsigned int v4201 = v4196 * v3;
-          const unsigned int v4202 = v4201 + v4197;
-          const unsigned int v4203 = v4200 ? v4202 : v28;
-          const unsigned int v4204 = v4193 << 6u;
-          const unsigned int v4205 = 8192u + v4204;
-          const unsigned int v4206 = v4205 + v4195;
-          iron_copy_async<16>(shm3 + (v4206 ^ (((v4206 >> 6u) & 7u) << 3u)), x_sorted + v4203, v4200);
-        }
-        const unsigned int v4207 = v79 + v4159;  // kernels/gemm/gemm_warpgroup.hpp:103
-        const bool v4208 = v4207 < v80;
-        const bool v4209 = v4208 && v4165;
-        const unsigned int v4210 = v4207 * v3;
-        const unsigned int v4211 = v4210 + v4163;
-        const unsigned int v4212 = v4209 ? v4211 : v28;
-        iron_copy_async<16>(shm4 + (v4172 ^ (((v4172 >> 6u) & 7u) << 3u)), w + v4212, v4209);
-        const unsigned int v4213 = v79 + v4175;
-        const bool v4214 = v4213 < v80;
-        const bool v4215 = v4214 && v4181;
-        const unsigned int v4216 = v4213 * v3;
-        const unsigned int v4217 = v4216 + v4179;
-        const unsigned int v4218 = v4215 ? v4217 : v28;
-        iron_copy_async<16>(shm4 + (v4188 ^ (((v4188 >> 6u) & 7u) << 3u)), w + v4218, v4215);
-        if (v4192) {
-          const unsigned int v4219 = v4190 >> 3u;
-          const unsigned int v4220 = v4190 & 7u;
-          const unsigned int v4221 = v4220 << 3u;
-          const unsigned int v4222 = v79 + v4219;
-          const unsigned int v4223 = 64u + v4221;
-          const bool v4224 = v4222 < v80;
-          const bool v4225 = v4223 < v3;
-          const bool v4226 = v4224 && v4225;
-          const unsigned int v4227 = v4222 * v3;
-          const unsigned int v4228 = v4227 + v4223;
-          const unsigned int v4229 = v4226 ? v4228 : v28;
-          const unsigned int v4230 = v4219 << 6u;
-          const unsigned int v4231 = 8192u + v4230;
-          const unsigned int v4232 = v4231 + v4221;
-          iron_copy_async<16>(shm4 + (v4232 ^ (((v4232 >> 6u) & 7u) << 3u)), w + v4229, v4226);
+        const unsigned int v4129 = v79 + v4081;  // kernels/gemm/gemm_warpgroup.hpp:121
+        const bool v4130 = v4129 < v80;
+        const bool v4131 = v4130 && v4087;
+        const unsigned int v4132 = v4129 * v3;
+        const unsigned int v4133 = v4132 + v4083;
+        const unsigned int v4134 = v4131 ? v4133 : v28;
+        iron_copy_async<16>(shm4 + (v4094 ^ (((v4094 >> 6u) & 7u) << 3u)), w + v4134, v4131);
+        const unsigned int v4135 = v79 + v4097;
+        const bool v4136 = v4135 < v80;
+        const bool v4137 = v4136 && v4103;
+        const unsigned int v4138 = v4135 * v3;
+        const unsigned int v4139 = v4138 + v4099;
+        const unsigned int v4140 = v4137 ? v4139 : v28;
+        iron_copy_async<16>(shm4 + (v4110 ^ (((v4110 >> 6u) & 7u) << 3u)), w + v4140, v4137);
+        if (v4114) {
+          const unsigned int v4141 = v4112 >> 3u;
+          const unsigned int v4142 = v4112 & 7u;
+          const unsigned int v4143 = v4142 << 3u;
+          const unsigned int v4144 = v79 + v4141;
+          const bool v4146 = v4144 < v80;
+          const bool v4147 = v4143 < v3;
+          const bool v4148 = v4146 && v4147;
+          const unsigned int v4149 = v4144 * v3;
+          const unsigned int v4150 = v4149 + v4143;
+          const unsigned int v4151 = v4148 ? v4150 : v28;
+          const unsigned int v4152 = v4141 << 6u;
+          const unsigned int v4154 = v4152 + v4143;
+          iron_copy_async<16>(shm4 + (v4154 ^ (((v4154 >> 6u) & 7u) << 3u)), w + v4151, v4148);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:99
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:117
+      const bool v4157 = 64u < v3;
+      if (v4157) {
+        const unsigned int v4161 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:120
+        const unsigned int v4164 = v372 << 5u;
+        const unsigned int v4165 = v4164 + v4161;
+        const unsigned int v4166 = v4165 >> 3u;
+        const unsigned int v4167 = v4165 & 7u;
+        const unsigned int v4168 = v4167 << 3u;
+        const unsigned int v4169 = v75 + v4166;
+        const unsigned int v4170 = 64u + v4168;
+        const bool v4171 = v4169 < v0;
+        const bool v4172 = v4170 < v3;
+        const bool v4173 = v4171 && v4172;
+        const unsigned int v4174 = v4169 * v3;
+        const unsigned int v4175 = v4174 + v4170;
+        const unsigned int v4176 = v4173 ? v4175 : v28;
+        const unsigned int v4177 = v4166 << 6u;
+        const unsigned int v4178 = 8192u + v4177;
+        const unsigned int v4179 = v4178 + v4168;
+        iron_copy_async<16>(shm3 + (v4179 ^ (((v4179 >> 6u) & 7u) << 3u)), x_sorted + v4176, v4173);
+        const unsigned int v4181 = v4165 + 384u;
+        const unsigned int v4182 = v4181 >> 3u;
+        const unsigned int v4183 = v4181 & 7u;
+        const unsigned int v4184 = v4183 << 3u;
+        const unsigned int v4185 = v75 + v4182;
+        const unsigned int v4186 = 64u + v4184;
+        const bool v4187 = v4185 < v0;
+        const bool v4188 = v4186 < v3;
+        const bool v4189 = v4187 && v4188;
+        const unsigned int v4190 = v4185 * v3;
+        const unsigned int v4191 = v4190 + v4186;
+        const unsigned int v4192 = v4189 ? v4191 : v28;
+        const unsigned int v4193 = v4182 << 6u;
+        const unsigned int v4194 = 8192u + v4193;
+        const unsigned int v4195 = v4194 + v4184;
+        iron_copy_async<16>(shm3 + (v4195 ^ (((v4195 >> 6u) & 7u) << 3u)), x_sorted + v4192, v4189);
+        const unsigned int v4197 = v4165 + 768u;
+        const bool v4199 = v4197 < 1024u;
+        if (v4199) {
+          const unsigned int v4200 = v4197 >> 3u;
+          const unsigned int v4201 = v4197 & 7u;
+          const unsigned int v4202 = v4201 << 3u;
+          const unsigned int v4203 = v75 + v4200;
+          const unsigned int v4204 = 64u + v4202;
+          const bool v4205 = v4203 < v0;
+          const bool v4206 = v4204 < v3;
+          const bool v4207 = v4205 && v4206;
+          const unsigned int v4208 = v4203 * v3;
+          const unsigned int v4209 = v4208 + v4204;
+          const unsigned int v4210 = v4207 ? v4209 : v28;
+          const unsigned int v4211 = v4200 << 6u;
+          const unsigned int v4212 = 8192u + v4211;
+          const unsigned int v4213 = v4212 + v4202;
+          iron_copy_async<16>(shm3 + (v4213 ^ (((v4213 >> 6u) & 7u) << 3u)), x_sorted + v4210, v4207);
+        }
+        const unsigned int v4214 = v79 + v4166;  // kernels/gemm/gemm_warpgroup.hpp:121
+        const bool v4215 = v4214 < v80;
+        const bool v4216 = v4215 && v4172;
+        const unsigned int v4217 = v4214 * v3;
+        const unsigned int v4218 = v4217 + v4170;
+        const unsigned int v4219 = v4216 ? v4218 : v28;
+        iron_copy_async<16>(shm4 + (v4179 ^ (((v4179 >> 6u) & 7u) << 3u)), w + v4219, v4216);
+        const unsigned int v4220 = v79 + v4182;
+        const bool v4221 = v4220 < v80;
+        const bool v4222 = v4221 && v4188;
+        const unsigned int v4223 = v4220 * v3;
+        const unsigned int v4224 = v4223 + v4186;
+        const unsigned int v4225 = v4222 ? v4224 : v28;
+        iron_copy_async<16>(shm4 + (v4195 ^ (((v4195 >> 6u) & 7u) << 3u)), w + v4225, v4222);
+        if (v4199) {
+          const unsigned int v4226 = v4197 >> 3u;
+          const unsigned int v4227 = v4197 & 7u;
+          const unsigned int v4228 = v4227 << 3u;
+          const unsigned int v4229 = v79 + v4226;
+          const unsigned int v4230 = 64u + v4228;
+          const bool v4231 = v4229 < v80;
+          const bool v4232 = v4230 < v3;
+          const bool v4233 = v4231 && v4232;
+          const unsigned int v4234 = v4229 * v3;
+          const unsigned int v4235 = v4234 + v4230;
+          const unsigned int v4236 = v4233 ? v4235 : v28;
+          const unsigned int v4237 = v4226 << 6u;
+          const unsigned int v4238 = 8192u + v4237;
+          const unsigned int v4239 = v4238 + v4228;
+          iron_copy_async<16>(shm4 + (v4239 ^ (((v4239 >> 6u) & 7u) << 3u)), w + v4236, v4233);
+        }
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:117
 
-      for (unsigned int v3212 = v28; v3212 < v3; v3212 += 64u) {
-        const unsigned int v3214 = v3212 >> 6u;
-        const unsigned int v3216 = v3214 % 3u;
+      for (unsigned int v3219 = v28; v3219 < v3; v3219 += 64u) {
+        const unsigned int v3221 = v3219 >> 6u;
+        const unsigned int v3223 = v3221 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        if (v369) {
-          const unsigned int v3218 = v3216 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:106
-          const unsigned int v3225 = v366 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
-          const unsigned int v3226 = v3225 << 6u;
-          const unsigned int v3227 = v3218 + v3226;
-          const unsigned int v3711 = v365 & 3u;
-          const unsigned int v3713 = v3711 << 4u;
-          const unsigned int v3715 = v3713 << 6u;
-          const unsigned int v3717 = v3227 + v3715;
-          iron_frag<iron_bf16, 0, 16, 16> v3724;
-          iron_frag_fill(v3724, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3724, shm3, v3717, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3726;
-          iron_frag_fill(v3726, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3726, shm4, v3218, 64u);
-          iron_frag_mma_sync(v373, v3724, v3726);
-          const unsigned int v3728 = v3717 + 16u;
-          const unsigned int v3731 = v3218 + 16u;
-          iron_frag<iron_bf16, 0, 16, 16> v3733;
+        if (v376) {
+          const unsigned int v3225 = v3223 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:124
+          const unsigned int v3232 = v373 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:112
+          const unsigned int v3233 = v3232 << 6u;
+          const unsigned int v3234 = v3225 + v3233;
+          const unsigned int v3718 = v372 & 3u;
+          const unsigned int v3720 = v3718 << 4u;
+          const unsigned int v3722 = v3720 << 6u;
+          const unsigned int v3724 = v3234 + v3722;
+          iron_frag<iron_bf16, 0, 16, 16> v3731;
+          iron_frag_fill(v3731, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3731, shm3, v3724, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3733;
           iron_frag_fill(v3733, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3733, shm3, v3728, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3735;
-          iron_frag_fill(v3735, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3735, shm4, v3731, 64u);
-          iron_frag_mma_sync(v373, v3733, v3735);
-          const unsigned int v3737 = v3717 + 32u;
-          const unsigned int v3740 = v3218 + 32u;
-          iron_frag<iron_bf16, 0, 16, 16> v3742;
+          iron_frag_load_shared<true, 6, 3>(v3733, shm4, v3225, 64u);
+          iron_frag_mma_sync(v380, v3731, v3733);
+          const unsigned int v3735 = v3724 + 16u;
+          const unsigned int v3738 = v3225 + 16u;
+          iron_frag<iron_bf16, 0, 16, 16> v3740;
+          iron_frag_fill(v3740, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3740, shm3, v3735, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3742;
           iron_frag_fill(v3742, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3742, shm3, v3737, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3744;
-          iron_frag_fill(v3744, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3744, shm4, v3740, 64u);
-          iron_frag_mma_sync(v373, v3742, v3744);
-          const unsigned int v3746 = v3717 + 48u;
-          const unsigned int v3749 = v3218 + 48u;
-          iron_frag<iron_bf16, 0, 16, 16> v3751;
+          iron_frag_load_shared<true, 6, 3>(v3742, shm4, v3738, 64u);
+          iron_frag_mma_sync(v380, v3740, v3742);
+          const unsigned int v3744 = v3724 + 32u;
+          const unsigned int v3747 = v3225 + 32u;
+          iron_frag<iron_bf16, 0, 16, 16> v3749;
+          iron_frag_fill(v3749, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3749, shm3, v3744, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3751;
           iron_frag_fill(v3751, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3751, shm3, v3746, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3753;
-          iron_frag_fill(v3753, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3753, shm4, v3749, 64u);
-          iron_frag_mma_sync(v373, v3751, v3753);
+          iron_frag_load_shared<true, 6, 3>(v3751, shm4, v3747, 64u);
+          iron_frag_mma_sync(v380, v3749, v3751);
+          const unsigned int v3753 = v3724 + 48u;
+          const unsigned int v3756 = v3225 + 48u;
+          iron_frag<iron_bf16, 0, 16, 16> v3758;
+          iron_frag_fill(v3758, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3758, shm3, v3753, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3760;
+          iron_frag_fill(v3760, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3760, shm4, v3756, 64u);
+          iron_frag_mma_sync(v380, v3758, v3760);
         }
-        const unsigned int v3233 = v3212 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:99
-        const unsigned int v3235 = v3214 + 2u;
-        const unsigned int v3236 = v3235 % 3u;
-        const bool v3237 = v3233 < v3;
-        if (v3237) {
-          const unsigned int v3240 = v3236 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:102
-          const unsigned int v3242 = iron_linear_thread() & 31u;
-          const unsigned int v3244 = v365 << 5u;
-          const unsigned int v3245 = v3244 + v3242;
-          const unsigned int v3249 = v3245 >> 3u;
-          const unsigned int v3251 = v3245 & 7u;
-          const unsigned int v3253 = v3251 << 3u;
-          const unsigned int v3254 = v75 + v3249;
-          const unsigned int v3255 = v3233 + v3253;
-          const bool v3256 = v3254 < v0;
-          const bool v3257 = v3255 < v3;
-          const bool v3258 = v3256 && v3257;
-          const unsigned int v3259 = v3254 * v3;
-          const unsigned int v3261 = v3259 + v3255;
-          const unsigned int v3262 = v3258 ? v3261 : v28;
-          const unsigned int v3264 = v3249 << 6u;
-          const unsigned int v3265 = v3240 + v3264;
-          const unsigned int v3266 = v3265 + v3253;
-          iron_copy_async<16>(shm3 + (v3266 ^ (((v3266 >> 6u) & 7u) << 3u)), x_sorted + v3262, v3258);
-          const unsigned int v3268 = v3245 + 384u;
-          const unsigned int v3270 = v3268 >> 3u;
-          const unsigned int v3272 = v3268 & 7u;
-          const unsigned int v3274 = v3272 << 3u;
-          const unsigned int v3275 = v75 + v3270;
-          const unsigned int v3276 = v3233 + v3274;
-          const bool v3277 = v3275 < v0;
-          const bool v3278 = v3276 < v3;
-          const bool v3279 = v3277 && v3278;
-          const unsigned int v3280 = v3275 * v3;
-          const unsigned int v3282 = v3280 + v3276;
-          const unsigned int v3283 = v3279 ? v3282 : v28;
-          const unsigned int v3285 = v3270 << 6u;
-          const unsigned int v3286 = v3240 + v3285;
-          const unsigned int v3287 = v3286 + v3274;
-          iron_copy_async<16>(shm3 + (v3287 ^ (((v3287 >> 6u) & 7u) << 3u)), x_sorted + v3283, v3279);
-          const unsigned int v3289 = v3245 + 768u;
-          const bool v3291 = v3289 < 1024u;
-          if (v3291) {
-            const unsigned int v3293 = v3289 >> 3u;
-            const unsigned int v3295 = v3289 & 7u;
-            const unsigned int v3297 = v3295 << 3u;
-            const unsigned int v3298 = v75 + v3293;
-            const unsigned int v3299 = v3233 + v3297;
-            const bool v3300 = v3298 < v0;
-            const bool v3301 = v3299 < v3;
-            const bool v3302 = v3300 && v3301;
-            const unsigned int v3303 = v3298 * v3;
-            const unsigned int v3305 = v3303 + v3299;
-            const unsigned int v3306 = v3302 ? v3305 : v28;
-            const unsigned int v3308 = v3293 << 6u;
-            const unsigned int v3309 = v3240 + v3308;
-            const unsigned int v3310 = v3309 + v3297;
-            iron_copy_async<16>(shm3 + (v3310 ^ (((v3310 >> 6u) & 7u) << 3u)), x_sorted + v3306, v3302);
+        const unsigned int v3240 = v3219 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:117
+        const unsigned int v3242 = v3221 + 2u;
+        const unsigned int v3243 = v3242 % 3u;
+        const bool v3244 = v3240 < v3;
+        if (v3244) {
+          const unsigned int v3247 = v3243 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:120
+          const unsigned int v3249 = iron_linear_thread() & 31u;
+          const unsigned int v3251 = v372 << 5u;
+          const unsigned int v3252 = v3251 + v3249;
+          const unsigned int v3256 = v3252 >> 3u;
+          const unsigned int v3258 = v3252 & 7u;
+          const unsigned int v3260 = v3258 << 3u;
+          const unsigned int v3261 = v75 + v3256;
+          const unsigned int v3262 = v3240 + v3260;
+          const bool v3263 = v3261 < v0;
+          const bool v3264 = v3262 < v3;
+          const bool v3265 = v3263 && v3264;
+          const unsigned int v3266 = v3261 * v3;
+          const unsigned int v3268 = v3266 + v3262;
+          const unsigned int v3269 = v3265 ? v3268 : v28;
+          const unsigned int v3271 = v3256 << 6u;
+          const unsigned int v3272 = v3247 + v3271;
+          const unsigned int v3273 = v3272 + v3260;
+          iron_copy_async<16>(shm3 + (v3273 ^ (((v3273 >> 6u) & 7u) << 3u)), x_sorted + v3269, v3265);
+          const unsigned int v3275 = v3252 + 384u;
+          const unsigned int v3277 = v3275 >> 3u;
+          const unsigned int v3279 = v3275 & 7u;
+          const unsigned int v3281 = v3279 << 3u;
+          const unsigned int v3282 = v75 + v3277;
+          const unsigned int v3283 = v3240 + v3281;
+          const bool v3284 = v3282 < v0;
+          const bool v3285 = v3283 < v3;
+          const bool v3286 = v3284 && v3285;
+          const unsigned int v3287 = v3282 * v3;
+          const unsigned int v3289 = v3287 + v3283;
+          const unsigned int v3290 = v3286 ? v3289 : v28;
+          const unsigned int v3292 = v3277 << 6u;
+          const unsigned int v3293 = v3247 + v3292;
+          const unsigned int v3294 = v3293 + v3281;
+          iron_copy_async<16>(shm3 + (v3294 ^ (((v3294 >> 6u) & 7u) << 3u)), x_sorted + v3290, v3286);
+          const unsigned int v3296 = v3252 + 768u;
+          const bool v3298 = v3296 < 1024u;
+          if (v3298) {
+            const unsigned int v3300 = v3296 >> 3u;
+            const unsigned int v3302 = v3296 & 7u;
+            const unsigned int v3304 = v3302 << 3u;
+            const unsigned int v3305 = v75 + v3300;
+            const unsigned int v3306 = v3240 + v3304;
+            const bool v3307 = v3305 < v0;
+            const bool v3308 = v3306 < v3;
+            const bool v3309 = v3307 && v3308;
+            const unsigned int v3310 = v3305 * v3;
+            const unsigned int v3312 = v3310 + v3306;
+            const unsigned int v3313 = v3309 ? v3312 : v28;
+            const unsigned int v3315 = v3300 << 6u;
+            const unsigned int v3316 = v3247 + v3315;
+            const unsigned int v3317 = v3316 + v3304;
+            iron_copy_async<16>(shm3 + (v3317 ^ (((v3317 >> 6u) & 7u) << 3u)), x_sorted + v3313, v3309);
           }
-          const unsigned int v3327 = v79 + v3249;  // kernels/gemm/gemm_warpgroup.hpp:103
-          const bool v3329 = v3327 < v80;
-          const bool v3331 = v3329 && v3257;
-          const unsigned int v3332 = v3327 * v3;
-          const unsigned int v3334 = v3332 + v3255;
-          const unsigned int v3335 = v3331 ? v3334 : v28;
-          iron_copy_async<16>(shm4 + (v3266 ^ (((v3266 >> 6u) & 7u) << 3u)), w + v3335, v3331);
-          const unsigned int v3348 = v79 + v3270;
-          const bool v3350 = v3348 < v80;
-          const bool v3352 = v3350 && v3278;
-          const unsigned int v3353 = v3348 * v3;
-          const unsigned int v3355 = v3353 + v3276;
-          const unsigned int v3356 = v3352 ? v3355 : v28;
-          iron_copy_async<16>(shm4 + (v3287 ^ (((v3287 >> 6u) & 7u) << 3u)), w + v3356, v3352);
-          if (v3291) {
-            const unsigned int v3366 = v3289 >> 3u;
-            const unsigned int v3368 = v3289 & 7u;
-            const unsigned int v3370 = v3368 << 3u;
-            const unsigned int v3371 = v79 + v3366;
-            const unsigned int v3372 = v3233 + v3370;
-            const bool v3373 = v3371 < v80;
-            const bool v3374 = v3372 < v3;
-            const bool v3375 = v3373 && v3374;
-            const unsigned int v3376 = v3371 * v3;
-            const unsigned int v3378 = v3376 + v3372;
-            const unsigned int v3379 = v3375 ? v3378 : v28;
-            const unsigned int v3381 = v3366 << 6u;
-            const unsigned int v3382 = v3240 + v3381;
-            const unsigned int v3383 = v3382 + v3370;
-            iron_copy_async<16>(shm4 + (v3383 ^ (((v3383 >> 6u) & 7u) << 3u)), w + v3379, v3375);
+          const unsigned int v3334 = v79 + v3256;  // kernels/gemm/gemm_warpgroup.hpp:121
+          const bool v3336 = v3334 < v80;
+          const bool v3338 = v3336 && v3264;
+          const unsigned int v3339 = v3334 * v3;
+          const unsigned int v3341 = v3339 + v3262;
+          const unsigned int v3342 = v3338 ? v3341 : v28;
+          iron_copy_async<16>(shm4 + (v3273 ^ (((v3273 >> 6u) & 7u) << 3u)), w + v3342, v3338);
+          const unsigned int v3355 = v79 + v3277;
+          const bool v3357 = v3355 < v80;
+          const bool v3359 = v3357 && v3285;
+          const unsigned int v3360 = v3355 * v3;
+          const unsigned int v3362 = v3360 + v3283;
+          const unsigned int v3363 = v3359 ? v3362 : v28;
+          iron_copy_async<16>(shm4 + (v3294 ^ (((v3294 >> 6u) & 7u) << 3u)), w + v3363, v3359);
+          if (v3298) {
+            const unsigned int v3373 = v3296 >> 3u;
+            const unsigned int v3375 = v3296 & 7u;
+            const unsigned int v3377 = v3375 << 3u;
+            const unsigned int v3378 = v79 + v3373;
+            const unsigned int v3379 = v3240 + v3377;
+            const bool v3380 = v3378 < v80;
+            const bool v3381 = v3379 < v3;
+            const bool v3382 = v3380 && v3381;
+            const unsigned int v3383 = v3378 * v3;
+            const unsigned int v3385 = v3383 + v3379;
+            const unsigned int v3386 = v3382 ? v3385 : v28;
+            const unsigned int v3388 = v3373 << 6u;
+            const unsigned int v3389 = v3247 + v3388;
+            const unsigned int v3390 = v3389 + v3377;
+            iron_copy_async<16>(shm4 + (v3390 ^ (((v3390 >> 6u) & 7u) << 3u)), w + v3386, v3382);
           }
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:99
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:117
       }
       __syncthreads();
     } else {
-      const unsigned int v404 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
-      const unsigned int v405 = threadIdx.x;
+      const unsigned int v411 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+      const unsigned int v412 = threadIdx.x;
 
-      for (unsigned int v403 = v28; v403 < v3; v403 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:112
-        for (unsigned int v407 = v405; v407 < 8192u; v407 += v404) {  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v409 = v407 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-          const unsigned int v411 = v407 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v412 = v75 + v409;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v413 = v412 < v0;
-          const unsigned int v414 = v403 + v411;
-          const bool v415 = v414 < v3;
-          const bool v416 = v413 && v415;
-          if (v416) {
-            const unsigned int v418 = v412 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const unsigned int v420 = v418 + v403;
-            const unsigned int v421 = v420 + v411;
-            const iron_bf16 v422 = x_sorted[v421];
-            const unsigned int v424 = v409 << 6u;
-            const unsigned int v425 = v424 + v411;
-            shm3[(v425 ^ (((v425 >> 6u) & 7u) << 3u))] = v422;
+      for (unsigned int v410 = v28; v410 < v3; v410 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:130
+        for (unsigned int v414 = v412; v414 < 8192u; v414 += v411) {  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v416 = v414 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+          const unsigned int v418 = v414 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+          const unsigned int v419 = v75 + v416;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v420 = v419 < v0;
+          const unsigned int v421 = v410 + v418;
+          const bool v422 = v421 < v3;
+          const bool v423 = v420 && v422;
+          if (v423) {
+            const unsigned int v425 = v419 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const unsigned int v427 = v425 + v410;
+            const unsigned int v428 = v427 + v418;
+            const iron_bf16 v429 = x_sorted[v428];
+            const unsigned int v431 = v416 << 6u;
+            const unsigned int v432 = v431 + v418;
+            shm3[(v432 ^ (((v432 >> 6u) & 7u) << 3u))] = v429;
           } else {
-            const unsigned int v427 = v409 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-            const unsigned int v428 = v427 + v411;
-            shm3[(v428 ^ (((v428 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+            const unsigned int v434 = v416 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v435 = v434 + v418;
+            shm3[(v435 ^ (((v435 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
 
-        for (unsigned int v433 = v405; v433 < 8192u; v433 += v404) {  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v435 = v433 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-          const unsigned int v437 = v433 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v438 = v79 + v435;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v439 = v438 < v80;
-          const unsigned int v440 = v403 + v437;
-          const bool v441 = v440 < v3;
-          const bool v442 = v439 && v441;
-          if (v442) {
-            const unsigned int v444 = v438 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const unsigned int v446 = v444 + v403;
-            const unsigned int v447 = v446 + v437;
-            const iron_bf16 v448 = w[v447];
-            const unsigned int v450 = v435 << 6u;
-            const unsigned int v451 = v450 + v437;
-            shm4[(v451 ^ (((v451 >> 6u) & 7u) << 3u))] = v448;
+        for (unsigned int v440 = v412; v440 < 8192u; v440 += v411) {  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v442 = v440 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+          const unsigned int v444 = v440 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+          const unsigned int v445 = v79 + v442;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v446 = v445 < v80;
+          const unsigned int v447 = v410 + v444;
+          const bool v448 = v447 < v3;
+          const bool v449 = v446 && v448;
+          if (v449) {
+            const unsigned int v451 = v445 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const unsigned int v453 = v451 + v410;
+            const unsigned int v454 = v453 + v444;
+            const iron_bf16 v455 = w[v454];
+            const unsigned int v457 = v442 << 6u;
+            const unsigned int v458 = v457 + v444;
+            shm4[(v458 ^ (((v458 >> 6u) & 7u) << 3u))] = v455;
           } else {
-            const unsigned int v453 = v435 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-            const unsigned int v454 = v453 + v437;
-            shm4[(v454 ^ (((v454 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+            const unsigned int v460 = v442 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v461 = v460 + v444;
+            shm4[(v461 ^ (((v461 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:116
-        if (v369) {  // kernels/gemm/gemm_warpgroup.hpp:117
-          const unsigned int v462 = v366 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
-          const unsigned int v463 = v462 << 6u;
-          const unsigned int v3756 = v365 & 3u;
-          const unsigned int v3758 = v3756 << 4u;
-          const unsigned int v3760 = v3758 << 6u;
-          const unsigned int v3762 = v463 + v3760;
-          iron_frag<iron_bf16, 0, 16, 16> v3769;
-          iron_frag_fill(v3769, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3769, shm3, v3762, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3771;
-          iron_frag_fill(v3771, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3771, shm4, v28, 64u);
-          iron_frag_mma_sync(v373, v3769, v3771);
-          const unsigned int v3773 = v3762 + 16u;
-          iron_frag<iron_bf16, 0, 16, 16> v3778;
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:134
+        if (v376) {  // kernels/gemm/gemm_warpgroup.hpp:135
+          const unsigned int v469 = v373 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:112
+          const unsigned int v470 = v469 << 6u;
+          const unsigned int v3763 = v372 & 3u;
+          const unsigned int v3765 = v3763 << 4u;
+          const unsigned int v3767 = v3765 << 6u;
+          const unsigned int v3769 = v470 + v3767;
+          iron_frag<iron_bf16, 0, 16, 16> v3776;
+          iron_frag_fill(v3776, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3776, shm3, v3769, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3778;
           iron_frag_fill(v3778, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3778, shm3, v3773, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3780;
-          iron_frag_fill(v3780, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3780, shm4, 16u, 64u);
-          iron_frag_mma_sync(v373, v3778, v3780);
-          const unsigned int v3782 = v3762 + 32u;
-          iron_frag<iron_bf16, 0, 16, 16> v3787;
+          iron_frag_load_shared<true, 6, 3>(v3778, shm4, v28, 64u);
+          iron_frag_mma_sync(v380, v3776, v3778);
+          const unsigned int v3780 = v3769 + 16u;
+          iron_frag<iron_bf16, 0, 16, 16> v3785;
+          iron_frag_fill(v3785, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3785, shm3, v3780, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3787;
           iron_frag_fill(v3787, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3787, shm3, v3782, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3789;
-          iron_frag_fill(v3789, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3789, shm4, 32u, 64u);
-          iron_frag_mma_sync(v373, v3787, v3789);
-          const unsigned int v3791 = v3762 + 48u;
-          iron_frag<iron_bf16, 0, 16, 16> v3796;
+          iron_frag_load_shared<true, 6, 3>(v3787, shm4, 16u, 64u);
+          iron_frag_mma_sync(v380, v3785, v3787);
+          const unsigned int v3789 = v3769 + 32u;
+          iron_frag<iron_bf16, 0, 16, 16> v3794;
+          iron_frag_fill(v3794, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3794, shm3, v3789, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3796;
           iron_frag_fill(v3796, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3796, shm3, v3791, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3798;
-          iron_frag_fill(v3798, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3798, shm4, 48u, 64u);
-          iron_frag_mma_sync(v373, v3796, v3798);
+          iron_frag_load_shared<true, 6, 3>(v3796, shm4, 32u, 64u);
+          iron_frag_mma_sync(v380, v3794, v3796);
+          const unsigned int v3798 = v3769 + 48u;
+          iron_frag<iron_bf16, 0, 16, 16> v3803;
+          iron_frag_fill(v3803, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3803, shm3, v3798, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3805;
+          iron_frag_fill(v3805, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3805, shm4, 48u, 64u);
+          iron_frag_mma_sync(v380, v3803, v3805);
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:118
-      }
-    }
-    const unsigned int v468 = v365 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:124
-    const unsigned int v469 = v468 << 4u;
-    const unsigned int v471 = v366 << 6u;
-    const unsigned int v472 = v75 + v471;
-    const unsigned int v473 = v472 + v469;
-    const unsigned int v474 = static_cast<unsigned int>(v373.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v475 = v473 + v474;
-    const unsigned int v476 = static_cast<unsigned int>(v373.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v477 = v79 + v476;
-    const bool v478 = v475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v479 = v369 && v478;
-    const bool v480 = v477 < v80;
-    const bool v481 = v479 && v480;
-    if (v481) {
-      const float v482 = v373.x[0];
-      const bool v483 = v475 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v484 = v477 - v78;
-      const bool v485 = v484 < v2;
-      const bool v486 = v483 && v485;
-      if (v486) {
-        const iron_bf16 v487 = iron_f32_to_bf16(v482);
-        const unsigned int v488 = v475 * v2;
-        const unsigned int v489 = v488 + v477;
-        const unsigned int v490 = v489 - v78;
-        out[v490] = v487;
-      }
-    }
-    const unsigned int v491 = static_cast<unsigned int>(v373.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v492 = v473 + v491;
-    const unsigned int v493 = static_cast<unsigned int>(v373.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v494 = v79 + v493;
-    const bool v495 = v492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v496 = v369 && v495;
-    const bool v497 = v494 < v80;
-    const bool v498 = v496 && v497;
-    if (v498) {
-      const float v499 = v373.x[1];
-      const bool v500 = v492 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v501 = v494 - v78;
-      const bool v502 = v501 < v2;
-      const bool v503 = v500 && v502;
-      if (v503) {
-        const iron_bf16 v504 = iron_f32_to_bf16(v499);
-        const unsigned int v505 = v492 * v2;
-        const unsigned int v506 = v505 + v494;
-        const unsigned int v507 = v506 - v78;
-        out[v507] = v504;
-      }
-    }
-    const unsigned int v508 = static_cast<unsigned int>(v373.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v509 = v473 + v508;
-    const unsigned int v510 = static_cast<unsigned int>(v373.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v511 = v79 + v510;
-    const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v513 = v369 && v512;
-    const bool v514 = v511 < v80;
-    const bool v515 = v513 && v514;
-    if (v515) {
-      const float v516 = v373.x[2];
-      const bool v517 = v509 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v518 = v511 - v78;
-      const bool v519 = v518 < v2;
-      const bool v520 = v517 && v519;
-      if (v520) {
-        const iron_bf16 v521 = iron_f32_to_bf16(v516);
-        const unsigned int v522 = v509 * v2;
-        const unsigned int v523 = v522 + v511;
-        const unsigned int v524 = v523 - v78;
-        out[v524] = v521;
-      }
-    }
-    const unsigned int v525 = static_cast<unsigned int>(v373.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v526 = v473 + v525;
-    const unsigned int v527 = static_cast<unsigned int>(v373.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v528 = v79 + v527;
-    const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v530 = v369 && v529;
-    const bool v531 = v528 < v80;
-    const bool v532 = v530 && v531;
-    if (v532) {
-      const float v533 = v373.x[3];
-      const bool v534 = v526 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v535 = v528 - v78;
-      const bool v536 = v535 < v2;
-      const bool v537 = v534 && v536;
-      if (v537) {
-        const iron_bf16 v538 = iron_f32_to_bf16(v533);
-        const unsigned int v539 = v526 * v2;
-        const unsigned int v540 = v539 + v528;
-        const unsigned int v541 = v540 - v78;
-        out[v541] = v538;
-      }
-    }
-    const unsigned int v542 = static_cast<unsigned int>(v373.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v543 = v473 + v542;
-    const unsigned int v544 = static_cast<unsigned int>(v373.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v545 = v79 + v544;
-    const bool v546 = v543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v547 = v369 && v546;
-    const bool v548 = v545 < v80;
-    const bool v549 = v547 && v548;
-    if (v549) {
-      const float v550 = v373.x[4];
-      const bool v551 = v543 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v552 = v545 - v78;
-      const bool v553 = v552 < v2;
-      const bool v554 = v551 && v553;
-      if (v554) {
-        const iron_bf16 v555 = iron_f32_to_bf16(v550);
-        const unsigned int v556 = v543 * v2;
-        const unsigned int v557 = v556 + v545;
-        const unsigned int v558 = v557 - v78;
-        out[v558] = v555;
-      }
-    }
-    const unsigned int v559 = static_cast<unsigned int>(v373.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v560 = v473 + v559;
-    const unsigned int v561 = static_cast<unsigned int>(v373.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v562 = v79 + v561;
-    const bool v563 = v560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v564 = v369 && v563;
-    const bool v565 = v562 < v80;
-    const bool v566 = v564 && v565;
-    if (v566) {
-      const float v567 = v373.x[5];
-      const bool v568 = v560 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v569 = v562 - v78;
-      const bool v570 = v569 < v2;
-      const bool v571 = v568 && v570;
-      if (v571) {
-        const iron_bf16 v572 = iron_f32_to_bf16(v567);
-        const unsigned int v573 = v560 * v2;
-        const unsigned int v574 = v573 + v562;
-        const unsigned int v575 = v574 - v78;
-        out[v575] = v572;
-      }
-    }
-    const unsigned int v576 = static_cast<unsigned int>(v373.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v577 = v473 + v576;
-    const unsigned int v578 = static_cast<unsigned int>(v373.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v579 = v79 + v578;
-    const bool v580 = v577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v581 = v369 && v580;
-    const bool v582 = v579 < v80;
-    const bool v583 = v581 && v582;
-    if (v583) {
-      const float v584 = v373.x[6];
-      const bool v585 = v577 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v586 = v579 - v78;
-      const bool v587 = v586 < v2;
-      const bool v588 = v585 && v587;
-      if (v588) {
-        const iron_bf16 v589 = iron_f32_to_bf16(v584);
-        const unsigned int v590 = v577 * v2;
-        const unsigned int v591 = v590 + v579;
-        const unsigned int v592 = v591 - v78;
-        out[v592] = v589;
-      }
-    }
-    const unsigned int v593 = static_cast<unsigned int>(v373.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v594 = v473 + v593;
-    const unsigned int v595 = static_cast<unsigned int>(v373.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v596 = v79 + v595;
-    const bool v597 = v594 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v598 = v369 && v597;
-    const bool v599 = v596 < v80;
-    const bool v600 = v598 && v599;
-    if (v600) {
-      const float v601 = v373.x[7];
-      const bool v602 = v594 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v603 = v596 - v78;
-      const bool v604 = v603 < v2;
-      const bool v605 = v602 && v604;
-      if (v605) {
-        const iron_bf16 v606 = iron_f32_to_bf16(v601);
-        const unsigned int v607 = v594 * v2;
-        const unsigned int v608 = v607 + v596;
-        const unsigned int v609 = v608 - v78;
-        out[v609] = v606;
-      }
-    }
-    const unsigned int v610 = static_cast<unsigned int>(v373.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v611 = v473 + v610;
-    const unsigned int v612 = static_cast<unsigned int>(v373.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v613 = v79 + v612;
-    const bool v614 = v611 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v615 = v369 && v614;
-    const bool v616 = v613 < v80;
-    const bool v617 = v615 && v616;
-    if (v617) {
-      const float v618 = v373.x[8];
-      const bool v619 = v611 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v620 = v613 - v78;
-      const bool v621 = v620 < v2;
-      const bool v622 = v619 && v621;
-      if (v622) {
-        const iron_bf16 v623 = iron_f32_to_bf16(v618);
-        const unsigned int v624 = v611 * v2;
-        const unsigned int v625 = v624 + v613;
-        const unsigned int v626 = v625 - v78;
-        out[v626] = v623;
-      }
-    }
-    const unsigned int v627 = static_cast<unsigned int>(v373.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v628 = v473 + v627;
-    const unsigned int v629 = static_cast<unsigned int>(v373.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v630 = v79 + v629;
-    const bool v631 = v628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v632 = v369 && v631;
-    const bool v633 = v630 < v80;
-    const bool v634 = v632 && v633;
-    if (v634) {
-      const float v635 = v373.x[9];
-      const bool v636 = v628 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v637 = v630 - v78;
-      const bool v638 = v637 < v2;
-      const bool v639 = v636 && v638;
-      if (v639) {
-        const iron_bf16 v640 = iron_f32_to_bf16(v635);
-        const unsigned int v641 = v628 * v2;
-        const unsigned int v642 = v641 + v630;
-        const unsigned int v643 = v642 - v78;
-        out[v643] = v640;
-      }
-    }
-    const unsigned int v644 = static_cast<unsigned int>(v373.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v645 = v473 + v644;
-    const unsigned int v646 = static_cast<unsigned int>(v373.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v647 = v79 + v646;
-    const bool v648 = v645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v649 = v369 && v648;
-    const bool v650 = v647 < v80;
-    const bool v651 = v649 && v650;
-    if (v651) {
-      const float v652 = v373.x[10];
-      const bool v653 = v645 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v654 = v647 - v78;
-      const bool v655 = v654 < v2;
-      const bool v656 = v653 && v655;
-      if (v656) {
-        const iron_bf16 v657 = iron_f32_to_bf16(v652);
-        const unsigned int v658 = v645 * v2;
-        const unsigned int v659 = v658 + v647;
-        const unsigned int v660 = v659 - v78;
-        out[v660] = v657;
-      }
-    }
-    const unsigned int v661 = static_cast<unsigned int>(v373.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v662 = v473 + v661;
-    const unsigned int v663 = static_cast<unsigned int>(v373.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v664 = v79 + v663;
-    const bool v665 = v662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v666 = v369 && v665;
-    const bool v667 = v664 < v80;
-    const bool v668 = v666 && v667;
-    if (v668) {
-      const float v669 = v373.x[11];
-      const bool v670 = v662 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v671 = v664 - v78;
-      const bool v672 = v671 < v2;
-      const bool v673 = v670 && v672;
-      if (v673) {
-        const iron_bf16 v674 = iron_f32_to_bf16(v669);
-        const unsigned int v675 = v662 * v2;
-        const unsigned int v676 = v675 + v664;
-        const unsigned int v677 = v676 - v78;
-        out[v677] = v674;
-      }
-    }
-    const unsigned int v678 = static_cast<unsigned int>(v373.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v679 = v473 + v678;
-    const unsigned int v680 = static_cast<unsigned int>(v373.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v681 = v79 + v680;
-    const bool v682 = v679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v683 = v369 && v682;
-    const bool v684 = v681 < v80;
-    const bool v685 = v683 && v684;
-    if (v685) {
-      const float v686 = v373.x[12];
-      const bool v687 = v679 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v688 = v681 - v78;
-      const bool v689 = v688 < v2;
-      const bool v690 = v687 && v689;
-      if (v690) {
-        const iron_bf16 v691 = iron_f32_to_bf16(v686);
-        const unsigned int v692 = v679 * v2;
-        const unsigned int v693 = v692 + v681;
-        const unsigned int v694 = v693 - v78;
-        out[v694] = v691;
-      }
-    }
-    const unsigned int v695 = static_cast<unsigned int>(v373.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v696 = v473 + v695;
-    const unsigned int v697 = static_cast<unsigned int>(v373.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v698 = v79 + v697;
-    const bool v699 = v696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v700 = v369 && v699;
-    const bool v701 = v698 < v80;
-    const bool v702 = v700 && v701;
-    if (v702) {
-      const float v703 = v373.x[13];
-      const bool v704 = v696 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v705 = v698 - v78;
-      const bool v706 = v705 < v2;
-      const bool v707 = v704 && v706;
-      if (v707) {
-        const iron_bf16 v708 = iron_f32_to_bf16(v703);
-        const unsigned int v709 = v696 * v2;
-        const unsigned int v710 = v709 + v698;
-        const unsigned int v711 = v710 - v78;
-        out[v711] = v708;
-      }
-    }
-    const unsigned int v712 = static_cast<unsigned int>(v373.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v713 = v473 + v712;
-    const unsigned int v714 = static_cast<unsigned int>(v373.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v715 = v79 + v714;
-    const bool v716 = v713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v717 = v369 && v716;
-    const bool v718 = v715 < v80;
-    const bool v719 = v717 && v718;
-    if (v719) {
-      const float v720 = v373.x[14];
-      const bool v721 = v713 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v722 = v715 - v78;
-      const bool v723 = v722 < v2;
-      const bool v724 = v721 && v723;
-      if (v724) {
-        const iron_bf16 v725 = iron_f32_to_bf16(v720);
-        const unsigned int v726 = v713 * v2;
-        const unsigned int v727 = v726 + v715;
-        const unsigned int v728 = v727 - v78;
-        out[v728] = v725;
-      }
-    }
-    const unsigned int v729 = static_cast<unsigned int>(v373.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v730 = v473 + v729;
-    const unsigned int v731 = static_cast<unsigned int>(v373.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v732 = v79 + v731;
-    const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v734 = v369 && v733;
-    const bool v735 = v732 < v80;
-    const bool v736 = v734 && v735;
-    if (v736) {
-      const float v737 = v373.x[15];
-      const bool v738 = v730 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v739 = v732 - v78;
-      const bool v740 = v739 < v2;
-      const bool v741 = v738 && v740;
-      if (v741) {
-        const iron_bf16 v742 = iron_f32_to_bf16(v737);
-        const unsigned int v743 = v730 * v2;
-        const unsigned int v744 = v743 + v732;
-        const unsigned int v745 = v744 - v78;
-        out[v745] = v742;
-      }
-    }
-    const unsigned int v746 = static_cast<unsigned int>(v373.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v747 = v473 + v746;
-    const unsigned int v748 = static_cast<unsigned int>(v373.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v749 = v79 + v748;
-    const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v751 = v369 && v750;
-    const bool v752 = v749 < v80;
-    const bool v753 = v751 && v752;
-    if (v753) {
-      const float v754 = v373.x[16];
-      const bool v755 = v747 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v756 = v749 - v78;
-      const bool v757 = v756 < v2;
-      const bool v758 = v755 && v757;
-      if (v758) {
-        const iron_bf16 v759 = iron_f32_to_bf16(v754);
-        const unsigned int v760 = v747 * v2;
-        const unsigned int v761 = v760 + v749;
-        const unsigned int v762 = v761 - v78;
-        out[v762] = v759;
-      }
-    }
-    const unsigned int v763 = static_cast<unsigned int>(v373.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v764 = v473 + v763;
-    const unsigned int v765 = static_cast<unsigned int>(v373.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v766 = v79 + v765;
-    const bool v767 = v764 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v768 = v369 && v767;
-    const bool v769 = v766 < v80;
-    const bool v770 = v768 && v769;
-    if (v770) {
-      const float v771 = v373.x[17];
-      const bool v772 = v764 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v773 = v766 - v78;
-      const bool v774 = v773 < v2;
-      const bool v775 = v772 && v774;
-      if (v775) {
-        const iron_bf16 v776 = iron_f32_to_bf16(v771);
-        const unsigned int v777 = v764 * v2;
-        const unsigned int v778 = v777 + v766;
-        const unsigned int v779 = v778 - v78;
-        out[v779] = v776;
-      }
-    }
-    const unsigned int v780 = static_cast<unsigned int>(v373.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v781 = v473 + v780;
-    const unsigned int v782 = static_cast<unsigned int>(v373.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v783 = v79 + v782;
-    const bool v784 = v781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v785 = v369 && v784;
-    const bool v786 = v783 < v80;
-    const bool v787 = v785 && v786;
-    if (v787) {
-      const float v788 = v373.x[18];
-      const bool v789 = v781 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v790 = v783 - v78;
-      const bool v791 = v790 < v2;
-      const bool v792 = v789 && v791;
-      if (v792) {
-        const iron_bf16 v793 = iron_f32_to_bf16(v788);
-        const unsigned int v794 = v781 * v2;
-        const unsigned int v795 = v794 + v783;
-        const unsigned int v796 = v795 - v78;
-        out[v796] = v793;
-      }
-    }
-    const unsigned int v797 = static_cast<unsigned int>(v373.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v798 = v473 + v797;
-    const unsigned int v799 = static_cast<unsigned int>(v373.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v800 = v79 + v799;
-    const bool v801 = v798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v802 = v369 && v801;
-    const bool v803 = v800 < v80;
-    const bool v804 = v802 && v803;
-    if (v804) {
-      const float v805 = v373.x[19];
-      const bool v806 = v798 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v807 = v800 - v78;
-      const bool v808 = v807 < v2;
-      const bool v809 = v806 && v808;
-      if (v809) {
-        const iron_bf16 v810 = iron_f32_to_bf16(v805);
-        const unsigned int v811 = v798 * v2;
-        const unsigned int v812 = v811 + v800;
-        const unsigned int v813 = v812 - v78;
-        out[v813] = v810;
-      }
-    }
-    const unsigned int v814 = static_cast<unsigned int>(v373.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v815 = v473 + v814;
-    const unsigned int v816 = static_cast<unsigned int>(v373.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v817 = v79 + v816;
-    const bool v818 = v815 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v819 = v369 && v818;
-    const bool v820 = v817 < v80;
-    const bool v821 = v819 && v820;
-    if (v821) {
-      const float v822 = v373.x[20];
-      const bool v823 = v815 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v824 = v817 - v78;
-      const bool v825 = v824 < v2;
-      const bool v826 = v823 && v825;
-      if (v826) {
-        const iron_bf16 v827 = iron_f32_to_bf16(v822);
-        const unsigned int v828 = v815 * v2;
-        const unsigned int v829 = v828 + v817;
-        const unsigned int v830 = v829 - v78;
-        out[v830] = v827;
-      }
-    }
-    const unsigned int v831 = static_cast<unsigned int>(v373.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v832 = v473 + v831;
-    const unsigned int v833 = static_cast<unsigned int>(v373.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v834 = v79 + v833;
-    const bool v835 = v832 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v836 = v369 && v835;
-    const bool v837 = v834 < v80;
-    const bool v838 = v836 && v837;
-    if (v838) {
-      const float v839 = v373.x[21];
-      const bool v840 = v832 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v841 = v834 - v78;
-      const bool v842 = v841 < v2;
-      const bool v843 = v840 && v842;
-      if (v843) {
-        const iron_bf16 v844 = iron_f32_to_bf16(v839);
-        const unsigned int v845 = v832 * v2;
-        const unsigned int v846 = v845 + v834;
-        const unsigned int v847 = v846 - v78;
-        out[v847] = v844;
-      }
-    }
-    const unsigned int v848 = static_cast<unsigned int>(v373.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v849 = v473 + v848;
-    const unsigned int v850 = static_cast<unsigned int>(v373.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v851 = v79 + v850;
-    const bool v852 = v849 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v853 = v369 && v852;
-    const bool v854 = v851 < v80;
-    const bool v855 = v853 && v854;
-    if (v855) {
-      const float v856 = v373.x[22];
-      const bool v857 = v849 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v858 = v851 - v78;
-      const bool v859 = v858 < v2;
-      const bool v860 = v857 && v859;
-      if (v860) {
-        const iron_bf16 v861 = iron_f32_to_bf16(v856);
-        const unsigned int v862 = v849 * v2;
-        const unsigned int v863 = v862 + v851;
-        const unsigned int v864 = v863 - v78;
-        out[v864] = v861;
-      }
-    }
-    const unsigned int v865 = static_cast<unsigned int>(v373.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v866 = v473 + v865;
-    const unsigned int v867 = static_cast<unsigned int>(v373.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v868 = v79 + v867;
-    const bool v869 = v866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v870 = v369 && v869;
-    const bool v871 = v868 < v80;
-    const bool v872 = v870 && v871;
-    if (v872) {
-      const float v873 = v373.x[23];
-      const bool v874 = v866 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v875 = v868 - v78;
-      const bool v876 = v875 < v2;
-      const bool v877 = v874 && v876;
-      if (v877) {
-        const iron_bf16 v878 = iron_f32_to_bf16(v873);
-        const unsigned int v879 = v866 * v2;
-        const unsigned int v880 = v879 + v868;
-        const unsigned int v881 = v880 - v78;
-        out[v881] = v878;
-      }
-    }
-    const unsigned int v882 = static_cast<unsigned int>(v373.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v883 = v473 + v882;
-    const unsigned int v884 = static_cast<unsigned int>(v373.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v885 = v79 + v884;
-    const bool v886 = v883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v887 = v369 && v886;
-    const bool v888 = v885 < v80;
-    const bool v889 = v887 && v888;
-    if (v889) {
-      const float v890 = v373.x[24];
-      const bool v891 = v883 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v892 = v885 - v78;
-      const bool v893 = v892 < v2;
-      const bool v894 = v891 && v893;
-      if (v894) {
-        const iron_bf16 v895 = iron_f32_to_bf16(v890);
-        const unsigned int v896 = v883 * v2;
-        const unsigned int v897 = v896 + v885;
-        const unsigned int v898 = v897 - v78;
-        out[v898] = v895;
-      }
-    }
-    const unsigned int v899 = static_cast<unsigned int>(v373.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v900 = v473 + v899;
-    const unsigned int v901 = static_cast<unsigned int>(v373.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v902 = v79 + v901;
-    const bool v903 = v900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v904 = v369 && v903;
-    const bool v905 = v902 < v80;
-    const bool v906 = v904 && v905;
-    if (v906) {
-      const float v907 = v373.x[25];
-      const bool v908 = v900 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v909 = v902 - v78;
-      const bool v910 = v909 < v2;
-      const bool v911 = v908 && v910;
-      if (v911) {
-        const iron_bf16 v912 = iron_f32_to_bf16(v907);
-        const unsigned int v913 = v900 * v2;
-        const unsigned int v914 = v913 + v902;
-        const unsigned int v915 = v914 - v78;
-        out[v915] = v912;
-      }
-    }
-    const unsigned int v916 = static_cast<unsigned int>(v373.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v917 = v473 + v916;
-    const unsigned int v918 = static_cast<unsigned int>(v373.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v919 = v79 + v918;
-    const bool v920 = v917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v921 = v369 && v920;
-    const bool v922 = v919 < v80;
-    const bool v923 = v921 && v922;
-    if (v923) {
-      const float v924 = v373.x[26];
-      const bool v925 = v917 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v926 = v919 - v78;
-      const bool v927 = v926 < v2;
-      const bool v928 = v925 && v927;
-      if (v928) {
-        const iron_bf16 v929 = iron_f32_to_bf16(v924);
-        const unsigned int v930 = v917 * v2;
-        const unsigned int v931 = v930 + v919;
-        const unsigned int v932 = v931 - v78;
-        out[v932] = v929;
-      }
-    }
-    const unsigned int v933 = static_cast<unsigned int>(v373.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v934 = v473 + v933;
-    const unsigned int v935 = static_cast<unsigned int>(v373.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v936 = v79 + v935;
-    const bool v937 = v934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v938 = v369 && v937;
-    const bool v939 = v936 < v80;
-    const bool v940 = v938 && v939;
-    if (v940) {
-      const float v941 = v373.x[27];
-      const bool v942 = v934 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v943 = v936 - v78;
-      const bool v944 = v943 < v2;
-      const bool v945 = v942 && v944;
-      if (v945) {
-        const iron_bf16 v946 = iron_f32_to_bf16(v941);
-        const unsigned int v947 = v934 * v2;
-        const unsigned int v948 = v947 + v936;
-        const unsigned int v949 = v948 - v78;
-        out[v949] = v946;
-      }
-    }
-    const unsigned int v950 = static_cast<unsigned int>(v373.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v951 = v473 + v950;
-    const unsigned int v952 = static_cast<unsigned int>(v373.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v953 = v79 + v952;
-    const bool v954 = v951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v955 = v369 && v954;
-    const bool v956 = v953 < v80;
-    const bool v957 = v955 && v956;
-    if (v957) {
-      const float v958 = v373.x[28];
-      const bool v959 = v951 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v960 = v953 - v78;
-      const bool v961 = v960 < v2;
-      const bool v962 = v959 && v961;
-      if (v962) {
-        const iron_bf16 v963 = iron_f32_to_bf16(v958);
-        const unsigned int v964 = v951 * v2;
-        const unsigned int v965 = v964 + v953;
-        const unsigned int v966 = v965 - v78;
-        out[v966] = v963;
-      }
-    }
-    const unsigned int v967 = static_cast<unsigned int>(v373.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v968 = v473 + v967;
-    const unsigned int v969 = static_cast<unsigned int>(v373.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v970 = v79 + v969;
-    const bool v971 = v968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v972 = v369 && v971;
-    const bool v973 = v970 < v80;
-    const bool v974 = v972 && v973;
-    if (v974) {
-      const float v975 = v373.x[29];
-      const bool v976 = v968 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v977 = v970 - v78;
-      const bool v978 = v977 < v2;
-      const bool v979 = v976 && v978;
-      if (v979) {
-        const iron_bf16 v980 = iron_f32_to_bf16(v975);
-        const unsigned int v981 = v968 * v2;
-        const unsigned int v982 = v981 + v970;
-        const unsigned int v983 = v982 - v78;
-        out[v983] = v980;
-      }
-    }
-    const unsigned int v984 = static_cast<unsigned int>(v373.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v985 = v473 + v984;
-    const unsigned int v986 = static_cast<unsigned int>(v373.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v987 = v79 + v986;
-    const bool v988 = v985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v989 = v369 && v988;
-    const bool v990 = v987 < v80;
-    const bool v991 = v989 && v990;
-    if (v991) {
-      const float v992 = v373.x[30];
-      const bool v993 = v985 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v994 = v987 - v78;
-      const bool v995 = v994 < v2;
-      const bool v996 = v993 && v995;
-      if (v996) {
-        const iron_bf16 v997 = iron_f32_to_bf16(v992);
-        const unsigned int v998 = v985 * v2;
-        const unsigned int v999 = v998 + v987;
-        const unsigned int v1000 = v999 - v78;
-        out[v1000] = v997;
-      }
-    }
-    const unsigned int v1001 = static_cast<unsigned int>(v373.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1002 = v473 + v1001;
-    const unsigned int v1003 = static_cast<unsigned int>(v373.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1004 = v79 + v1003;
-    const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1006 = v369 && v1005;
-    const bool v1007 = v1004 < v80;
-    const bool v1008 = v1006 && v1007;
-    if (v1008) {
-      const float v1009 = v373.x[31];
-      const bool v1010 = v1002 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1011 = v1004 - v78;
-      const bool v1012 = v1011 < v2;
-      const bool v1013 = v1010 && v1012;
-      if (v1013) {
-        const iron_bf16 v1014 = iron_f32_to_bf16(v1009);
-        const unsigned int v1015 = v1002 * v2;
-        const unsigned int v1016 = v1015 + v1004;
-        const unsigned int v1017 = v1016 - v78;
-        out[v1017] = v1014;
-      }
-    }
-    const unsigned int v1018 = static_cast<unsigned int>(v373.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1019 = v473 + v1018;
-    const unsigned int v1020 = static_cast<unsigned int>(v373.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1021 = v79 + v1020;
-    const bool v1022 = v1019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1023 = v369 && v1022;
-    const bool v1024 = v1021 < v80;
-    const bool v1025 = v1023 && v1024;
-    if (v1025) {
-      const float v1026 = v373.x[32];
-      const bool v1027 = v1019 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1028 = v1021 - v78;
-      const bool v1029 = v1028 < v2;
-      const bool v1030 = v1027 && v1029;
-      if (v1030) {
-        const iron_bf16 v1031 = iron_f32_to_bf16(v1026);
-        const unsigned int v1032 = v1019 * v2;
-        const unsigned int v1033 = v1032 + v1021;
-        const unsigned int v1034 = v1033 - v78;
-        out[v1034] = v1031;
-      }
-    }
-    const unsigned int v1035 = static_cast<unsigned int>(v373.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1036 = v473 + v1035;
-    const unsigned int v1037 = static_cast<unsigned int>(v373.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1038 = v79 + v1037;
-    const bool v1039 = v1036 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1040 = v369 && v1039;
-    const bool v1041 = v1038 < v80;
-    const bool v1042 = v1040 && v1041;
-    if (v1042) {
-      const float v1043 = v373.x[33];
-      const bool v1044 = v1036 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1045 = v1038 - v78;
-      const bool v1046 = v1045 < v2;
-      const bool v1047 = v1044 && v1046;
-      if (v1047) {
-        const iron_bf16 v1048 = iron_f32_to_bf16(v1043);
-        const unsigned int v1049 = v1036 * v2;
-        const unsigned int v1050 = v1049 + v1038;
-        const unsigned int v1051 = v1050 - v78;
-        out[v1051] = v1048;
-      }
-    }
-    const unsigned int v1052 = static_cast<unsigned int>(v373.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1053 = v473 + v1052;
-    const unsigned int v1054 = static_cast<unsigned int>(v373.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1055 = v79 + v1054;
-    const bool v1056 = v1053 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1057 = v369 && v1056;
-    const bool v1058 = v1055 < v80;
-    const bool v1059 = v1057 && v1058;
-    if (v1059) {
-      const float v1060 = v373.x[34];
-      const bool v1061 = v1053 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1062 = v1055 - v78;
-      const bool v1063 = v1062 < v2;
-      const bool v1064 = v1061 && v1063;
-      if (v1064) {
-        const iron_bf16 v1065 = iron_f32_to_bf16(v1060);
-        const unsigned int v1066 = v1053 * v2;
-        const unsigned int v1067 = v1066 + v1055;
-        const unsigned int v1068 = v1067 - v78;
-        out[v1068] = v1065;
-      }
-    }
-    const unsigned int v1069 = static_cast<unsigned int>(v373.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1070 = v473 + v1069;
-    const unsigned int v1071 = static_cast<unsigned int>(v373.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1072 = v79 + v1071;
-    const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1074 = v369 && v1073;
-    const bool v1075 = v1072 < v80;
-    const bool v1076 = v1074 && v1075;
-    if (v1076) {
-      const float v1077 = v373.x[35];
-      const bool v1078 = v1070 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1079 = v1072 - v78;
-      const bool v1080 = v1079 < v2;
-      const bool v1081 = v1078 && v1080;
-      if (v1081) {
-        const iron_bf16 v1082 = iron_f32_to_bf16(v1077);
-        const unsigned int v1083 = v1070 * v2;
-        const unsigned int v1084 = v1083 + v1072;
-        const unsigned int v1085 = v1084 - v78;
-        out[v1085] = v1082;
-      }
-    }
-    const unsigned int v1086 = static_cast<unsigned int>(v373.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1087 = v473 + v1086;
-    const unsigned int v1088 = static_cast<unsigned int>(v373.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1089 = v79 + v1088;
-    const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1091 = v369 && v1090;
-    const bool v1092 = v1089 < v80;
-    const bool v1093 = v1091 && v1092;
-    if (v1093) {
-      const float v1094 = v373.x[36];
-      const bool v1095 = v1087 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1096 = v1089 - v78;
-      const bool v1097 = v1096 < v2;
-      const bool v1098 = v1095 && v1097;
-      if (v1098) {
-        const iron_bf16 v1099 = iron_f32_to_bf16(v1094);
-        const unsigned int v1100 = v1087 * v2;
-        const unsigned int v1101 = v1100 + v1089;
-        const unsigned int v1102 = v1101 - v78;
-        out[v1102] = v1099;
-      }
-    }
-    const unsigned int v1103 = static_cast<unsigned int>(v373.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1104 = v473 + v1103;
-    const unsigned int v1105 = static_cast<unsigned int>(v373.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1106 = v79 + v1105;
-    const bool v1107 = v1104 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1108 = v369 && v1107;
-    const bool v1109 = v1106 < v80;
-    const bool v1110 = v1108 && v1109;
-    if (v1110) {
-      const float v1111 = v373.x[37];
-      const bool v1112 = v1104 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1113 = v1106 - v78;
-      const bool v1114 = v1113 < v2;
-      const bool v1115 = v1112 && v1114;
-      if (v1115) {
-        const iron_bf16 v1116 = iron_f32_to_bf16(v1111);
-        const unsigned int v1117 = v1104 * v2;
-        const unsigned int v1118 = v1117 + v1106;
-        const unsigned int v1119 = v1118 - v78;
-        out[v1119] = v1116;
-      }
-    }
-    const unsigned int v1120 = static_cast<unsigned int>(v373.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1121 = v473 + v1120;
-    const unsigned int v1122 = static_cast<unsigned int>(v373.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1123 = v79 + v1122;
-    const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1125 = v369 && v1124;
-    const bool v1126 = v1123 < v80;
-    const bool v1127 = v1125 && v1126;
-    if (v1127) {
-      const float v1128 = v373.x[38];
-      const bool v1129 = v1121 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1130 = v1123 - v78;
-      const bool v1131 = v1130 < v2;
-      const bool v1132 = v1129 && v1131;
-      if (v1132) {
-        const iron_bf16 v1133 = iron_f32_to_bf16(v1128);
-        const unsigned int v1134 = v1121 * v2;
-        const unsigned int v1135 = v1134 + v1123;
-        const unsigned int v1136 = v1135 - v78;
-        out[v1136] = v1133;
-      }
-    }
-    const unsigned int v1137 = static_cast<unsigned int>(v373.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1138 = v473 + v1137;
-    const unsigned int v1139 = static_cast<unsigned int>(v373.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1140 = v79 + v1139;
-    const bool v1141 = v1138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1142 = v369 && v1141;
-    const bool v1143 = v1140 < v80;
-    const bool v1144 = v1142 && v1143;
-    if (v1144) {
-      const float v1145 = v373.x[39];
-      const bool v1146 = v1138 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1147 = v1140 - v78;
-      const bool v1148 = v1147 < v2;
-      const bool v1149 = v1146 && v1148;
-      if (v1149) {
-        const iron_bf16 v1150 = iron_f32_to_bf16(v1145);
-        const unsigned int v1151 = v1138 * v2;
-        const unsigned int v1152 = v1151 + v1140;
-        const unsigned int v1153 = v1152 - v78;
-        out[v1153] = v1150;
-      }
-    }
-    const unsigned int v1154 = static_cast<unsigned int>(v373.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1155 = v473 + v1154;
-    const unsigned int v1156 = static_cast<unsigned int>(v373.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1157 = v79 + v1156;
-    const bool v1158 = v1155 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1159 = v369 && v1158;
-    const bool v1160 = v1157 < v80;
-    const bool v1161 = v1159 && v1160;
-    if (v1161) {
-      const float v1162 = v373.x[40];
-      const bool v1163 = v1155 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1164 = v1157 - v78;
-      const bool v1165 = v1164 < v2;
-      const bool v1166 = v1163 && v1165;
-      if (v1166) {
-        const iron_bf16 v1167 = iron_f32_to_bf16(v1162);
-        const unsigned int v1168 = v1155 * v2;
-        const unsigned int v1169 = v1168 + v1157;
-        const unsigned int v1170 = v1169 - v78;
-        out[v1170] = v1167;
-      }
-    }
-    const unsigned int v1171 = static_cast<unsigned int>(v373.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1172 = v473 + v1171;
-    const unsigned int v1173 = static_cast<unsigned int>(v373.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1174 = v79 + v1173;
-    const bool v1175 = v1172 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1176 = v369 && v1175;
-    const bool v1177 = v1174 < v80;
-    const bool v1178 = v1176 && v1177;
-    if (v1178) {
-      const float v1179 = v373.x[41];
-      const bool v1180 = v1172 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1181 = v1174 - v78;
-      const bool v1182 = v1181 < v2;
-      const bool v1183 = v1180 && v1182;
-      if (v1183) {
-        const iron_bf16 v1184 = iron_f32_to_bf16(v1179);
-        const unsigned int v1185 = v1172 * v2;
-        const unsigned int v1186 = v1185 + v1174;
-        const unsigned int v1187 = v1186 - v78;
-        out[v1187] = v1184;
-      }
-    }
-    const unsigned int v1188 = static_cast<unsigned int>(v373.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1189 = v473 + v1188;
-    const unsigned int v1190 = static_cast<unsigned int>(v373.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1191 = v79 + v1190;
-    const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1193 = v369 && v1192;
-    const bool v1194 = v1191 < v80;
-    const bool v1195 = v1193 && v1194;
-    if (v1195) {
-      const float v1196 = v373.x[42];
-      const bool v1197 = v1189 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1198 = v1191 - v78;
-      const bool v1199 = v1198 < v2;
-      const bool v1200 = v1197 && v1199;
-      if (v1200) {
-        const iron_bf16 v1201 = iron_f32_to_bf16(v1196);
-        const unsigned int v1202 = v1189 * v2;
-        const unsigned int v1203 = v1202 + v1191;
-        const unsigned int v1204 = v1203 - v78;
-        out[v1204] = v1201;
-      }
-    }
-    const unsigned int v1205 = static_cast<unsigned int>(v373.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1206 = v473 + v1205;
-    const unsigned int v1207 = static_cast<unsigned int>(v373.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1208 = v79 + v1207;
-    const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1210 = v369 && v1209;
-    const bool v1211 = v1208 < v80;
-    const bool v1212 = v1210 && v1211;
-    if (v1212) {
-      const float v1213 = v373.x[43];
-      const bool v1214 = v1206 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1215 = v1208 - v78;
-      const bool v1216 = v1215 < v2;
-      const bool v1217 = v1214 && v1216;
-      if (v1217) {
-        const iron_bf16 v1218 = iron_f32_to_bf16(v1213);
-        const unsigned int v1219 = v1206 * v2;
-        const unsigned int v1220 = v1219 + v1208;
-        const unsigned int v1221 = v1220 - v78;
-        out[v1221] = v1218;
-      }
-    }
-    const unsigned int v1222 = static_cast<unsigned int>(v373.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1223 = v473 + v1222;
-    const unsigned int v1224 = static_cast<unsigned int>(v373.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1225 = v79 + v1224;
-    const bool v1226 = v1223 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1227 = v369 && v1226;
-    const bool v1228 = v1225 < v80;
-    const bool v1229 = v1227 && v1228;
-    if (v1229) {
-      const float v1230 = v373.x[44];
-      const bool v1231 = v1223 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1232 = v1225 - v78;
-      const bool v1233 = v1232 < v2;
-      const bool v1234 = v1231 && v1233;
-      if (v1234) {
-        const iron_bf16 v1235 = iron_f32_to_bf16(v1230);
-        const unsigned int v1236 = v1223 * v2;
-        const unsigned int v1237 = v1236 + v1225;
-        const unsigned int v1238 = v1237 - v78;
-        out[v1238] = v1235;
-      }
-    }
-    const unsigned int v1239 = static_cast<unsigned int>(v373.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1240 = v473 + v1239;
-    const unsigned int v1241 = static_cast<unsigned int>(v373.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1242 = v79 + v1241;
-    const bool v1243 = v1240 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1244 = v369 && v1243;
-    const bool v1245 = v1242 < v80;
-    const bool v1246 = v1244 && v1245;
-    if (v1246) {
-      const float v1247 = v373.x[45];
-      const bool v1248 = v1240 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1249 = v1242 - v78;
-      const bool v1250 = v1249 < v2;
-      const bool v1251 = v1248 && v1250;
-      if (v1251) {
-        const iron_bf16 v1252 = iron_f32_to_bf16(v1247);
-        const unsigned int v1253 = v1240 * v2;
-        const unsigned int v1254 = v1253 + v1242;
-        const unsigned int v1255 = v1254 - v78;
-        out[v1255] = v1252;
-      }
-    }
-    const unsigned int v1256 = static_cast<unsigned int>(v373.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1257 = v473 + v1256;
-    const unsigned int v1258 = static_cast<unsigned int>(v373.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1259 = v79 + v1258;
-    const bool v1260 = v1257 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1261 = v369 && v1260;
-    const bool v1262 = v1259 < v80;
-    const bool v1263 = v1261 && v1262;
-    if (v1263) {
-      const float v1264 = v373.x[46];
-      const bool v1265 = v1257 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1266 = v1259 - v78;
-      const bool v1267 = v1266 < v2;
-      const bool v1268 = v1265 && v1267;
-      if (v1268) {
-        const iron_bf16 v1269 = iron_f32_to_bf16(v1264);
-        const unsigned int v1270 = v1257 * v2;
-        const unsigned int v1271 = v1270 + v1259;
-        const unsigned int v1272 = v1271 - v78;
-        out[v1272] = v1269;
-      }
-    }
-    const unsigned int v1273 = static_cast<unsigned int>(v373.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1274 = v473 + v1273;
-    const unsigned int v1275 = static_cast<unsigned int>(v373.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1276 = v79 + v1275;
-    const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1278 = v369 && v1277;
-    const bool v1279 = v1276 < v80;
-    const bool v1280 = v1278 && v1279;
-    if (v1280) {
-      const float v1281 = v373.x[47];
-      const bool v1282 = v1274 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1283 = v1276 - v78;
-      const bool v1284 = v1283 < v2;
-      const bool v1285 = v1282 && v1284;
-      if (v1285) {
-        const iron_bf16 v1286 = iron_f32_to_bf16(v1281);
-        const unsigned int v1287 = v1274 * v2;
-        const unsigned int v1288 = v1287 + v1276;
-        const unsigned int v1289 = v1288 - v78;
-        out[v1289] = v1286;
-      }
-    }
-    const unsigned int v1290 = static_cast<unsigned int>(v373.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1291 = v473 + v1290;
-    const unsigned int v1292 = static_cast<unsigned int>(v373.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1293 = v79 + v1292;
-    const bool v1294 = v1291 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1295 = v369 && v1294;
-    const bool v1296 = v1293 < v80;
-    const bool v1297 = v1295 && v1296;
-    if (v1297) {
-      const float v1298 = v373.x[48];
-      const bool v1299 = v1291 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1300 = v1293 - v78;
-      const bool v1301 = v1300 < v2;
-      const bool v1302 = v1299 && v1301;
-      if (v1302) {
-        const iron_bf16 v1303 = iron_f32_to_bf16(v1298);
-        const unsigned int v1304 = v1291 * v2;
-        const unsigned int v1305 = v1304 + v1293;
-        const unsigned int v1306 = v1305 - v78;
-        out[v1306] = v1303;
-      }
-    }
-    const unsigned int v1307 = static_cast<unsigned int>(v373.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1308 = v473 + v1307;
-    const unsigned int v1309 = static_cast<unsigned int>(v373.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1310 = v79 + v1309;
-    const bool v1311 = v1308 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1312 = v369 && v1311;
-    const bool v1313 = v1310 < v80;
-    const bool v1314 = v1312 && v1313;
-    if (v1314) {
-      const float v1315 = v373.x[49];
-      const bool v1316 = v1308 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1317 = v1310 - v78;
-      const bool v1318 = v1317 < v2;
-      const bool v1319 = v1316 && v1318;
-      if (v1319) {
-        const iron_bf16 v1320 = iron_f32_to_bf16(v1315);
-        const unsigned int v1321 = v1308 * v2;
-        const unsigned int v1322 = v1321 + v1310;
-        const unsigned int v1323 = v1322 - v78;
-        out[v1323] = v1320;
-      }
-    }
-    const unsigned int v1324 = static_cast<unsigned int>(v373.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1325 = v473 + v1324;
-    const unsigned int v1326 = static_cast<unsigned int>(v373.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1327 = v79 + v1326;
-    const bool v1328 = v1325 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1329 = v369 && v1328;
-    const bool v1330 = v1327 < v80;
-    const bool v1331 = v1329 && v1330;
-    if (v1331) {
-      const float v1332 = v373.x[50];
-      const bool v1333 = v1325 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1334 = v1327 - v78;
-      const bool v1335 = v1334 < v2;
-      const bool v1336 = v1333 && v1335;
-      if (v1336) {
-        const iron_bf16 v1337 = iron_f32_to_bf16(v1332);
-        const unsigned int v1338 = v1325 * v2;
-        const unsigned int v1339 = v1338 + v1327;
-        const unsigned int v1340 = v1339 - v78;
-        out[v1340] = v1337;
-      }
-    }
-    const unsigned int v1341 = static_cast<unsigned int>(v373.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1342 = v473 + v1341;
-    const unsigned int v1343 = static_cast<unsigned int>(v373.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1344 = v79 + v1343;
-    const bool v1345 = v1342 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1346 = v369 && v1345;
-    const bool v1347 = v1344 < v80;
-    const bool v1348 = v1346 && v1347;
-    if (v1348) {
-      const float v1349 = v373.x[51];
-      const bool v1350 = v1342 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1351 = v1344 - v78;
-      const bool v1352 = v1351 < v2;
-      const bool v1353 = v1350 && v1352;
-      if (v1353) {
-        const iron_bf16 v1354 = iron_f32_to_bf16(v1349);
-        const unsigned int v1355 = v1342 * v2;
-        const unsigned int v1356 = v1355 + v1344;
-        const unsigned int v1357 = v1356 - v78;
-        out[v1357] = v1354;
-      }
-    }
-    const unsigned int v1358 = static_cast<unsigned int>(v373.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1359 = v473 + v1358;
-    const unsigned int v1360 = static_cast<unsigned int>(v373.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1361 = v79 + v1360;
-    const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1363 = v369 && v1362;
-    const bool v1364 = v1361 < v80;
-    const bool v1365 = v1363 && v1364;
-    if (v1365) {
-      const float v1366 = v373.x[52];
-      const bool v1367 = v1359 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1368 = v1361 - v78;
-      const bool v1369 = v1368 < v2;
-      const bool v1370 = v1367 && v1369;
-      if (v1370) {
-        const iron_bf16 v1371 = iron_f32_to_bf16(v1366);
-        const unsigned int v1372 = v1359 * v2;
-        const unsigned int v1373 = v1372 + v1361;
-        const unsigned int v1374 = v1373 - v78;
-        out[v1374] = v1371;
-      }
-    }
-    const unsigned int v1375 = static_cast<unsigned int>(v373.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1376 = v473 + v1375;
-    const unsigned int v1377 = static_cast<unsigned int>(v373.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1378 = v79 + v1377;
-    const bool v1379 = v1376 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1380 = v369 && v1379;
-    const bool v1381 = v1378 < v80;
-    const bool v1382 = v1380 && v1381;
-    if (v1382) {
-      const float v1383 = v373.x[53];
-      const bool v1384 = v1376 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1385 = v1378 - v78;
-      const bool v1386 = v1385 < v2;
-      const bool v1387 = v1384 && v1386;
-      if (v1387) {
-        const iron_bf16 v1388 = iron_f32_to_bf16(v1383);
-        const unsigned int v1389 = v1376 * v2;
-        const unsigned int v1390 = v1389 + v1378;
-        const unsigned int v1391 = v1390 - v78;
-        out[v1391] = v1388;
-      }
-    }
-    const unsigned int v1392 = static_cast<unsigned int>(v373.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1393 = v473 + v1392;
-    const unsigned int v1394 = static_cast<unsigned int>(v373.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1395 = v79 + v1394;
-    const bool v1396 = v1393 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1397 = v369 && v1396;
-    const bool v1398 = v1395 < v80;
-    const bool v1399 = v1397 && v1398;
-    if (v1399) {
-      const float v1400 = v373.x[54];
-      const bool v1401 = v1393 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1402 = v1395 - v78;
-      const bool v1403 = v1402 < v2;
-      const bool v1404 = v1401 && v1403;
-      if (v1404) {
-        const iron_bf16 v1405 = iron_f32_to_bf16(v1400);
-        const unsigned int v1406 = v1393 * v2;
-        const unsigned int v1407 = v1406 + v1395;
-        const unsigned int v1408 = v1407 - v78;
-        out[v1408] = v1405;
-      }
-    }
-    const unsigned int v1409 = static_cast<unsigned int>(v373.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1410 = v473 + v1409;
-    const unsigned int v1411 = static_cast<unsigned int>(v373.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1412 = v79 + v1411;
-    const bool v1413 = v1410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1414 = v369 && v1413;
-    const bool v1415 = v1412 < v80;
-    const bool v1416 = v1414 && v1415;
-    if (v1416) {
-      const float v1417 = v373.x[55];
-      const bool v1418 = v1410 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1419 = v1412 - v78;
-      const bool v1420 = v1419 < v2;
-      const bool v1421 = v1418 && v1420;
-      if (v1421) {
-        const iron_bf16 v1422 = iron_f32_to_bf16(v1417);
-        const unsigned int v1423 = v1410 * v2;
-        const unsigned int v1424 = v1423 + v1412;
-        const unsigned int v1425 = v1424 - v78;
-        out[v1425] = v1422;
-      }
-    }
-    const unsigned int v1426 = static_cast<unsigned int>(v373.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1427 = v473 + v1426;
-    const unsigned int v1428 = static_cast<unsigned int>(v373.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1429 = v79 + v1428;
-    const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1431 = v369 && v1430;
-    const bool v1432 = v1429 < v80;
-    const bool v1433 = v1431 && v1432;
-    if (v1433) {
-      const float v1434 = v373.x[56];
-      const bool v1435 = v1427 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1436 = v1429 - v78;
-      const bool v1437 = v1436 < v2;
-      const bool v1438 = v1435 && v1437;
-      if (v1438) {
-        const iron_bf16 v1439 = iron_f32_to_bf16(v1434);
-        const unsigned int v1440 = v1427 * v2;
-        const unsigned int v1441 = v1440 + v1429;
-        const unsigned int v1442 = v1441 - v78;
-        out[v1442] = v1439;
-      }
-    }
-    const unsigned int v1443 = static_cast<unsigned int>(v373.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1444 = v473 + v1443;
-    const unsigned int v1445 = static_cast<unsigned int>(v373.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1446 = v79 + v1445;
-    const bool v1447 = v1444 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1448 = v369 && v1447;
-    const bool v1449 = v1446 < v80;
-    const bool v1450 = v1448 && v1449;
-    if (v1450) {
-      const float v1451 = v373.x[57];
-      const bool v1452 = v1444 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1453 = v1446 - v78;
-      const bool v1454 = v1453 < v2;
-      const bool v1455 = v1452 && v1454;
-      if (v1455) {
-        const iron_bf16 v1456 = iron_f32_to_bf16(v1451);
-        const unsigned int v1457 = v1444 * v2;
-        const unsigned int v1458 = v1457 + v1446;
-        const unsigned int v1459 = v1458 - v78;
-        out[v1459] = v1456;
-      }
-    }
-    const unsigned int v1460 = static_cast<unsigned int>(v373.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1461 = v473 + v1460;
-    const unsigned int v1462 = static_cast<unsigned int>(v373.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1463 = v79 + v1462;
-    const bool v1464 = v1461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1465 = v369 && v1464;
-    const bool v1466 = v1463 < v80;
-    const bool v1467 = v1465 && v1466;
-    if (v1467) {
-      const float v1468 = v373.x[58];
-      const bool v1469 = v1461 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1470 = v1463 - v78;
-      const bool v1471 = v1470 < v2;
-      const bool v1472 = v1469 && v1471;
-      if (v1472) {
-        const iron_bf16 v1473 = iron_f32_to_bf16(v1468);
-        const unsigned int v1474 = v1461 * v2;
-        const unsigned int v1475 = v1474 + v1463;
-        const unsigned int v1476 = v1475 - v78;
-        out[v1476] = v1473;
-      }
-    }
-    const unsigned int v1477 = static_cast<unsigned int>(v373.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1478 = v473 + v1477;
-    const unsigned int v1479 = static_cast<unsigned int>(v373.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1480 = v79 + v1479;
-    const bool v1481 = v1478 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1482 = v369 && v1481;
-    const bool v1483 = v1480 < v80;
-    const bool v1484 = v1482 && v1483;
-    if (v1484) {
-      const float v1485 = v373.x[59];
-      const bool v1486 = v1478 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1487 = v1480 - v78;
-      const bool v1488 = v1487 < v2;
-      const bool v1489 = v1486 && v1488;
-      if (v1489) {
-        const iron_bf16 v1490 = iron_f32_to_bf16(v1485);
-        const unsigned int v1491 = v1478 * v2;
-        const unsigned int v1492 = v1491 + v1480;
-        const unsigned int v1493 = v1492 - v78;
-        out[v1493] = v1490;
-      }
-    }
-    const unsigned int v1494 = static_cast<unsigned int>(v373.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1495 = v473 + v1494;
-    const unsigned int v1496 = static_cast<unsigned int>(v373.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1497 = v79 + v1496;
-    const bool v1498 = v1495 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1499 = v369 && v1498;
-    const bool v1500 = v1497 < v80;
-    const bool v1501 = v1499 && v1500;
-    if (v1501) {
-      const float v1502 = v373.x[60];
-      const bool v1503 = v1495 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1504 = v1497 - v78;
-      const bool v1505 = v1504 < v2;
-      const bool v1506 = v1503 && v1505;
-      if (v1506) {
-        const iron_bf16 v1507 = iron_f32_to_bf16(v1502);
-        const unsigned int v1508 = v1495 * v2;
-        const unsigned int v1509 = v1508 + v1497;
-        const unsigned int v1510 = v1509 - v78;
-        out[v1510] = v1507;
-      }
-    }
-    const unsigned int v1511 = static_cast<unsigned int>(v373.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1512 = v473 + v1511;
-    const unsigned int v1513 = static_cast<unsigned int>(v373.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1514 = v79 + v1513;
-    const bool v1515 = v1512 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1516 = v369 && v1515;
-    const bool v1517 = v1514 < v80;
-    const bool v1518 = v1516 && v1517;
-    if (v1518) {
-      const float v1519 = v373.x[61];
-      const bool v1520 = v1512 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1521 = v1514 - v78;
-      const bool v1522 = v1521 < v2;
-      const bool v1523 = v1520 && v1522;
-      if (v1523) {
-        const iron_bf16 v1524 = iron_f32_to_bf16(v1519);
-        const unsigned int v1525 = v1512 * v2;
-        const unsigned int v1526 = v1525 + v1514;
-        const unsigned int v1527 = v1526 - v78;
-        out[v1527] = v1524;
-      }
-    }
-    const unsigned int v1528 = static_cast<unsigned int>(v373.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1529 = v473 + v1528;
-    const unsigned int v1530 = static_cast<unsigned int>(v373.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1531 = v79 + v1530;
-    const bool v1532 = v1529 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1533 = v369 && v1532;
-    const bool v1534 = v1531 < v80;
-    const bool v1535 = v1533 && v1534;
-    if (v1535) {
-      const float v1536 = v373.x[62];
-      const bool v1537 = v1529 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1538 = v1531 - v78;
-      const bool v1539 = v1538 < v2;
-      const bool v1540 = v1537 && v1539;
-      if (v1540) {
-        const iron_bf16 v1541 = iron_f32_to_bf16(v1536);
-        const unsigned int v1542 = v1529 * v2;
-        const unsigned int v1543 = v1542 + v1531;
-        const unsigned int v1544 = v1543 - v78;
-        out[v1544] = v1541;
-      }
-    }
-    const unsigned int v1545 = static_cast<unsigned int>(v373.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1546 = v473 + v1545;
-    const unsigned int v1547 = static_cast<unsigned int>(v373.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1548 = v79 + v1547;
-    const bool v1549 = v1546 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1550 = v369 && v1549;
-    const bool v1551 = v1548 < v80;
-    const bool v1552 = v1550 && v1551;
-    if (v1552) {
-      const float v1553 = v373.x[63];
-      const bool v1554 = v1546 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1555 = v1548 - v78;
-      const bool v1556 = v1555 < v2;
-      const bool v1557 = v1554 && v1556;
-      if (v1557) {
-        const iron_bf16 v1558 = iron_f32_to_bf16(v1553);
-        const unsigned int v1559 = v1546 * v2;
-        const unsigned int v1560 = v1559 + v1548;
-        const unsigned int v1561 = v1560 - v78;
-        out[v1561] = v1558;
-      }
-    }
-    const unsigned int v1563 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:153
-    iron_frag<float, 2, 16, 128> v1573;  // kernels/gemm/gemm_warpgroup.hpp:92
-    iron_frag_fill(v1573, 0.0f);
-    if (v377) {  // kernels/gemm/gemm_warpgroup.hpp:98
-      const bool v4235 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:99
-      if (v4235) {
-        const unsigned int v4239 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:102
-        const unsigned int v4242 = v365 << 5u;
-        const unsigned int v4243 = v4242 + v4239;
-        const unsigned int v4244 = v4243 >> 3u;
-        const unsigned int v4245 = v4243 & 7u;
-        const unsigned int v4246 = v4245 << 3u;
-        const unsigned int v4247 = v75 + v4244;
-        const bool v4249 = v4247 < v0;
-        const bool v4250 = v4246 < v3;
-        const bool v4251 = v4249 && v4250;
-        const unsigned int v4252 = v4247 * v3;
-        const unsigned int v4253 = v4252 + v4246;
-        const unsigned int v4254 = v4251 ? v4253 : v28;
-        const unsigned int v4255 = v4244 << 6u;
-        const unsigned int v4257 = v4255 + v4246;
-        iron_copy_async<16>(shm3 + (v4257 ^ (((v4257 >> 6u) & 7u) << 3u)), x_sorted + v4254, v4251);
-        const unsigned int v4259 = v4243 + 384u;
-        const unsigned int v4260 = v4259 >> 3u;
-        const unsigned int v4261 = v4259 & 7u;
-        const unsigned int v4262 = v4261 << 3u;
-        const unsigned int v4263 = v75 + v4260;
-        const bool v4265 = v4263 < v0;
-        const bool v4266 = v4262 < v3;
-        const bool v4267 = v4265 && v4266;
-        const unsigned int v4268 = v4263 * v3;
-        const unsigned int v4269 = v4268 + v4262;
-        const unsigned int v4270 = v4267 ? v4269 : v28;
-        const unsigned int v4271 = v4260 << 6u;
-        const unsigned int v4273 = v4271 + v4262;
-        iron_copy_async<16>(shm3 + (v4273 ^ (((v4273 >> 6u) & 7u) << 3u)), x_sorted + v4270, v4267);
-        const unsigned int v4275 = v4243 + 768u;
-        const bool v4277 = v4275 < 1024u;
-        if (v4277) {
-          const unsigned int v4278 = v4275 >> 3u;
-          const unsigned int v4279 = v4275 & 7u;
-          const unsigned int v4280 = v4279 << 3u;
-          const unsigned int v4281 = v75 + v4278;
-          const bool v4283 = v4281 < v0;
-          const bool v4284 = v4280 < v3;
-          const bool v4285 = v4283 && v4284;
-          const unsigned int v4286 = v4281 * v3;
-          const unsigned int v4287 = v4286 + v4280;
-          const unsigned int v4288 = v4285 ? v4287 : v28;
-          const unsigned int v4289 = v4278 << 6u;
-          const unsigned int v4291 = v4289 + v4280;
-          iron_copy_async<16>(shm3 + (v4291 ^ (((v4291 >> 6u) & 7u) << 3u)), x_sorted + v4288, v4285);
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:136
+      }
+    }
+    const unsigned int v475 = v372 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:142
+    const unsigned int v476 = v475 << 4u;
+    const unsigned int v478 = v373 << 6u;
+    const unsigned int v479 = v75 + v478;
+    const unsigned int v480 = v479 + v476;
+    const unsigned int v481 = static_cast<unsigned int>(v380.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v482 = v480 + v481;
+    const unsigned int v483 = static_cast<unsigned int>(v380.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v484 = v79 + v483;
+    const bool v485 = v482 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v486 = v376 && v485;
+    const bool v487 = v484 < v80;
+    const bool v488 = v486 && v487;
+    if (v488) {
+      const float v489 = v380.x[0];
+      const bool v490 = v482 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v491 = v484 - v78;
+      const bool v492 = v491 < v2;
+      const bool v493 = v490 && v492;
+      if (v493) {
+        const iron_bf16 v494 = iron_f32_to_bf16(v489);
+        const unsigned int v495 = v482 * v2;
+        const unsigned int v496 = v495 + v484;
+        const unsigned int v497 = v496 - v78;
+        out[v497] = v494;
+      }
+    }
+    const unsigned int v498 = static_cast<unsigned int>(v380.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v499 = v480 + v498;
+    const unsigned int v500 = static_cast<unsigned int>(v380.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v501 = v79 + v500;
+    const bool v502 = v499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v503 = v376 && v502;
+    const bool v504 = v501 < v80;
+    const bool v505 = v503 && v504;
+    if (v505) {
+      const float v506 = v380.x[1];
+      const bool v507 = v499 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v508 = v501 - v78;
+      const bool v509 = v508 < v2;
+      const bool v510 = v507 && v509;
+      if (v510) {
+        const iron_bf16 v511 = iron_f32_to_bf16(v506);
+        const unsigned int v512 = v499 * v2;
+        const unsigned int v513 = v512 + v501;
+        const unsigned int v514 = v513 - v78;
+        out[v514] = v511;
+      }
+    }
+    const unsigned int v515 = static_cast<unsigned int>(v380.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v516 = v480 + v515;
+    const unsigned int v517 = static_cast<unsigned int>(v380.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v518 = v79 + v517;
+    const bool v519 = v516 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v520 = v376 && v519;
+    const bool v521 = v518 < v80;
+    const bool v522 = v520 && v521;
+    if (v522) {
+      const float v523 = v380.x[2];
+      const bool v524 = v516 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v525 = v518 - v78;
+      const bool v526 = v525 < v2;
+      const bool v527 = v524 && v526;
+      if (v527) {
+        const iron_bf16 v528 = iron_f32_to_bf16(v523);
+        const unsigned int v529 = v516 * v2;
+        const unsigned int v530 = v529 + v518;
+        const unsigned int v531 = v530 - v78;
+        out[v531] = v528;
+      }
+    }
+    const unsigned int v532 = static_cast<unsigned int>(v380.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v533 = v480 + v532;
+    const unsigned int v534 = static_cast<unsigned int>(v380.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v535 = v79 + v534;
+    const bool v536 = v533 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v537 = v376 && v536;
+    const bool v538 = v535 < v80;
+    const bool v539 = v537 && v538;
+    if (v539) {
+      const float v540 = v380.x[3];
+      const bool v541 = v533 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v542 = v535 - v78;
+      const bool v543 = v542 < v2;
+      const bool v544 = v541 && v543;
+      if (v544) {
+        const iron_bf16 v545 = iron_f32_to_bf16(v540);
+        const unsigned int v546 = v533 * v2;
+        const unsigned int v547 = v546 + v535;
+        const unsigned int v548 = v547 - v78;
+        out[v548] = v545;
+      }
+    }
+    const unsigned int v549 = static_cast<unsigned int>(v380.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v550 = v480 + v549;
+    const unsigned int v551 = static_cast<unsigned int>(v380.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v552 = v79 + v551;
+    const bool v553 = v550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v554 = v376 && v553;
+    const bool v555 = v552 < v80;
+    const bool v556 = v554 && v555;
+    if (v556) {
+      const float v557 = v380.x[4];
+      const bool v558 = v550 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v559 = v552 - v78;
+      const bool v560 = v559 < v2;
+      const bool v561 = v558 && v560;
+      if (v561) {
+        const iron_bf16 v562 = iron_f32_to_bf16(v557);
+        const unsigned int v563 = v550 * v2;
+        const unsigned int v564 = v563 + v552;
+        const unsigned int v565 = v564 - v78;
+        out[v565] = v562;
+      }
+    }
+    const unsigned int v566 = static_cast<unsigned int>(v380.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v567 = v480 + v566;
+    const unsigned int v568 = static_cast<unsigned int>(v380.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v569 = v79 + v568;
+    const bool v570 = v567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v571 = v376 && v570;
+    const bool v572 = v569 < v80;
+    const bool v573 = v571 && v572;
+    if (v573) {
+      const float v574 = v380.x[5];
+      const bool v575 = v567 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v576 = v569 - v78;
+      const bool v577 = v576 < v2;
+      const bool v578 = v575 && v577;
+      if (v578) {
+        const iron_bf16 v579 = iron_f32_to_bf16(v574);
+        const unsigned int v580 = v567 * v2;
+        const unsigned int v581 = v580 + v569;
+        const unsigned int v582 = v581 - v78;
+        out[v582] = v579;
+      }
+    }
+    const unsigned int v583 = static_cast<unsigned int>(v380.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v584 = v480 + v583;
+    const unsigned int v585 = static_cast<unsigned int>(v380.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v586 = v79 + v585;
+    const bool v587 = v584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v588 = v376 && v587;
+    const bool v589 = v586 < v80;
+    const bool v590 = v588 && v589;
+    if (v590) {
+      const float v591 = v380.x[6];
+      const bool v592 = v584 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v593 = v586 - v78;
+      const bool v594 = v593 < v2;
+      const bool v595 = v592 && v594;
+      if (v595) {
+        const iron_bf16 v596 = iron_f32_to_bf16(v591);
+        const unsigned int v597 = v584 * v2;
+        const unsigned int v598 = v597 + v586;
+        const unsigned int v599 = v598 - v78;
+        out[v599] = v596;
+      }
+    }
+    const unsigned int v600 = static_cast<unsigned int>(v380.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v601 = v480 + v600;
+    const unsigned int v602 = static_cast<unsigned int>(v380.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v603 = v79 + v602;
+    const bool v604 = v601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v605 = v376 && v604;
+    const bool v606 = v603 < v80;
+    const bool v607 = v605 && v606;
+    if (v607) {
+      const float v608 = v380.x[7];
+      const bool v609 = v601 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v610 = v603 - v78;
+      const bool v611 = v610 < v2;
+      const bool v612 = v609 && v611;
+      if (v612) {
+        const iron_bf16 v613 = iron_f32_to_bf16(v608);
+        const unsigned int v614 = v601 * v2;
+        const unsigned int v615 = v614 + v603;
+        const unsigned int v616 = v615 - v78;
+        out[v616] = v613;
+      }
+    }
+    const unsigned int v617 = static_cast<unsigned int>(v380.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v618 = v480 + v617;
+    const unsigned int v619 = static_cast<unsigned int>(v380.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v620 = v79 + v619;
+    const bool v621 = v618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v622 = v376 && v621;
+    const bool v623 = v620 < v80;
+    const bool v624 = v622 && v623;
+    if (v624) {
+      const float v625 = v380.x[8];
+      const bool v626 = v618 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v627 = v620 - v78;
+      const bool v628 = v627 < v2;
+      const bool v629 = v626 && v628;
+      if (v629) {
+        const iron_bf16 v630 = iron_f32_to_bf16(v625);
+        const unsigned int v631 = v618 * v2;
+        const unsigned int v632 = v631 + v620;
+        const unsigned int v633 = v632 - v78;
+        out[v633] = v630;
+      }
+    }
+    const unsigned int v634 = static_cast<unsigned int>(v380.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v635 = v480 + v634;
+    const unsigned int v636 = static_cast<unsigned int>(v380.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v637 = v79 + v636;
+    const bool v638 = v635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v639 = v376 && v638;
+    const bool v640 = v637 < v80;
+    const bool v641 = v639 && v640;
+    if (v641) {
+      const float v642 = v380.x[9];
+      const bool v643 = v635 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v644 = v637 - v78;
+      const bool v645 = v644 < v2;
+      const bool v646 = v643 && v645;
+      if (v646) {
+        const iron_bf16 v647 = iron_f32_to_bf16(v642);
+        const unsigned int v648 = v635 * v2;
+        const unsigned int v649 = v648 + v637;
+        const unsigned int v650 = v649 - v78;
+        out[v650] = v647;
+      }
+    }
+    const unsigned int v651 = static_cast<unsigned int>(v380.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v652 = v480 + v651;
+    const unsigned int v653 = static_cast<unsigned int>(v380.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v654 = v79 + v653;
+    const bool v655 = v652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v656 = v376 && v655;
+    const bool v657 = v654 < v80;
+    const bool v658 = v656 && v657;
+    if (v658) {
+      const float v659 = v380.x[10];
+      const bool v660 = v652 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v661 = v654 - v78;
+      const bool v662 = v661 < v2;
+      const bool v663 = v660 && v662;
+      if (v663) {
+        const iron_bf16 v664 = iron_f32_to_bf16(v659);
+        const unsigned int v665 = v652 * v2;
+        const unsigned int v666 = v665 + v654;
+        const unsigned int v667 = v666 - v78;
+        out[v667] = v664;
+      }
+    }
+    const unsigned int v668 = static_cast<unsigned int>(v380.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v669 = v480 + v668;
+    const unsigned int v670 = static_cast<unsigned int>(v380.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v671 = v79 + v670;
+    const bool v672 = v669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v673 = v376 && v672;
+    const bool v674 = v671 < v80;
+    const bool v675 = v673 && v674;
+    if (v675) {
+      const float v676 = v380.x[11];
+      const bool v677 = v669 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v678 = v671 - v78;
+      const bool v679 = v678 < v2;
+      const bool v680 = v677 && v679;
+      if (v680) {
+        const iron_bf16 v681 = iron_f32_to_bf16(v676);
+        const unsigned int v682 = v669 * v2;
+        const unsigned int v683 = v682 + v671;
+        const unsigned int v684 = v683 - v78;
+        out[v684] = v681;
+      }
+    }
+    const unsigned int v685 = static_cast<unsigned int>(v380.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v686 = v480 + v685;
+    const unsigned int v687 = static_cast<unsigned int>(v380.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v688 = v79 + v687;
+    const bool v689 = v686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v690 = v376 && v689;
+    const bool v691 = v688 < v80;
+    const bool v692 = v690 && v691;
+    if (v692) {
+      const float v693 = v380.x[12];
+      const bool v694 = v686 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v695 = v688 - v78;
+      const bool v696 = v695 < v2;
+      const bool v697 = v694 && v696;
+      if (v697) {
+        const iron_bf16 v698 = iron_f32_to_bf16(v693);
+        const unsigned int v699 = v686 * v2;
+        const unsigned int v700 = v699 + v688;
+        const unsigned int v701 = v700 - v78;
+        out[v701] = v698;
+      }
+    }
+    const unsigned int v702 = static_cast<unsigned int>(v380.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v703 = v480 + v702;
+    const unsigned int v704 = static_cast<unsigned int>(v380.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v705 = v79 + v704;
+    const bool v706 = v703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v707 = v376 && v706;
+    const bool v708 = v705 < v80;
+    const bool v709 = v707 && v708;
+    if (v709) {
+      const float v710 = v380.x[13];
+      const bool v711 = v703 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v712 = v705 - v78;
+      const bool v713 = v712 < v2;
+      const bool v714 = v711 && v713;
+      if (v714) {
+        const iron_bf16 v715 = iron_f32_to_bf16(v710);
+        const unsigned int v716 = v703 * v2;
+        const unsigned int v717 = v716 + v705;
+        const unsigned int v718 = v717 - v78;
+        out[v718] = v715;
+      }
+    }
+    const unsigned int v719 = static_cast<unsigned int>(v380.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v720 = v480 + v719;
+    const unsigned int v721 = static_cast<unsigned int>(v380.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v722 = v79 + v721;
+    const bool v723 = v720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v724 = v376 && v723;
+    const bool v725 = v722 < v80;
+    const bool v726 = v724 && v725;
+    if (v726) {
+      const float v727 = v380.x[14];
+      const bool v728 = v720 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v729 = v722 - v78;
+      const bool v730 = v729 < v2;
+      const bool v731 = v728 && v730;
+      if (v731) {
+        const iron_bf16 v732 = iron_f32_to_bf16(v727);
+        const unsigned int v733 = v720 * v2;
+        const unsigned int v734 = v733 + v722;
+        const unsigned int v735 = v734 - v78;
+        out[v735] = v732;
+      }
+    }
+    const unsigned int v736 = static_cast<unsigned int>(v380.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v737 = v480 + v736;
+    const unsigned int v738 = static_cast<unsigned int>(v380.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v739 = v79 + v738;
+    const bool v740 = v737 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v741 = v376 && v740;
+    const bool v742 = v739 < v80;
+    const bool v743 = v741 && v742;
+    if (v743) {
+      const float v744 = v380.x[15];
+      const bool v745 = v737 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v746 = v739 - v78;
+      const bool v747 = v746 < v2;
+      const bool v748 = v745 && v747;
+      if (v748) {
+        const iron_bf16 v749 = iron_f32_to_bf16(v744);
+        const unsigned int v750 = v737 * v2;
+        const unsigned int v751 = v750 + v739;
+        const unsigned int v752 = v751 - v78;
+        out[v752] = v749;
+      }
+    }
+    const unsigned int v753 = static_cast<unsigned int>(v380.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v754 = v480 + v753;
+    const unsigned int v755 = static_cast<unsigned int>(v380.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v756 = v79 + v755;
+    const bool v757 = v754 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v758 = v376 && v757;
+    const bool v759 = v756 < v80;
+    const bool v760 = v758 && v759;
+    if (v760) {
+      const float v761 = v380.x[16];
+      const bool v762 = v754 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v763 = v756 - v78;
+      const bool v764 = v763 < v2;
+      const bool v765 = v762 && v764;
+      if (v765) {
+        const iron_bf16 v766 = iron_f32_to_bf16(v761);
+        const unsigned int v767 = v754 * v2;
+        const unsigned int v768 = v767 + v756;
+        const unsigned int v769 = v768 - v78;
+        out[v769] = v766;
+      }
+    }
+    const unsigned int v770 = static_cast<unsigned int>(v380.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v771 = v480 + v770;
+    const unsigned int v772 = static_cast<unsigned int>(v380.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v773 = v79 + v772;
+    const bool v774 = v771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v775 = v376 && v774;
+    const bool v776 = v773 < v80;
+    const bool v777 = v775 && v776;
+    if (v777) {
+      const float v778 = v380.x[17];
+      const bool v779 = v771 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v780 = v773 - v78;
+      const bool v781 = v780 < v2;
+      const bool v782 = v779 && v781;
+      if (v782) {
+        const iron_bf16 v783 = iron_f32_to_bf16(v778);
+        const unsigned int v784 = v771 * v2;
+        const unsigned int v785 = v784 + v773;
+        const unsigned int v786 = v785 - v78;
+        out[v786] = v783;
+      }
+    }
+    const unsigned int v787 = static_cast<unsigned int>(v380.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v788 = v480 + v787;
+    const unsigned int v789 = static_cast<unsigned int>(v380.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v790 = v79 + v789;
+    const bool v791 = v788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v792 = v376 && v791;
+    const bool v793 = v790 < v80;
+    const bool v794 = v792 && v793;
+    if (v794) {
+      const float v795 = v380.x[18];
+      const bool v796 = v788 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v797 = v790 - v78;
+      const bool v798 = v797 < v2;
+      const bool v799 = v796 && v798;
+      if (v799) {
+        const iron_bf16 v800 = iron_f32_to_bf16(v795);
+        const unsigned int v801 = v788 * v2;
+        const unsigned int v802 = v801 + v790;
+        const unsigned int v803 = v802 - v78;
+        out[v803] = v800;
+      }
+    }
+    const unsigned int v804 = static_cast<unsigned int>(v380.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v805 = v480 + v804;
+    const unsigned int v806 = static_cast<unsigned int>(v380.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v807 = v79 + v806;
+    const bool v808 = v805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v809 = v376 && v808;
+    const bool v810 = v807 < v80;
+    const bool v811 = v809 && v810;
+    if (v811) {
+      const float v812 = v380.x[19];
+      const bool v813 = v805 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v814 = v807 - v78;
+      const bool v815 = v814 < v2;
+      const bool v816 = v813 && v815;
+      if (v816) {
+        const iron_bf16 v817 = iron_f32_to_bf16(v812);
+        const unsigned int v818 = v805 * v2;
+        const unsigned int v819 = v818 + v807;
+        const unsigned int v820 = v819 - v78;
+        out[v820] = v817;
+      }
+    }
+    const unsigned int v821 = static_cast<unsigned int>(v380.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v822 = v480 + v821;
+    const unsigned int v823 = static_cast<unsigned int>(v380.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v824 = v79 + v823;
+    const bool v825 = v822 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v826 = v376 && v825;
+    const bool v827 = v824 < v80;
+    const bool v828 = v826 && v827;
+    if (v828) {
+      const float v829 = v380.x[20];
+      const bool v830 = v822 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v831 = v824 - v78;
+      const bool v832 = v831 < v2;
+      const bool v833 = v830 && v832;
+      if (v833) {
+        const iron_bf16 v834 = iron_f32_to_bf16(v829);
+        const unsigned int v835 = v822 * v2;
+        const unsigned int v836 = v835 + v824;
+        const unsigned int v837 = v836 - v78;
+        out[v837] = v834;
+      }
+    }
+    const unsigned int v838 = static_cast<unsigned int>(v380.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v839 = v480 + v838;
+    const unsigned int v840 = static_cast<unsigned int>(v380.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v841 = v79 + v840;
+    const bool v842 = v839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v843 = v376 && v842;
+    const bool v844 = v841 < v80;
+    const bool v845 = v843 && v844;
+    if (v845) {
+      const float v846 = v380.x[21];
+      const bool v847 = v839 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v848 = v841 - v78;
+      const bool v849 = v848 < v2;
+      const bool v850 = v847 && v849;
+      if (v850) {
+        const iron_bf16 v851 = iron_f32_to_bf16(v846);
+        const unsigned int v852 = v839 * v2;
+        const unsigned int v853 = v852 + v841;
+        const unsigned int v854 = v853 - v78;
+        out[v854] = v851;
+      }
+    }
+    const unsigned int v855 = static_cast<unsigned int>(v380.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v856 = v480 + v855;
+    const unsigned int v857 = static_cast<unsigned int>(v380.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v858 = v79 + v857;
+    const bool v859 = v856 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v860 = v376 && v859;
+    const bool v861 = v858 < v80;
+    const bool v862 = v860 && v861;
+    if (v862) {
+      const float v863 = v380.x[22];
+      const bool v864 = v856 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v865 = v858 - v78;
+      const bool v866 = v865 < v2;
+      const bool v867 = v864 && v866;
+      if (v867) {
+        const iron_bf16 v868 = iron_f32_to_bf16(v863);
+        const unsigned int v869 = v856 * v2;
+        const unsigned int v870 = v869 + v858;
+        const unsigned int v871 = v870 - v78;
+        out[v871] = v868;
+      }
+    }
+    const unsigned int v872 = static_cast<unsigned int>(v380.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v873 = v480 + v872;
+    const unsigned int v874 = static_cast<unsigned int>(v380.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v875 = v79 + v874;
+    const bool v876 = v873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v877 = v376 && v876;
+    const bool v878 = v875 < v80;
+    const bool v879 = v877 && v878;
+    if (v879) {
+      const float v880 = v380.x[23];
+      const bool v881 = v873 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v882 = v875 - v78;
+      const bool v883 = v882 < v2;
+      const bool v884 = v881 && v883;
+      if (v884) {
+        const iron_bf16 v885 = iron_f32_to_bf16(v880);
+        const unsigned int v886 = v873 * v2;
+        const unsigned int v887 = v886 + v875;
+        const unsigned int v888 = v887 - v78;
+        out[v888] = v885;
+      }
+    }
+    const unsigned int v889 = static_cast<unsigned int>(v380.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v890 = v480 + v889;
+    const unsigned int v891 = static_cast<unsigned int>(v380.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v892 = v79 + v891;
+    const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v894 = v376 && v893;
+    const bool v895 = v892 < v80;
+    const bool v896 = v894 && v895;
+    if (v896) {
+      const float v897 = v380.x[24];
+      const bool v898 = v890 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v899 = v892 - v78;
+      const bool v900 = v899 < v2;
+      const bool v901 = v898 && v900;
+      if (v901) {
+        const iron_bf16 v902 = iron_f32_to_bf16(v897);
+        const unsigned int v903 = v890 * v2;
+        const unsigned int v904 = v903 + v892;
+        const unsigned int v905 = v904 - v78;
+        out[v905] = v902;
+      }
+    }
+    const unsigned int v906 = static_cast<unsigned int>(v380.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v907 = v480 + v906;
+    const unsigned int v908 = static_cast<unsigned int>(v380.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v909 = v79 + v908;
+    const bool v910 = v907 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v911 = v376 && v910;
+    const bool v912 = v909 < v80;
+    const bool v913 = v911 && v912;
+    if (v913) {
+      const float v914 = v380.x[25];
+      const bool v915 = v907 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v916 = v909 - v78;
+      const bool v917 = v916 < v2;
+      const bool v918 = v915 && v917;
+      if (v918) {
+        const iron_bf16 v919 = iron_f32_to_bf16(v914);
+        const unsigned int v920 = v907 * v2;
+        const unsigned int v921 = v920 + v909;
+        const unsigned int v922 = v921 - v78;
+        out[v922] = v919;
+      }
+    }
+    const unsigned int v923 = static_cast<unsigned int>(v380.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v924 = v480 + v923;
+    const unsigned int v925 = static_cast<unsigned int>(v380.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v926 = v79 + v925;
+    const bool v927 = v924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v928 = v376 && v927;
+    const bool v929 = v926 < v80;
+    const bool v930 = v928 && v929;
+    if (v930) {
+      const float v931 = v380.x[26];
+      const bool v932 = v924 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v933 = v926 - v78;
+      const bool v934 = v933 < v2;
+      const bool v935 = v932 && v934;
+      if (v935) {
+        const iron_bf16 v936 = iron_f32_to_bf16(v931);
+        const unsigned int v937 = v924 * v2;
+        const unsigned int v938 = v937 + v926;
+        const unsigned int v939 = v938 - v78;
+        out[v939] = v936;
+      }
+    }
+    const unsigned int v940 = static_cast<unsigned int>(v380.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v941 = v480 + v940;
+    const unsigned int v942 = static_cast<unsigned int>(v380.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v943 = v79 + v942;
+    const bool v944 = v941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v945 = v376 && v944;
+    const bool v946 = v943 < v80;
+    const bool v947 = v945 && v946;
+    if (v947) {
+      const float v948 = v380.x[27];
+      const bool v949 = v941 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v950 = v943 - v78;
+      const bool v951 = v950 < v2;
+      const bool v952 = v949 && v951;
+      if (v952) {
+        const iron_bf16 v953 = iron_f32_to_bf16(v948);
+        const unsigned int v954 = v941 * v2;
+        const unsigned int v955 = v954 + v943;
+        const unsigned int v956 = v955 - v78;
+        out[v956] = v953;
+      }
+    }
+    const unsigned int v957 = static_cast<unsigned int>(v380.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v958 = v480 + v957;
+    const unsigned int v959 = static_cast<unsigned int>(v380.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v960 = v79 + v959;
+    const bool v961 = v958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v962 = v376 && v961;
+    const bool v963 = v960 < v80;
+    const bool v964 = v962 && v963;
+    if (v964) {
+      const float v965 = v380.x[28];
+      const bool v966 = v958 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v967 = v960 - v78;
+      const bool v968 = v967 < v2;
+      const bool v969 = v966 && v968;
+      if (v969) {
+        const iron_bf16 v970 = iron_f32_to_bf16(v965);
+        const unsigned int v971 = v958 * v2;
+        const unsigned int v972 = v971 + v960;
+        const unsigned int v973 = v972 - v78;
+        out[v973] = v970;
+      }
+    }
+    const unsigned int v974 = static_cast<unsigned int>(v380.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v975 = v480 + v974;
+    const unsigned int v976 = static_cast<unsigned int>(v380.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v977 = v79 + v976;
+    const bool v978 = v975 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v979 = v376 && v978;
+    const bool v980 = v977 < v80;
+    const bool v981 = v979 && v980;
+    if (v981) {
+      const float v982 = v380.x[29];
+      const bool v983 = v975 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v984 = v977 - v78;
+      const bool v985 = v984 < v2;
+      const bool v986 = v983 && v985;
+      if (v986) {
+        const iron_bf16 v987 = iron_f32_to_bf16(v982);
+        const unsigned int v988 = v975 * v2;
+        const unsigned int v989 = v988 + v977;
+        const unsigned int v990 = v989 - v78;
+        out[v990] = v987;
+      }
+    }
+    const unsigned int v991 = static_cast<unsigned int>(v380.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v992 = v480 + v991;
+    const unsigned int v993 = static_cast<unsigned int>(v380.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v994 = v79 + v993;
+    const bool v995 = v992 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v996 = v376 && v995;
+    const bool v997 = v994 < v80;
+    const bool v998 = v996 && v997;
+    if (v998) {
+      const float v999 = v380.x[30];
+      const bool v1000 = v992 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1001 = v994 - v78;
+      const bool v1002 = v1001 < v2;
+      const bool v1003 = v1000 && v1002;
+      if (v1003) {
+        const iron_bf16 v1004 = iron_f32_to_bf16(v999);
+        const unsigned int v1005 = v992 * v2;
+        const unsigned int v1006 = v1005 + v994;
+        const unsigned int v1007 = v1006 - v78;
+        out[v1007] = v1004;
+      }
+    }
+    const unsigned int v1008 = static_cast<unsigned int>(v380.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1009 = v480 + v1008;
+    const unsigned int v1010 = static_cast<unsigned int>(v380.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1011 = v79 + v1010;
+    const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1013 = v376 && v1012;
+    const bool v1014 = v1011 < v80;
+    const bool v1015 = v1013 && v1014;
+    if (v1015) {
+      const float v1016 = v380.x[31];
+      const bool v1017 = v1009 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1018 = v1011 - v78;
+      const bool v1019 = v1018 < v2;
+      const bool v1020 = v1017 && v1019;
+      if (v1020) {
+        const iron_bf16 v1021 = iron_f32_to_bf16(v1016);
+        const unsigned int v1022 = v1009 * v2;
+        const unsigned int v1023 = v1022 + v1011;
+        const unsigned int v1024 = v1023 - v78;
+        out[v1024] = v1021;
+      }
+    }
+    const unsigned int v1025 = static_cast<unsigned int>(v380.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1026 = v480 + v1025;
+    const unsigned int v1027 = static_cast<unsigned int>(v380.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1028 = v79 + v1027;
+    const bool v1029 = v1026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1030 = v376 && v1029;
+    const bool v1031 = v1028 < v80;
+    const bool v1032 = v1030 && v1031;
+    if (v1032) {
+      const float v1033 = v380.x[32];
+      const bool v1034 = v1026 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1035 = v1028 - v78;
+      const bool v1036 = v1035 < v2;
+      const bool v1037 = v1034 && v1036;
+      if (v1037) {
+        const iron_bf16 v1038 = iron_f32_to_bf16(v1033);
+        const unsigned int v1039 = v1026 * v2;
+        const unsigned int v1040 = v1039 + v1028;
+        const unsigned int v1041 = v1040 - v78;
+        out[v1041] = v1038;
+      }
+    }
+    const unsigned int v1042 = static_cast<unsigned int>(v380.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1043 = v480 + v1042;
+    const unsigned int v1044 = static_cast<unsigned int>(v380.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1045 = v79 + v1044;
+    const bool v1046 = v1043 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1047 = v376 && v1046;
+    const bool v1048 = v1045 < v80;
+    const bool v1049 = v1047 && v1048;
+    if (v1049) {
+      const float v1050 = v380.x[33];
+      const bool v1051 = v1043 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1052 = v1045 - v78;
+      const bool v1053 = v1052 < v2;
+      const bool v1054 = v1051 && v1053;
+      if (v1054) {
+        const iron_bf16 v1055 = iron_f32_to_bf16(v1050);
+        const unsigned int v1056 = v1043 * v2;
+        const unsigned int v1057 = v1056 + v1045;
+        const unsigned int v1058 = v1057 - v78;
+        out[v1058] = v1055;
+      }
+    }
+    const unsigned int v1059 = static_cast<unsigned int>(v380.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1060 = v480 + v1059;
+    const unsigned int v1061 = static_cast<unsigned int>(v380.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1062 = v79 + v1061;
+    const bool v1063 = v1060 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1064 = v376 && v1063;
+    const bool v1065 = v1062 < v80;
+    const bool v1066 = v1064 && v1065;
+    if (v1066) {
+      const float v1067 = v380.x[34];
+      const bool v1068 = v1060 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1069 = v1062 - v78;
+      const bool v1070 = v1069 < v2;
+      const bool v1071 = v1068 && v1070;
+      if (v1071) {
+        const iron_bf16 v1072 = iron_f32_to_bf16(v1067);
+        const unsigned int v1073 = v1060 * v2;
+        const unsigned int v1074 = v1073 + v1062;
+        const unsigned int v1075 = v1074 - v78;
+        out[v1075] = v1072;
+      }
+    }
+    const unsigned int v1076 = static_cast<unsigned int>(v380.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1077 = v480 + v1076;
+    const unsigned int v1078 = static_cast<unsigned int>(v380.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1079 = v79 + v1078;
+    const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1081 = v376 && v1080;
+    const bool v1082 = v1079 < v80;
+    const bool v1083 = v1081 && v1082;
+    if (v1083) {
+      const float v1084 = v380.x[35];
+      const bool v1085 = v1077 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1086 = v1079 - v78;
+      const bool v1087 = v1086 < v2;
+      const bool v1088 = v1085 && v1087;
+      if (v1088) {
+        const iron_bf16 v1089 = iron_f32_to_bf16(v1084);
+        const unsigned int v1090 = v1077 * v2;
+        const unsigned int v1091 = v1090 + v1079;
+        const unsigned int v1092 = v1091 - v78;
+        out[v1092] = v1089;
+      }
+    }
+    const unsigned int v1093 = static_cast<unsigned int>(v380.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1094 = v480 + v1093;
+    const unsigned int v1095 = static_cast<unsigned int>(v380.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1096 = v79 + v1095;
+    const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1098 = v376 && v1097;
+    const bool v1099 = v1096 < v80;
+    const bool v1100 = v1098 && v1099;
+    if (v1100) {
+      const float v1101 = v380.x[36];
+      const bool v1102 = v1094 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1103 = v1096 - v78;
+      const bool v1104 = v1103 < v2;
+      const bool v1105 = v1102 && v1104;
+      if (v1105) {
+        const iron_bf16 v1106 = iron_f32_to_bf16(v1101);
+        const unsigned int v1107 = v1094 * v2;
+        const unsigned int v1108 = v1107 + v1096;
+        const unsigned int v1109 = v1108 - v78;
+        out[v1109] = v1106;
+      }
+    }
+    const unsigned int v1110 = static_cast<unsigned int>(v380.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1111 = v480 + v1110;
+    const unsigned int v1112 = static_cast<unsigned int>(v380.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1113 = v79 + v1112;
+    const bool v1114 = v1111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1115 = v376 && v1114;
+    const bool v1116 = v1113 < v80;
+    const bool v1117 = v1115 && v1116;
+    if (v1117) {
+      const float v1118 = v380.x[37];
+      const bool v1119 = v1111 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1120 = v1113 - v78;
+      const bool v1121 = v1120 < v2;
+      const bool v1122 = v1119 && v1121;
+      if (v1122) {
+        const iron_bf16 v1123 = iron_f32_to_bf16(v1118);
+        const unsigned int v1124 = v1111 * v2;
+        const unsigned int v1125 = v1124 + v1113;
+        const unsigned int v1126 = v1125 - v78;
+        out[v1126] = v1123;
+      }
+    }
+    const unsigned int v1127 = static_cast<unsigned int>(v380.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1128 = v480 + v1127;
+    const unsigned int v1129 = static_cast<unsigned int>(v380.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1130 = v79 + v1129;
+    const bool v1131 = v1128 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1132 = v376 && v1131;
+    const bool v1133 = v1130 < v80;
+    const bool v1134 = v1132 && v1133;
+    if (v1134) {
+      const float v1135 = v380.x[38];
+      const bool v1136 = v1128 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1137 = v1130 - v78;
+      const bool v1138 = v1137 < v2;
+      const bool v1139 = v1136 && v1138;
+      if (v1139) {
+        const iron_bf16 v1140 = iron_f32_to_bf16(v1135);
+        const unsigned int v1141 = v1128 * v2;
+        const unsigned int v1142 = v1141 + v1130;
+        const unsigned int v1143 = v1142 - v78;
+        out[v1143] = v1140;
+      }
+    }
+    const unsigned int v1144 = static_cast<unsigned int>(v380.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1145 = v480 + v1144;
+    const unsigned int v1146 = static_cast<unsigned int>(v380.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1147 = v79 + v1146;
+    const bool v1148 = v1145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1149 = v376 && v1148;
+    const bool v1150 = v1147 < v80;
+    const bool v1151 = v1149 && v1150;
+    if (v1151) {
+      const float v1152 = v380.x[39];
+      const bool v1153 = v1145 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1154 = v1147 - v78;
+      const bool v1155 = v1154 < v2;
+      const bool v1156 = v1153 && v1155;
+      if (v1156) {
+        const iron_bf16 v1157 = iron_f32_to_bf16(v1152);
+        const unsigned int v1158 = v1145 * v2;
+        const unsigned int v1159 = v1158 + v1147;
+        const unsigned int v1160 = v1159 - v78;
+        out[v1160] = v1157;
+      }
+    }
+    const unsigned int v1161 = static_cast<unsigned int>(v380.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1162 = v480 + v1161;
+    const unsigned int v1163 = static_cast<unsigned int>(v380.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1164 = v79 + v1163;
+    const bool v1165 = v1162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1166 = v376 && v1165;
+    const bool v1167 = v1164 < v80;
+    const bool v1168 = v1166 && v1167;
+    if (v1168) {
+      const float v1169 = v380.x[40];
+      const bool v1170 = v1162 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1171 = v1164 - v78;
+      const bool v1172 = v1171 < v2;
+      const bool v1173 = v1170 && v1172;
+      if (v1173) {
+        const iron_bf16 v1174 = iron_f32_to_bf16(v1169);
+        const unsigned int v1175 = v1162 * v2;
+        const unsigned int v1176 = v1175 + v1164;
+        const unsigned int v1177 = v1176 - v78;
+        out[v1177] = v1174;
+      }
+    }
+    const unsigned int v1178 = static_cast<unsigned int>(v380.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1179 = v480 + v1178;
+    const unsigned int v1180 = static_cast<unsigned int>(v380.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1181 = v79 + v1180;
+    const bool v1182 = v1179 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1183 = v376 && v1182;
+    const bool v1184 = v1181 < v80;
+    const bool v1185 = v1183 && v1184;
+    if (v1185) {
+      const float v1186 = v380.x[41];
+      const bool v1187 = v1179 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1188 = v1181 - v78;
+      const bool v1189 = v1188 < v2;
+      const bool v1190 = v1187 && v1189;
+      if (v1190) {
+        const iron_bf16 v1191 = iron_f32_to_bf16(v1186);
+        const unsigned int v1192 = v1179 * v2;
+        const unsigned int v1193 = v1192 + v1181;
+        const unsigned int v1194 = v1193 - v78;
+        out[v1194] = v1191;
+      }
+    }
+    const unsigned int v1195 = static_cast<unsigned int>(v380.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1196 = v480 + v1195;
+    const unsigned int v1197 = static_cast<unsigned int>(v380.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1198 = v79 + v1197;
+    const bool v1199 = v1196 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1200 = v376 && v1199;
+    const bool v1201 = v1198 < v80;
+    const bool v1202 = v1200 && v1201;
+    if (v1202) {
+      const float v1203 = v380.x[42];
+      const bool v1204 = v1196 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1205 = v1198 - v78;
+      const bool v1206 = v1205 < v2;
+      const bool v1207 = v1204 && v1206;
+      if (v1207) {
+        const iron_bf16 v1208 = iron_f32_to_bf16(v1203);
+        const unsigned int v1209 = v1196 * v2;
+        const unsigned int v1210 = v1209 + v1198;
+        const unsigned int v1211 = v1210 - v78;
+        out[v1211] = v1208;
+      }
+    }
+    const unsigned int v1212 = static_cast<unsigned int>(v380.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1213 = v480 + v1212;
+    const unsigned int v1214 = static_cast<unsigned int>(v380.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1215 = v79 + v1214;
+    const bool v1216 = v1213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1217 = v376 && v1216;
+    const bool v1218 = v1215 < v80;
+    const bool v1219 = v1217 && v1218;
+    if (v1219) {
+      const float v1220 = v380.x[43];
+      const bool v1221 = v1213 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1222 = v1215 - v78;
+      const bool v1223 = v1222 < v2;
+      const bool v1224 = v1221 && v1223;
+      if (v1224) {
+        const iron_bf16 v1225 = iron_f32_to_bf16(v1220);
+        const unsigned int v1226 = v1213 * v2;
+        const unsigned int v1227 = v1226 + v1215;
+        const unsigned int v1228 = v1227 - v78;
+        out[v1228] = v1225;
+      }
+    }
+    const unsigned int v1229 = static_cast<unsigned int>(v380.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1230 = v480 + v1229;
+    const unsigned int v1231 = static_cast<unsigned int>(v380.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1232 = v79 + v1231;
+    const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1234 = v376 && v1233;
+    const bool v1235 = v1232 < v80;
+    const bool v1236 = v1234 && v1235;
+    if (v1236) {
+      const float v1237 = v380.x[44];
+      const bool v1238 = v1230 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1239 = v1232 - v78;
+      const bool v1240 = v1239 < v2;
+      const bool v1241 = v1238 && v1240;
+      if (v1241) {
+        const iron_bf16 v1242 = iron_f32_to_bf16(v1237);
+        const unsigned int v1243 = v1230 * v2;
+        const unsigned int v1244 = v1243 + v1232;
+        const unsigned int v1245 = v1244 - v78;
+        out[v1245] = v1242;
+      }
+    }
+    const unsigned int v1246 = static_cast<unsigned int>(v380.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1247 = v480 + v1246;
+    const unsigned int v1248 = static_cast<unsigned int>(v380.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1249 = v79 + v1248;
+    const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1251 = v376 && v1250;
+    const bool v1252 = v1249 < v80;
+    const bool v1253 = v1251 && v1252;
+    if (v1253) {
+      const float v1254 = v380.x[45];
+      const bool v1255 = v1247 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1256 = v1249 - v78;
+      const bool v1257 = v1256 < v2;
+      const bool v1258 = v1255 && v1257;
+      if (v1258) {
+        const iron_bf16 v1259 = iron_f32_to_bf16(v1254);
+        const unsigned int v1260 = v1247 * v2;
+        const unsigned int v1261 = v1260 + v1249;
+        const unsigned int v1262 = v1261 - v78;
+        out[v1262] = v1259;
+      }
+    }
+    const unsigned int v1263 = static_cast<unsigned int>(v380.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1264 = v480 + v1263;
+    const unsigned int v1265 = static_cast<unsigned int>(v380.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1266 = v79 + v1265;
+    const bool v1267 = v1264 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1268 = v376 && v1267;
+    const bool v1269 = v1266 < v80;
+    const bool v1270 = v1268 && v1269;
+    if (v1270) {
+      const float v1271 = v380.x[46];
+      const bool v1272 = v1264 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1273 = v1266 - v78;
+      const bool v1274 = v1273 < v2;
+      const bool v1275 = v1272 && v1274;
+      if (v1275) {
+        const iron_bf16 v1276 = iron_f32_to_bf16(v1271);
+        const unsigned int v1277 = v1264 * v2;
+        const unsigned int v1278 = v1277 + v1266;
+        const unsigned int v1279 = v1278 - v78;
+        out[v1279] = v1276;
+      }
+    }
+    const unsigned int v1280 = static_cast<unsigned int>(v380.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1281 = v480 + v1280;
+    const unsigned int v1282 = static_cast<unsigned int>(v380.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1283 = v79 + v1282;
+    const bool v1284 = v1281 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1285 = v376 && v1284;
+    const bool v1286 = v1283 < v80;
+    const bool v1287 = v1285 && v1286;
+    if (v1287) {
+      const float v1288 = v380.x[47];
+      const bool v1289 = v1281 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1290 = v1283 - v78;
+      const bool v1291 = v1290 < v2;
+      const bool v1292 = v1289 && v1291;
+      if (v1292) {
+        const iron_bf16 v1293 = iron_f32_to_bf16(v1288);
+        const unsigned int v1294 = v1281 * v2;
+        const unsigned int v1295 = v1294 + v1283;
+        const unsigned int v1296 = v1295 - v78;
+        out[v1296] = v1293;
+      }
+    }
+    const unsigned int v1297 = static_cast<unsigned int>(v380.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1298 = v480 + v1297;
+    const unsigned int v1299 = static_cast<unsigned int>(v380.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1300 = v79 + v1299;
+    const bool v1301 = v1298 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1302 = v376 && v1301;
+    const bool v1303 = v1300 < v80;
+    const bool v1304 = v1302 && v1303;
+    if (v1304) {
+      const float v1305 = v380.x[48];
+      const bool v1306 = v1298 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1307 = v1300 - v78;
+      const bool v1308 = v1307 < v2;
+      const bool v1309 = v1306 && v1308;
+      if (v1309) {
+        const iron_bf16 v1310 = iron_f32_to_bf16(v1305);
+        const unsigned int v1311 = v1298 * v2;
+        const unsigned int v1312 = v1311 + v1300;
+        const unsigned int v1313 = v1312 - v78;
+        out[v1313] = v1310;
+      }
+    }
+    const unsigned int v1314 = static_cast<unsigned int>(v380.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1315 = v480 + v1314;
+    const unsigned int v1316 = static_cast<unsigned int>(v380.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1317 = v79 + v1316;
+    const bool v1318 = v1315 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1319 = v376 && v1318;
+    const bool v1320 = v1317 < v80;
+    const bool v1321 = v1319 && v1320;
+    if (v1321) {
+      const float v1322 = v380.x[49];
+      const bool v1323 = v1315 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1324 = v1317 - v78;
+      const bool v1325 = v1324 < v2;
+      const bool v1326 = v1323 && v1325;
+      if (v1326) {
+        const iron_bf16 v1327 = iron_f32_to_bf16(v1322);
+        const unsigned int v1328 = v1315 * v2;
+        const unsigned int v1329 = v1328 + v1317;
+        const unsigned int v1330 = v1329 - v78;
+        out[v1330] = v1327;
+      }
+    }
+    const unsigned int v1331 = static_cast<unsigned int>(v380.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1332 = v480 + v1331;
+    const unsigned int v1333 = static_cast<unsigned int>(v380.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1334 = v79 + v1333;
+    const bool v1335 = v1332 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1336 = v376 && v1335;
+    const bool v1337 = v1334 < v80;
+    const bool v1338 = v1336 && v1337;
+    if (v1338) {
+      const float v1339 = v380.x[50];
+      const bool v1340 = v1332 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1341 = v1334 - v78;
+      const bool v1342 = v1341 < v2;
+      const bool v1343 = v1340 && v1342;
+      if (v1343) {
+        const iron_bf16 v1344 = iron_f32_to_bf16(v1339);
+        const unsigned int v1345 = v1332 * v2;
+        const unsigned int v1346 = v1345 + v1334;
+        const unsigned int v1347 = v1346 - v78;
+        out[v1347] = v1344;
+      }
+    }
+    const unsigned int v1348 = static_cast<unsigned int>(v380.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1349 = v480 + v1348;
+    const unsigned int v1350 = static_cast<unsigned int>(v380.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1351 = v79 + v1350;
+    const bool v1352 = v1349 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1353 = v376 && v1352;
+    const bool v1354 = v1351 < v80;
+    const bool v1355 = v1353 && v1354;
+    if (v1355) {
+      const float v1356 = v380.x[51];
+      const bool v1357 = v1349 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1358 = v1351 - v78;
+      const bool v1359 = v1358 < v2;
+      const bool v1360 = v1357 && v1359;
+      if (v1360) {
+        const iron_bf16 v1361 = iron_f32_to_bf16(v1356);
+        const unsigned int v1362 = v1349 * v2;
+        const unsigned int v1363 = v1362 + v1351;
+        const unsigned int v1364 = v1363 - v78;
+        out[v1364] = v1361;
+      }
+    }
+    const unsigned int v1365 = static_cast<unsigned int>(v380.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1366 = v480 + v1365;
+    const unsigned int v1367 = static_cast<unsigned int>(v380.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1368 = v79 + v1367;
+    const bool v1369 = v1366 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1370 = v376 && v1369;
+    const bool v1371 = v1368 < v80;
+    const bool v1372 = v1370 && v1371;
+    if (v1372) {
+      const float v1373 = v380.x[52];
+      const bool v1374 = v1366 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1375 = v1368 - v78;
+      const bool v1376 = v1375 < v2;
+      const bool v1377 = v1374 && v1376;
+      if (v1377) {
+        const iron_bf16 v1378 = iron_f32_to_bf16(v1373);
+        const unsigned int v1379 = v1366 * v2;
+        const unsigned int v1380 = v1379 + v1368;
+        const unsigned int v1381 = v1380 - v78;
+        out[v1381] = v1378;
+      }
+    }
+    const unsigned int v1382 = static_cast<unsigned int>(v380.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1383 = v480 + v1382;
+    const unsigned int v1384 = static_cast<unsigned int>(v380.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1385 = v79 + v1384;
+    const bool v1386 = v1383 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1387 = v376 && v1386;
+    const bool v1388 = v1385 < v80;
+    const bool v1389 = v1387 && v1388;
+    if (v1389) {
+      const float v1390 = v380.x[53];
+      const bool v1391 = v1383 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1392 = v1385 - v78;
+      const bool v1393 = v1392 < v2;
+      const bool v1394 = v1391 && v1393;
+      if (v1394) {
+        const iron_bf16 v1395 = iron_f32_to_bf16(v1390);
+        const unsigned int v1396 = v1383 * v2;
+        const unsigned int v1397 = v1396 + v1385;
+        const unsigned int v1398 = v1397 - v78;
+        out[v1398] = v1395;
+      }
+    }
+    const unsigned int v1399 = static_cast<unsigned int>(v380.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1400 = v480 + v1399;
+    const unsigned int v1401 = static_cast<unsigned int>(v380.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1402 = v79 + v1401;
+    const bool v1403 = v1400 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1404 = v376 && v1403;
+    const bool v1405 = v1402 < v80;
+    const bool v1406 = v1404 && v1405;
+    if (v1406) {
+      const float v1407 = v380.x[54];
+      const bool v1408 = v1400 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1409 = v1402 - v78;
+      const bool v1410 = v1409 < v2;
+      const bool v1411 = v1408 && v1410;
+      if (v1411) {
+        const iron_bf16 v1412 = iron_f32_to_bf16(v1407);
+        const unsigned int v1413 = v1400 * v2;
+        const unsigned int v1414 = v1413 + v1402;
+        const unsigned int v1415 = v1414 - v78;
+        out[v1415] = v1412;
+      }
+    }
+    const unsigned int v1416 = static_cast<unsigned int>(v380.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1417 = v480 + v1416;
+    const unsigned int v1418 = static_cast<unsigned int>(v380.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1419 = v79 + v1418;
+    const bool v1420 = v1417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1421 = v376 && v1420;
+    const bool v1422 = v1419 < v80;
+    const bool v1423 = v1421 && v1422;
+    if (v1423) {
+      const float v1424 = v380.x[55];
+      const bool v1425 = v1417 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1426 = v1419 - v78;
+      const bool v1427 = v1426 < v2;
+      const bool v1428 = v1425 && v1427;
+      if (v1428) {
+        const iron_bf16 v1429 = iron_f32_to_bf16(v1424);
+        const unsigned int v1430 = v1417 * v2;
+        const unsigned int v1431 = v1430 + v1419;
+        const unsigned int v1432 = v1431 - v78;
+        out[v1432] = v1429;
+      }
+    }
+    const unsigned int v1433 = static_cast<unsigned int>(v380.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1434 = v480 + v1433;
+    const unsigned int v1435 = static_cast<unsigned int>(v380.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1436 = v79 + v1435;
+    const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1438 = v376 && v1437;
+    const bool v1439 = v1436 < v80;
+    const bool v1440 = v1438 && v1439;
+    if (v1440) {
+      const float v1441 = v380.x[56];
+      const bool v1442 = v1434 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1443 = v1436 - v78;
+      const bool v1444 = v1443 < v2;
+      const bool v1445 = v1442 && v1444;
+      if (v1445) {
+        const iron_bf16 v1446 = iron_f32_to_bf16(v1441);
+        const unsigned int v1447 = v1434 * v2;
+        const unsigned int v1448 = v1447 + v1436;
+        const unsigned int v1449 = v1448 - v78;
+        out[v1449] = v1446;
+      }
+    }
+    const unsigned int v1450 = static_cast<unsigned int>(v380.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1451 = v480 + v1450;
+    const unsigned int v1452 = static_cast<unsigned int>(v380.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1453 = v79 + v1452;
+    const bool v1454 = v1451 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1455 = v376 && v1454;
+    const bool v1456 = v1453 < v80;
+    const bool v1457 = v1455 && v1456;
+    if (v1457) {
+      const float v1458 = v380.x[57];
+      const bool v1459 = v1451 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1460 = v1453 - v78;
+      const bool v1461 = v1460 < v2;
+      const bool v1462 = v1459 && v1461;
+      if (v1462) {
+        const iron_bf16 v1463 = iron_f32_to_bf16(v1458);
+        const unsigned int v1464 = v1451 * v2;
+        const unsigned int v1465 = v1464 + v1453;
+        const unsigned int v1466 = v1465 - v78;
+        out[v1466] = v1463;
+      }
+    }
+    const unsigned int v1467 = static_cast<unsigned int>(v380.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1468 = v480 + v1467;
+    const unsigned int v1469 = static_cast<unsigned int>(v380.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1470 = v79 + v1469;
+    const bool v1471 = v1468 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1472 = v376 && v1471;
+    const bool v1473 = v1470 < v80;
+    const bool v1474 = v1472 && v1473;
+    if (v1474) {
+      const float v1475 = v380.x[58];
+      const bool v1476 = v1468 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1477 = v1470 - v78;
+      const bool v1478 = v1477 < v2;
+      const bool v1479 = v1476 && v1478;
+      if (v1479) {
+        const iron_bf16 v1480 = iron_f32_to_bf16(v1475);
+        const unsigned int v1481 = v1468 * v2;
+        const unsigned int v1482 = v1481 + v1470;
+        const unsigned int v1483 = v1482 - v78;
+        out[v1483] = v1480;
+      }
+    }
+    const unsigned int v1484 = static_cast<unsigned int>(v380.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1485 = v480 + v1484;
+    const unsigned int v1486 = static_cast<unsigned int>(v380.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1487 = v79 + v1486;
+    const bool v1488 = v1485 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1489 = v376 && v1488;
+    const bool v1490 = v1487 < v80;
+    const bool v1491 = v1489 && v1490;
+    if (v1491) {
+      const float v1492 = v380.x[59];
+      const bool v1493 = v1485 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1494 = v1487 - v78;
+      const bool v1495 = v1494 < v2;
+      const bool v1496 = v1493 && v1495;
+      if (v1496) {
+        const iron_bf16 v1497 = iron_f32_to_bf16(v1492);
+        const unsigned int v1498 = v1485 * v2;
+        const unsigned int v1499 = v1498 + v1487;
+        const unsigned int v1500 = v1499 - v78;
+        out[v1500] = v1497;
+      }
+    }
+    const unsigned int v1501 = static_cast<unsigned int>(v380.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1502 = v480 + v1501;
+    const unsigned int v1503 = static_cast<unsigned int>(v380.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1504 = v79 + v1503;
+    const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1506 = v376 && v1505;
+    const bool v1507 = v1504 < v80;
+    const bool v1508 = v1506 && v1507;
+    if (v1508) {
+      const float v1509 = v380.x[60];
+      const bool v1510 = v1502 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1511 = v1504 - v78;
+      const bool v1512 = v1511 < v2;
+      const bool v1513 = v1510 && v1512;
+      if (v1513) {
+        const iron_bf16 v1514 = iron_f32_to_bf16(v1509);
+        const unsigned int v1515 = v1502 * v2;
+        const unsigned int v1516 = v1515 + v1504;
+        const unsigned int v1517 = v1516 - v78;
+        out[v1517] = v1514;
+      }
+    }
+    const unsigned int v1518 = static_cast<unsigned int>(v380.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1519 = v480 + v1518;
+    const unsigned int v1520 = static_cast<unsigned int>(v380.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1521 = v79 + v1520;
+    const bool v1522 = v1519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1523 = v376 && v1522;
+    const bool v1524 = v1521 < v80;
+    const bool v1525 = v1523 && v1524;
+    if (v1525) {
+      const float v1526 = v380.x[61];
+      const bool v1527 = v1519 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1528 = v1521 - v78;
+      const bool v1529 = v1528 < v2;
+      const bool v1530 = v1527 && v1529;
+      if (v1530) {
+        const iron_bf16 v1531 = iron_f32_to_bf16(v1526);
+        const unsigned int v1532 = v1519 * v2;
+        const unsigned int v1533 = v1532 + v1521;
+        const unsigned int v1534 = v1533 - v78;
+        out[v1534] = v1531;
+      }
+    }
+    const unsigned int v1535 = static_cast<unsigned int>(v380.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1536 = v480 + v1535;
+    const unsigned int v1537 = static_cast<unsigned int>(v380.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1538 = v79 + v1537;
+    const bool v1539 = v1536 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1540 = v376 && v1539;
+    const bool v1541 = v1538 < v80;
+    const bool v1542 = v1540 && v1541;
+    if (v1542) {
+      const float v1543 = v380.x[62];
+      const bool v1544 = v1536 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1545 = v1538 - v78;
+      const bool v1546 = v1545 < v2;
+      const bool v1547 = v1544 && v1546;
+      if (v1547) {
+        const iron_bf16 v1548 = iron_f32_to_bf16(v1543);
+        const unsigned int v1549 = v1536 * v2;
+        const unsigned int v1550 = v1549 + v1538;
+        const unsigned int v1551 = v1550 - v78;
+        out[v1551] = v1548;
+      }
+    }
+    const unsigned int v1552 = static_cast<unsigned int>(v380.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1553 = v480 + v1552;
+    const unsigned int v1554 = static_cast<unsigned int>(v380.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1555 = v79 + v1554;
+    const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1557 = v376 && v1556;
+    const bool v1558 = v1555 < v80;
+    const bool v1559 = v1557 && v1558;
+    if (v1559) {
+      const float v1560 = v380.x[63];
+      const bool v1561 = v1553 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1562 = v1555 - v78;
+      const bool v1563 = v1562 < v2;
+      const bool v1564 = v1561 && v1563;
+      if (v1564) {
+        const iron_bf16 v1565 = iron_f32_to_bf16(v1560);
+        const unsigned int v1566 = v1553 * v2;
+        const unsigned int v1567 = v1566 + v1555;
+        const unsigned int v1568 = v1567 - v78;
+        out[v1568] = v1565;
+      }
+    }
+    const unsigned int v1570 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:171
+    iron_frag<float, 2, 16, 128> v1580;  // kernels/gemm/gemm_warpgroup.hpp:110
+    iron_frag_fill(v1580, 0.0f);
+    if (v384) {  // kernels/gemm/gemm_warpgroup.hpp:116
+      const bool v4242 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:117
+      if (v4242) {
+        const unsigned int v4246 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:120
+        const unsigned int v4249 = v372 << 5u;
+        const unsigned int v4250 = v4249 + v4246;
+        const unsigned int v4251 = v4250 >> 3u;
+        const unsigned int v4252 = v4250 & 7u;
+        const unsigned int v4253 = v4252 << 3u;
+        const unsigned int v4254 = v75 + v4251;
+        const bool v4256 = v4254 < v0;
+        const bool v4257 = v4253 < v3;
+        const bool v4258 = v4256 && v4257;
+        const unsigned int v4259 = v4254 * v3;
+        const unsigned int v4260 = v4259 + v4253;
+        const unsigned int v4261 = v4258 ? v4260 : v28;
+        const unsigned int v4262 = v4251 << 6u;
+        const unsigned int v4264 = v4262 + v4253;
+        iron_copy_async<16>(shm3 + (v4264 ^ (((v4264 >> 6u) & 7u) << 3u)), x_sorted + v4261, v4258);
+        const unsigned int v4266 = v4250 + 384u;
+        const unsigned int v4267 = v4266 >> 3u;
+        const unsigned int v4268 = v4266 & 7u;
+        const unsigned int v4269 = v4268 << 3u;
+        const unsigned int v4270 = v75 + v4267;
+        const bool v4272 = v4270 < v0;
+        const bool v4273 = v4269 < v3;
+        const bool v4274 = v4272 && v4273;
+        const unsigned int v4275 = v4270 * v3;
+        const unsigned int v4276 = v4275 + v4269;
+        const unsigned int v4277 = v4274 ? v4276 : v28;
+        const unsigned int v4278 = v4267 << 6u;
+        const unsigned int v4280 = v4278 + v4269;
+        iron_copy_async<16>(shm3 + (v4280 ^ (((v4280 >> 6u) & 7u) << 3u)), x_sorted + v4277, v4274);
+        const unsigned int v4282 = v4250 + 768u;
+        const bool v4284 = v4282 < 1024u;
+        if (v4284) {
+          const unsigned int v4285 = v4282 >> 3u;
+          const unsigned int v4286 = v4282 & 7u;
+          const unsigned int v4287 = v4286 << 3u;
+          const unsigned int v4288 = v75 + v4285;
+          const bool v4290 = v4288 < v0;
+          const bool v4291 = v4287 < v3;
+          const bool v4292 = v4290 && v4291;
+          const unsigned int v4293 = v4288 * v3;
+          const unsigned int v4294 = v4293 + v4287;
+          const unsigned int v4295 = v4292 ? v4294 : v28;
+          const unsigned int v4296 = v4285 << 6u;
+          const unsigned int v4298 = v4296 + v4287;
+          iron_copy_async<16>(shm3 + (v4298 ^ (((v4298 >> 6u) & 7u) << 3u)), x_sorted + v4295, v4292);
         }
-        const unsigned int v4292 = v1563 + v4244;  // kernels/gemm/gemm_warpgroup.hpp:103
-        const bool v4293 = v4292 < v80;
-        const bool v4294 = v4293 && v4250;
-        const unsigned int v4295 = v4292 * v3;
-        const unsigned int v4296 = v4295 + v4246;
-        const unsigned int v4297 = v4294 ? v4296 : v28;
-        iron_copy_async<16>(shm4 + (v4257 ^ (((v4257 >> 6u) & 7u) << 3u)), w + v4297, v4294);
-        const unsigned int v4298 = v1563 + v4260;
-        const bool v4299 = v4298 < v80;
-        const bool v4300 = v4299 && v4266;
-        const unsigned int v4301 = v4298 * v3;
-        const unsigned int v4302 = v4301 + v4262;
-        const unsigned int v4303 = v4300 ? v4302 : v28;
-        iron_copy_async<16>(shm4 + (v4273 ^ (((v4273 >> 6u) & 7u) << 3u)), w + v4303, v4300);
-        if (v4277) {
-          const unsigned int v4304 = v4275 >> 3u;
-          const unsigned int v4305 = v4275 & 7u;
-          const unsigned int v4306 = v4305 << 3u;
-          const unsigned int v4307 = v1563 + v4304;
-          const bool v4309 = v4307 < v80;
-          const bool v4310 = v4306 < v3;
-          const bool v4311 = v4309 && v4310;
-          const unsigned int v4312 = v4307 * v3;
-          const unsigned int v4313 = v4312 + v4306;
-          const unsigned int v4314 = v4311 ? v4313 : v28;
-          const unsigned int v4315 = v4304 << 6u;
-          const unsigned int v4317 = v4315 + v4306;
-          iron_copy_async<16>(shm4 + (v4317 ^ (((v4317 >> 6u) & 7u) << 3u)), w + v4314, v4311);
-        }
-      }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:99
-      const bool v4320 = 64u < v3;
-      if (v4320) {
-        const unsigned int v4324 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:102
-        const unsigned int v4327 = v365 << 5u;
-        const unsigned int v4328 = v4327 + v4324;
-        const unsigned int v4329 = v4328 >> 3u;
-        const unsigned int v4330 = v4328 & 7u;
-        const unsigned int v4331 = v4330 << 3u;
-        const unsigned int v4332 = v75 + v4329;
-        const unsigned int v4333 = 64u + v4331;
-        const bool v4334 = v4332 < v0;
-        const bool v4335 = v4333 < v3;
-        const bool v4336 = v4334 && v4335;
-        const unsigned int v4337 = v4332 * v3;
-        const unsigned int v4338 = v4337 + v4333;
-        const unsigned int v4339 = v4336 ? v4338 : v28;
-        const unsigned int v4340 = v4329 << 6u;
-        const unsigned int v4341 = 8192u + v4340;
-        const unsigned int v4342 = v4341 + v4331;
-        iron_copy_async<16>(shm3 + (v4342 ^ (((v4342 >> 6u) & 7u) << 3u)), x_sorted + v4339, v4336);
-        const unsigned int v4344 = v4328 + 384u;
-        const unsigned int v4345 = v4344 >> 3u;
-        const unsigned int v4346 = v4344 & 7u;
-        const unsigned int v4347 = v4346 << 3u;
-        const unsigned int v4348 = v75 + v4345;
-        const unsigned int v4349 = 64u + v4347;
-        const bool v4350 = v4348 < v0;
-        const bool v4351 = v4349 < v3;
-        const bool v4352 = v4350 && v4351;
-        const unsigned int v4353 = v4348 * v3;
-        const unsigned int v4354 = v4353 + v4349;
-        const unsigned int v4355 = v4352 ? v4354 : v28;
-        const unsigned int v4356 = v4345 << 6u;
-        const unsigned int v4357 = 8192u + v4356;
-        const unsigned int v4358 = v4357 + v4347;
-        iron_copy_async<16>(shm3 + (v4358 ^ (((v4358 >> 6u) & 7u) << 3u)), x_sorted + v4355, v4352);
-        const unsigned int v4360 = v4328 + 768u;
-        const bool v4362 = v4360 < 1024u;
-        if (v4362) {
-          const unsigned int v4363 = v4360 >> 3u;
-          const unsigned int v4364 = v4360 & 7u;
-          const unsigned int v4365 = v4364 << 3u;
-          const unsigned int v4366 = v75 + v4363;
-          const unsigned int v4367 = 64u + v4365;
-          const bool v4368 = v4366 < v0;
-          const bool v4369 = v4367 < v3;
-          const bool v4370 = v4368 && v4369;
-          const unsigned int v4371 = v4366 * v3;
-          const unsigned int v4372 = v4371 + v4367;
-          const unsigned int v4373 = v4370 ? v4372 : v28;
-          const unsigned int v4374 = v4363 << 6u;
-          const unsigned int v4375 = 8192u + v4374;
-          const unsigned int v4376 = v4375 + v4365;
-          iron_copy_async<16>(shm3 + (v4376 ^ (((v4376 >> 6u) & 7u) << 3u)), x_sorted + v4373, v4370);
-        }
-        const unsigned int v4377 = v1563 + v4329;  // kernels/gemm/gemm_warpgroup.hpp:103
-        const bool v4378 = v4377 < v80;
-        const bool v4379 = v4378 && v4335;
-        const unsigned int v4380 = v4377 * v3;
-        const unsigned int v4381 = v4380 + v4333;
-        const unsigned int v4382 = v4379 ? v4381 : v28;
-        iron_copy_async<16>(shm4 + (v4342 ^ (((v4342 >> 6u) & 7u) << 3u)), w + v4382, v4379);
-        const unsigned int v4383 = v1563 + v4345;
-        const bool v4384 = v4383 < v80;
-        const bool v4385 = v4384 && v4351;
-        const unsigned int v4386 = v4383 * v3;
-        const unsigned int v4387 = v4386 + v4349;
-        const unsigned int v4388 = v4385 ? v4387 : v28;
-        iron_copy_async<16>(shm4 + (v4358 ^ (((v4358 >> 6u) & 7u) << 3u)), w + v4388, v4385);
-        if (v4362) {
-          const unsigned int v4389 = v4360 >> 3u;
-          const unsigned int v4390 = v4360 & 7u;
-          const unsigned int v4391 = v4390 << 3u;
-          const unsigned int v4392 = v1563 + v4389;
-          const unsigned int v4393 = 64u + v4391;
-          const bool v4394 = v4392 < v80;
-          const bool v4395 = v4393 < v3;
-          const bool v4396 = v4394 && v4395;
-          const unsigned int v4397 = v4392 * v3;
-          const unsigned int v4398 = v4397 + v4393;
-          const unsigned int v4399 = v4396 ? v4398 : v28;
-          const unsigned int v4400 = v4389 << 6u;
-          const unsigned int v4401 = 8192u + v4400;
-          const unsigned int v4402 = v4401 + v4391;
-          iron_copy_async<16>(shm4 + (v4402 ^ (((v4402 >> 6u) & 7u) << 3u)), w + v4399, v4396);
+        const unsigned int v4299 = v1570 + v4251;  // kernels/gemm/gemm_warpgroup.hpp:121
+        const bool v4300 = v4299 < v80;
+        const bool v4301 = v4300 && v4257;
+        const unsigned int v4302 = v4299 * v3;
+        const unsigned int v4303 = v4302 + v4253;
+        const unsigned int v4304 = v4301 ? v4303 : v28;
+        iron_copy_async<16>(shm4 + (v4264 ^ (((v4264 >> 6u) & 7u) << 3u)), w + v4304, v4301);
+        const unsigned int v4305 = v1570 + v4267;
+        const bool v4306 = v4305 < v80;
+        const bool v4307 = v4306 && v4273;
+        const unsigned int v4308 = v4305 * v3;
+        const unsigned int v4309 = v4308 + v4269;
+        const unsigned int v4310 = v4307 ? v4309 : v28;
+        iron_copy_async<16>(shm4 + (v4280 ^ (((v4280 >> 6u) & 7u) << 3u)), w + v4310, v4307);
+        if (v4284) {
+          const unsigned int v4311 = v4282 >> 3u;
+          const unsigned int v4312 = v4282 & 7u;
+          const unsigned int v4313 = v4312 << 3u;
+          const unsigned int v4314 = v1570 + v4311;
+          const bool v4316 = v4314 < v80;
+          const bool v4317 = v4313 < v3;
+          const bool v4318 = v4316 && v4317;
+          const unsigned int v4319 = v4314 * v3;
+          const unsigned int v4320 = v4319 + v4313;
+          const unsigned int v4321 = v4318 ? v4320 : v28;
+          const unsigned int v4322 = v4311 << 6u;
+          const unsigned int v4324 = v4322 + v4313;
+          iron_copy_async<16>(shm4 + (v4324 ^ (((v4324 >> 6u) & 7u) << 3u)), w + v4321, v4318);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:99
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:117
+      const bool v4327 = 64u < v3;
+      if (v4327) {
+        const unsigned int v4331 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:120
+        const unsigned int v4334 = v372 << 5u;
+        const unsigned int v4335 = v4334 + v4331;
+        const unsigned int v4336 = v4335 >> 3u;
+        const unsigned int v4337 = v4335 & 7u;
+        const unsigned int v4338 = v4337 << 3u;
+        const unsigned int v4339 = v75 + v4336;
+        const unsigned int v4340 = 64u + v4338;
+        const bool v4341 = v4339 < v0;
+        const bool v4342 = v4340 < v3;
+        const bool v4343 = v4341 && v4342;
+        const unsigned int v4344 = v4339 * v3;
+        const unsigned int v4345 = v4344 + v4340;
+        const unsigned int v4346 = v4343 ? v4345 : v28;
+        const unsigned int v4347 = v4336 << 6u;
+        const unsigned int v4348 = 8192u + v4347;
+        const unsigned int v4349 = v4348 + v4338;
+        iron_copy_async<16>(shm3 + (v4349 ^ (((v4349 >> 6u) & 7u) << 3u)), x_sorted + v4346, v4343);
+        const unsigned int v4351 = v4335 + 384u;
+        const unsigned int v4352 = v4351 >> 3u;
+        const unsigned int v4353 = v4351 & 7u;
+        const unsigned int v4354 = v4353 << 3u;
+        const unsigned int v4355 = v75 + v4352;
+        const unsigned int v4356 = 64u + v4354;
+        const bool v4357 = v4355 < v0;
+        const bool v4358 = v4356 < v3;
+        const bool v4359 = v4357 && v4358;
+        const unsigned int v4360 = v4355 * v3;
+        const unsigned int v4361 = v4360 + v4356;
+        const unsigned int v4362 = v4359 ? v4361 : v28;
+        const unsigned int v4363 = v4352 << 6u;
+        const unsigned int v4364 = 8192u + v4363;
+        const unsigned int v4365 = v4364 + v4354;
+        iron_copy_async<16>(shm3 + (v4365 ^ (((v4365 >> 6u) & 7u) << 3u)), x_sorted + v4362, v4359);
+        const unsigned int v4367 = v4335 + 768u;
+        const bool v4369 = v4367 < 1024u;
+        if (v4369) {
+          const unsigned int v4370 = v4367 >> 3u;
+          const unsigned int v4371 = v4367 & 7u;
+          const unsigned int v4372 = v4371 << 3u;
+          const unsigned int v4373 = v75 + v4370;
+          const unsigned int v4374 = 64u + v4372;
+          const bool v4375 = v4373 < v0;
+          const bool v4376 = v4374 < v3;
+          const bool v4377 = v4375 && v4376;
+          const unsigned int v4378 = v4373 * v3;
+          const unsigned int v4379 = v4378 + v4374;
+          const unsigned int v4380 = v4377 ? v4379 : v28;
+          const unsigned int v4381 = v4370 << 6u;
+          const unsigned int v4382 = 8192u + v4381;
+          const unsigned int v4383 = v4382 + v4372;
+          iron_copy_async<16>(shm3 + (v4383 ^ (((v4383 >> 6u) & 7u) << 3u)), x_sorted + v4380, v4377);
+        }
+        const unsigned int v4384 = v1570 + v4336;  // kernels/gemm/gemm_warpgroup.hpp:121
+        const bool v4385 = v4384 < v80;
+        const bool v4386 = v4385 && v4342;
+        const unsigned int v4387 = v4384 * v3;
+        const unsigned int v4388 = v4387 + v4340;
+        const unsigned int v4389 = v4386 ? v4388 : v28;
+        iron_copy_async<16>(shm4 + (v4349 ^ (((v4349 >> 6u) & 7u) << 3u)), w + v4389, v4386);
+        const unsigned int v4390 = v1570 + v4352;
+        const bool v4391 = v4390 < v80;
+        const bool v4392 = v4391 && v4358;
+        const unsigned int v4393 = v4390 * v3;
+        const unsigned int v4394 = v4393 + v4356;
+        const unsigned int v4395 = v4392 ? v4394 : v28;
+        iron_copy_async<16>(shm4 + (v4365 ^ (((v4365 >> 6u) & 7u) << 3u)), w + v4395, v4392);
+        if (v4369) {
+          const unsigned int v4396 = v4367 >> 3u;
+          const unsigned int v4397 = v4367 & 7u;
+          const unsigned int v4398 = v4397 << 3u;
+          const unsigned int v4399 = v1570 + v4396;
+          const unsigned int v4400 = 64u + v4398;
+          const bool v4401 = v4399 < v80;
+          const bool v4402 = v4400 < v3;
+          const bool v4403 = v4401 && v4402;
+          const unsigned int v4404 = v4399 * v3;
+          const unsigned int v4405 = v4404 + v4400;
+          const unsigned int v4406 = v4403 ? v4405 : v28;
+          const unsigned int v4407 = v4396 << 6u;
+          const unsigned int v4408 = 8192u + v4407;
+          const unsigned int v4409 = v4408 + v4398;
+          iron_copy_async<16>(shm4 + (v4409 ^ (((v4409 >> 6u) & 7u) << 3u)), w + v4406, v4403);
+        }
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:117
 
-      for (unsigned int v3537 = v28; v3537 < v3; v3537 += 64u) {
-        const unsigned int v3539 = v3537 >> 6u;
-        const unsigned int v3541 = v3539 % 3u;
+      for (unsigned int v3544 = v28; v3544 < v3; v3544 += 64u) {
+        const unsigned int v3546 = v3544 >> 6u;
+        const unsigned int v3548 = v3546 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        if (v369) {
-          const unsigned int v3543 = v3541 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:106
-          const unsigned int v3551 = v471 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
-          const unsigned int v3552 = v3543 + v3551;
-          const unsigned int v3805 = v469 << 6u;
-          const unsigned int v3807 = v3552 + v3805;
-          iron_frag<iron_bf16, 0, 16, 16> v3814;
-          iron_frag_fill(v3814, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3814, shm3, v3807, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3816;
-          iron_frag_fill(v3816, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3816, shm4, v3543, 64u);
-          iron_frag_mma_sync(v1573, v3814, v3816);
-          const unsigned int v3818 = v3807 + 16u;
-          const unsigned int v3821 = v3543 + 16u;
-          iron_frag<iron_bf16, 0, 16, 16> v3823;
+        if (v376) {
+          const unsigned int v3550 = v3548 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:124
+          const unsigned int v3558 = v478 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:112
+          const unsigned int v3559 = v3550 + v3558;
+          const unsigned int v3812 = v476 << 6u;
+          const unsigned int v3814 = v3559 + v3812;
+          iron_frag<iron_bf16, 0, 16, 16> v3821;
+          iron_frag_fill(v3821, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3821, shm3, v3814, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3823;
           iron_frag_fill(v3823, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3823, shm3, v3818, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3825;
-          iron_frag_fill(v3825, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3825, shm4, v3821, 64u);
-          iron_frag_mma_sync(v1573, v3823, v3825);
-          const unsigned int v3827 = v3807 + 32u;
-          const unsigned int v3830 = v3543 + 32u;
-          iron_frag<iron_bf16, 0, 16, 16> v3832;
+          iron_frag_load_shared<true, 6, 3>(v3823, shm4, v3550, 64u);
+          iron_frag_mma_sync(v1580, v3821, v3823);
+          const unsigned int v3825 = v3814 + 16u;
+          const unsigned int v3828 = v3550 + 16u;
+          iron_frag<iron_bf16, 0, 16, 16> v3830;
+          iron_frag_fill(v3830, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3830, shm3, v3825, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3832;
           iron_frag_fill(v3832, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3832, shm3, v3827, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3834;
-          iron_frag_fill(v3834, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3834, shm4, v3830, 64u);
-          iron_frag_mma_sync(v1573, v3832, v3834);
-          const unsigned int v3836 = v3807 + 48u;
-          const unsigned int v3839 = v3543 + 48u;
-          iron_frag<iron_bf16, 0, 16, 16> v3841;
+          iron_frag_load_shared<true, 6, 3>(v3832, shm4, v3828, 64u);
+          iron_frag_mma_sync(v1580, v3830, v3832);
+          const unsigned int v3834 = v3814 + 32u;
+          const unsigned int v3837 = v3550 + 32u;
+          iron_frag<iron_bf16, 0, 16, 16> v3839;
+          iron_frag_fill(v3839, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3839, shm3, v3834, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3841;
           iron_frag_fill(v3841, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3841, shm3, v3836, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3843;
-          iron_frag_fill(v3843, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3843, shm4, v3839, 64u);
-          iron_frag_mma_sync(v1573, v3841, v3843);
+          iron_frag_load_shared<true, 6, 3>(v3841, shm4, v3837, 64u);
+          iron_frag_mma_sync(v1580, v3839, v3841);
+          const unsigned int v3843 = v3814 + 48u;
+          const unsigned int v3846 = v3550 + 48u;
+          iron_frag<iron_bf16, 0, 16, 16> v3848;
+          iron_frag_fill(v3848, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3848, shm3, v3843, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3850;
+          iron_frag_fill(v3850, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3850, shm4, v3846, 64u);
+          iron_frag_mma_sync(v1580, v3848, v3850);
         }
-        const unsigned int v3558 = v3537 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:99
-        const unsigned int v3560 = v3539 + 2u;
-        const unsigned int v3561 = v3560 % 3u;
-        const bool v3562 = v3558 < v3;
-        if (v3562) {
-          const unsigned int v3565 = v3561 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:102
-          const unsigned int v3567 = iron_linear_thread() & 31u;
-          const unsigned int v3569 = v365 << 5u;
-          const unsigned int v3570 = v3569 + v3567;
-          const unsigned int v3574 = v3570 >> 3u;
-          const unsigned int v3576 = v3570 & 7u;
-          const unsigned int v3578 = v3576 << 3u;
-          const unsigned int v3579 = v75 + v3574;
-          const unsigned int v3580 = v3558 + v3578;
-          const bool v3581 = v3579 < v0;
-          const bool v3582 = v3580 < v3;
-          const bool v3583 = v3581 && v3582;
-          const unsigned int v3584 = v3579 * v3;
-          const unsigned int v3586 = v3584 + v3580;
-          const unsigned int v3587 = v3583 ? v3586 : v28;
-          const unsigned int v3589 = v3574 << 6u;
-          const unsigned int v3590 = v3565 + v3589;
-          const unsigned int v3591 = v3590 + v3578;
-          iron_copy_async<16>(shm3 + (v3591 ^ (((v3591 >> 6u) & 7u) << 3u)), x_sorted + v3587, v3583);
-          const unsigned int v3593 = v3570 + 384u;
-          const unsigned int v3595 = v3593 >> 3u;
-          const unsigned int v3597 = v3593 & 7u;
-          const unsigned int v3599 = v3597 << 3u;
-          const unsigned int v3600 = v75 + v3595;
-          const unsigned int v3601 = v3558 + v3599;
-          const bool v3602 = v3600 < v0;
-          const bool v3603 = v3601 < v3;
-          const bool v3604 = v3602 && v3603;
-          const unsigned int v3605 = v3600 * v3;
-          const unsigned int v3607 = v3605 + v3601;
-          const unsigned int v3608 = v3604 ? v3607 : v28;
-          const unsigned int v3610 = v3595 << 6u;
-          const unsigned int v3611 = v3565 + v3610;
-          const unsigned int v3612 = v3611 + v3599;
-          iron_copy_async<16>(shm3 + (v3612 ^ (((v3612 >> 6u) & 7u) << 3u)), x_sorted + v3608, v3604);
-          const unsigned int v3614 = v3570 + 768u;
-          const bool v3616 = v3614 < 1024u;
-          if (v3616) {
-            const unsigned int v3618 = v3614 >> 3u;
-            const unsigned int v3620 = v3614 & 7u;
-            const unsigned int v3622 = v3620 << 3u;
-            const unsigned int v3623 = v75 + v3618;
-            const unsigned int v3624 = v3558 + v3622;
-            const bool v3625 = v3623 < v0;
-            const bool v3626 = v3624 < v3;
-            const bool v3627 = v3625 && v3626;
-            const unsigned int v3628 = v3623 * v3;
-            const unsigned int v3630 = v3628 + v3624;
-            const unsigned int v3631 = v3627 ? v3630 : v28;
-            const unsigned int v3633 = v3618 << 6u;
-            const unsigned int v3634 = v3565 + v3633;
-            const unsigned int v3635 = v3634 + v3622;
-            iron_copy_async<16>(shm3 + (v3635 ^ (((v3635 >> 6u) & 7u) << 3u)), x_sorted + v3631, v3627);
+        const unsigned int v3565 = v3544 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:117
+        const unsigned int v3567 = v3546 + 2u;
+        const unsigned int v3568 = v3567 % 3u;
+        const bool v3569 = v3565 < v3;
+        if (v3569) {
+          const unsigned int v3572 = v3568 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:120
+          const unsigned int v3574 = iron_linear_thread() & 31u;
+          const unsigned int v3576 = v372 << 5u;
+          const unsigned int v3577 = v3576 + v3574;
+          const unsigned int v3581 = v3577 >> 3u;
+          const unsigned int v3583 = v3577 & 7u;
+          const unsigned int v3585 = v3583 << 3u;
+          const unsigned int v3586 = v75 + v3581;
+          const unsigned int v3587 = v3565 + v3585;
+          const bool v3588 = v3586 < v0;
+          const bool v3589 = v3587 < v3;
+          const bool v3590 = v3588 && v3589;
+          const unsigned int v3591 = v3586 * v3;
+          const unsigned int v3593 = v3591 + v3587;
+          const unsigned int v3594 = v3590 ? v3593 : v28;
+          const unsigned int v3596 = v3581 << 6u;
+          const unsigned int v3597 = v3572 + v3596;
+          const unsigned int v3598 = v3597 + v3585;
+          iron_copy_async<16>(shm3 + (v3598 ^ (((v3598 >> 6u) & 7u) << 3u)), x_sorted + v3594, v3590);
+          const unsigned int v3600 = v3577 + 384u;
+          const unsigned int v3602 = v3600 >> 3u;
+          const unsigned int v3604 = v3600 & 7u;
+          const unsigned int v3606 = v3604 << 3u;
+          const unsigned int v3607 = v75 + v3602;
+          const unsigned int v3608 = v3565 + v3606;
+          const bool v3609 = v3607 < v0;
+          const bool v3610 = v3608 < v3;
+          const bool v3611 = v3609 && v3610;
+          const unsigned int v3612 = v3607 * v3;
+          const unsigned int v3614 = v3612 + v3608;
+          const unsigned int v3615 = v3611 ? v3614 : v28;
+          const unsigned int v3617 = v3602 << 6u;
+          const unsigned int v3618 = v3572 + v3617;
+          const unsigned int v3619 = v3618 + v3606;
+          iron_copy_async<16>(shm3 + (v3619 ^ (((v3619 >> 6u) & 7u) << 3u)), x_sorted + v3615, v3611);
+          const unsigned int v3621 = v3577 + 768u;
+          const bool v3623 = v3621 < 1024u;
+          if (v3623) {
+            const unsigned int v3625 = v3621 >> 3u;
+            const unsigned int v3627 = v3621 & 7u;
+            const unsigned int v3629 = v3627 << 3u;
+            const unsigned int v3630 = v75 + v3625;
+            const unsigned int v3631 = v3565 + v3629;
+            const bool v3632 = v3630 < v0;
+            const bool v3633 = v3631 < v3;
+            const bool v3634 = v3632 && v3633;
+            const unsigned int v3635 = v3630 * v3;
+            const unsigned int v3637 = v3635 + v3631;
+            const unsigned int v3638 = v3634 ? v3637 : v28;
+            const unsigned int v3640 = v3625 << 6u;
+            const unsigned int v3641 = v3572 + v3640;
+            const unsigned int v3642 = v3641 + v3629;
+            iron_copy_async<16>(shm3 + (v3642 ^ (((v3642 >> 6u) & 7u) << 3u)), x_sorted + v3638, v3634);
           }
-          const unsigned int v3652 = v1563 + v3574;  // kernels/gemm/gemm_warpgroup.hpp:103
-          const bool v3654 = v3652 < v80;
-          const bool v3656 = v3654 && v3582;
-          const unsigned int v3657 = v3652 * v3;
-          const unsigned int v3659 = v3657 + v3580;
-          const unsigned int v3660 = v3656 ? v3659 : v28;
-          iron_copy_async<16>(shm4 + (v3591 ^ (((v3591 >> 6u) & 7u) << 3u)), w + v3660, v3656);
-          const unsigned int v3673 = v1563 + v3595;
-          const bool v3675 = v3673 < v80;
-          const bool v3677 = v3675 && v3603;
-          const unsigned int v3678 = v3673 * v3;
-          const unsigned int v3680 = v3678 + v3601;
-          const unsigned int v3681 = v3677 ? v3680 : v28;
-          iron_copy_async<16>(shm4 + (v3612 ^ (((v3612 >> 6u) & 7u) << 3u)), w + v3681, v3677);
-          if (v3616) {
-            const unsigned int v3691 = v3614 >> 3u;
-            const unsigned int v3693 = v3614 & 7u;
-            const unsigned int v3695 = v3693 << 3u;
-            const unsigned int v3696 = v1563 + v3691;
-            const unsigned int v3697 = v3558 + v3695;
-            const bool v3698 = v3696 < v80;
-            const bool v3699 = v3697 < v3;
-            const bool v3700 = v3698 && v3699;
-            const unsigned int v3701 = v3696 * v3;
-            const unsigned int v3703 = v3701 + v3697;
-            const unsigned int v3704 = v3700 ? v3703 : v28;
-            const unsigned int v3706 = v3691 << 6u;
-            const unsigned int v3707 = v3565 + v3706;
-            const unsigned int v3708 = v3707 + v3695;
-            iron_copy_async<16>(shm4 + (v3708 ^ (((v3708 >> 6u) & 7u) << 3u)), w + v3704, v3700);
+          const unsigned int v3659 = v1570 + v3581;  // kernels/gemm/gemm_warpgroup.hpp:121
+          const bool v3661 = v3659 < v80;
+          const bool v3663 = v3661 && v3589;
+          const unsigned int v3664 = v3659 * v3;
+          const unsigned int v3666 = v3664 + v3587;
+          const unsigned int v3667 = v3663 ? v3666 : v28;
+          iron_copy_async<16>(shm4 + (v3598 ^ (((v3598 >> 6u) & 7u) << 3u)), w + v3667, v3663);
+          const unsigned int v3680 = v1570 + v3602;
+          const bool v3682 = v3680 < v80;
+          const bool v3684 = v3682 && v3610;
+          const unsigned int v3685 = v3680 * v3;
+          const unsigned int v3687 = v3685 + v3608;
+          const unsigned int v3688 = v3684 ? v3687 : v28;
+          iron_copy_async<16>(shm4 + (v3619 ^ (((v3619 >> 6u) & 7u) << 3u)), w + v3688, v3684);
+          if (v3623) {
+            const unsigned int v3698 = v3621 >> 3u;
+            const unsigned int v3700 = v3621 & 7u;
+            const unsigned int v3702 = v3700 << 3u;
+            const unsigned int v3703 = v1570 + v3698;
+            const unsigned int v3704 = v3565 + v3702;
+            const bool v3705 = v3703 < v80;
+            const bool v3706 = v3704 < v3;
+            const bool v3707 = v3705 && v3706;
+            const unsigned int v3708 = v3703 * v3;
+            const unsigned int v3710 = v3708 + v3704;
+            const unsigned int v3711 = v3707 ? v3710 : v28;
+            const unsigned int v3713 = v3698 << 6u;
+            const unsigned int v3714 = v3572 + v3713;
+            const unsigned int v3715 = v3714 + v3702;
+            iron_copy_async<16>(shm4 + (v3715 ^ (((v3715 >> 6u) & 7u) << 3u)), w + v3711, v3707);
           }
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:99
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:117
       }
       __syncthreads();
     } else {
-      const unsigned int v1604 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
-      const unsigned int v1605 = threadIdx.x;
+      const unsigned int v1611 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+      const unsigned int v1612 = threadIdx.x;
 
-      for (unsigned int v1603 = v28; v1603 < v3; v1603 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:112
-        for (unsigned int v1607 = v1605; v1607 < 8192u; v1607 += v1604) {  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v1609 = v1607 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-          const unsigned int v1611 = v1607 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v1612 = v75 + v1609;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v1613 = v1612 < v0;
-          const unsigned int v1614 = v1603 + v1611;
-          const bool v1615 = v1614 < v3;
-          const bool v1616 = v1613 && v1615;
-          if (v1616) {
-            const unsigned int v1618 = v1612 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const unsigned int v1620 = v1618 + v1603;
-            const unsigned int v1621 = v1620 + v1611;
-            const iron_bf16 v1622 = x_sorted[v1621];
-            const unsigned int v1624 = v1609 << 6u;
-            const unsigned int v1625 = v1624 + v1611;
-            shm3[(v1625 ^ (((v1625 >> 6u) & 7u) << 3u))] = v1622;
+      for (unsigned int v1610 = v28; v1610 < v3; v1610 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:130
+        for (unsigned int v1614 = v1612; v1614 < 8192u; v1614 += v1611) {  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v1616 = v1614 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+          const unsigned int v1618 = v1614 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+          const unsigned int v1619 = v75 + v1616;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v1620 = v1619 < v0;
+          const unsigned int v1621 = v1610 + v1618;
+          const bool v1622 = v1621 < v3;
+          const bool v1623 = v1620 && v1622;
+          if (v1623) {
+            const unsigned int v1625 = v1619 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const unsigned int v1627 = v1625 + v1610;
+            const unsigned int v1628 = v1627 + v1618;
+            const iron_bf16 v1629 = x_sorted[v1628];
+            const unsigned int v1631 = v1616 << 6u;
+            const unsigned int v1632 = v1631 + v1618;
+            shm3[(v1632 ^ (((v1632 >> 6u) & 7u) << 3u))] = v1629;
           } else {
-            const unsigned int v1627 = v1609 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-            const unsigned int v1628 = v1627 + v1611;
-            shm3[(v1628 ^ (((v1628 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+            const unsigned int v1634 = v1616 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v1635 = v1634 + v1618;
+            shm3[(v1635 ^ (((v1635 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
 
-        for (unsigned int v1633 = v1605; v1633 < 8192u; v1633 += v1604) {  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v1635 = v1633 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-          const unsigned int v1637 = v1633 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v1638 = v1563 + v1635;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v1639 = v1638 < v80;
-          const unsigned int v1640 = v1603 + v1637;
-          const bool v1641 = v1640 < v3;
-          const bool v1642 = v1639 && v1641;
-          if (v1642) {
-            const unsigned int v1644 = v1638 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const unsigned int v1646 = v1644 + v1603;
-            const unsigned int v1647 = v1646 + v1637;
-            const iron_bf16 v1648 = w[v1647];
-            const unsigned int v1650 = v1635 << 6u;
-            const unsigned int v1651 = v1650 + v1637;
-            shm4[(v1651 ^ (((v1651 >> 6u) & 7u) << 3u))] = v1648;
+        for (unsigned int v1640 = v1612; v1640 < 8192u; v1640 += v1611) {  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v1642 = v1640 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+          const unsigned int v1644 = v1640 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+          const unsigned int v1645 = v1570 + v1642;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v1646 = v1645 < v80;
+          const unsigned int v1647 = v1610 + v1644;
+          const bool v1648 = v1647 < v3;
+          const bool v1649 = v1646 && v1648;
+          if (v1649) {
+            const unsigned int v1651 = v1645 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const unsigned int v1653 = v1651 + v1610;
+            const unsigned int v1654 = v1653 + v1644;
+            const iron_bf16 v1655 = w[v1654];
+            const unsigned int v1657 = v1642 << 6u;
+            const unsigned int v1658 = v1657 + v1644;
+            shm4[(v1658 ^ (((v1658 >> 6u) & 7u) << 3u))] = v1655;
           } else {
-            const unsigned int v1653 = v1635 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-            const unsigned int v1654 = v1653 + v1637;
-            shm4[(v1654 ^ (((v1654 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+            const unsigned int v1660 = v1642 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v1661 = v1660 + v1644;
+            shm4[(v1661 ^ (((v1661 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:116
-        if (v369) {  // kernels/gemm/gemm_warpgroup.hpp:117
-          const unsigned int v1663 = v471 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
-          const unsigned int v3850 = v469 << 6u;
-          const unsigned int v3852 = v1663 + v3850;
-          iron_frag<iron_bf16, 0, 16, 16> v3859;
-          iron_frag_fill(v3859, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3859, shm3, v3852, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3861;
-          iron_frag_fill(v3861, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3861, shm4, v28, 64u);
-          iron_frag_mma_sync(v1573, v3859, v3861);
-          const unsigned int v3863 = v3852 + 16u;
-          iron_frag<iron_bf16, 0, 16, 16> v3868;
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:134
+        if (v376) {  // kernels/gemm/gemm_warpgroup.hpp:135
+          const unsigned int v1670 = v478 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:112
+          const unsigned int v3857 = v476 << 6u;
+          const unsigned int v3859 = v1670 + v3857;
+          iron_frag<iron_bf16, 0, 16, 16> v3866;
+          iron_frag_fill(v3866, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3866, shm3, v3859, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3868;
           iron_frag_fill(v3868, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3868, shm3, v3863, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3870;
-          iron_frag_fill(v3870, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3870, shm4, 16u, 64u);
-          iron_frag_mma_sync(v1573, v3868, v3870);
-          const unsigned int v3872 = v3852 + 32u;
-          iron_frag<iron_bf16, 0, 16, 16> v3877;
+          iron_frag_load_shared<true, 6, 3>(v3868, shm4, v28, 64u);
+          iron_frag_mma_sync(v1580, v3866, v3868);
+          const unsigned int v3870 = v3859 + 16u;
+          iron_frag<iron_bf16, 0, 16, 16> v3875;
+          iron_frag_fill(v3875, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3875, shm3, v3870, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3877;
           iron_frag_fill(v3877, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3877, shm3, v3872, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3879;
-          iron_frag_fill(v3879, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3879, shm4, 32u, 64u);
-          iron_frag_mma_sync(v1573, v3877, v3879);
-          const unsigned int v3881 = v3852 + 48u;
-          iron_frag<iron_bf16, 0, 16, 16> v3886;
+          iron_frag_load_shared<true, 6, 3>(v3877, shm4, 16u, 64u);
+          iron_frag_mma_sync(v1580, v3875, v3877);
+          const unsigned int v3879 = v3859 + 32u;
+          iron_frag<iron_bf16, 0, 16, 16> v3884;
+          iron_frag_fill(v3884, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3884, shm3, v3879, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3886;
           iron_frag_fill(v3886, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3886, shm3, v3881, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3888;
-          iron_frag_fill(v3888, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3888, shm4, 48u, 64u);
-          iron_frag_mma_sync(v1573, v3886, v3888);
+          iron_frag_load_shared<true, 6, 3>(v3886, shm4, 32u, 64u);
+          iron_frag_mma_sync(v1580, v3884, v3886);
+          const unsigned int v3888 = v3859 + 48u;
+          iron_frag<iron_bf16, 0, 16, 16> v3893;
+          iron_frag_fill(v3893, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3893, shm3, v3888, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3895;
+          iron_frag_fill(v3895, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3895, shm4, 48u, 64u);
+          iron_frag_mma_sync(v1580, v3893, v3895);
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:118
-      }
-    }
-    const unsigned int v1674 = static_cast<unsigned int>(v1573.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1675 = v473 + v1674;
-    const unsigned int v1676 = static_cast<unsigned int>(v1573.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1677 = v1563 + v1676;
-    const bool v1678 = v1675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1679 = v369 && v1678;
-    const bool v1680 = v1677 < v80;
-    const bool v1681 = v1679 && v1680;
-    if (v1681) {
-      const float v1682 = v1573.x[0];
-      const bool v1683 = v1675 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1684 = v1677 - v78;
-      const bool v1685 = v1684 < v2;
-      const bool v1686 = v1683 && v1685;
-      if (v1686) {
-        const iron_bf16 v1687 = iron_f32_to_bf16(v1682);
-        const unsigned int v1688 = v1675 * v2;
-        const unsigned int v1689 = v1688 + v1677;
-        const unsigned int v1690 = v1689 - v78;
-        out[v1690] = v1687;
-      }
-    }
-    const unsigned int v1691 = static_cast<unsigned int>(v1573.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1692 = v473 + v1691;
-    const unsigned int v1693 = static_cast<unsigned int>(v1573.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1694 = v1563 + v1693;
-    const bool v1695 = v1692 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1696 = v369 && v1695;
-    const bool v1697 = v1694 < v80;
-    const bool v1698 = v1696 && v1697;
-    if (v1698) {
-      const float v1699 = v1573.x[1];
-      const bool v1700 = v1692 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1701 = v1694 - v78;
-      const bool v1702 = v1701 < v2;
-      const bool v1703 = v1700 && v1702;
-      if (v1703) {
-        const iron_bf16 v1704 = iron_f32_to_bf16(v1699);
-        const unsigned int v1705 = v1692 * v2;
-        const unsigned int v1706 = v1705 + v1694;
-        const unsigned int v1707 = v1706 - v78;
-        out[v1707] = v1704;
-      }
-    }
-    const unsigned int v1708 = static_cast<unsigned int>(v1573.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1709 = v473 + v1708;
-    const unsigned int v1710 = static_cast<unsigned int>(v1573.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1711 = v1563 + v1710;
-    const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1713 = v369 && v1712;
-    const bool v1714 = v1711 < v80;
-    const bool v1715 = v1713 && v1714;
-    if (v1715) {
-      const float v1716 = v1573.x[2];
-      const bool v1717 = v1709 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1718 = v1711 - v78;
-      const bool v1719 = v1718 < v2;
-      const bool v1720 = v1717 && v1719;
-      if (v1720) {
-        const iron_bf16 v1721 = iron_f32_to_bf16(v1716);
-        const unsigned int v1722 = v1709 * v2;
-        const unsigned int v1723 = v1722 + v1711;
-        const unsigned int v1724 = v1723 - v78;
-        out[v1724] = v1721;
-      }
-    }
-    const unsigned int v1725 = static_cast<unsigned int>(v1573.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1726 = v473 + v1725;
-    const unsigned int v1727 = static_cast<unsigned int>(v1573.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1728 = v1563 + v1727;
-    const bool v1729 = v1726 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1730 = v369 && v1729;
-    const bool v1731 = v1728 < v80;
-    const bool v1732 = v1730 && v1731;
-    if (v1732) {
-      const float v1733 = v1573.x[3];
-      const bool v1734 = v1726 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1735 = v1728 - v78;
-      const bool v1736 = v1735 < v2;
-      const bool v1737 = v1734 && v1736;
-      if (v1737) {
-        const iron_bf16 v1738 = iron_f32_to_bf16(v1733);
-        const unsigned int v1739 = v1726 * v2;
-        const unsigned int v1740 = v1739 + v1728;
-        const unsigned int v1741 = v1740 - v78;
-        out[v1741] = v1738;
-      }
-    }
-    const unsigned int v1742 = static_cast<unsigned int>(v1573.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1743 = v473 + v1742;
-    const unsigned int v1744 = static_cast<unsigned int>(v1573.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1745 = v1563 + v1744;
-    const bool v1746 = v1743 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1747 = v369 && v1746;
-    const bool v1748 = v1745 < v80;
-    const bool v1749 = v1747 && v1748;
-    if (v1749) {
-      const float v1750 = v1573.x[4];
-      const bool v1751 = v1743 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1752 = v1745 - v78;
-      const bool v1753 = v1752 < v2;
-      const bool v1754 = v1751 && v1753;
-      if (v1754) {
-        const iron_bf16 v1755 = iron_f32_to_bf16(v1750);
-        const unsigned int v1756 = v1743 * v2;
-        const unsigned int v1757 = v1756 + v1745;
-        const unsigned int v1758 = v1757 - v78;
-        out[v1758] = v1755;
-      }
-    }
-    const unsigned int v1759 = static_cast<unsigned int>(v1573.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1760 = v473 + v1759;
-    const unsigned int v1761 = static_cast<unsigned int>(v1573.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1762 = v1563 + v1761;
-    const bool v1763 = v1760 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1764 = v369 && v1763;
-    const bool v1765 = v1762 < v80;
-    const bool v1766 = v1764 && v1765;
-    if (v1766) {
-      const float v1767 = v1573.x[5];
-      const bool v1768 = v1760 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1769 = v1762 - v78;
-      const bool v1770 = v1769 < v2;
-      const bool v1771 = v1768 && v1770;
-      if (v1771) {
-        const iron_bf16 v1772 = iron_f32_to_bf16(v1767);
-        const unsigned int v1773 = v1760 * v2;
-        const unsigned int v1774 = v1773 + v1762;
-        const unsigned int v1775 = v1774 - v78;
-        out[v1775] = v1772;
-      }
-    }
-    const unsigned int v1776 = static_cast<unsigned int>(v1573.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1777 = v473 + v1776;
-    const unsigned int v1778 = static_cast<unsigned int>(v1573.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1779 = v1563 + v1778;
-    const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1781 = v369 && v1780;
-    const bool v1782 = v1779 < v80;
-    const bool v1783 = v1781 && v1782;
-    if (v1783) {
-      const float v1784 = v1573.x[6];
-      const bool v1785 = v1777 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1786 = v1779 - v78;
-      const bool v1787 = v1786 < v2;
-      const bool v1788 = v1785 && v1787;
-      if (v1788) {
-        const iron_bf16 v1789 = iron_f32_to_bf16(v1784);
-        const unsigned int v1790 = v1777 * v2;
-        const unsigned int v1791 = v1790 + v1779;
-        const unsigned int v1792 = v1791 - v78;
-        out[v1792] = v1789;
-      }
-    }
-    const unsigned int v1793 = static_cast<unsigned int>(v1573.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1794 = v473 + v1793;
-    const unsigned int v1795 = static_cast<unsigned int>(v1573.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1796 = v1563 + v1795;
-    const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1798 = v369 && v1797;
-    const bool v1799 = v1796 < v80;
-    const bool v1800 = v1798 && v1799;
-    if (v1800) {
-      const float v1801 = v1573.x[7];
-      const bool v1802 = v1794 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1803 = v1796 - v78;
-      const bool v1804 = v1803 < v2;
-      const bool v1805 = v1802 && v1804;
-      if (v1805) {
-        const iron_bf16 v1806 = iron_f32_to_bf16(v1801);
-        const unsigned int v1807 = v1794 * v2;
-        const unsigned int v1808 = v1807 + v1796;
-        const unsigned int v1809 = v1808 - v78;
-        out[v1809] = v1806;
-      }
-    }
-    const unsigned int v1810 = static_cast<unsigned int>(v1573.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1811 = v473 + v1810;
-    const unsigned int v1812 = static_cast<unsigned int>(v1573.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1813 = v1563 + v1812;
-    const bool v1814 = v1811 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1815 = v369 && v1814;
-    const bool v1816 = v1813 < v80;
-    const bool v1817 = v1815 && v1816;
-    if (v1817) {
-      const float v1818 = v1573.x[8];
-      const bool v1819 = v1811 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1820 = v1813 - v78;
-      const bool v1821 = v1820 < v2;
-      const bool v1822 = v1819 && v1821;
-      if (v1822) {
-        const iron_bf16 v1823 = iron_f32_to_bf16(v1818);
-        const unsigned int v1824 = v1811 * v2;
-        const unsigned int v1825 = v1824 + v1813;
-        const unsigned int v1826 = v1825 - v78;
-        out[v1826] = v1823;
-      }
-    }
-    const unsigned int v1827 = static_cast<unsigned int>(v1573.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1828 = v473 + v1827;
-    const unsigned int v1829 = static_cast<unsigned int>(v1573.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1830 = v1563 + v1829;
-    const bool v1831 = v1828 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1832 = v369 && v1831;
-    const bool v1833 = v1830 < v80;
-    const bool v1834 = v1832 && v1833;
-    if (v1834) {
-      const float v1835 = v1573.x[9];
-      const bool v1836 = v1828 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1837 = v1830 - v78;
-      const bool v1838 = v1837 < v2;
-      const bool v1839 = v1836 && v1838;
-      if (v1839) {
-        const iron_bf16 v1840 = iron_f32_to_bf16(v1835);
-        const unsigned int v1841 = v1828 * v2;
-        const unsigned int v1842 = v1841 + v1830;
-        const unsigned int v1843 = v1842 - v78;
-        out[v1843] = v1840;
-      }
-    }
-    const unsigned int v1844 = static_cast<unsigned int>(v1573.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1845 = v473 + v1844;
-    const unsigned int v1846 = static_cast<unsigned int>(v1573.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1847 = v1563 + v1846;
-    const bool v1848 = v1845 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1849 = v369 && v1848;
-    const bool v1850 = v1847 < v80;
-    const bool v1851 = v1849 && v1850;
-    if (v1851) {
-      const float v1852 = v1573.x[10];
-      const bool v1853 = v1845 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1854 = v1847 - v78;
-      const bool v1855 = v1854 < v2;
-      const bool v1856 = v1853 && v1855;
-      if (v1856) {
-        const iron_bf16 v1857 = iron_f32_to_bf16(v1852);
-        const unsigned int v1858 = v1845 * v2;
-        const unsigned int v1859 = v1858 + v1847;
-        const unsigned int v1860 = v1859 - v78;
-        out[v1860] = v1857;
-      }
-    }
-    const unsigned int v1861 = static_cast<unsigned int>(v1573.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1862 = v473 + v1861;
-    const unsigned int v1863 = static_cast<unsigned int>(v1573.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1864 = v1563 + v1863;
-    const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1866 = v369 && v1865;
-    const bool v1867 = v1864 < v80;
-    const bool v1868 = v1866 && v1867;
-    if (v1868) {
-      const float v1869 = v1573.x[11];
-      const bool v1870 = v1862 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1871 = v1864 - v78;
-      const bool v1872 = v1871 < v2;
-      const bool v1873 = v1870 && v1872;
-      if (v1873) {
-        const iron_bf16 v1874 = iron_f32_to_bf16(v1869);
-        const unsigned int v1875 = v1862 * v2;
-        const unsigned int v1876 = v1875 + v1864;
-        const unsigned int v1877 = v1876 - v78;
-        out[v1877] = v1874;
-      }
-    }
-    const unsigned int v1878 = static_cast<unsigned int>(v1573.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1879 = v473 + v1878;
-    const unsigned int v1880 = static_cast<unsigned int>(v1573.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1881 = v1563 + v1880;
-    const bool v1882 = v1879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1883 = v369 && v1882;
-    const bool v1884 = v1881 < v80;
-    const bool v1885 = v1883 && v1884;
-    if (v1885) {
-      const float v1886 = v1573.x[12];
-      const bool v1887 = v1879 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1888 = v1881 - v78;
-      const bool v1889 = v1888 < v2;
-      const bool v1890 = v1887 && v1889;
-      if (v1890) {
-        const iron_bf16 v1891 = iron_f32_to_bf16(v1886);
-        const unsigned int v1892 = v1879 * v2;
-        const unsigned int v1893 = v1892 + v1881;
-        const unsigned int v1894 = v1893 - v78;
-        out[v1894] = v1891;
-      }
-    }
-    const unsigned int v1895 = static_cast<unsigned int>(v1573.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1896 = v473 + v1895;
-    const unsigned int v1897 = static_cast<unsigned int>(v1573.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1898 = v1563 + v1897;
-    const bool v1899 = v1896 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1900 = v369 && v1899;
-    const bool v1901 = v1898 < v80;
-    const bool v1902 = v1900 && v1901;
-    if (v1902) {
-      const float v1903 = v1573.x[13];
-      const bool v1904 = v1896 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1905 = v1898 - v78;
-      const bool v1906 = v1905 < v2;
-      const bool v1907 = v1904 && v1906;
-      if (v1907) {
-        const iron_bf16 v1908 = iron_f32_to_bf16(v1903);
-        const unsigned int v1909 = v1896 * v2;
-        const unsigned int v1910 = v1909 + v1898;
-        const unsigned int v1911 = v1910 - v78;
-        out[v1911] = v1908;
-      }
-    }
-    const unsigned int v1912 = static_cast<unsigned int>(v1573.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1913 = v473 + v1912;
-    const unsigned int v1914 = static_cast<unsigned int>(v1573.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1915 = v1563 + v1914;
-    const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1917 = v369 && v1916;
-    const bool v1918 = v1915 < v80;
-    const bool v1919 = v1917 && v1918;
-    if (v1919) {
-      const float v1920 = v1573.x[14];
-      const bool v1921 = v1913 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1922 = v1915 - v78;
-      const bool v1923 = v1922 < v2;
-      const bool v1924 = v1921 && v1923;
-      if (v1924) {
-        const iron_bf16 v1925 = iron_f32_to_bf16(v1920);
-        const unsigned int v1926 = v1913 * v2;
-        const unsigned int v1927 = v1926 + v1915;
-        const unsigned int v1928 = v1927 - v78;
-        out[v1928] = v1925;
-      }
-    }
-    const unsigned int v1929 = static_cast<unsigned int>(v1573.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1930 = v473 + v1929;
-    const unsigned int v1931 = static_cast<unsigned int>(v1573.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1932 = v1563 + v1931;
-    const bool v1933 = v1930 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1934 = v369 && v1933;
-    const bool v1935 = v1932 < v80;
-    const bool v1936 = v1934 && v1935;
-    if (v1936) {
-      const float v1937 = v1573.x[15];
-      const bool v1938 = v1930 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1939 = v1932 - v78;
-      const bool v1940 = v1939 < v2;
-      const bool v1941 = v1938 && v1940;
-      if (v1941) {
-        const iron_bf16 v1942 = iron_f32_to_bf16(v1937);
-        const unsigned int v1943 = v1930 * v2;
-        const unsigned int v1944 = v1943 + v1932;
-        const unsigned int v1945 = v1944 - v78;
-        out[v1945] = v1942;
-      }
-    }
-    const unsigned int v1946 = static_cast<unsigned int>(v1573.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1947 = v473 + v1946;
-    const unsigned int v1948 = static_cast<unsigned int>(v1573.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1949 = v1563 + v1948;
-    const bool v1950 = v1947 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1951 = v369 && v1950;
-    const bool v1952 = v1949 < v80;
-    const bool v1953 = v1951 && v1952;
-    if (v1953) {
-      const float v1954 = v1573.x[16];
-      const bool v1955 = v1947 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1956 = v1949 - v78;
-      const bool v1957 = v1956 < v2;
-      const bool v1958 = v1955 && v1957;
-      if (v1958) {
-        const iron_bf16 v1959 = iron_f32_to_bf16(v1954);
-        const unsigned int v1960 = v1947 * v2;
-        const unsigned int v1961 = v1960 + v1949;
-        const unsigned int v1962 = v1961 - v78;
-        out[v1962] = v1959;
-      }
-    }
-    const unsigned int v1963 = static_cast<unsigned int>(v1573.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1964 = v473 + v1963;
-    const unsigned int v1965 = static_cast<unsigned int>(v1573.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1966 = v1563 + v1965;
-    const bool v1967 = v1964 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1968 = v369 && v1967;
-    const bool v1969 = v1966 < v80;
-    const bool v1970 = v1968 && v1969;
-    if (v1970) {
-      const float v1971 = v1573.x[17];
-      const bool v1972 = v1964 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1973 = v1966 - v78;
-      const bool v1974 = v1973 < v2;
-      const bool v1975 = v1972 && v1974;
-      if (v1975) {
-        const iron_bf16 v1976 = iron_f32_to_bf16(v1971);
-        const unsigned int v1977 = v1964 * v2;
-        const unsigned int v1978 = v1977 + v1966;
-        const unsigned int v1979 = v1978 - v78;
-        out[v1979] = v1976;
-      }
-    }
-    const unsigned int v1980 = static_cast<unsigned int>(v1573.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1981 = v473 + v1980;
-    const unsigned int v1982 = static_cast<unsigned int>(v1573.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v1983 = v1563 + v1982;
-    const bool v1984 = v1981 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1985 = v369 && v1984;
-    const bool v1986 = v1983 < v80;
-    const bool v1987 = v1985 && v1986;
-    if (v1987) {
-      const float v1988 = v1573.x[18];
-      const bool v1989 = v1981 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v1990 = v1983 - v78;
-      const bool v1991 = v1990 < v2;
-      const bool v1992 = v1989 && v1991;
-      if (v1992) {
-        const iron_bf16 v1993 = iron_f32_to_bf16(v1988);
-        const unsigned int v1994 = v1981 * v2;
-        const unsigned int v1995 = v1994 + v1983;
-        const unsigned int v1996 = v1995 - v78;
-        out[v1996] = v1993;
-      }
-    }
-    const unsigned int v1997 = static_cast<unsigned int>(v1573.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v1998 = v473 + v1997;
-    const unsigned int v1999 = static_cast<unsigned int>(v1573.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2000 = v1563 + v1999;
-    const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2002 = v369 && v2001;
-    const bool v2003 = v2000 < v80;
-    const bool v2004 = v2002 && v2003;
-    if (v2004) {
-      const float v2005 = v1573.x[19];
-      const bool v2006 = v1998 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2007 = v2000 - v78;
-      const bool v2008 = v2007 < v2;
-      const bool v2009 = v2006 && v2008;
-      if (v2009) {
-        const iron_bf16 v2010 = iron_f32_to_bf16(v2005);
-        const unsigned int v2011 = v1998 * v2;
-        const unsigned int v2012 = v2011 + v2000;
-        const unsigned int v2013 = v2012 - v78;
-        out[v2013] = v2010;
-      }
-    }
-    const unsigned int v2014 = static_cast<unsigned int>(v1573.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2015 = v473 + v2014;
-    const unsigned int v2016 = static_cast<unsigned int>(v1573.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2017 = v1563 + v2016;
-    const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2019 = v369 && v2018;
-    const bool v2020 = v2017 < v80;
-    const bool v2021 = v2019 && v2020;
-    if (v2021) {
-      const float v2022 = v1573.x[20];
-      const bool v2023 = v2015 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2024 = v2017 - v78;
-      const bool v2025 = v2024 < v2;
-      const bool v2026 = v2023 && v2025;
-      if (v2026) {
-        const iron_bf16 v2027 = iron_f32_to_bf16(v2022);
-        const unsigned int v2028 = v2015 * v2;
-        const unsigned int v2029 = v2028 + v2017;
-        const unsigned int v2030 = v2029 - v78;
-        out[v2030] = v2027;
-      }
-    }
-    const unsigned int v2031 = static_cast<unsigned int>(v1573.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2032 = v473 + v2031;
-    const unsigned int v2033 = static_cast<unsigned int>(v1573.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2034 = v1563 + v2033;
-    const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2036 = v369 && v2035;
-    const bool v2037 = v2034 < v80;
-    const bool v2038 = v2036 && v2037;
-    if (v2038) {
-      const float v2039 = v1573.x[21];
-      const bool v2040 = v2032 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2041 = v2034 - v78;
-      const bool v2042 = v2041 < v2;
-      const bool v2043 = v2040 && v2042;
-      if (v2043) {
-        const iron_bf16 v2044 = iron_f32_to_bf16(v2039);
-        const unsigned int v2045 = v2032 * v2;
-        const unsigned int v2046 = v2045 + v2034;
-        const unsigned int v2047 = v2046 - v78;
-        out[v2047] = v2044;
-      }
-    }
-    const unsigned int v2048 = static_cast<unsigned int>(v1573.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2049 = v473 + v2048;
-    const unsigned int v2050 = static_cast<unsigned int>(v1573.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2051 = v1563 + v2050;
-    const bool v2052 = v2049 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2053 = v369 && v2052;
-    const bool v2054 = v2051 < v80;
-    const bool v2055 = v2053 && v2054;
-    if (v2055) {
-      const float v2056 = v1573.x[22];
-      const bool v2057 = v2049 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2058 = v2051 - v78;
-      const bool v2059 = v2058 < v2;
-      const bool v2060 = v2057 && v2059;
-      if (v2060) {
-        const iron_bf16 v2061 = iron_f32_to_bf16(v2056);
-        const unsigned int v2062 = v2049 * v2;
-        const unsigned int v2063 = v2062 + v2051;
-        const unsigned int v2064 = v2063 - v78;
-        out[v2064] = v2061;
-      }
-    }
-    const unsigned int v2065 = static_cast<unsigned int>(v1573.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2066 = v473 + v2065;
-    const unsigned int v2067 = static_cast<unsigned int>(v1573.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2068 = v1563 + v2067;
-    const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2070 = v369 && v2069;
-    const bool v2071 = v2068 < v80;
-    const bool v2072 = v2070 && v2071;
-    if (v2072) {
-      const float v2073 = v1573.x[23];
-      const bool v2074 = v2066 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2075 = v2068 - v78;
-      const bool v2076 = v2075 < v2;
-      const bool v2077 = v2074 && v2076;
-      if (v2077) {
-        const iron_bf16 v2078 = iron_f32_to_bf16(v2073);
-        const unsigned int v2079 = v2066 * v2;
-        const unsigned int v2080 = v2079 + v2068;
-        const unsigned int v2081 = v2080 - v78;
-        out[v2081] = v2078;
-      }
-    }
-    const unsigned int v2082 = static_cast<unsigned int>(v1573.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2083 = v473 + v2082;
-    const unsigned int v2084 = static_cast<unsigned int>(v1573.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2085 = v1563 + v2084;
-    const bool v2086 = v2083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2087 = v369 && v2086;
-    const bool v2088 = v2085 < v80;
-    const bool v2089 = v2087 && v2088;
-    if (v2089) {
-      const float v2090 = v1573.x[24];
-      const bool v2091 = v2083 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2092 = v2085 - v78;
-      const bool v2093 = v2092 < v2;
-      const bool v2094 = v2091 && v2093;
-      if (v2094) {
-        const iron_bf16 v2095 = iron_f32_to_bf16(v2090);
-        const unsigned int v2096 = v2083 * v2;
-        const unsigned int v2097 = v2096 + v2085;
-        const unsigned int v2098 = v2097 - v78;
-        out[v2098] = v2095;
-      }
-    }
-    const unsigned int v2099 = static_cast<unsigned int>(v1573.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2100 = v473 + v2099;
-    const unsigned int v2101 = static_cast<unsigned int>(v1573.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2102 = v1563 + v2101;
-    const bool v2103 = v2100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2104 = v369 && v2103;
-    const bool v2105 = v2102 < v80;
-    const bool v2106 = v2104 && v2105;
-    if (v2106) {
-      const float v2107 = v1573.x[25];
-      const bool v2108 = v2100 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2109 = v2102 - v78;
-      const bool v2110 = v2109 < v2;
-      const bool v2111 = v2108 && v2110;
-      if (v2111) {
-        const iron_bf16 v2112 = iron_f32_to_bf16(v2107);
-        const unsigned int v2113 = v2100 * v2;
-        const unsigned int v2114 = v2113 + v2102;
-        const unsigned int v2115 = v2114 - v78;
-        out[v2115] = v2112;
-      }
-    }
-    const unsigned int v2116 = static_cast<unsigned int>(v1573.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2117 = v473 + v2116;
-    const unsigned int v2118 = static_cast<unsigned int>(v1573.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2119 = v1563 + v2118;
-    const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2121 = v369 && v2120;
-    const bool v2122 = v2119 < v80;
-    const bool v2123 = v2121 && v2122;
-    if (v2123) {
-      const float v2124 = v1573.x[26];
-      const bool v2125 = v2117 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2126 = v2119 - v78;
-      const bool v2127 = v2126 < v2;
-      const bool v2128 = v2125 && v2127;
-      if (v2128) {
-        const iron_bf16 v2129 = iron_f32_to_bf16(v2124);
-        const unsigned int v2130 = v2117 * v2;
-        const unsigned int v2131 = v2130 + v2119;
-        const unsigned int v2132 = v2131 - v78;
-        out[v2132] = v2129;
-      }
-    }
-    const unsigned int v2133 = static_cast<unsigned int>(v1573.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2134 = v473 + v2133;
-    const unsigned int v2135 = static_cast<unsigned int>(v1573.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2136 = v1563 + v2135;
-    const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2138 = v369 && v2137;
-    const bool v2139 = v2136 < v80;
-    const bool v2140 = v2138 && v2139;
-    if (v2140) {
-      const float v2141 = v1573.x[27];
-      const bool v2142 = v2134 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2143 = v2136 - v78;
-      const bool v2144 = v2143 < v2;
-      const bool v2145 = v2142 && v2144;
-      if (v2145) {
-        const iron_bf16 v2146 = iron_f32_to_bf16(v2141);
-        const unsigned int v2147 = v2134 * v2;
-        const unsigned int v2148 = v2147 + v2136;
-        const unsigned int v2149 = v2148 - v78;
-        out[v2149] = v2146;
-      }
-    }
-    const unsigned int v2150 = static_cast<unsigned int>(v1573.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2151 = v473 + v2150;
-    const unsigned int v2152 = static_cast<unsigned int>(v1573.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2153 = v1563 + v2152;
-    const bool v2154 = v2151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2155 = v369 && v2154;
-    const bool v2156 = v2153 < v80;
-    const bool v2157 = v2155 && v2156;
-    if (v2157) {
-      const float v2158 = v1573.x[28];
-      const bool v2159 = v2151 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2160 = v2153 - v78;
-      const bool v2161 = v2160 < v2;
-      const bool v2162 = v2159 && v2161;
-      if (v2162) {
-        const iron_bf16 v2163 = iron_f32_to_bf16(v2158);
-        const unsigned int v2164 = v2151 * v2;
-        const unsigned int v2165 = v2164 + v2153;
-        const unsigned int v2166 = v2165 - v78;
-        out[v2166] = v2163;
-      }
-    }
-    const unsigned int v2167 = static_cast<unsigned int>(v1573.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2168 = v473 + v2167;
-    const unsigned int v2169 = static_cast<unsigned int>(v1573.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2170 = v1563 + v2169;
-    const bool v2171 = v2168 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2172 = v369 && v2171;
-    const bool v2173 = v2170 < v80;
-    const bool v2174 = v2172 && v2173;
-    if (v2174) {
-      const float v2175 = v1573.x[29];
-      const bool v2176 = v2168 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2177 = v2170 - v78;
-      const bool v2178 = v2177 < v2;
-      const bool v2179 = v2176 && v2178;
-      if (v2179) {
-        const iron_bf16 v2180 = iron_f32_to_bf16(v2175);
-        const unsigned int v2181 = v2168 * v2;
-        const unsigned int v2182 = v2181 + v2170;
-        const unsigned int v2183 = v2182 - v78;
-        out[v2183] = v2180;
-      }
-    }
-    const unsigned int v2184 = static_cast<unsigned int>(v1573.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2185 = v473 + v2184;
-    const unsigned int v2186 = static_cast<unsigned int>(v1573.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2187 = v1563 + v2186;
-    const bool v2188 = v2185 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2189 = v369 && v2188;
-    const bool v2190 = v2187 < v80;
-    const bool v2191 = v2189 && v2190;
-    if (v2191) {
-      const float v2192 = v1573.x[30];
-      const bool v2193 = v2185 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2194 = v2187 - v78;
-      const bool v2195 = v2194 < v2;
-      const bool v2196 = v2193 && v2195;
-      if (v2196) {
-        const iron_bf16 v2197 = iron_f32_to_bf16(v2192);
-        const unsigned int v2198 = v2185 * v2;
-        const unsigned int v2199 = v2198 + v2187;
-        const unsigned int v2200 = v2199 - v78;
-        out[v2200] = v2197;
-      }
-    }
-    const unsigned int v2201 = static_cast<unsigned int>(v1573.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2202 = v473 + v2201;
-    const unsigned int v2203 = static_cast<unsigned int>(v1573.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2204 = v1563 + v2203;
-    const bool v2205 = v2202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2206 = v369 && v2205;
-    const bool v2207 = v2204 < v80;
-    const bool v2208 = v2206 && v2207;
-    if (v2208) {
-      const float v2209 = v1573.x[31];
-      const bool v2210 = v2202 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2211 = v2204 - v78;
-      const bool v2212 = v2211 < v2;
-      const bool v2213 = v2210 && v2212;
-      if (v2213) {
-        const iron_bf16 v2214 = iron_f32_to_bf16(v2209);
-        const unsigned int v2215 = v2202 * v2;
-        const unsigned int v2216 = v2215 + v2204;
-        const unsigned int v2217 = v2216 - v78;
-        out[v2217] = v2214;
-      }
-    }
-    const unsigned int v2218 = static_cast<unsigned int>(v1573.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2219 = v473 + v2218;
-    const unsigned int v2220 = static_cast<unsigned int>(v1573.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2221 = v1563 + v2220;
-    const bool v2222 = v2219 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2223 = v369 && v2222;
-    const bool v2224 = v2221 < v80;
-    const bool v2225 = v2223 && v2224;
-    if (v2225) {
-      const float v2226 = v1573.x[32];
-      const bool v2227 = v2219 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2228 = v2221 - v78;
-      const bool v2229 = v2228 < v2;
-      const bool v2230 = v2227 && v2229;
-      if (v2230) {
-        const iron_bf16 v2231 = iron_f32_to_bf16(v2226);
-        const unsigned int v2232 = v2219 * v2;
-        const unsigned int v2233 = v2232 + v2221;
-        const unsigned int v2234 = v2233 - v78;
-        out[v2234] = v2231;
-      }
-    }
-    const unsigned int v2235 = static_cast<unsigned int>(v1573.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2236 = v473 + v2235;
-    const unsigned int v2237 = static_cast<unsigned int>(v1573.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2238 = v1563 + v2237;
-    const bool v2239 = v2236 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2240 = v369 && v2239;
-    const bool v2241 = v2238 < v80;
-    const bool v2242 = v2240 && v2241;
-    if (v2242) {
-      const float v2243 = v1573.x[33];
-      const bool v2244 = v2236 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2245 = v2238 - v78;
-      const bool v2246 = v2245 < v2;
-      const bool v2247 = v2244 && v2246;
-      if (v2247) {
-        const iron_bf16 v2248 = iron_f32_to_bf16(v2243);
-        const unsigned int v2249 = v2236 * v2;
-        const unsigned int v2250 = v2249 + v2238;
-        const unsigned int v2251 = v2250 - v78;
-        out[v2251] = v2248;
-      }
-    }
-    const unsigned int v2252 = static_cast<unsigned int>(v1573.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2253 = v473 + v2252;
-    const unsigned int v2254 = static_cast<unsigned int>(v1573.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2255 = v1563 + v2254;
-    const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2257 = v369 && v2256;
-    const bool v2258 = v2255 < v80;
-    const bool v2259 = v2257 && v2258;
-    if (v2259) {
-      const float v2260 = v1573.x[34];
-      const bool v2261 = v2253 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2262 = v2255 - v78;
-      const bool v2263 = v2262 < v2;
-      const bool v2264 = v2261 && v2263;
-      if (v2264) {
-        const iron_bf16 v2265 = iron_f32_to_bf16(v2260);
-        const unsigned int v2266 = v2253 * v2;
-        const unsigned int v2267 = v2266 + v2255;
-        const unsigned int v2268 = v2267 - v78;
-        out[v2268] = v2265;
-      }
-    }
-    const unsigned int v2269 = static_cast<unsigned int>(v1573.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2270 = v473 + v2269;
-    const unsigned int v2271 = static_cast<unsigned int>(v1573.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2272 = v1563 + v2271;
-    const bool v2273 = v2270 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2274 = v369 && v2273;
-    const bool v2275 = v2272 < v80;
-    const bool v2276 = v2274 && v2275;
-    if (v2276) {
-      const float v2277 = v1573.x[35];
-      const bool v2278 = v2270 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2279 = v2272 - v78;
-      const bool v2280 = v2279 < v2;
-      const bool v2281 = v2278 && v2280;
-      if (v2281) {
-        const iron_bf16 v2282 = iron_f32_to_bf16(v2277);
-        const unsigned int v2283 = v2270 * v2;
-        const unsigned int v2284 = v2283 + v2272;
-        const unsigned int v2285 = v2284 - v78;
-        out[v2285] = v2282;
-      }
-    }
-    const unsigned int v2286 = static_cast<unsigned int>(v1573.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2287 = v473 + v2286;
-    const unsigned int v2288 = static_cast<unsigned int>(v1573.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2289 = v1563 + v2288;
-    const bool v2290 = v2287 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2291 = v369 && v2290;
-    const bool v2292 = v2289 < v80;
-    const bool v2293 = v2291 && v2292;
-    if (v2293) {
-      const float v2294 = v1573.x[36];
-      const bool v2295 = v2287 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2296 = v2289 - v78;
-      const bool v2297 = v2296 < v2;
-      const bool v2298 = v2295 && v2297;
-      if (v2298) {
-        const iron_bf16 v2299 = iron_f32_to_bf16(v2294);
-        const unsigned int v2300 = v2287 * v2;
-        const unsigned int v2301 = v2300 + v2289;
-        const unsigned int v2302 = v2301 - v78;
-        out[v2302] = v2299;
-      }
-    }
-    const unsigned int v2303 = static_cast<unsigned int>(v1573.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2304 = v473 + v2303;
-    const unsigned int v2305 = static_cast<unsigned int>(v1573.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2306 = v1563 + v2305;
-    const bool v2307 = v2304 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2308 = v369 && v2307;
-    const bool v2309 = v2306 < v80;
-    const bool v2310 = v2308 && v2309;
-    if (v2310) {
-      const float v2311 = v1573.x[37];
-      const bool v2312 = v2304 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2313 = v2306 - v78;
-      const bool v2314 = v2313 < v2;
-      const bool v2315 = v2312 && v2314;
-      if (v2315) {
-        const iron_bf16 v2316 = iron_f32_to_bf16(v2311);
-        const unsigned int v2317 = v2304 * v2;
-        const unsigned int v2318 = v2317 + v2306;
-        const unsigned int v2319 = v2318 - v78;
-        out[v2319] = v2316;
-      }
-    }
-    const unsigned int v2320 = static_cast<unsigned int>(v1573.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2321 = v473 + v2320;
-    const unsigned int v2322 = static_cast<unsigned int>(v1573.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2323 = v1563 + v2322;
-    const bool v2324 = v2321 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2325 = v369 && v2324;
-    const bool v2326 = v2323 < v80;
-    const bool v2327 = v2325 && v2326;
-    if (v2327) {
-      const float v2328 = v1573.x[38];
-      const bool v2329 = v2321 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2330 = v2323 - v78;
-      const bool v2331 = v2330 < v2;
-      const bool v2332 = v2329 && v2331;
-      if (v2332) {
-        const iron_bf16 v2333 = iron_f32_to_bf16(v2328);
-        const unsigned int v2334 = v2321 * v2;
-        const unsigned int v2335 = v2334 + v2323;
-        const unsigned int v2336 = v2335 - v78;
-        out[v2336] = v2333;
-      }
-    }
-    const unsigned int v2337 = static_cast<unsigned int>(v1573.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2338 = v473 + v2337;
-    const unsigned int v2339 = static_cast<unsigned int>(v1573.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2340 = v1563 + v2339;
-    const bool v2341 = v2338 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2342 = v369 && v2341;
-    const bool v2343 = v2340 < v80;
-    const bool v2344 = v2342 && v2343;
-    if (v2344) {
-      const float v2345 = v1573.x[39];
-      const bool v2346 = v2338 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2347 = v2340 - v78;
-      const bool v2348 = v2347 < v2;
-      const bool v2349 = v2346 && v2348;
-      if (v2349) {
-        const iron_bf16 v2350 = iron_f32_to_bf16(v2345);
-        const unsigned int v2351 = v2338 * v2;
-        const unsigned int v2352 = v2351 + v2340;
-        const unsigned int v2353 = v2352 - v78;
-        out[v2353] = v2350;
-      }
-    }
-    const unsigned int v2354 = static_cast<unsigned int>(v1573.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2355 = v473 + v2354;
-    const unsigned int v2356 = static_cast<unsigned int>(v1573.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2357 = v1563 + v2356;
-    const bool v2358 = v2355 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2359 = v369 && v2358;
-    const bool v2360 = v2357 < v80;
-    const bool v2361 = v2359 && v2360;
-    if (v2361) {
-      const float v2362 = v1573.x[40];
-      const bool v2363 = v2355 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2364 = v2357 - v78;
-      const bool v2365 = v2364 < v2;
-      const bool v2366 = v2363 && v2365;
-      if (v2366) {
-        const iron_bf16 v2367 = iron_f32_to_bf16(v2362);
-        const unsigned int v2368 = v2355 * v2;
-        const unsigned int v2369 = v2368 + v2357;
-        const unsigned int v2370 = v2369 - v78;
-        out[v2370] = v2367;
-      }
-    }
-    const unsigned int v2371 = static_cast<unsigned int>(v1573.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2372 = v473 + v2371;
-    const unsigned int v2373 = static_cast<unsigned int>(v1573.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2374 = v1563 + v2373;
-    const bool v2375 = v2372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2376 = v369 && v2375;
-    const bool v2377 = v2374 < v80;
-    const bool v2378 = v2376 && v2377;
-    if (v2378) {
-      const float v2379 = v1573.x[41];
-      const bool v2380 = v2372 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2381 = v2374 - v78;
-      const bool v2382 = v2381 < v2;
-      const bool v2383 = v2380 && v2382;
-      if (v2383) {
-        const iron_bf16 v2384 = iron_f32_to_bf16(v2379);
-        const unsigned int v2385 = v2372 * v2;
-        const unsigned int v2386 = v2385 + v2374;
-        const unsigned int v2387 = v2386 - v78;
-        out[v2387] = v2384;
-      }
-    }
-    const unsigned int v2388 = static_cast<unsigned int>(v1573.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2389 = v473 + v2388;
-    const unsigned int v2390 = static_cast<unsigned int>(v1573.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2391 = v1563 + v2390;
-    const bool v2392 = v2389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2393 = v369 && v2392;
-    const bool v2394 = v2391 < v80;
-    const bool v2395 = v2393 && v2394;
-    if (v2395) {
-      const float v2396 = v1573.x[42];
-      const bool v2397 = v2389 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2398 = v2391 - v78;
-      const bool v2399 = v2398 < v2;
-      const bool v2400 = v2397 && v2399;
-      if (v2400) {
-        const iron_bf16 v2401 = iron_f32_to_bf16(v2396);
-        const unsigned int v2402 = v2389 * v2;
-        const unsigned int v2403 = v2402 + v2391;
-        const unsigned int v2404 = v2403 - v78;
-        out[v2404] = v2401;
-      }
-    }
-    const unsigned int v2405 = static_cast<unsigned int>(v1573.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2406 = v473 + v2405;
-    const unsigned int v2407 = static_cast<unsigned int>(v1573.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2408 = v1563 + v2407;
-    const bool v2409 = v2406 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2410 = v369 && v2409;
-    const bool v2411 = v2408 < v80;
-    const bool v2412 = v2410 && v2411;
-    if (v2412) {
-      const float v2413 = v1573.x[43];
-      const bool v2414 = v2406 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2415 = v2408 - v78;
-      const bool v2416 = v2415 < v2;
-      const bool v2417 = v2414 && v2416;
-      if (v2417) {
-        const iron_bf16 v2418 = iron_f32_to_bf16(v2413);
-        const unsigned int v2419 = v2406 * v2;
-        const unsigned int v2420 = v2419 + v2408;
-        const unsigned int v2421 = v2420 - v78;
-        out[v2421] = v2418;
-      }
-    }
-    const unsigned int v2422 = static_cast<unsigned int>(v1573.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2423 = v473 + v2422;
-    const unsigned int v2424 = static_cast<unsigned int>(v1573.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2425 = v1563 + v2424;
-    const bool v2426 = v2423 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2427 = v369 && v2426;
-    const bool v2428 = v2425 < v80;
-    const bool v2429 = v2427 && v2428;
-    if (v2429) {
-      const float v2430 = v1573.x[44];
-      const bool v2431 = v2423 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2432 = v2425 - v78;
-      const bool v2433 = v2432 < v2;
-      const bool v2434 = v2431 && v2433;
-      if (v2434) {
-        const iron_bf16 v2435 = iron_f32_to_bf16(v2430);
-        const unsigned int v2436 = v2423 * v2;
-        const unsigned int v2437 = v2436 + v2425;
-        const unsigned int v2438 = v2437 - v78;
-        out[v2438] = v2435;
-      }
-    }
-    const unsigned int v2439 = static_cast<unsigned int>(v1573.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2440 = v473 + v2439;
-    const unsigned int v2441 = static_cast<unsigned int>(v1573.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2442 = v1563 + v2441;
-    const bool v2443 = v2440 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2444 = v369 && v2443;
-    const bool v2445 = v2442 < v80;
-    const bool v2446 = v2444 && v2445;
-    if (v2446) {
-      const float v2447 = v1573.x[45];
-      const bool v2448 = v2440 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2449 = v2442 - v78;
-      const bool v2450 = v2449 < v2;
-      const bool v2451 = v2448 && v2450;
-      if (v2451) {
-        const iron_bf16 v2452 = iron_f32_to_bf16(v2447);
-        const unsigned int v2453 = v2440 * v2;
-        const unsigned int v2454 = v2453 + v2442;
-        const unsigned int v2455 = v2454 - v78;
-        out[v2455] = v2452;
-      }
-    }
-    const unsigned int v2456 = static_cast<unsigned int>(v1573.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2457 = v473 + v2456;
-    const unsigned int v2458 = static_cast<unsigned int>(v1573.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2459 = v1563 + v2458;
-    const bool v2460 = v2457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2461 = v369 && v2460;
-    const bool v2462 = v2459 < v80;
-    const bool v2463 = v2461 && v2462;
-    if (v2463) {
-      const float v2464 = v1573.x[46];
-      const bool v2465 = v2457 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2466 = v2459 - v78;
-      const bool v2467 = v2466 < v2;
-      const bool v2468 = v2465 && v2467;
-      if (v2468) {
-        const iron_bf16 v2469 = iron_f32_to_bf16(v2464);
-        const unsigned int v2470 = v2457 * v2;
-        const unsigned int v2471 = v2470 + v2459;
-        const unsigned int v2472 = v2471 - v78;
-        out[v2472] = v2469;
-      }
-    }
-    const unsigned int v2473 = static_cast<unsigned int>(v1573.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2474 = v473 + v2473;
-    const unsigned int v2475 = static_cast<unsigned int>(v1573.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2476 = v1563 + v2475;
-    const bool v2477 = v2474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2478 = v369 && v2477;
-    const bool v2479 = v2476 < v80;
-    const bool v2480 = v2478 && v2479;
-    if (v2480) {
-      const float v2481 = v1573.x[47];
-      const bool v2482 = v2474 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2483 = v2476 - v78;
-      const bool v2484 = v2483 < v2;
-      const bool v2485 = v2482 && v2484;
-      if (v2485) {
-        const iron_bf16 v2486 = iron_f32_to_bf16(v2481);
-        const unsigned int v2487 = v2474 * v2;
-        const unsigned int v2488 = v2487 + v2476;
-        const unsigned int v2489 = v2488 - v78;
-        out[v2489] = v2486;
-      }
-    }
-    const unsigned int v2490 = static_cast<unsigned int>(v1573.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2491 = v473 + v2490;
-    const unsigned int v2492 = static_cast<unsigned int>(v1573.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2493 = v1563 + v2492;
-    const bool v2494 = v2491 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2495 = v369 && v2494;
-    const bool v2496 = v2493 < v80;
-    const bool v2497 = v2495 && v2496;
-    if (v2497) {
-      const float v2498 = v1573.x[48];
-      const bool v2499 = v2491 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2500 = v2493 - v78;
-      const bool v2501 = v2500 < v2;
-      const bool v2502 = v2499 && v2501;
-      if (v2502) {
-        const iron_bf16 v2503 = iron_f32_to_bf16(v2498);
-        const unsigned int v2504 = v2491 * v2;
-        const unsigned int v2505 = v2504 + v2493;
-        const unsigned int v2506 = v2505 - v78;
-        out[v2506] = v2503;
-      }
-    }
-    const unsigned int v2507 = static_cast<unsigned int>(v1573.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2508 = v473 + v2507;
-    const unsigned int v2509 = static_cast<unsigned int>(v1573.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2510 = v1563 + v2509;
-    const bool v2511 = v2508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2512 = v369 && v2511;
-    const bool v2513 = v2510 < v80;
-    const bool v2514 = v2512 && v2513;
-    if (v2514) {
-      const float v2515 = v1573.x[49];
-      const bool v2516 = v2508 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2517 = v2510 - v78;
-      const bool v2518 = v2517 < v2;
-      const bool v2519 = v2516 && v2518;
-      if (v2519) {
-        const iron_bf16 v2520 = iron_f32_to_bf16(v2515);
-        const unsigned int v2521 = v2508 * v2;
-        const unsigned int v2522 = v2521 + v2510;
-        const unsigned int v2523 = v2522 - v78;
-        out[v2523] = v2520;
-      }
-    }
-    const unsigned int v2524 = static_cast<unsigned int>(v1573.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2525 = v473 + v2524;
-    const unsigned int v2526 = static_cast<unsigned int>(v1573.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2527 = v1563 + v2526;
-    const bool v2528 = v2525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2529 = v369 && v2528;
-    const bool v2530 = v2527 < v80;
-    const bool v2531 = v2529 && v2530;
-    if (v2531) {
-      const float v2532 = v1573.x[50];
-      const bool v2533 = v2525 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2534 = v2527 - v78;
-      const bool v2535 = v2534 < v2;
-      const bool v2536 = v2533 && v2535;
-      if (v2536) {
-        const iron_bf16 v2537 = iron_f32_to_bf16(v2532);
-        const unsigned int v2538 = v2525 * v2;
-        const unsigned int v2539 = v2538 + v2527;
-        const unsigned int v2540 = v2539 - v78;
-        out[v2540] = v2537;
-      }
-    }
-    const unsigned int v2541 = static_cast<unsigned int>(v1573.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2542 = v473 + v2541;
-    const unsigned int v2543 = static_cast<unsigned int>(v1573.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2544 = v1563 + v2543;
-    const bool v2545 = v2542 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2546 = v369 && v2545;
-    const bool v2547 = v2544 < v80;
-    const bool v2548 = v2546 && v2547;
-    if (v2548) {
-      const float v2549 = v1573.x[51];
-      const bool v2550 = v2542 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2551 = v2544 - v78;
-      const bool v2552 = v2551 < v2;
-      const bool v2553 = v2550 && v2552;
-      if (v2553) {
-        const iron_bf16 v2554 = iron_f32_to_bf16(v2549);
-        const unsigned int v2555 = v2542 * v2;
-        const unsigned int v2556 = v2555 + v2544;
-        const unsigned int v2557 = v2556 - v78;
-        out[v2557] = v2554;
-      }
-    }
-    const unsigned int v2558 = static_cast<unsigned int>(v1573.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2559 = v473 + v2558;
-    const unsigned int v2560 = static_cast<unsigned int>(v1573.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2561 = v1563 + v2560;
-    const bool v2562 = v2559 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2563 = v369 && v2562;
-    const bool v2564 = v2561 < v80;
-    const bool v2565 = v2563 && v2564;
-    if (v2565) {
-      const float v2566 = v1573.x[52];
-      const bool v2567 = v2559 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2568 = v2561 - v78;
-      const bool v2569 = v2568 < v2;
-      const bool v2570 = v2567 && v2569;
-      if (v2570) {
-        const iron_bf16 v2571 = iron_f32_to_bf16(v2566);
-        const unsigned int v2572 = v2559 * v2;
-        const unsigned int v2573 = v2572 + v2561;
-        const unsigned int v2574 = v2573 - v78;
-        out[v2574] = v2571;
-      }
-    }
-    const unsigned int v2575 = static_cast<unsigned int>(v1573.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2576 = v473 + v2575;
-    const unsigned int v2577 = static_cast<unsigned int>(v1573.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2578 = v1563 + v2577;
-    const bool v2579 = v2576 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2580 = v369 && v2579;
-    const bool v2581 = v2578 < v80;
-    const bool v2582 = v2580 && v2581;
-    if (v2582) {
-      const float v2583 = v1573.x[53];
-      const bool v2584 = v2576 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2585 = v2578 - v78;
-      const bool v2586 = v2585 < v2;
-      const bool v2587 = v2584 && v2586;
-      if (v2587) {
-        const iron_bf16 v2588 = iron_f32_to_bf16(v2583);
-        const unsigned int v2589 = v2576 * v2;
-        const unsigned int v2590 = v2589 + v2578;
-        const unsigned int v2591 = v2590 - v78;
-        out[v2591] = v2588;
-      }
-    }
-    const unsigned int v2592 = static_cast<unsigned int>(v1573.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2593 = v473 + v2592;
-    const unsigned int v2594 = static_cast<unsigned int>(v1573.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2595 = v1563 + v2594;
-    const bool v2596 = v2593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2597 = v369 && v2596;
-    const bool v2598 = v2595 < v80;
-    const bool v2599 = v2597 && v2598;
-    if (v2599) {
-      const float v2600 = v1573.x[54];
-      const bool v2601 = v2593 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2602 = v2595 - v78;
-      const bool v2603 = v2602 < v2;
-      const bool v2604 = v2601 && v2603;
-      if (v2604) {
-        const iron_bf16 v2605 = iron_f32_to_bf16(v2600);
-        const unsigned int v2606 = v2593 * v2;
-        const unsigned int v2607 = v2606 + v2595;
-        const unsigned int v2608 = v2607 - v78;
-        out[v2608] = v2605;
-      }
-    }
-    const unsigned int v2609 = static_cast<unsigned int>(v1573.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2610 = v473 + v2609;
-    const unsigned int v2611 = static_cast<unsigned int>(v1573.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2612 = v1563 + v2611;
-    const bool v2613 = v2610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2614 = v369 && v2613;
-    const bool v2615 = v2612 < v80;
-    const bool v2616 = v2614 && v2615;
-    if (v2616) {
-      const float v2617 = v1573.x[55];
-      const bool v2618 = v2610 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2619 = v2612 - v78;
-      const bool v2620 = v2619 < v2;
-      const bool v2621 = v2618 && v2620;
-      if (v2621) {
-        const iron_bf16 v2622 = iron_f32_to_bf16(v2617);
-        const unsigned int v2623 = v2610 * v2;
-        const unsigned int v2624 = v2623 + v2612;
-        const unsigned int v2625 = v2624 - v78;
-        out[v2625] = v2622;
-      }
-    }
-    const unsigned int v2626 = static_cast<unsigned int>(v1573.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2627 = v473 + v2626;
-    const unsigned int v2628 = static_cast<unsigned int>(v1573.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2629 = v1563 + v2628;
-    const bool v2630 = v2627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2631 = v369 && v2630;
-    const bool v2632 = v2629 < v80;
-    const bool v2633 = v2631 && v2632;
-    if (v2633) {
-      const float v2634 = v1573.x[56];
-      const bool v2635 = v2627 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2636 = v2629 - v78;
-      const bool v2637 = v2636 < v2;
-      const bool v2638 = v2635 && v2637;
-      if (v2638) {
-        const iron_bf16 v2639 = iron_f32_to_bf16(v2634);
-        const unsigned int v2640 = v2627 * v2;
-        const unsigned int v2641 = v2640 + v2629;
-        const unsigned int v2642 = v2641 - v78;
-        out[v2642] = v2639;
-      }
-    }
-    const unsigned int v2643 = static_cast<unsigned int>(v1573.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2644 = v473 + v2643;
-    const unsigned int v2645 = static_cast<unsigned int>(v1573.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2646 = v1563 + v2645;
-    const bool v2647 = v2644 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2648 = v369 && v2647;
-    const bool v2649 = v2646 < v80;
-    const bool v2650 = v2648 && v2649;
-    if (v2650) {
-      const float v2651 = v1573.x[57];
-      const bool v2652 = v2644 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2653 = v2646 - v78;
-      const bool v2654 = v2653 < v2;
-      const bool v2655 = v2652 && v2654;
-      if (v2655) {
-        const iron_bf16 v2656 = iron_f32_to_bf16(v2651);
-        const unsigned int v2657 = v2644 * v2;
-        const unsigned int v2658 = v2657 + v2646;
-        const unsigned int v2659 = v2658 - v78;
-        out[v2659] = v2656;
-      }
-    }
-    const unsigned int v2660 = static_cast<unsigned int>(v1573.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2661 = v473 + v2660;
-    const unsigned int v2662 = static_cast<unsigned int>(v1573.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2663 = v1563 + v2662;
-    const bool v2664 = v2661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2665 = v369 && v2664;
-    const bool v2666 = v2663 < v80;
-    const bool v2667 = v2665 && v2666;
-    if (v2667) {
-      const float v2668 = v1573.x[58];
-      const bool v2669 = v2661 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2670 = v2663 - v78;
-      const bool v2671 = v2670 < v2;
-      const bool v2672 = v2669 && v2671;
-      if (v2672) {
-        const iron_bf16 v2673 = iron_f32_to_bf16(v2668);
-        const unsigned int v2674 = v2661 * v2;
-        const unsigned int v2675 = v2674 + v2663;
-        const unsigned int v2676 = v2675 - v78;
-        out[v2676] = v2673;
-      }
-    }
-    const unsigned int v2677 = static_cast<unsigned int>(v1573.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2678 = v473 + v2677;
-    const unsigned int v2679 = static_cast<unsigned int>(v1573.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2680 = v1563 + v2679;
-    const bool v2681 = v2678 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2682 = v369 && v2681;
-    const bool v2683 = v2680 < v80;
-    const bool v2684 = v2682 && v2683;
-    if (v2684) {
-      const float v2685 = v1573.x[59];
-      const bool v2686 = v2678 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2687 = v2680 - v78;
-      const bool v2688 = v2687 < v2;
-      const bool v2689 = v2686 && v2688;
-      if (v2689) {
-        const iron_bf16 v2690 = iron_f32_to_bf16(v2685);
-        const unsigned int v2691 = v2678 * v2;
-        const unsigned int v2692 = v2691 + v2680;
-        const unsigned int v2693 = v2692 - v78;
-        out[v2693] = v2690;
-      }
-    }
-    const unsigned int v2694 = static_cast<unsigned int>(v1573.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2695 = v473 + v2694;
-    const unsigned int v2696 = static_cast<unsigned int>(v1573.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2697 = v1563 + v2696;
-    const bool v2698 = v2695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2699 = v369 && v2698;
-    const bool v2700 = v2697 < v80;
-    const bool v2701 = v2699 && v2700;
-    if (v2701) {
-      const float v2702 = v1573.x[60];
-      const bool v2703 = v2695 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2704 = v2697 - v78;
-      const bool v2705 = v2704 < v2;
-      const bool v2706 = v2703 && v2705;
-      if (v2706) {
-        const iron_bf16 v2707 = iron_f32_to_bf16(v2702);
-        const unsigned int v2708 = v2695 * v2;
-        const unsigned int v2709 = v2708 + v2697;
-        const unsigned int v2710 = v2709 - v78;
-        out[v2710] = v2707;
-      }
-    }
-    const unsigned int v2711 = static_cast<unsigned int>(v1573.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2712 = v473 + v2711;
-    const unsigned int v2713 = static_cast<unsigned int>(v1573.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2714 = v1563 + v2713;
-    const bool v2715 = v2712 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2716 = v369 && v2715;
-    const bool v2717 = v2714 < v80;
-    const bool v2718 = v2716 && v2717;
-    if (v2718) {
-      const float v2719 = v1573.x[61];
-      const bool v2720 = v2712 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2721 = v2714 - v78;
-      const bool v2722 = v2721 < v2;
-      const bool v2723 = v2720 && v2722;
-      if (v2723) {
-        const iron_bf16 v2724 = iron_f32_to_bf16(v2719);
-        const unsigned int v2725 = v2712 * v2;
-        const unsigned int v2726 = v2725 + v2714;
-        const unsigned int v2727 = v2726 - v78;
-        out[v2727] = v2724;
-      }
-    }
-    const unsigned int v2728 = static_cast<unsigned int>(v1573.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2729 = v473 + v2728;
-    const unsigned int v2730 = static_cast<unsigned int>(v1573.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2731 = v1563 + v2730;
-    const bool v2732 = v2729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2733 = v369 && v2732;
-    const bool v2734 = v2731 < v80;
-    const bool v2735 = v2733 && v2734;
-    if (v2735) {
-      const float v2736 = v1573.x[62];
-      const bool v2737 = v2729 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2738 = v2731 - v78;
-      const bool v2739 = v2738 < v2;
-      const bool v2740 = v2737 && v2739;
-      if (v2740) {
-        const iron_bf16 v2741 = iron_f32_to_bf16(v2736);
-        const unsigned int v2742 = v2729 * v2;
-        const unsigned int v2743 = v2742 + v2731;
-        const unsigned int v2744 = v2743 - v78;
-        out[v2744] = v2741;
-      }
-    }
-    const unsigned int v2745 = static_cast<unsigned int>(v1573.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:126
-    const unsigned int v2746 = v473 + v2745;
-    const unsigned int v2747 = static_cast<unsigned int>(v1573.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:127
-    const unsigned int v2748 = v1563 + v2747;
-    const bool v2749 = v2746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2750 = v369 && v2749;
-    const bool v2751 = v2748 < v80;
-    const bool v2752 = v2750 && v2751;
-    if (v2752) {
-      const float v2753 = v1573.x[63];
-      const bool v2754 = v2746 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const unsigned int v2755 = v2748 - v78;
-      const bool v2756 = v2755 < v2;
-      const bool v2757 = v2754 && v2756;
-      if (v2757) {
-        const iron_bf16 v2758 = iron_f32_to_bf16(v2753);
-        const unsigned int v2759 = v2746 * v2;
-        const unsigned int v2760 = v2759 + v2748;
-        const unsigned int v2761 = v2760 - v78;
-        out[v2761] = v2758;
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:136
+      }
+    }
+    const unsigned int v1681 = static_cast<unsigned int>(v1580.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1682 = v480 + v1681;
+    const unsigned int v1683 = static_cast<unsigned int>(v1580.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1684 = v1570 + v1683;
+    const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1686 = v376 && v1685;
+    const bool v1687 = v1684 < v80;
+    const bool v1688 = v1686 && v1687;
+    if (v1688) {
+      const float v1689 = v1580.x[0];
+      const bool v1690 = v1682 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1691 = v1684 - v78;
+      const bool v1692 = v1691 < v2;
+      const bool v1693 = v1690 && v1692;
+      if (v1693) {
+        const iron_bf16 v1694 = iron_f32_to_bf16(v1689);
+        const unsigned int v1695 = v1682 * v2;
+        const unsigned int v1696 = v1695 + v1684;
+        const unsigned int v1697 = v1696 - v78;
+        out[v1697] = v1694;
+      }
+    }
+    const unsigned int v1698 = static_cast<unsigned int>(v1580.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1699 = v480 + v1698;
+    const unsigned int v1700 = static_cast<unsigned int>(v1580.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1701 = v1570 + v1700;
+    const bool v1702 = v1699 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1703 = v376 && v1702;
+    const bool v1704 = v1701 < v80;
+    const bool v1705 = v1703 && v1704;
+    if (v1705) {
+      const float v1706 = v1580.x[1];
+      const bool v1707 = v1699 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1708 = v1701 - v78;
+      const bool v1709 = v1708 < v2;
+      const bool v1710 = v1707 && v1709;
+      if (v1710) {
+        const iron_bf16 v1711 = iron_f32_to_bf16(v1706);
+        const unsigned int v1712 = v1699 * v2;
+        const unsigned int v1713 = v1712 + v1701;
+        const unsigned int v1714 = v1713 - v78;
+        out[v1714] = v1711;
+      }
+    }
+    const unsigned int v1715 = static_cast<unsigned int>(v1580.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1716 = v480 + v1715;
+    const unsigned int v1717 = static_cast<unsigned int>(v1580.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1718 = v1570 + v1717;
+    const bool v1719 = v1716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1720 = v376 && v1719;
+    const bool v1721 = v1718 < v80;
+    const bool v1722 = v1720 && v1721;
+    if (v1722) {
+      const float v1723 = v1580.x[2];
+      const bool v1724 = v1716 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1725 = v1718 - v78;
+      const bool v1726 = v1725 < v2;
+      const bool v1727 = v1724 && v1726;
+      if (v1727) {
+        const iron_bf16 v1728 = iron_f32_to_bf16(v1723);
+        const unsigned int v1729 = v1716 * v2;
+        const unsigned int v1730 = v1729 + v1718;
+        const unsigned int v1731 = v1730 - v78;
+        out[v1731] = v1728;
+      }
+    }
+    const unsigned int v1732 = static_cast<unsigned int>(v1580.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1733 = v480 + v1732;
+    const unsigned int v1734 = static_cast<unsigned int>(v1580.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1735 = v1570 + v1734;
+    const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1737 = v376 && v1736;
+    const bool v1738 = v1735 < v80;
+    const bool v1739 = v1737 && v1738;
+    if (v1739) {
+      const float v1740 = v1580.x[3];
+      const bool v1741 = v1733 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1742 = v1735 - v78;
+      const bool v1743 = v1742 < v2;
+      const bool v1744 = v1741 && v1743;
+      if (v1744) {
+        const iron_bf16 v1745 = iron_f32_to_bf16(v1740);
+        const unsigned int v1746 = v1733 * v2;
+        const unsigned int v1747 = v1746 + v1735;
+        const unsigned int v1748 = v1747 - v78;
+        out[v1748] = v1745;
+      }
+    }
+    const unsigned int v1749 = static_cast<unsigned int>(v1580.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1750 = v480 + v1749;
+    const unsigned int v1751 = static_cast<unsigned int>(v1580.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1752 = v1570 + v1751;
+    const bool v1753 = v1750 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1754 = v376 && v1753;
+    const bool v1755 = v1752 < v80;
+    const bool v1756 = v1754 && v1755;
+    if (v1756) {
+      const float v1757 = v1580.x[4];
+      const bool v1758 = v1750 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1759 = v1752 - v78;
+      const bool v1760 = v1759 < v2;
+      const bool v1761 = v1758 && v1760;
+      if (v1761) {
+        const iron_bf16 v1762 = iron_f32_to_bf16(v1757);
+        const unsigned int v1763 = v1750 * v2;
+        const unsigned int v1764 = v1763 + v1752;
+        const unsigned int v1765 = v1764 - v78;
+        out[v1765] = v1762;
+      }
+    }
+    const unsigned int v1766 = static_cast<unsigned int>(v1580.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1767 = v480 + v1766;
+    const unsigned int v1768 = static_cast<unsigned int>(v1580.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1769 = v1570 + v1768;
+    const bool v1770 = v1767 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1771 = v376 && v1770;
+    const bool v1772 = v1769 < v80;
+    const bool v1773 = v1771 && v1772;
+    if (v1773) {
+      const float v1774 = v1580.x[5];
+      const bool v1775 = v1767 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1776 = v1769 - v78;
+      const bool v1777 = v1776 < v2;
+      const bool v1778 = v1775 && v1777;
+      if (v1778) {
+        const iron_bf16 v1779 = iron_f32_to_bf16(v1774);
+        const unsigned int v1780 = v1767 * v2;
+        const unsigned int v1781 = v1780 + v1769;
+        const unsigned int v1782 = v1781 - v78;
+        out[v1782] = v1779;
+      }
+    }
+    const unsigned int v1783 = static_cast<unsigned int>(v1580.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1784 = v480 + v1783;
+    const unsigned int v1785 = static_cast<unsigned int>(v1580.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1786 = v1570 + v1785;
+    const bool v1787 = v1784 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1788 = v376 && v1787;
+    const bool v1789 = v1786 < v80;
+    const bool v1790 = v1788 && v1789;
+    if (v1790) {
+      const float v1791 = v1580.x[6];
+      const bool v1792 = v1784 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1793 = v1786 - v78;
+      const bool v1794 = v1793 < v2;
+      const bool v1795 = v1792 && v1794;
+      if (v1795) {
+        const iron_bf16 v1796 = iron_f32_to_bf16(v1791);
+        const unsigned int v1797 = v1784 * v2;
+        const unsigned int v1798 = v1797 + v1786;
+        const unsigned int v1799 = v1798 - v78;
+        out[v1799] = v1796;
+      }
+    }
+    const unsigned int v1800 = static_cast<unsigned int>(v1580.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1801 = v480 + v1800;
+    const unsigned int v1802 = static_cast<unsigned int>(v1580.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1803 = v1570 + v1802;
+    const bool v1804 = v1801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1805 = v376 && v1804;
+    const bool v1806 = v1803 < v80;
+    const bool v1807 = v1805 && v1806;
+    if (v1807) {
+      const float v1808 = v1580.x[7];
+      const bool v1809 = v1801 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1810 = v1803 - v78;
+      const bool v1811 = v1810 < v2;
+      const bool v1812 = v1809 && v1811;
+      if (v1812) {
+        const iron_bf16 v1813 = iron_f32_to_bf16(v1808);
+        const unsigned int v1814 = v1801 * v2;
+        const unsigned int v1815 = v1814 + v1803;
+        const unsigned int v1816 = v1815 - v78;
+        out[v1816] = v1813;
+      }
+    }
+    const unsigned int v1817 = static_cast<unsigned int>(v1580.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1818 = v480 + v1817;
+    const unsigned int v1819 = static_cast<unsigned int>(v1580.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1820 = v1570 + v1819;
+    const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1822 = v376 && v1821;
+    const bool v1823 = v1820 < v80;
+    const bool v1824 = v1822 && v1823;
+    if (v1824) {
+      const float v1825 = v1580.x[8];
+      const bool v1826 = v1818 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1827 = v1820 - v78;
+      const bool v1828 = v1827 < v2;
+      const bool v1829 = v1826 && v1828;
+      if (v1829) {
+        const iron_bf16 v1830 = iron_f32_to_bf16(v1825);
+        const unsigned int v1831 = v1818 * v2;
+        const unsigned int v1832 = v1831 + v1820;
+        const unsigned int v1833 = v1832 - v78;
+        out[v1833] = v1830;
+      }
+    }
+    const unsigned int v1834 = static_cast<unsigned int>(v1580.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1835 = v480 + v1834;
+    const unsigned int v1836 = static_cast<unsigned int>(v1580.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1837 = v1570 + v1836;
+    const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1839 = v376 && v1838;
+    const bool v1840 = v1837 < v80;
+    const bool v1841 = v1839 && v1840;
+    if (v1841) {
+      const float v1842 = v1580.x[9];
+      const bool v1843 = v1835 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1844 = v1837 - v78;
+      const bool v1845 = v1844 < v2;
+      const bool v1846 = v1843 && v1845;
+      if (v1846) {
+        const iron_bf16 v1847 = iron_f32_to_bf16(v1842);
+        const unsigned int v1848 = v1835 * v2;
+        const unsigned int v1849 = v1848 + v1837;
+        const unsigned int v1850 = v1849 - v78;
+        out[v1850] = v1847;
+      }
+    }
+    const unsigned int v1851 = static_cast<unsigned int>(v1580.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1852 = v480 + v1851;
+    const unsigned int v1853 = static_cast<unsigned int>(v1580.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1854 = v1570 + v1853;
+    const bool v1855 = v1852 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1856 = v376 && v1855;
+    const bool v1857 = v1854 < v80;
+    const bool v1858 = v1856 && v1857;
+    if (v1858) {
+      const float v1859 = v1580.x[10];
+      const bool v1860 = v1852 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1861 = v1854 - v78;
+      const bool v1862 = v1861 < v2;
+      const bool v1863 = v1860 && v1862;
+      if (v1863) {
+        const iron_bf16 v1864 = iron_f32_to_bf16(v1859);
+        const unsigned int v1865 = v1852 * v2;
+        const unsigned int v1866 = v1865 + v1854;
+        const unsigned int v1867 = v1866 - v78;
+        out[v1867] = v1864;
+      }
+    }
+    const unsigned int v1868 = static_cast<unsigned int>(v1580.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1869 = v480 + v1868;
+    const unsigned int v1870 = static_cast<unsigned int>(v1580.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1871 = v1570 + v1870;
+    const bool v1872 = v1869 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1873 = v376 && v1872;
+    const bool v1874 = v1871 < v80;
+    const bool v1875 = v1873 && v1874;
+    if (v1875) {
+      const float v1876 = v1580.x[11];
+      const bool v1877 = v1869 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1878 = v1871 - v78;
+      const bool v1879 = v1878 < v2;
+      const bool v1880 = v1877 && v1879;
+      if (v1880) {
+        const iron_bf16 v1881 = iron_f32_to_bf16(v1876);
+        const unsigned int v1882 = v1869 * v2;
+        const unsigned int v1883 = v1882 + v1871;
+        const unsigned int v1884 = v1883 - v78;
+        out[v1884] = v1881;
+      }
+    }
+    const unsigned int v1885 = static_cast<unsigned int>(v1580.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1886 = v480 + v1885;
+    const unsigned int v1887 = static_cast<unsigned int>(v1580.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1888 = v1570 + v1887;
+    const bool v1889 = v1886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1890 = v376 && v1889;
+    const bool v1891 = v1888 < v80;
+    const bool v1892 = v1890 && v1891;
+    if (v1892) {
+      const float v1893 = v1580.x[12];
+      const bool v1894 = v1886 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1895 = v1888 - v78;
+      const bool v1896 = v1895 < v2;
+      const bool v1897 = v1894 && v1896;
+      if (v1897) {
+        const iron_bf16 v1898 = iron_f32_to_bf16(v1893);
+        const unsigned int v1899 = v1886 * v2;
+        const unsigned int v1900 = v1899 + v1888;
+        const unsigned int v1901 = v1900 - v78;
+        out[v1901] = v1898;
+      }
+    }
+    const unsigned int v1902 = static_cast<unsigned int>(v1580.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1903 = v480 + v1902;
+    const unsigned int v1904 = static_cast<unsigned int>(v1580.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1905 = v1570 + v1904;
+    const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1907 = v376 && v1906;
+    const bool v1908 = v1905 < v80;
+    const bool v1909 = v1907 && v1908;
+    if (v1909) {
+      const float v1910 = v1580.x[13];
+      const bool v1911 = v1903 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1912 = v1905 - v78;
+      const bool v1913 = v1912 < v2;
+      const bool v1914 = v1911 && v1913;
+      if (v1914) {
+        const iron_bf16 v1915 = iron_f32_to_bf16(v1910);
+        const unsigned int v1916 = v1903 * v2;
+        const unsigned int v1917 = v1916 + v1905;
+        const unsigned int v1918 = v1917 - v78;
+        out[v1918] = v1915;
+      }
+    }
+    const unsigned int v1919 = static_cast<unsigned int>(v1580.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1920 = v480 + v1919;
+    const unsigned int v1921 = static_cast<unsigned int>(v1580.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1922 = v1570 + v1921;
+    const bool v1923 = v1920 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1924 = v376 && v1923;
+    const bool v1925 = v1922 < v80;
+    const bool v1926 = v1924 && v1925;
+    if (v1926) {
+      const float v1927 = v1580.x[14];
+      const bool v1928 = v1920 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1929 = v1922 - v78;
+      const bool v1930 = v1929 < v2;
+      const bool v1931 = v1928 && v1930;
+      if (v1931) {
+        const iron_bf16 v1932 = iron_f32_to_bf16(v1927);
+        const unsigned int v1933 = v1920 * v2;
+        const unsigned int v1934 = v1933 + v1922;
+        const unsigned int v1935 = v1934 - v78;
+        out[v1935] = v1932;
+      }
+    }
+    const unsigned int v1936 = static_cast<unsigned int>(v1580.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1937 = v480 + v1936;
+    const unsigned int v1938 = static_cast<unsigned int>(v1580.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1939 = v1570 + v1938;
+    const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1941 = v376 && v1940;
+    const bool v1942 = v1939 < v80;
+    const bool v1943 = v1941 && v1942;
+    if (v1943) {
+      const float v1944 = v1580.x[15];
+      const bool v1945 = v1937 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1946 = v1939 - v78;
+      const bool v1947 = v1946 < v2;
+      const bool v1948 = v1945 && v1947;
+      if (v1948) {
+        const iron_bf16 v1949 = iron_f32_to_bf16(v1944);
+        const unsigned int v1950 = v1937 * v2;
+        const unsigned int v1951 = v1950 + v1939;
+        const unsigned int v1952 = v1951 - v78;
+        out[v1952] = v1949;
+      }
+    }
+    const unsigned int v1953 = static_cast<unsigned int>(v1580.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1954 = v480 + v1953;
+    const unsigned int v1955 = static_cast<unsigned int>(v1580.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1956 = v1570 + v1955;
+    const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1958 = v376 && v1957;
+    const bool v1959 = v1956 < v80;
+    const bool v1960 = v1958 && v1959;
+    if (v1960) {
+      const float v1961 = v1580.x[16];
+      const bool v1962 = v1954 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1963 = v1956 - v78;
+      const bool v1964 = v1963 < v2;
+      const bool v1965 = v1962 && v1964;
+      if (v1965) {
+        const iron_bf16 v1966 = iron_f32_to_bf16(v1961);
+        const unsigned int v1967 = v1954 * v2;
+        const unsigned int v1968 = v1967 + v1956;
+        const unsigned int v1969 = v1968 - v78;
+        out[v1969] = v1966;
+      }
+    }
+    const unsigned int v1970 = static_cast<unsigned int>(v1580.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1971 = v480 + v1970;
+    const unsigned int v1972 = static_cast<unsigned int>(v1580.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1973 = v1570 + v1972;
+    const bool v1974 = v1971 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1975 = v376 && v1974;
+    const bool v1976 = v1973 < v80;
+    const bool v1977 = v1975 && v1976;
+    if (v1977) {
+      const float v1978 = v1580.x[17];
+      const bool v1979 = v1971 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1980 = v1973 - v78;
+      const bool v1981 = v1980 < v2;
+      const bool v1982 = v1979 && v1981;
+      if (v1982) {
+        const iron_bf16 v1983 = iron_f32_to_bf16(v1978);
+        const unsigned int v1984 = v1971 * v2;
+        const unsigned int v1985 = v1984 + v1973;
+        const unsigned int v1986 = v1985 - v78;
+        out[v1986] = v1983;
+      }
+    }
+    const unsigned int v1987 = static_cast<unsigned int>(v1580.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v1988 = v480 + v1987;
+    const unsigned int v1989 = static_cast<unsigned int>(v1580.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v1990 = v1570 + v1989;
+    const bool v1991 = v1988 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1992 = v376 && v1991;
+    const bool v1993 = v1990 < v80;
+    const bool v1994 = v1992 && v1993;
+    if (v1994) {
+      const float v1995 = v1580.x[18];
+      const bool v1996 = v1988 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v1997 = v1990 - v78;
+      const bool v1998 = v1997 < v2;
+      const bool v1999 = v1996 && v1998;
+      if (v1999) {
+        const iron_bf16 v2000 = iron_f32_to_bf16(v1995);
+        const unsigned int v2001 = v1988 * v2;
+        const unsigned int v2002 = v2001 + v1990;
+        const unsigned int v2003 = v2002 - v78;
+        out[v2003] = v2000;
+      }
+    }
+    const unsigned int v2004 = static_cast<unsigned int>(v1580.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2005 = v480 + v2004;
+    const unsigned int v2006 = static_cast<unsigned int>(v1580.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2007 = v1570 + v2006;
+    const bool v2008 = v2005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2009 = v376 && v2008;
+    const bool v2010 = v2007 < v80;
+    const bool v2011 = v2009 && v2010;
+    if (v2011) {
+      const float v2012 = v1580.x[19];
+      const bool v2013 = v2005 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2014 = v2007 - v78;
+      const bool v2015 = v2014 < v2;
+      const bool v2016 = v2013 && v2015;
+      if (v2016) {
+        const iron_bf16 v2017 = iron_f32_to_bf16(v2012);
+        const unsigned int v2018 = v2005 * v2;
+        const unsigned int v2019 = v2018 + v2007;
+        const unsigned int v2020 = v2019 - v78;
+        out[v2020] = v2017;
+      }
+    }
+    const unsigned int v2021 = static_cast<unsigned int>(v1580.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2022 = v480 + v2021;
+    const unsigned int v2023 = static_cast<unsigned int>(v1580.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2024 = v1570 + v2023;
+    const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2026 = v376 && v2025;
+    const bool v2027 = v2024 < v80;
+    const bool v2028 = v2026 && v2027;
+    if (v2028) {
+      const float v2029 = v1580.x[20];
+      const bool v2030 = v2022 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2031 = v2024 - v78;
+      const bool v2032 = v2031 < v2;
+      const bool v2033 = v2030 && v2032;
+      if (v2033) {
+        const iron_bf16 v2034 = iron_f32_to_bf16(v2029);
+        const unsigned int v2035 = v2022 * v2;
+        const unsigned int v2036 = v2035 + v2024;
+        const unsigned int v2037 = v2036 - v78;
+        out[v2037] = v2034;
+      }
+    }
+    const unsigned int v2038 = static_cast<unsigned int>(v1580.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2039 = v480 + v2038;
+    const unsigned int v2040 = static_cast<unsigned int>(v1580.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2041 = v1570 + v2040;
+    const bool v2042 = v2039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2043 = v376 && v2042;
+    const bool v2044 = v2041 < v80;
+    const bool v2045 = v2043 && v2044;
+    if (v2045) {
+      const float v2046 = v1580.x[21];
+      const bool v2047 = v2039 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2048 = v2041 - v78;
+      const bool v2049 = v2048 < v2;
+      const bool v2050 = v2047 && v2049;
+      if (v2050) {
+        const iron_bf16 v2051 = iron_f32_to_bf16(v2046);
+        const unsigned int v2052 = v2039 * v2;
+        const unsigned int v2053 = v2052 + v2041;
+        const unsigned int v2054 = v2053 - v78;
+        out[v2054] = v2051;
+      }
+    }
+    const unsigned int v2055 = static_cast<unsigned int>(v1580.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2056 = v480 + v2055;
+    const unsigned int v2057 = static_cast<unsigned int>(v1580.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2058 = v1570 + v2057;
+    const bool v2059 = v2056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2060 = v376 && v2059;
+    const bool v2061 = v2058 < v80;
+    const bool v2062 = v2060 && v2061;
+    if (v2062) {
+      const float v2063 = v1580.x[22];
+      const bool v2064 = v2056 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2065 = v2058 - v78;
+      const bool v2066 = v2065 < v2;
+      const bool v2067 = v2064 && v2066;
+      if (v2067) {
+        const iron_bf16 v2068 = iron_f32_to_bf16(v2063);
+        const unsigned int v2069 = v2056 * v2;
+        const unsigned int v2070 = v2069 + v2058;
+        const unsigned int v2071 = v2070 - v78;
+        out[v2071] = v2068;
+      }
+    }
+    const unsigned int v2072 = static_cast<unsigned int>(v1580.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2073 = v480 + v2072;
+    const unsigned int v2074 = static_cast<unsigned int>(v1580.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2075 = v1570 + v2074;
+    const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2077 = v376 && v2076;
+    const bool v2078 = v2075 < v80;
+    const bool v2079 = v2077 && v2078;
+    if (v2079) {
+      const float v2080 = v1580.x[23];
+      const bool v2081 = v2073 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2082 = v2075 - v78;
+      const bool v2083 = v2082 < v2;
+      const bool v2084 = v2081 && v2083;
+      if (v2084) {
+        const iron_bf16 v2085 = iron_f32_to_bf16(v2080);
+        const unsigned int v2086 = v2073 * v2;
+        const unsigned int v2087 = v2086 + v2075;
+        const unsigned int v2088 = v2087 - v78;
+        out[v2088] = v2085;
+      }
+    }
+    const unsigned int v2089 = static_cast<unsigned int>(v1580.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2090 = v480 + v2089;
+    const unsigned int v2091 = static_cast<unsigned int>(v1580.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2092 = v1570 + v2091;
+    const bool v2093 = v2090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2094 = v376 && v2093;
+    const bool v2095 = v2092 < v80;
+    const bool v2096 = v2094 && v2095;
+    if (v2096) {
+      const float v2097 = v1580.x[24];
+      const bool v2098 = v2090 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2099 = v2092 - v78;
+      const bool v2100 = v2099 < v2;
+      const bool v2101 = v2098 && v2100;
+      if (v2101) {
+        const iron_bf16 v2102 = iron_f32_to_bf16(v2097);
+        const unsigned int v2103 = v2090 * v2;
+        const unsigned int v2104 = v2103 + v2092;
+        const unsigned int v2105 = v2104 - v78;
+        out[v2105] = v2102;
+      }
+    }
+    const unsigned int v2106 = static_cast<unsigned int>(v1580.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2107 = v480 + v2106;
+    const unsigned int v2108 = static_cast<unsigned int>(v1580.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2109 = v1570 + v2108;
+    const bool v2110 = v2107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2111 = v376 && v2110;
+    const bool v2112 = v2109 < v80;
+    const bool v2113 = v2111 && v2112;
+    if (v2113) {
+      const float v2114 = v1580.x[25];
+      const bool v2115 = v2107 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2116 = v2109 - v78;
+      const bool v2117 = v2116 < v2;
+      const bool v2118 = v2115 && v2117;
+      if (v2118) {
+        const iron_bf16 v2119 = iron_f32_to_bf16(v2114);
+        const unsigned int v2120 = v2107 * v2;
+        const unsigned int v2121 = v2120 + v2109;
+        const unsigned int v2122 = v2121 - v78;
+        out[v2122] = v2119;
+      }
+    }
+    const unsigned int v2123 = static_cast<unsigned int>(v1580.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2124 = v480 + v2123;
+    const unsigned int v2125 = static_cast<unsigned int>(v1580.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2126 = v1570 + v2125;
+    const bool v2127 = v2124 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2128 = v376 && v2127;
+    const bool v2129 = v2126 < v80;
+    const bool v2130 = v2128 && v2129;
+    if (v2130) {
+      const float v2131 = v1580.x[26];
+      const bool v2132 = v2124 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2133 = v2126 - v78;
+      const bool v2134 = v2133 < v2;
+      const bool v2135 = v2132 && v2134;
+      if (v2135) {
+        const iron_bf16 v2136 = iron_f32_to_bf16(v2131);
+        const unsigned int v2137 = v2124 * v2;
+        const unsigned int v2138 = v2137 + v2126;
+        const unsigned int v2139 = v2138 - v78;
+        out[v2139] = v2136;
+      }
+    }
+    const unsigned int v2140 = static_cast<unsigned int>(v1580.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2141 = v480 + v2140;
+    const unsigned int v2142 = static_cast<unsigned int>(v1580.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2143 = v1570 + v2142;
+    const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2145 = v376 && v2144;
+    const bool v2146 = v2143 < v80;
+    const bool v2147 = v2145 && v2146;
+    if (v2147) {
+      const float v2148 = v1580.x[27];
+      const bool v2149 = v2141 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2150 = v2143 - v78;
+      const bool v2151 = v2150 < v2;
+      const bool v2152 = v2149 && v2151;
+      if (v2152) {
+        const iron_bf16 v2153 = iron_f32_to_bf16(v2148);
+        const unsigned int v2154 = v2141 * v2;
+        const unsigned int v2155 = v2154 + v2143;
+        const unsigned int v2156 = v2155 - v78;
+        out[v2156] = v2153;
+      }
+    }
+    const unsigned int v2157 = static_cast<unsigned int>(v1580.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2158 = v480 + v2157;
+    const unsigned int v2159 = static_cast<unsigned int>(v1580.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2160 = v1570 + v2159;
+    const bool v2161 = v2158 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2162 = v376 && v2161;
+    const bool v2163 = v2160 < v80;
+    const bool v2164 = v2162 && v2163;
+    if (v2164) {
+      const float v2165 = v1580.x[28];
+      const bool v2166 = v2158 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2167 = v2160 - v78;
+      const bool v2168 = v2167 < v2;
+      const bool v2169 = v2166 && v2168;
+      if (v2169) {
+        const iron_bf16 v2170 = iron_f32_to_bf16(v2165);
+        const unsigned int v2171 = v2158 * v2;
+        const unsigned int v2172 = v2171 + v2160;
+        const unsigned int v2173 = v2172 - v78;
+        out[v2173] = v2170;
+      }
+    }
+    const unsigned int v2174 = static_cast<unsigned int>(v1580.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2175 = v480 + v2174;
+    const unsigned int v2176 = static_cast<unsigned int>(v1580.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2177 = v1570 + v2176;
+    const bool v2178 = v2175 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2179 = v376 && v2178;
+    const bool v2180 = v2177 < v80;
+    const bool v2181 = v2179 && v2180;
+    if (v2181) {
+      const float v2182 = v1580.x[29];
+      const bool v2183 = v2175 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2184 = v2177 - v78;
+      const bool v2185 = v2184 < v2;
+      const bool v2186 = v2183 && v2185;
+      if (v2186) {
+        const iron_bf16 v2187 = iron_f32_to_bf16(v2182);
+        const unsigned int v2188 = v2175 * v2;
+        const unsigned int v2189 = v2188 + v2177;
+        const unsigned int v2190 = v2189 - v78;
+        out[v2190] = v2187;
+      }
+    }
+    const unsigned int v2191 = static_cast<unsigned int>(v1580.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2192 = v480 + v2191;
+    const unsigned int v2193 = static_cast<unsigned int>(v1580.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2194 = v1570 + v2193;
+    const bool v2195 = v2192 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2196 = v376 && v2195;
+    const bool v2197 = v2194 < v80;
+    const bool v2198 = v2196 && v2197;
+    if (v2198) {
+      const float v2199 = v1580.x[30];
+      const bool v2200 = v2192 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2201 = v2194 - v78;
+      const bool v2202 = v2201 < v2;
+      const bool v2203 = v2200 && v2202;
+      if (v2203) {
+        const iron_bf16 v2204 = iron_f32_to_bf16(v2199);
+        const unsigned int v2205 = v2192 * v2;
+        const unsigned int v2206 = v2205 + v2194;
+        const unsigned int v2207 = v2206 - v78;
+        out[v2207] = v2204;
+      }
+    }
+    const unsigned int v2208 = static_cast<unsigned int>(v1580.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2209 = v480 + v2208;
+    const unsigned int v2210 = static_cast<unsigned int>(v1580.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2211 = v1570 + v2210;
+    const bool v2212 = v2209 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2213 = v376 && v2212;
+    const bool v2214 = v2211 < v80;
+    const bool v2215 = v2213 && v2214;
+    if (v2215) {
+      const float v2216 = v1580.x[31];
+      const bool v2217 = v2209 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2218 = v2211 - v78;
+      const bool v2219 = v2218 < v2;
+      const bool v2220 = v2217 && v2219;
+      if (v2220) {
+        const iron_bf16 v2221 = iron_f32_to_bf16(v2216);
+        const unsigned int v2222 = v2209 * v2;
+        const unsigned int v2223 = v2222 + v2211;
+        const unsigned int v2224 = v2223 - v78;
+        out[v2224] = v2221;
+      }
+    }
+    const unsigned int v2225 = static_cast<unsigned int>(v1580.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2226 = v480 + v2225;
+    const unsigned int v2227 = static_cast<unsigned int>(v1580.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2228 = v1570 + v2227;
+    const bool v2229 = v2226 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2230 = v376 && v2229;
+    const bool v2231 = v2228 < v80;
+    const bool v2232 = v2230 && v2231;
+    if (v2232) {
+      const float v2233 = v1580.x[32];
+      const bool v2234 = v2226 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2235 = v2228 - v78;
+      const bool v2236 = v2235 < v2;
+      const bool v2237 = v2234 && v2236;
+      if (v2237) {
+        const iron_bf16 v2238 = iron_f32_to_bf16(v2233);
+        const unsigned int v2239 = v2226 * v2;
+        const unsigned int v2240 = v2239 + v2228;
+        const unsigned int v2241 = v2240 - v78;
+        out[v2241] = v2238;
+      }
+    }
+    const unsigned int v2242 = static_cast<unsigned int>(v1580.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2243 = v480 + v2242;
+    const unsigned int v2244 = static_cast<unsigned int>(v1580.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2245 = v1570 + v2244;
+    const bool v2246 = v2243 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2247 = v376 && v2246;
+    const bool v2248 = v2245 < v80;
+    const bool v2249 = v2247 && v2248;
+    if (v2249) {
+      const float v2250 = v1580.x[33];
+      const bool v2251 = v2243 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2252 = v2245 - v78;
+      const bool v2253 = v2252 < v2;
+      const bool v2254 = v2251 && v2253;
+      if (v2254) {
+        const iron_bf16 v2255 = iron_f32_to_bf16(v2250);
+        const unsigned int v2256 = v2243 * v2;
+        const unsigned int v2257 = v2256 + v2245;
+        const unsigned int v2258 = v2257 - v78;
+        out[v2258] = v2255;
+      }
+    }
+    const unsigned int v2259 = static_cast<unsigned int>(v1580.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2260 = v480 + v2259;
+    const unsigned int v2261 = static_cast<unsigned int>(v1580.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2262 = v1570 + v2261;
+    const bool v2263 = v2260 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2264 = v376 && v2263;
+    const bool v2265 = v2262 < v80;
+    const bool v2266 = v2264 && v2265;
+    if (v2266) {
+      const float v2267 = v1580.x[34];
+      const bool v2268 = v2260 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2269 = v2262 - v78;
+      const bool v2270 = v2269 < v2;
+      const bool v2271 = v2268 && v2270;
+      if (v2271) {
+        const iron_bf16 v2272 = iron_f32_to_bf16(v2267);
+        const unsigned int v2273 = v2260 * v2;
+        const unsigned int v2274 = v2273 + v2262;
+        const unsigned int v2275 = v2274 - v78;
+        out[v2275] = v2272;
+      }
+    }
+    const unsigned int v2276 = static_cast<unsigned int>(v1580.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2277 = v480 + v2276;
+    const unsigned int v2278 = static_cast<unsigned int>(v1580.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2279 = v1570 + v2278;
+    const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2281 = v376 && v2280;
+    const bool v2282 = v2279 < v80;
+    const bool v2283 = v2281 && v2282;
+    if (v2283) {
+      const float v2284 = v1580.x[35];
+      const bool v2285 = v2277 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2286 = v2279 - v78;
+      const bool v2287 = v2286 < v2;
+      const bool v2288 = v2285 && v2287;
+      if (v2288) {
+        const iron_bf16 v2289 = iron_f32_to_bf16(v2284);
+        const unsigned int v2290 = v2277 * v2;
+        const unsigned int v2291 = v2290 + v2279;
+        const unsigned int v2292 = v2291 - v78;
+        out[v2292] = v2289;
+      }
+    }
+    const unsigned int v2293 = static_cast<unsigned int>(v1580.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2294 = v480 + v2293;
+    const unsigned int v2295 = static_cast<unsigned int>(v1580.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2296 = v1570 + v2295;
+    const bool v2297 = v2294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2298 = v376 && v2297;
+    const bool v2299 = v2296 < v80;
+    const bool v2300 = v2298 && v2299;
+    if (v2300) {
+      const float v2301 = v1580.x[36];
+      const bool v2302 = v2294 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2303 = v2296 - v78;
+      const bool v2304 = v2303 < v2;
+      const bool v2305 = v2302 && v2304;
+      if (v2305) {
+        const iron_bf16 v2306 = iron_f32_to_bf16(v2301);
+        const unsigned int v2307 = v2294 * v2;
+        const unsigned int v2308 = v2307 + v2296;
+        const unsigned int v2309 = v2308 - v78;
+        out[v2309] = v2306;
+      }
+    }
+    const unsigned int v2310 = static_cast<unsigned int>(v1580.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2311 = v480 + v2310;
+    const unsigned int v2312 = static_cast<unsigned int>(v1580.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2313 = v1570 + v2312;
+    const bool v2314 = v2311 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2315 = v376 && v2314;
+    const bool v2316 = v2313 < v80;
+    const bool v2317 = v2315 && v2316;
+    if (v2317) {
+      const float v2318 = v1580.x[37];
+      const bool v2319 = v2311 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2320 = v2313 - v78;
+      const bool v2321 = v2320 < v2;
+      const bool v2322 = v2319 && v2321;
+      if (v2322) {
+        const iron_bf16 v2323 = iron_f32_to_bf16(v2318);
+        const unsigned int v2324 = v2311 * v2;
+        const unsigned int v2325 = v2324 + v2313;
+        const unsigned int v2326 = v2325 - v78;
+        out[v2326] = v2323;
+      }
+    }
+    const unsigned int v2327 = static_cast<unsigned int>(v1580.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2328 = v480 + v2327;
+    const unsigned int v2329 = static_cast<unsigned int>(v1580.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2330 = v1570 + v2329;
+    const bool v2331 = v2328 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2332 = v376 && v2331;
+    const bool v2333 = v2330 < v80;
+    const bool v2334 = v2332 && v2333;
+    if (v2334) {
+      const float v2335 = v1580.x[38];
+      const bool v2336 = v2328 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2337 = v2330 - v78;
+      const bool v2338 = v2337 < v2;
+      const bool v2339 = v2336 && v2338;
+      if (v2339) {
+        const iron_bf16 v2340 = iron_f32_to_bf16(v2335);
+        const unsigned int v2341 = v2328 * v2;
+        const unsigned int v2342 = v2341 + v2330;
+        const unsigned int v2343 = v2342 - v78;
+        out[v2343] = v2340;
+      }
+    }
+    const unsigned int v2344 = static_cast<unsigned int>(v1580.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2345 = v480 + v2344;
+    const unsigned int v2346 = static_cast<unsigned int>(v1580.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2347 = v1570 + v2346;
+    const bool v2348 = v2345 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2349 = v376 && v2348;
+    const bool v2350 = v2347 < v80;
+    const bool v2351 = v2349 && v2350;
+    if (v2351) {
+      const float v2352 = v1580.x[39];
+      const bool v2353 = v2345 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2354 = v2347 - v78;
+      const bool v2355 = v2354 < v2;
+      const bool v2356 = v2353 && v2355;
+      if (v2356) {
+        const iron_bf16 v2357 = iron_f32_to_bf16(v2352);
+        const unsigned int v2358 = v2345 * v2;
+        const unsigned int v2359 = v2358 + v2347;
+        const unsigned int v2360 = v2359 - v78;
+        out[v2360] = v2357;
+      }
+    }
+    const unsigned int v2361 = static_cast<unsigned int>(v1580.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2362 = v480 + v2361;
+    const unsigned int v2363 = static_cast<unsigned int>(v1580.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2364 = v1570 + v2363;
+    const bool v2365 = v2362 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2366 = v376 && v2365;
+    const bool v2367 = v2364 < v80;
+    const bool v2368 = v2366 && v2367;
+    if (v2368) {
+      const float v2369 = v1580.x[40];
+      const bool v2370 = v2362 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2371 = v2364 - v78;
+      const bool v2372 = v2371 < v2;
+      const bool v2373 = v2370 && v2372;
+      if (v2373) {
+        const iron_bf16 v2374 = iron_f32_to_bf16(v2369);
+        const unsigned int v2375 = v2362 * v2;
+        const unsigned int v2376 = v2375 + v2364;
+        const unsigned int v2377 = v2376 - v78;
+        out[v2377] = v2374;
+      }
+    }
+    const unsigned int v2378 = static_cast<unsigned int>(v1580.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2379 = v480 + v2378;
+    const unsigned int v2380 = static_cast<unsigned int>(v1580.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2381 = v1570 + v2380;
+    const bool v2382 = v2379 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2383 = v376 && v2382;
+    const bool v2384 = v2381 < v80;
+    const bool v2385 = v2383 && v2384;
+    if (v2385) {
+      const float v2386 = v1580.x[41];
+      const bool v2387 = v2379 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2388 = v2381 - v78;
+      const bool v2389 = v2388 < v2;
+      const bool v2390 = v2387 && v2389;
+      if (v2390) {
+        const iron_bf16 v2391 = iron_f32_to_bf16(v2386);
+        const unsigned int v2392 = v2379 * v2;
+        const unsigned int v2393 = v2392 + v2381;
+        const unsigned int v2394 = v2393 - v78;
+        out[v2394] = v2391;
+      }
+    }
+    const unsigned int v2395 = static_cast<unsigned int>(v1580.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2396 = v480 + v2395;
+    const unsigned int v2397 = static_cast<unsigned int>(v1580.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2398 = v1570 + v2397;
+    const bool v2399 = v2396 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2400 = v376 && v2399;
+    const bool v2401 = v2398 < v80;
+    const bool v2402 = v2400 && v2401;
+    if (v2402) {
+      const float v2403 = v1580.x[42];
+      const bool v2404 = v2396 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2405 = v2398 - v78;
+      const bool v2406 = v2405 < v2;
+      const bool v2407 = v2404 && v2406;
+      if (v2407) {
+        const iron_bf16 v2408 = iron_f32_to_bf16(v2403);
+        const unsigned int v2409 = v2396 * v2;
+        const unsigned int v2410 = v2409 + v2398;
+        const unsigned int v2411 = v2410 - v78;
+        out[v2411] = v2408;
+      }
+    }
+    const unsigned int v2412 = static_cast<unsigned int>(v1580.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2413 = v480 + v2412;
+    const unsigned int v2414 = static_cast<unsigned int>(v1580.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2415 = v1570 + v2414;
+    const bool v2416 = v2413 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2417 = v376 && v2416;
+    const bool v2418 = v2415 < v80;
+    const bool v2419 = v2417 && v2418;
+    if (v2419) {
+      const float v2420 = v1580.x[43];
+      const bool v2421 = v2413 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2422 = v2415 - v78;
+      const bool v2423 = v2422 < v2;
+      const bool v2424 = v2421 && v2423;
+      if (v2424) {
+        const iron_bf16 v2425 = iron_f32_to_bf16(v2420);
+        const unsigned int v2426 = v2413 * v2;
+        const unsigned int v2427 = v2426 + v2415;
+        const unsigned int v2428 = v2427 - v78;
+        out[v2428] = v2425;
+      }
+    }
+    const unsigned int v2429 = static_cast<unsigned int>(v1580.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2430 = v480 + v2429;
+    const unsigned int v2431 = static_cast<unsigned int>(v1580.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2432 = v1570 + v2431;
+    const bool v2433 = v2430 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2434 = v376 && v2433;
+    const bool v2435 = v2432 < v80;
+    const bool v2436 = v2434 && v2435;
+    if (v2436) {
+      const float v2437 = v1580.x[44];
+      const bool v2438 = v2430 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2439 = v2432 - v78;
+      const bool v2440 = v2439 < v2;
+      const bool v2441 = v2438 && v2440;
+      if (v2441) {
+        const iron_bf16 v2442 = iron_f32_to_bf16(v2437);
+        const unsigned int v2443 = v2430 * v2;
+        const unsigned int v2444 = v2443 + v2432;
+        const unsigned int v2445 = v2444 - v78;
+        out[v2445] = v2442;
+      }
+    }
+    const unsigned int v2446 = static_cast<unsigned int>(v1580.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2447 = v480 + v2446;
+    const unsigned int v2448 = static_cast<unsigned int>(v1580.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2449 = v1570 + v2448;
+    const bool v2450 = v2447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2451 = v376 && v2450;
+    const bool v2452 = v2449 < v80;
+    const bool v2453 = v2451 && v2452;
+    if (v2453) {
+      const float v2454 = v1580.x[45];
+      const bool v2455 = v2447 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2456 = v2449 - v78;
+      const bool v2457 = v2456 < v2;
+      const bool v2458 = v2455 && v2457;
+      if (v2458) {
+        const iron_bf16 v2459 = iron_f32_to_bf16(v2454);
+        const unsigned int v2460 = v2447 * v2;
+        const unsigned int v2461 = v2460 + v2449;
+        const unsigned int v2462 = v2461 - v78;
+        out[v2462] = v2459;
+      }
+    }
+    const unsigned int v2463 = static_cast<unsigned int>(v1580.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2464 = v480 + v2463;
+    const unsigned int v2465 = static_cast<unsigned int>(v1580.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2466 = v1570 + v2465;
+    const bool v2467 = v2464 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2468 = v376 && v2467;
+    const bool v2469 = v2466 < v80;
+    const bool v2470 = v2468 && v2469;
+    if (v2470) {
+      const float v2471 = v1580.x[46];
+      const bool v2472 = v2464 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2473 = v2466 - v78;
+      const bool v2474 = v2473 < v2;
+      const bool v2475 = v2472 && v2474;
+      if (v2475) {
+        const iron_bf16 v2476 = iron_f32_to_bf16(v2471);
+        const unsigned int v2477 = v2464 * v2;
+        const unsigned int v2478 = v2477 + v2466;
+        const unsigned int v2479 = v2478 - v78;
+        out[v2479] = v2476;
+      }
+    }
+    const unsigned int v2480 = static_cast<unsigned int>(v1580.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2481 = v480 + v2480;
+    const unsigned int v2482 = static_cast<unsigned int>(v1580.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2483 = v1570 + v2482;
+    const bool v2484 = v2481 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2485 = v376 && v2484;
+    const bool v2486 = v2483 < v80;
+    const bool v2487 = v2485 && v2486;
+    if (v2487) {
+      const float v2488 = v1580.x[47];
+      const bool v2489 = v2481 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2490 = v2483 - v78;
+      const bool v2491 = v2490 < v2;
+      const bool v2492 = v2489 && v2491;
+      if (v2492) {
+        const iron_bf16 v2493 = iron_f32_to_bf16(v2488);
+        const unsigned int v2494 = v2481 * v2;
+        const unsigned int v2495 = v2494 + v2483;
+        const unsigned int v2496 = v2495 - v78;
+        out[v2496] = v2493;
+      }
+    }
+    const unsigned int v2497 = static_cast<unsigned int>(v1580.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2498 = v480 + v2497;
+    const unsigned int v2499 = static_cast<unsigned int>(v1580.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2500 = v1570 + v2499;
+    const bool v2501 = v2498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2502 = v376 && v2501;
+    const bool v2503 = v2500 < v80;
+    const bool v2504 = v2502 && v2503;
+    if (v2504) {
+      const float v2505 = v1580.x[48];
+      const bool v2506 = v2498 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2507 = v2500 - v78;
+      const bool v2508 = v2507 < v2;
+      const bool v2509 = v2506 && v2508;
+      if (v2509) {
+        const iron_bf16 v2510 = iron_f32_to_bf16(v2505);
+        const unsigned int v2511 = v2498 * v2;
+        const unsigned int v2512 = v2511 + v2500;
+        const unsigned int v2513 = v2512 - v78;
+        out[v2513] = v2510;
+      }
+    }
+    const unsigned int v2514 = static_cast<unsigned int>(v1580.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2515 = v480 + v2514;
+    const unsigned int v2516 = static_cast<unsigned int>(v1580.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2517 = v1570 + v2516;
+    const bool v2518 = v2515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2519 = v376 && v2518;
+    const bool v2520 = v2517 < v80;
+    const bool v2521 = v2519 && v2520;
+    if (v2521) {
+      const float v2522 = v1580.x[49];
+      const bool v2523 = v2515 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2524 = v2517 - v78;
+      const bool v2525 = v2524 < v2;
+      const bool v2526 = v2523 && v2525;
+      if (v2526) {
+        const iron_bf16 v2527 = iron_f32_to_bf16(v2522);
+        const unsigned int v2528 = v2515 * v2;
+        const unsigned int v2529 = v2528 + v2517;
+        const unsigned int v2530 = v2529 - v78;
+        out[v2530] = v2527;
+      }
+    }
+    const unsigned int v2531 = static_cast<unsigned int>(v1580.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2532 = v480 + v2531;
+    const unsigned int v2533 = static_cast<unsigned int>(v1580.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2534 = v1570 + v2533;
+    const bool v2535 = v2532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2536 = v376 && v2535;
+    const bool v2537 = v2534 < v80;
+    const bool v2538 = v2536 && v2537;
+    if (v2538) {
+      const float v2539 = v1580.x[50];
+      const bool v2540 = v2532 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2541 = v2534 - v78;
+      const bool v2542 = v2541 < v2;
+      const bool v2543 = v2540 && v2542;
+      if (v2543) {
+        const iron_bf16 v2544 = iron_f32_to_bf16(v2539);
+        const unsigned int v2545 = v2532 * v2;
+        const unsigned int v2546 = v2545 + v2534;
+        const unsigned int v2547 = v2546 - v78;
+        out[v2547] = v2544;
+      }
+    }
+    const unsigned int v2548 = static_cast<unsigned int>(v1580.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2549 = v480 + v2548;
+    const unsigned int v2550 = static_cast<unsigned int>(v1580.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2551 = v1570 + v2550;
+    const bool v2552 = v2549 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2553 = v376 && v2552;
+    const bool v2554 = v2551 < v80;
+    const bool v2555 = v2553 && v2554;
+    if (v2555) {
+      const float v2556 = v1580.x[51];
+      const bool v2557 = v2549 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2558 = v2551 - v78;
+      const bool v2559 = v2558 < v2;
+      const bool v2560 = v2557 && v2559;
+      if (v2560) {
+        const iron_bf16 v2561 = iron_f32_to_bf16(v2556);
+        const unsigned int v2562 = v2549 * v2;
+        const unsigned int v2563 = v2562 + v2551;
+        const unsigned int v2564 = v2563 - v78;
+        out[v2564] = v2561;
+      }
+    }
+    const unsigned int v2565 = static_cast<unsigned int>(v1580.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2566 = v480 + v2565;
+    const unsigned int v2567 = static_cast<unsigned int>(v1580.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2568 = v1570 + v2567;
+    const bool v2569 = v2566 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2570 = v376 && v2569;
+    const bool v2571 = v2568 < v80;
+    const bool v2572 = v2570 && v2571;
+    if (v2572) {
+      const float v2573 = v1580.x[52];
+      const bool v2574 = v2566 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2575 = v2568 - v78;
+      const bool v2576 = v2575 < v2;
+      const bool v2577 = v2574 && v2576;
+      if (v2577) {
+        const iron_bf16 v2578 = iron_f32_to_bf16(v2573);
+        const unsigned int v2579 = v2566 * v2;
+        const unsigned int v2580 = v2579 + v2568;
+        const unsigned int v2581 = v2580 - v78;
+        out[v2581] = v2578;
+      }
+    }
+    const unsigned int v2582 = static_cast<unsigned int>(v1580.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2583 = v480 + v2582;
+    const unsigned int v2584 = static_cast<unsigned int>(v1580.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2585 = v1570 + v2584;
+    const bool v2586 = v2583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2587 = v376 && v2586;
+    const bool v2588 = v2585 < v80;
+    const bool v2589 = v2587 && v2588;
+    if (v2589) {
+      const float v2590 = v1580.x[53];
+      const bool v2591 = v2583 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2592 = v2585 - v78;
+      const bool v2593 = v2592 < v2;
+      const bool v2594 = v2591 && v2593;
+      if (v2594) {
+        const iron_bf16 v2595 = iron_f32_to_bf16(v2590);
+        const unsigned int v2596 = v2583 * v2;
+        const unsigned int v2597 = v2596 + v2585;
+        const unsigned int v2598 = v2597 - v78;
+        out[v2598] = v2595;
+      }
+    }
+    const unsigned int v2599 = static_cast<unsigned int>(v1580.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2600 = v480 + v2599;
+    const unsigned int v2601 = static_cast<unsigned int>(v1580.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2602 = v1570 + v2601;
+    const bool v2603 = v2600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2604 = v376 && v2603;
+    const bool v2605 = v2602 < v80;
+    const bool v2606 = v2604 && v2605;
+    if (v2606) {
+      const float v2607 = v1580.x[54];
+      const bool v2608 = v2600 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2609 = v2602 - v78;
+      const bool v2610 = v2609 < v2;
+      const bool v2611 = v2608 && v2610;
+      if (v2611) {
+        const iron_bf16 v2612 = iron_f32_to_bf16(v2607);
+        const unsigned int v2613 = v2600 * v2;
+        const unsigned int v2614 = v2613 + v2602;
+        const unsigned int v2615 = v2614 - v78;
+        out[v2615] = v2612;
+      }
+    }
+    const unsigned int v2616 = static_cast<unsigned int>(v1580.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2617 = v480 + v2616;
+    const unsigned int v2618 = static_cast<unsigned int>(v1580.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2619 = v1570 + v2618;
+    const bool v2620 = v2617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2621 = v376 && v2620;
+    const bool v2622 = v2619 < v80;
+    const bool v2623 = v2621 && v2622;
+    if (v2623) {
+      const float v2624 = v1580.x[55];
+      const bool v2625 = v2617 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2626 = v2619 - v78;
+      const bool v2627 = v2626 < v2;
+      const bool v2628 = v2625 && v2627;
+      if (v2628) {
+        const iron_bf16 v2629 = iron_f32_to_bf16(v2624);
+        const unsigned int v2630 = v2617 * v2;
+        const unsigned int v2631 = v2630 + v2619;
+        const unsigned int v2632 = v2631 - v78;
+        out[v2632] = v2629;
+      }
+    }
+    const unsigned int v2633 = static_cast<unsigned int>(v1580.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2634 = v480 + v2633;
+    const unsigned int v2635 = static_cast<unsigned int>(v1580.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2636 = v1570 + v2635;
+    const bool v2637 = v2634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2638 = v376 && v2637;
+    const bool v2639 = v2636 < v80;
+    const bool v2640 = v2638 && v2639;
+    if (v2640) {
+      const float v2641 = v1580.x[56];
+      const bool v2642 = v2634 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2643 = v2636 - v78;
+      const bool v2644 = v2643 < v2;
+      const bool v2645 = v2642 && v2644;
+      if (v2645) {
+        const iron_bf16 v2646 = iron_f32_to_bf16(v2641);
+        const unsigned int v2647 = v2634 * v2;
+        const unsigned int v2648 = v2647 + v2636;
+        const unsigned int v2649 = v2648 - v78;
+        out[v2649] = v2646;
+      }
+    }
+    const unsigned int v2650 = static_cast<unsigned int>(v1580.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2651 = v480 + v2650;
+    const unsigned int v2652 = static_cast<unsigned int>(v1580.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2653 = v1570 + v2652;
+    const bool v2654 = v2651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2655 = v376 && v2654;
+    const bool v2656 = v2653 < v80;
+    const bool v2657 = v2655 && v2656;
+    if (v2657) {
+      const float v2658 = v1580.x[57];
+      const bool v2659 = v2651 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2660 = v2653 - v78;
+      const bool v2661 = v2660 < v2;
+      const bool v2662 = v2659 && v2661;
+      if (v2662) {
+        const iron_bf16 v2663 = iron_f32_to_bf16(v2658);
+        const unsigned int v2664 = v2651 * v2;
+        const unsigned int v2665 = v2664 + v2653;
+        const unsigned int v2666 = v2665 - v78;
+        out[v2666] = v2663;
+      }
+    }
+    const unsigned int v2667 = static_cast<unsigned int>(v1580.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2668 = v480 + v2667;
+    const unsigned int v2669 = static_cast<unsigned int>(v1580.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2670 = v1570 + v2669;
+    const bool v2671 = v2668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2672 = v376 && v2671;
+    const bool v2673 = v2670 < v80;
+    const bool v2674 = v2672 && v2673;
+    if (v2674) {
+      const float v2675 = v1580.x[58];
+      const bool v2676 = v2668 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2677 = v2670 - v78;
+      const bool v2678 = v2677 < v2;
+      const bool v2679 = v2676 && v2678;
+      if (v2679) {
+        const iron_bf16 v2680 = iron_f32_to_bf16(v2675);
+        const unsigned int v2681 = v2668 * v2;
+        const unsigned int v2682 = v2681 + v2670;
+        const unsigned int v2683 = v2682 - v78;
+        out[v2683] = v2680;
+      }
+    }
+    const unsigned int v2684 = static_cast<unsigned int>(v1580.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2685 = v480 + v2684;
+    const unsigned int v2686 = static_cast<unsigned int>(v1580.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2687 = v1570 + v2686;
+    const bool v2688 = v2685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2689 = v376 && v2688;
+    const bool v2690 = v2687 < v80;
+    const bool v2691 = v2689 && v2690;
+    if (v2691) {
+      const float v2692 = v1580.x[59];
+      const bool v2693 = v2685 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2694 = v2687 - v78;
+      const bool v2695 = v2694 < v2;
+      const bool v2696 = v2693 && v2695;
+      if (v2696) {
+        const iron_bf16 v2697 = iron_f32_to_bf16(v2692);
+        const unsigned int v2698 = v2685 * v2;
+        const unsigned int v2699 = v2698 + v2687;
+        const unsigned int v2700 = v2699 - v78;
+        out[v2700] = v2697;
+      }
+    }
+    const unsigned int v2701 = static_cast<unsigned int>(v1580.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2702 = v480 + v2701;
+    const unsigned int v2703 = static_cast<unsigned int>(v1580.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2704 = v1570 + v2703;
+    const bool v2705 = v2702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2706 = v376 && v2705;
+    const bool v2707 = v2704 < v80;
+    const bool v2708 = v2706 && v2707;
+    if (v2708) {
+      const float v2709 = v1580.x[60];
+      const bool v2710 = v2702 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2711 = v2704 - v78;
+      const bool v2712 = v2711 < v2;
+      const bool v2713 = v2710 && v2712;
+      if (v2713) {
+        const iron_bf16 v2714 = iron_f32_to_bf16(v2709);
+        const unsigned int v2715 = v2702 * v2;
+        const unsigned int v2716 = v2715 + v2704;
+        const unsigned int v2717 = v2716 - v78;
+        out[v2717] = v2714;
+      }
+    }
+    const unsigned int v2718 = static_cast<unsigned int>(v1580.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2719 = v480 + v2718;
+    const unsigned int v2720 = static_cast<unsigned int>(v1580.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2721 = v1570 + v2720;
+    const bool v2722 = v2719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2723 = v376 && v2722;
+    const bool v2724 = v2721 < v80;
+    const bool v2725 = v2723 && v2724;
+    if (v2725) {
+      const float v2726 = v1580.x[61];
+      const bool v2727 = v2719 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2728 = v2721 - v78;
+      const bool v2729 = v2728 < v2;
+      const bool v2730 = v2727 && v2729;
+      if (v2730) {
+        const iron_bf16 v2731 = iron_f32_to_bf16(v2726);
+        const unsigned int v2732 = v2719 * v2;
+        const unsigned int v2733 = v2732 + v2721;
+        const unsigned int v2734 = v2733 - v78;
+        out[v2734] = v2731;
+      }
+    }
+    const unsigned int v2735 = static_cast<unsigned int>(v1580.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2736 = v480 + v2735;
+    const unsigned int v2737 = static_cast<unsigned int>(v1580.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2738 = v1570 + v2737;
+    const bool v2739 = v2736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2740 = v376 && v2739;
+    const bool v2741 = v2738 < v80;
+    const bool v2742 = v2740 && v2741;
+    if (v2742) {
+      const float v2743 = v1580.x[62];
+      const bool v2744 = v2736 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2745 = v2738 - v78;
+      const bool v2746 = v2745 < v2;
+      const bool v2747 = v2744 && v2746;
+      if (v2747) {
+        const iron_bf16 v2748 = iron_f32_to_bf16(v2743);
+        const unsigned int v2749 = v2736 * v2;
+        const unsigned int v2750 = v2749 + v2738;
+        const unsigned int v2751 = v2750 - v78;
+        out[v2751] = v2748;
+      }
+    }
+    const unsigned int v2752 = static_cast<unsigned int>(v1580.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:144
+    const unsigned int v2753 = v480 + v2752;
+    const unsigned int v2754 = static_cast<unsigned int>(v1580.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:145
+    const unsigned int v2755 = v1570 + v2754;
+    const bool v2756 = v2753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2757 = v376 && v2756;
+    const bool v2758 = v2755 < v80;
+    const bool v2759 = v2757 && v2758;
+    if (v2759) {
+      const float v2760 = v1580.x[63];
+      const bool v2761 = v2753 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const unsigned int v2762 = v2755 - v78;
+      const bool v2763 = v2762 < v2;
+      const bool v2764 = v2761 && v2763;
+      if (v2764) {
+        const iron_bf16 v2765 = iron_f32_to_bf16(v2760);
+        const unsigned int v2766 = v2753 * v2;
+        const unsigned int v2767 = v2766 + v2755;
+        const unsigned int v2768 = v2767 - v78;
+        out[v2768] = v2765;
       }
     }
   } else {
-    const unsigned int v2762 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
-    const unsigned int v2763 = threadIdx.x;
+    const unsigned int v2769 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
+    const unsigned int v2770 = threadIdx.x;
 
-    for (unsigned int v2765 = v2763; v2765 < 32768u; v2765 += v2762) {
-      const unsigned int v2767 = v2765 >> 8u;  // kernels/moe/expert_tiles.hpp:65
-      const unsigned int v2768 = v75 + v2767;
-      const unsigned int v2770 = v2765 & 255u;  // kernels/moe/expert_tiles.hpp:66
-      const unsigned int v2771 = v26 + v2770;
-      const bool v2772 = v2768 < v0;  // kernels/moe/expert_tiles.hpp:67
-      const bool v2773 = v2771 < v2;
-      const bool v2774 = v2772 && v2773;
-      if (v2774) {
-        const unsigned int v2777 = v2768 * v2;
-        const unsigned int v2778 = v2777 + v2771;
-        out[v2778] = iron_f32_to_bf16(0.0f);
+    for (unsigned int v2772 = v2770; v2772 < 32768u; v2772 += v2769) {
+      const unsigned int v2774 = v2772 >> 8u;  // kernels/moe/expert_tiles.hpp:65
+      const unsigned int v2775 = v75 + v2774;
+      const unsigned int v2777 = v2772 & 255u;  // kernels/moe/expert_tiles.hpp:66
+      const unsigned int v2778 = v26 + v2777;
+      const bool v2779 = v2775 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v2780 = v2778 < v2;
+      const bool v2781 = v2779 && v2780;
+      if (v2781) {
+        const unsigned int v2784 = v2775 * v2;
+        const unsigned int v2785 = v2784 + v2778;
+        out[v2785] = iron_f32_to_bf16(0.0f);
       }
     }
   }

@@ -101,2549 +101,2549 @@ kernel void iron_gemm_warpgroup_nk_bf16(
   const uint v22 = v21 << 7u;
   const uint v25 = v19 / v17;
   const uint v26 = v25 << 8u;
-  const uint v295 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:87
-  const uint v296 = v295 >> 2u;
-  const bool v299 = v295 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:88
-  iron_frag<float, 16, 128> v303;  // kernels/gemm/gemm_warpgroup.hpp:92
-  iron_frag_fill(v303, float(0.0f));
-  const uint v306 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:98
-  const bool v307 = v306 == 0u;
-  if (v307) {
-    const uint v2469 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:102
-    const uint v2471 = v295 << 5u;
-    const uint v2472 = v2471 + v2469;
-    const uint v2476 = v2472 >> 3u;
-    const uint v2478 = v2472 & 7u;
-    const uint v2480 = v2478 << 3u;
-    const uint v2481 = v22 + v2476;
-    const bool v2483 = v2481 < v0;
-    const uint v2486 = v2481 * v2;
-    const uint v2491 = v2476 << 6u;
-    const uint v2495 = v2472 + 384u;
-    const uint v2497 = v2495 >> 3u;
-    const uint v2499 = v2495 & 7u;
-    const uint v2501 = v2499 << 3u;
-    const uint v2502 = v22 + v2497;
-    const bool v2504 = v2502 < v0;
-    const uint v2507 = v2502 * v2;
-    const uint v2512 = v2497 << 6u;
-    const uint v2516 = v2472 + 768u;
-    const bool v2518 = v2516 < 1024u;
-    const uint v2554 = v26 + v2476;  // kernels/gemm/gemm_warpgroup.hpp:103
-    const bool v2556 = v2554 < v1;
-    const uint v2559 = v2554 * v2;
-    const uint v2575 = v26 + v2497;
-    const bool v2577 = v2575 < v1;
-    const uint v2580 = v2575 * v2;
+  const uint v398 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:105
+  const uint v399 = v398 >> 2u;
+  const bool v402 = v398 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:106
+  iron_frag<float, 16, 128> v406;  // kernels/gemm/gemm_warpgroup.hpp:110
+  iron_frag_fill(v406, float(0.0f));
+  const uint v409 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:116
+  const bool v410 = v409 == 0u;
+  if (v410) {
+    const uint v2572 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:120
+    const uint v2574 = v398 << 5u;
+    const uint v2575 = v2574 + v2572;
+    const uint v2579 = v2575 >> 3u;
+    const uint v2581 = v2575 & 7u;
+    const uint v2583 = v2581 << 3u;
+    const uint v2584 = v22 + v2579;
+    const bool v2586 = v2584 < v0;
+    const uint v2589 = v2584 * v2;
+    const uint v2594 = v2579 << 6u;
+    const uint v2598 = v2575 + 384u;
+    const uint v2600 = v2598 >> 3u;
+    const uint v2602 = v2598 & 7u;
+    const uint v2604 = v2602 << 3u;
+    const uint v2605 = v22 + v2600;
+    const bool v2607 = v2605 < v0;
+    const uint v2610 = v2605 * v2;
+    const uint v2615 = v2600 << 6u;
+    const uint v2619 = v2575 + 768u;
+    const bool v2621 = v2619 < 1024u;
+    const uint v2657 = v26 + v2579;  // kernels/gemm/gemm_warpgroup.hpp:121
+    const bool v2659 = v2657 < v1;
+    const uint v2662 = v2657 * v2;
+    const uint v2678 = v26 + v2600;
+    const bool v2680 = v2678 < v1;
+    const uint v2683 = v2678 * v2;
 
-    for (uint v2460 = 0u; v2460 < v2; v2460 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:99
-      const uint v2462 = v2460 >> 6u;
-      const uint v2464 = v2462 % 1u;
+    for (uint v2563 = 0u; v2563 < v2; v2563 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:117
+      const uint v2565 = v2563 >> 6u;
+      const uint v2567 = v2565 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2467 = v2464 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:102
-      const uint v2482 = v2460 + v2480;
-      const bool v2484 = v2482 < v2;
-      const bool v2485 = v2483 && v2484;
-      const uint v2488 = v2486 + v2482;
-      const uint v2489 = v2485 ? v2488 : 0u;
-      const uint v2492 = v2467 + v2491;
-      const uint v2493 = v2492 + v2480;
+      const uint v2570 = v2567 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:120
+      const uint v2585 = v2563 + v2583;
+      const bool v2587 = v2585 < v2;
+      const bool v2588 = v2586 && v2587;
+      const uint v2591 = v2589 + v2585;
+      const uint v2592 = v2588 ? v2591 : 0u;
+      const uint v2595 = v2570 + v2594;
+      const uint v2596 = v2595 + v2583;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2493 + e] = v2485 ? a[v2489 + e] : bfloat(0);
+        shm3[v2596 + e] = v2588 ? a[v2592 + e] : bfloat(0);
       }
-      const uint v2503 = v2460 + v2501;
-      const bool v2505 = v2503 < v2;
-      const bool v2506 = v2504 && v2505;
-      const uint v2509 = v2507 + v2503;
-      const uint v2510 = v2506 ? v2509 : 0u;
-      const uint v2513 = v2467 + v2512;
-      const uint v2514 = v2513 + v2501;
+      const uint v2606 = v2563 + v2604;
+      const bool v2608 = v2606 < v2;
+      const bool v2609 = v2607 && v2608;
+      const uint v2612 = v2610 + v2606;
+      const uint v2613 = v2609 ? v2612 : 0u;
+      const uint v2616 = v2570 + v2615;
+      const uint v2617 = v2616 + v2604;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2514 + e] = v2506 ? a[v2510 + e] : bfloat(0);
+        shm3[v2617 + e] = v2609 ? a[v2613 + e] : bfloat(0);
       }
-      if (v2518) {
-        const uint v2520 = v2516 >> 3u;
-        const uint v2522 = v2516 & 7u;
-        const uint v2524 = v2522 << 3u;
-        const uint v2525 = v22 + v2520;
-        const uint v2526 = v2460 + v2524;
-        const bool v2527 = v2525 < v0;
-        const bool v2528 = v2526 < v2;
-        const bool v2529 = v2527 && v2528;
-        const uint v2530 = v2525 * v2;
-        const uint v2532 = v2530 + v2526;
-        const uint v2533 = v2529 ? v2532 : 0u;
-        const uint v2535 = v2520 << 6u;
-        const uint v2536 = v2467 + v2535;
-        const uint v2537 = v2536 + v2524;
+      if (v2621) {
+        const uint v2623 = v2619 >> 3u;
+        const uint v2625 = v2619 & 7u;
+        const uint v2627 = v2625 << 3u;
+        const uint v2628 = v22 + v2623;
+        const uint v2629 = v2563 + v2627;
+        const bool v2630 = v2628 < v0;
+        const bool v2631 = v2629 < v2;
+        const bool v2632 = v2630 && v2631;
+        const uint v2633 = v2628 * v2;
+        const uint v2635 = v2633 + v2629;
+        const uint v2636 = v2632 ? v2635 : 0u;
+        const uint v2638 = v2623 << 6u;
+        const uint v2639 = v2570 + v2638;
+        const uint v2640 = v2639 + v2627;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v2537 + e] = v2529 ? a[v2533 + e] : bfloat(0);
+          shm3[v2640 + e] = v2632 ? a[v2636 + e] : bfloat(0);
         }
       }
-      const bool v2558 = v2556 && v2484;  // kernels/gemm/gemm_warpgroup.hpp:103
-      const uint v2561 = v2559 + v2482;
-      const uint v2562 = v2558 ? v2561 : 0u;
+      const bool v2661 = v2659 && v2587;  // kernels/gemm/gemm_warpgroup.hpp:121
+      const uint v2664 = v2662 + v2585;
+      const uint v2665 = v2661 ? v2664 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2493 + e] = v2558 ? b[v2562 + e] : bfloat(0);
+        shm4[v2596 + e] = v2661 ? b[v2665 + e] : bfloat(0);
       }
-      const bool v2579 = v2577 && v2505;
-      const uint v2582 = v2580 + v2503;
-      const uint v2583 = v2579 ? v2582 : 0u;
+      const bool v2682 = v2680 && v2608;
+      const uint v2685 = v2683 + v2606;
+      const uint v2686 = v2682 ? v2685 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2514 + e] = v2579 ? b[v2583 + e] : bfloat(0);
+        shm4[v2617 + e] = v2682 ? b[v2686 + e] : bfloat(0);
       }
-      if (v2518) {
-        const uint v2593 = v2516 >> 3u;
-        const uint v2595 = v2516 & 7u;
-        const uint v2597 = v2595 << 3u;
-        const uint v2598 = v26 + v2593;
-        const uint v2599 = v2460 + v2597;
-        const bool v2600 = v2598 < v1;
-        const bool v2601 = v2599 < v2;
-        const bool v2602 = v2600 && v2601;
-        const uint v2603 = v2598 * v2;
-        const uint v2605 = v2603 + v2599;
-        const uint v2606 = v2602 ? v2605 : 0u;
-        const uint v2608 = v2593 << 6u;
-        const uint v2609 = v2467 + v2608;
-        const uint v2610 = v2609 + v2597;
+      if (v2621) {
+        const uint v2696 = v2619 >> 3u;
+        const uint v2698 = v2619 & 7u;
+        const uint v2700 = v2698 << 3u;
+        const uint v2701 = v26 + v2696;
+        const uint v2702 = v2563 + v2700;
+        const bool v2703 = v2701 < v1;
+        const bool v2704 = v2702 < v2;
+        const bool v2705 = v2703 && v2704;
+        const uint v2706 = v2701 * v2;
+        const uint v2708 = v2706 + v2702;
+        const uint v2709 = v2705 ? v2708 : 0u;
+        const uint v2711 = v2696 << 6u;
+        const uint v2712 = v2570 + v2711;
+        const uint v2713 = v2712 + v2700;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v2610 + e] = v2602 ? b[v2606 + e] : bfloat(0);
+          shm4[v2713 + e] = v2705 ? b[v2709 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:99
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:117
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      if (v299) {
-        const uint v2619 = v296 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
-        const uint v2620 = v2619 << 6u;
-        const uint v2621 = v2467 + v2620;
-        const uint v2792 = v295 & 3u;
-        const uint v2794 = v2792 << 4u;
-        const uint v2796 = v2794 << 6u;
-        const uint v2798 = v2621 + v2796;
-        iron_frag<bfloat, 16, 16> v2805;
-        iron_frag_fill(v2805, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2805, shm3, long(v2798), long(64u));
-        iron_frag<bfloat, 16, 128> v2807;
-        iron_frag_fill(v2807, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2807, shm4, long(v2467), long(64u));
-        iron_frag_mma(v303, v2805, v2807);
-        const uint v2809 = v2798 + 16u;
-        const uint v2812 = v2467 + 16u;
-        iron_frag<bfloat, 16, 16> v2814;
-        iron_frag_fill(v2814, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2814, shm3, long(v2809), long(64u));
-        iron_frag<bfloat, 16, 128> v2816;
-        iron_frag_fill(v2816, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2816, shm4, long(v2812), long(64u));
-        iron_frag_mma(v303, v2814, v2816);
-        const uint v2818 = v2798 + 32u;
-        const uint v2821 = v2467 + 32u;
-        iron_frag<bfloat, 16, 16> v2823;
-        iron_frag_fill(v2823, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2823, shm3, long(v2818), long(64u));
-        iron_frag<bfloat, 16, 128> v2825;
-        iron_frag_fill(v2825, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2825, shm4, long(v2821), long(64u));
-        iron_frag_mma(v303, v2823, v2825);
-        const uint v2827 = v2798 + 48u;
-        const uint v2830 = v2467 + 48u;
-        iron_frag<bfloat, 16, 16> v2832;
-        iron_frag_fill(v2832, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2832, shm3, long(v2827), long(64u));
-        iron_frag<bfloat, 16, 128> v2834;
-        iron_frag_fill(v2834, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2834, shm4, long(v2830), long(64u));
-        iron_frag_mma(v303, v2832, v2834);
+      if (v402) {
+        const uint v2722 = v399 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:112
+        const uint v2723 = v2722 << 6u;
+        const uint v2724 = v2570 + v2723;
+        const uint v2895 = v398 & 3u;
+        const uint v2897 = v2895 << 4u;
+        const uint v2899 = v2897 << 6u;
+        const uint v2901 = v2724 + v2899;
+        iron_frag<bfloat, 16, 16> v2908;
+        iron_frag_fill(v2908, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2908, shm3, long(v2901), long(64u));
+        iron_frag<bfloat, 16, 128> v2910;
+        iron_frag_fill(v2910, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2910, shm4, long(v2570), long(64u));
+        iron_frag_mma(v406, v2908, v2910);
+        const uint v2912 = v2901 + 16u;
+        const uint v2915 = v2570 + 16u;
+        iron_frag<bfloat, 16, 16> v2917;
+        iron_frag_fill(v2917, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2917, shm3, long(v2912), long(64u));
+        iron_frag<bfloat, 16, 128> v2919;
+        iron_frag_fill(v2919, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2919, shm4, long(v2915), long(64u));
+        iron_frag_mma(v406, v2917, v2919);
+        const uint v2921 = v2901 + 32u;
+        const uint v2924 = v2570 + 32u;
+        iron_frag<bfloat, 16, 16> v2926;
+        iron_frag_fill(v2926, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2926, shm3, long(v2921), long(64u));
+        iron_frag<bfloat, 16, 128> v2928;
+        iron_frag_fill(v2928, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2928, shm4, long(v2924), long(64u));
+        iron_frag_mma(v406, v2926, v2928);
+        const uint v2930 = v2901 + 48u;
+        const uint v2933 = v2570 + 48u;
+        iron_frag<bfloat, 16, 16> v2935;
+        iron_frag_fill(v2935, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2935, shm3, long(v2930), long(64u));
+        iron_frag<bfloat, 16, 128> v2937;
+        iron_frag_fill(v2937, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2937, shm4, long(v2933), long(64u));
+        iron_frag_mma(v406, v2935, v2937);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:99
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:117
   } else {
-    const uint v334 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
-    const uint v335 = iron_tid.x;
+    const uint v437 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const uint v438 = iron_tid.x;
 
-    for (uint v333 = 0u; v333 < v2; v333 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:112
-      for (uint v337 = v335; v337 < 8192u; v337 += v334) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v339 = v337 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v341 = v337 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v342 = v22 + v339;  // kernels/gemm/gemm_tiles.hpp:96
-        const bool v343 = v342 < v0;
-        const uint v344 = v333 + v341;
-        const bool v345 = v344 < v2;
-        const bool v346 = v343 && v345;
-        if (v346) {
-          const uint v348 = v342 * v2;  // kernels/gemm/gemm_tiles.hpp:97
-          const uint v350 = v348 + v333;
-          const uint v351 = v350 + v341;
-          const bfloat v352 = a[v351];
-          const uint v354 = v339 << 6u;
-          const uint v355 = v354 + v341;
-          shm3[v355] = v352;
+    for (uint v436 = 0u; v436 < v2; v436 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:130
+      for (uint v440 = v438; v440 < 8192u; v440 += v437) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v442 = v440 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v444 = v440 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v445 = v22 + v442;  // kernels/gemm/gemm_tiles.hpp:96
+        const bool v446 = v445 < v0;
+        const uint v447 = v436 + v444;
+        const bool v448 = v447 < v2;
+        const bool v449 = v446 && v448;
+        if (v449) {
+          const uint v451 = v445 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v453 = v451 + v436;
+          const uint v454 = v453 + v444;
+          const bfloat v455 = a[v454];
+          const uint v457 = v442 << 6u;
+          const uint v458 = v457 + v444;
+          shm3[v458] = v455;
         } else {
-          const uint v357 = v339 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v358 = v357 + v341;
-          shm3[v358] = bfloat(0.0f);
+          const uint v460 = v442 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v461 = v460 + v444;
+          shm3[v461] = bfloat(0.0f);
         }
       }
 
-      for (uint v363 = v335; v363 < 8192u; v363 += v334) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v365 = v363 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v367 = v363 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v368 = v26 + v365;  // kernels/gemm/gemm_tiles.hpp:96
-        const bool v369 = v368 < v1;
-        const uint v370 = v333 + v367;
-        const bool v371 = v370 < v2;
-        const bool v372 = v369 && v371;
-        if (v372) {
-          const uint v374 = v368 * v2;  // kernels/gemm/gemm_tiles.hpp:97
-          const uint v376 = v374 + v333;
-          const uint v377 = v376 + v367;
-          const bfloat v378 = b[v377];
-          const uint v380 = v365 << 6u;
-          const uint v381 = v380 + v367;
-          shm4[v381] = v378;
+      for (uint v466 = v438; v466 < 8192u; v466 += v437) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v468 = v466 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v470 = v466 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v471 = v26 + v468;  // kernels/gemm/gemm_tiles.hpp:96
+        const bool v472 = v471 < v1;
+        const uint v473 = v436 + v470;
+        const bool v474 = v473 < v2;
+        const bool v475 = v472 && v474;
+        if (v475) {
+          const uint v477 = v471 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v479 = v477 + v436;
+          const uint v480 = v479 + v470;
+          const bfloat v481 = b[v480];
+          const uint v483 = v468 << 6u;
+          const uint v484 = v483 + v470;
+          shm4[v484] = v481;
         } else {
-          const uint v383 = v365 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v384 = v383 + v367;
-          shm4[v384] = bfloat(0.0f);
+          const uint v486 = v468 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v487 = v486 + v470;
+          shm4[v487] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:116
-      if (v299) {  // kernels/gemm/gemm_warpgroup.hpp:117
-        const uint v392 = v296 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
-        const uint v393 = v392 << 6u;
-        const uint v2837 = v295 & 3u;
-        const uint v2839 = v2837 << 4u;
-        const uint v2841 = v2839 << 6u;
-        const uint v2843 = v393 + v2841;
-        iron_frag<bfloat, 16, 16> v2850;
-        iron_frag_fill(v2850, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2850, shm3, long(v2843), long(64u));
-        iron_frag<bfloat, 16, 128> v2852;
-        iron_frag_fill(v2852, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2852, shm4, long(0u), long(64u));
-        iron_frag_mma(v303, v2850, v2852);
-        const uint v2854 = v2843 + 16u;
-        iron_frag<bfloat, 16, 16> v2859;
-        iron_frag_fill(v2859, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2859, shm3, long(v2854), long(64u));
-        iron_frag<bfloat, 16, 128> v2861;
-        iron_frag_fill(v2861, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2861, shm4, long(16u), long(64u));
-        iron_frag_mma(v303, v2859, v2861);
-        const uint v2863 = v2843 + 32u;
-        iron_frag<bfloat, 16, 16> v2868;
-        iron_frag_fill(v2868, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2868, shm3, long(v2863), long(64u));
-        iron_frag<bfloat, 16, 128> v2870;
-        iron_frag_fill(v2870, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2870, shm4, long(32u), long(64u));
-        iron_frag_mma(v303, v2868, v2870);
-        const uint v2872 = v2843 + 48u;
-        iron_frag<bfloat, 16, 16> v2877;
-        iron_frag_fill(v2877, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2877, shm3, long(v2872), long(64u));
-        iron_frag<bfloat, 16, 128> v2879;
-        iron_frag_fill(v2879, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2879, shm4, long(48u), long(64u));
-        iron_frag_mma(v303, v2877, v2879);
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:134
+      if (v402) {  // kernels/gemm/gemm_warpgroup.hpp:135
+        const uint v495 = v399 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:112
+        const uint v496 = v495 << 6u;
+        const uint v2940 = v398 & 3u;
+        const uint v2942 = v2940 << 4u;
+        const uint v2944 = v2942 << 6u;
+        const uint v2946 = v496 + v2944;
+        iron_frag<bfloat, 16, 16> v2953;
+        iron_frag_fill(v2953, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2953, shm3, long(v2946), long(64u));
+        iron_frag<bfloat, 16, 128> v2955;
+        iron_frag_fill(v2955, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2955, shm4, long(0u), long(64u));
+        iron_frag_mma(v406, v2953, v2955);
+        const uint v2957 = v2946 + 16u;
+        iron_frag<bfloat, 16, 16> v2962;
+        iron_frag_fill(v2962, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2962, shm3, long(v2957), long(64u));
+        iron_frag<bfloat, 16, 128> v2964;
+        iron_frag_fill(v2964, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2964, shm4, long(16u), long(64u));
+        iron_frag_mma(v406, v2962, v2964);
+        const uint v2966 = v2946 + 32u;
+        iron_frag<bfloat, 16, 16> v2971;
+        iron_frag_fill(v2971, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2971, shm3, long(v2966), long(64u));
+        iron_frag<bfloat, 16, 128> v2973;
+        iron_frag_fill(v2973, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2973, shm4, long(32u), long(64u));
+        iron_frag_mma(v406, v2971, v2973);
+        const uint v2975 = v2946 + 48u;
+        iron_frag<bfloat, 16, 16> v2980;
+        iron_frag_fill(v2980, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2980, shm3, long(v2975), long(64u));
+        iron_frag<bfloat, 16, 128> v2982;
+        iron_frag_fill(v2982, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2982, shm4, long(48u), long(64u));
+        iron_frag_mma(v406, v2980, v2982);
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:118
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:136
     }
   }
-  const uint v398 = v295 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:124
-  const uint v399 = v398 << 4u;
-  const uint v401 = v296 << 6u;
-  const uint v402 = v22 + v401;
-  const uint v403 = v402 + v399;
-  const uint v404 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v405 = v403 + v404;
-  const uint v406 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v407 = v26 + v406;
-  const bool v408 = v405 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v409 = v299 && v408;
-  const bool v410 = v407 < v1;
-  const bool v411 = v409 && v410;
-  if (v411) {
-    const float v412 = v303.m[0][0].thread_elements()[0];
-    const float v413 = v412 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v414 = bfloat(v413);
-    const uint v415 = v405 * v1;
-    const uint v416 = v415 + v407;
-    out[v416] = v414;
-  }
-  const uint v417 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v418 = v403 + v417;
-  const uint v419 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v420 = v26 + v419;
-  const bool v421 = v418 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v422 = v299 && v421;
-  const bool v423 = v420 < v1;
-  const bool v424 = v422 && v423;
-  if (v424) {
-    const float v425 = v303.m[0][0].thread_elements()[1];
-    const float v426 = v425 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v427 = bfloat(v426);
-    const uint v428 = v418 * v1;
-    const uint v429 = v428 + v420;
-    out[v429] = v427;
-  }
-  const uint v430 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v431 = v403 + v430;
-  const uint v432 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v433 = v26 + v432;
-  const bool v434 = v431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v435 = v299 && v434;
-  const bool v436 = v433 < v1;
-  const bool v437 = v435 && v436;
-  if (v437) {
-    const float v438 = v303.m[0][1].thread_elements()[0];
-    const float v439 = v438 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v440 = bfloat(v439);
-    const uint v441 = v431 * v1;
-    const uint v442 = v441 + v433;
-    out[v442] = v440;
-  }
-  const uint v443 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v444 = v403 + v443;
-  const uint v445 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v446 = v26 + v445;
-  const bool v447 = v444 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v448 = v299 && v447;
-  const bool v449 = v446 < v1;
-  const bool v450 = v448 && v449;
-  if (v450) {
-    const float v451 = v303.m[0][1].thread_elements()[1];
-    const float v452 = v451 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v453 = bfloat(v452);
-    const uint v454 = v444 * v1;
-    const uint v455 = v454 + v446;
-    out[v455] = v453;
-  }
-  const uint v456 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v457 = v403 + v456;
-  const uint v458 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v459 = v26 + v458;
-  const bool v460 = v457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v461 = v299 && v460;
-  const bool v462 = v459 < v1;
-  const bool v463 = v461 && v462;
-  if (v463) {
-    const float v464 = v303.m[0][2].thread_elements()[0];
-    const float v465 = v464 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v466 = bfloat(v465);
-    const uint v467 = v457 * v1;
-    const uint v468 = v467 + v459;
-    out[v468] = v466;
-  }
-  const uint v469 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v470 = v403 + v469;
-  const uint v471 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v472 = v26 + v471;
-  const bool v473 = v470 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v474 = v299 && v473;
-  const bool v475 = v472 < v1;
-  const bool v476 = v474 && v475;
-  if (v476) {
-    const float v477 = v303.m[0][2].thread_elements()[1];
-    const float v478 = v477 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v479 = bfloat(v478);
-    const uint v480 = v470 * v1;
-    const uint v481 = v480 + v472;
-    out[v481] = v479;
-  }
-  const uint v482 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v483 = v403 + v482;
-  const uint v484 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v485 = v26 + v484;
-  const bool v486 = v483 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v487 = v299 && v486;
-  const bool v488 = v485 < v1;
-  const bool v489 = v487 && v488;
-  if (v489) {
-    const float v490 = v303.m[0][3].thread_elements()[0];
-    const float v491 = v490 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v492 = bfloat(v491);
-    const uint v493 = v483 * v1;
-    const uint v494 = v493 + v485;
-    out[v494] = v492;
-  }
-  const uint v495 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v496 = v403 + v495;
-  const uint v497 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v498 = v26 + v497;
-  const bool v499 = v496 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v500 = v299 && v499;
-  const bool v501 = v498 < v1;
-  const bool v502 = v500 && v501;
-  if (v502) {
-    const float v503 = v303.m[0][3].thread_elements()[1];
-    const float v504 = v503 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v505 = bfloat(v504);
-    const uint v506 = v496 * v1;
-    const uint v507 = v506 + v498;
-    out[v507] = v505;
-  }
-  const uint v508 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v509 = v403 + v508;
-  const uint v510 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v511 = v26 + v510;
-  const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v513 = v299 && v512;
-  const bool v514 = v511 < v1;
-  const bool v515 = v513 && v514;
-  if (v515) {
-    const float v516 = v303.m[0][4].thread_elements()[0];
-    const float v517 = v516 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v518 = bfloat(v517);
-    const uint v519 = v509 * v1;
-    const uint v520 = v519 + v511;
-    out[v520] = v518;
-  }
-  const uint v521 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v522 = v403 + v521;
-  const uint v523 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v524 = v26 + v523;
-  const bool v525 = v522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v526 = v299 && v525;
-  const bool v527 = v524 < v1;
-  const bool v528 = v526 && v527;
-  if (v528) {
-    const float v529 = v303.m[0][4].thread_elements()[1];
-    const float v530 = v529 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v531 = bfloat(v530);
-    const uint v532 = v522 * v1;
-    const uint v533 = v532 + v524;
-    out[v533] = v531;
-  }
-  const uint v534 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v535 = v403 + v534;
-  const uint v536 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v537 = v26 + v536;
-  const bool v538 = v535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v539 = v299 && v538;
-  const bool v540 = v537 < v1;
-  const bool v541 = v539 && v540;
-  if (v541) {
-    const float v542 = v303.m[0][5].thread_elements()[0];
-    const float v543 = v542 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v544 = bfloat(v543);
-    const uint v545 = v535 * v1;
-    const uint v546 = v545 + v537;
-    out[v546] = v544;
-  }
-  const uint v547 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v548 = v403 + v547;
-  const uint v549 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v550 = v26 + v549;
-  const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v552 = v299 && v551;
-  const bool v553 = v550 < v1;
-  const bool v554 = v552 && v553;
-  if (v554) {
-    const float v555 = v303.m[0][5].thread_elements()[1];
-    const float v556 = v555 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v557 = bfloat(v556);
-    const uint v558 = v548 * v1;
-    const uint v559 = v558 + v550;
-    out[v559] = v557;
-  }
-  const uint v560 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v561 = v403 + v560;
-  const uint v562 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v563 = v26 + v562;
-  const bool v564 = v561 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v565 = v299 && v564;
-  const bool v566 = v563 < v1;
-  const bool v567 = v565 && v566;
-  if (v567) {
-    const float v568 = v303.m[0][6].thread_elements()[0];
-    const float v569 = v568 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v570 = bfloat(v569);
-    const uint v571 = v561 * v1;
-    const uint v572 = v571 + v563;
-    out[v572] = v570;
-  }
-  const uint v573 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v574 = v403 + v573;
-  const uint v575 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v576 = v26 + v575;
-  const bool v577 = v574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v578 = v299 && v577;
-  const bool v579 = v576 < v1;
-  const bool v580 = v578 && v579;
-  if (v580) {
-    const float v581 = v303.m[0][6].thread_elements()[1];
-    const float v582 = v581 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v583 = bfloat(v582);
-    const uint v584 = v574 * v1;
-    const uint v585 = v584 + v576;
-    out[v585] = v583;
-  }
-  const uint v586 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v587 = v403 + v586;
-  const uint v588 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v589 = v26 + v588;
-  const bool v590 = v587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v591 = v299 && v590;
-  const bool v592 = v589 < v1;
-  const bool v593 = v591 && v592;
-  if (v593) {
-    const float v594 = v303.m[0][7].thread_elements()[0];
-    const float v595 = v594 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v596 = bfloat(v595);
-    const uint v597 = v587 * v1;
-    const uint v598 = v597 + v589;
-    out[v598] = v596;
-  }
-  const uint v599 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v600 = v403 + v599;
-  const uint v601 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v602 = v26 + v601;
-  const bool v603 = v600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v604 = v299 && v603;
-  const bool v605 = v602 < v1;
-  const bool v606 = v604 && v605;
-  if (v606) {
-    const float v607 = v303.m[0][7].thread_elements()[1];
-    const float v608 = v607 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v609 = bfloat(v608);
-    const uint v610 = v600 * v1;
-    const uint v611 = v610 + v602;
-    out[v611] = v609;
-  }
-  const uint v612 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v613 = v403 + v612;
-  const uint v614 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v615 = v26 + v614;
-  const bool v616 = v613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v617 = v299 && v616;
-  const bool v618 = v615 < v1;
-  const bool v619 = v617 && v618;
-  if (v619) {
-    const float v620 = v303.m[0][8].thread_elements()[0];
-    const float v621 = v620 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v622 = bfloat(v621);
-    const uint v623 = v613 * v1;
-    const uint v624 = v623 + v615;
-    out[v624] = v622;
-  }
-  const uint v625 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v626 = v403 + v625;
-  const uint v627 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v628 = v26 + v627;
-  const bool v629 = v626 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v630 = v299 && v629;
-  const bool v631 = v628 < v1;
-  const bool v632 = v630 && v631;
-  if (v632) {
-    const float v633 = v303.m[0][8].thread_elements()[1];
-    const float v634 = v633 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v635 = bfloat(v634);
-    const uint v636 = v626 * v1;
-    const uint v637 = v636 + v628;
-    out[v637] = v635;
-  }
-  const uint v638 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v639 = v403 + v638;
-  const uint v640 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v641 = v26 + v640;
-  const bool v642 = v639 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v643 = v299 && v642;
-  const bool v644 = v641 < v1;
-  const bool v645 = v643 && v644;
-  if (v645) {
-    const float v646 = v303.m[0][9].thread_elements()[0];
-    const float v647 = v646 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v648 = bfloat(v647);
-    const uint v649 = v639 * v1;
-    const uint v650 = v649 + v641;
-    out[v650] = v648;
-  }
-  const uint v651 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v652 = v403 + v651;
-  const uint v653 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v654 = v26 + v653;
-  const bool v655 = v652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v656 = v299 && v655;
-  const bool v657 = v654 < v1;
-  const bool v658 = v656 && v657;
-  if (v658) {
-    const float v659 = v303.m[0][9].thread_elements()[1];
-    const float v660 = v659 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v661 = bfloat(v660);
-    const uint v662 = v652 * v1;
-    const uint v663 = v662 + v654;
-    out[v663] = v661;
-  }
-  const uint v664 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v665 = v403 + v664;
-  const uint v666 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v667 = v26 + v666;
-  const bool v668 = v665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v669 = v299 && v668;
-  const bool v670 = v667 < v1;
-  const bool v671 = v669 && v670;
-  if (v671) {
-    const float v672 = v303.m[0][10].thread_elements()[0];
-    const float v673 = v672 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v674 = bfloat(v673);
-    const uint v675 = v665 * v1;
-    const uint v676 = v675 + v667;
-    out[v676] = v674;
-  }
-  const uint v677 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v678 = v403 + v677;
-  const uint v679 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v680 = v26 + v679;
-  const bool v681 = v678 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v682 = v299 && v681;
-  const bool v683 = v680 < v1;
-  const bool v684 = v682 && v683;
-  if (v684) {
-    const float v685 = v303.m[0][10].thread_elements()[1];
-    const float v686 = v685 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v687 = bfloat(v686);
-    const uint v688 = v678 * v1;
-    const uint v689 = v688 + v680;
-    out[v689] = v687;
-  }
-  const uint v690 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v691 = v403 + v690;
-  const uint v692 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v693 = v26 + v692;
-  const bool v694 = v691 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v695 = v299 && v694;
-  const bool v696 = v693 < v1;
-  const bool v697 = v695 && v696;
-  if (v697) {
-    const float v698 = v303.m[0][11].thread_elements()[0];
-    const float v699 = v698 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v700 = bfloat(v699);
-    const uint v701 = v691 * v1;
-    const uint v702 = v701 + v693;
-    out[v702] = v700;
-  }
-  const uint v703 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v704 = v403 + v703;
-  const uint v705 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v706 = v26 + v705;
-  const bool v707 = v704 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v708 = v299 && v707;
-  const bool v709 = v706 < v1;
-  const bool v710 = v708 && v709;
-  if (v710) {
-    const float v711 = v303.m[0][11].thread_elements()[1];
-    const float v712 = v711 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v713 = bfloat(v712);
-    const uint v714 = v704 * v1;
-    const uint v715 = v714 + v706;
-    out[v715] = v713;
-  }
-  const uint v716 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v717 = v403 + v716;
-  const uint v718 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v719 = v26 + v718;
-  const bool v720 = v717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v721 = v299 && v720;
-  const bool v722 = v719 < v1;
-  const bool v723 = v721 && v722;
-  if (v723) {
-    const float v724 = v303.m[0][12].thread_elements()[0];
-    const float v725 = v724 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v726 = bfloat(v725);
-    const uint v727 = v717 * v1;
-    const uint v728 = v727 + v719;
-    out[v728] = v726;
-  }
-  const uint v729 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v730 = v403 + v729;
-  const uint v731 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v732 = v26 + v731;
-  const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v734 = v299 && v733;
-  const bool v735 = v732 < v1;
-  const bool v736 = v734 && v735;
-  if (v736) {
-    const float v737 = v303.m[0][12].thread_elements()[1];
-    const float v738 = v737 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v739 = bfloat(v738);
-    const uint v740 = v730 * v1;
-    const uint v741 = v740 + v732;
-    out[v741] = v739;
-  }
-  const uint v742 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v743 = v403 + v742;
-  const uint v744 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v745 = v26 + v744;
-  const bool v746 = v743 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v747 = v299 && v746;
-  const bool v748 = v745 < v1;
-  const bool v749 = v747 && v748;
-  if (v749) {
-    const float v750 = v303.m[0][13].thread_elements()[0];
-    const float v751 = v750 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v752 = bfloat(v751);
-    const uint v753 = v743 * v1;
-    const uint v754 = v753 + v745;
-    out[v754] = v752;
-  }
-  const uint v755 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v756 = v403 + v755;
-  const uint v757 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v758 = v26 + v757;
-  const bool v759 = v756 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v760 = v299 && v759;
-  const bool v761 = v758 < v1;
-  const bool v762 = v760 && v761;
-  if (v762) {
-    const float v763 = v303.m[0][13].thread_elements()[1];
-    const float v764 = v763 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v765 = bfloat(v764);
-    const uint v766 = v756 * v1;
-    const uint v767 = v766 + v758;
-    out[v767] = v765;
-  }
-  const uint v768 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v769 = v403 + v768;
-  const uint v770 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v771 = v26 + v770;
-  const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v773 = v299 && v772;
-  const bool v774 = v771 < v1;
-  const bool v775 = v773 && v774;
-  if (v775) {
-    const float v776 = v303.m[0][14].thread_elements()[0];
-    const float v777 = v776 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v778 = bfloat(v777);
-    const uint v779 = v769 * v1;
-    const uint v780 = v779 + v771;
-    out[v780] = v778;
-  }
-  const uint v781 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v782 = v403 + v781;
-  const uint v783 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v784 = v26 + v783;
-  const bool v785 = v782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v786 = v299 && v785;
-  const bool v787 = v784 < v1;
-  const bool v788 = v786 && v787;
-  if (v788) {
-    const float v789 = v303.m[0][14].thread_elements()[1];
-    const float v790 = v789 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v791 = bfloat(v790);
-    const uint v792 = v782 * v1;
-    const uint v793 = v792 + v784;
-    out[v793] = v791;
-  }
-  const uint v794 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v795 = v403 + v794;
-  const uint v796 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v797 = v26 + v796;
-  const bool v798 = v795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v799 = v299 && v798;
-  const bool v800 = v797 < v1;
-  const bool v801 = v799 && v800;
-  if (v801) {
-    const float v802 = v303.m[0][15].thread_elements()[0];
-    const float v803 = v802 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v804 = bfloat(v803);
-    const uint v805 = v795 * v1;
-    const uint v806 = v805 + v797;
-    out[v806] = v804;
-  }
-  const uint v807 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v808 = v403 + v807;
-  const uint v809 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v810 = v26 + v809;
-  const bool v811 = v808 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v812 = v299 && v811;
-  const bool v813 = v810 < v1;
-  const bool v814 = v812 && v813;
-  if (v814) {
-    const float v815 = v303.m[0][15].thread_elements()[1];
-    const float v816 = v815 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v817 = bfloat(v816);
-    const uint v818 = v808 * v1;
-    const uint v819 = v818 + v810;
-    out[v819] = v817;
-  }
-  const uint v820 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v821 = v403 + v820;
-  const uint v822 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v823 = v26 + v822;
-  const bool v824 = v821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v825 = v299 && v824;
-  const bool v826 = v823 < v1;
-  const bool v827 = v825 && v826;
-  if (v827) {
-    const float v828 = v303.m[1][0].thread_elements()[0];
-    const float v829 = v828 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v830 = bfloat(v829);
-    const uint v831 = v821 * v1;
-    const uint v832 = v831 + v823;
-    out[v832] = v830;
-  }
-  const uint v833 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v834 = v403 + v833;
-  const uint v835 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v836 = v26 + v835;
-  const bool v837 = v834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v838 = v299 && v837;
-  const bool v839 = v836 < v1;
-  const bool v840 = v838 && v839;
-  if (v840) {
-    const float v841 = v303.m[1][0].thread_elements()[1];
-    const float v842 = v841 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v843 = bfloat(v842);
-    const uint v844 = v834 * v1;
-    const uint v845 = v844 + v836;
-    out[v845] = v843;
-  }
-  const uint v846 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v847 = v403 + v846;
-  const uint v848 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v849 = v26 + v848;
-  const bool v850 = v847 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v851 = v299 && v850;
-  const bool v852 = v849 < v1;
-  const bool v853 = v851 && v852;
-  if (v853) {
-    const float v854 = v303.m[1][1].thread_elements()[0];
-    const float v855 = v854 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v856 = bfloat(v855);
-    const uint v857 = v847 * v1;
-    const uint v858 = v857 + v849;
-    out[v858] = v856;
-  }
-  const uint v859 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v860 = v403 + v859;
-  const uint v861 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v862 = v26 + v861;
-  const bool v863 = v860 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v864 = v299 && v863;
-  const bool v865 = v862 < v1;
-  const bool v866 = v864 && v865;
-  if (v866) {
-    const float v867 = v303.m[1][1].thread_elements()[1];
-    const float v868 = v867 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v869 = bfloat(v868);
-    const uint v870 = v860 * v1;
-    const uint v871 = v870 + v862;
-    out[v871] = v869;
-  }
-  const uint v872 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v873 = v403 + v872;
-  const uint v874 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v875 = v26 + v874;
-  const bool v876 = v873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v877 = v299 && v876;
-  const bool v878 = v875 < v1;
-  const bool v879 = v877 && v878;
-  if (v879) {
-    const float v880 = v303.m[1][2].thread_elements()[0];
-    const float v881 = v880 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v882 = bfloat(v881);
-    const uint v883 = v873 * v1;
-    const uint v884 = v883 + v875;
-    out[v884] = v882;
-  }
-  const uint v885 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v886 = v403 + v885;
-  const uint v887 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v888 = v26 + v887;
-  const bool v889 = v886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v890 = v299 && v889;
-  const bool v891 = v888 < v1;
-  const bool v892 = v890 && v891;
-  if (v892) {
-    const float v893 = v303.m[1][2].thread_elements()[1];
-    const float v894 = v893 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v895 = bfloat(v894);
-    const uint v896 = v886 * v1;
-    const uint v897 = v896 + v888;
-    out[v897] = v895;
-  }
-  const uint v898 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v899 = v403 + v898;
-  const uint v900 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v901 = v26 + v900;
-  const bool v902 = v899 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v903 = v299 && v902;
-  const bool v904 = v901 < v1;
-  const bool v905 = v903 && v904;
-  if (v905) {
-    const float v906 = v303.m[1][3].thread_elements()[0];
-    const float v907 = v906 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v908 = bfloat(v907);
-    const uint v909 = v899 * v1;
-    const uint v910 = v909 + v901;
-    out[v910] = v908;
-  }
-  const uint v911 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v912 = v403 + v911;
-  const uint v913 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v914 = v26 + v913;
-  const bool v915 = v912 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v916 = v299 && v915;
-  const bool v917 = v914 < v1;
-  const bool v918 = v916 && v917;
-  if (v918) {
-    const float v919 = v303.m[1][3].thread_elements()[1];
-    const float v920 = v919 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v921 = bfloat(v920);
-    const uint v922 = v912 * v1;
-    const uint v923 = v922 + v914;
-    out[v923] = v921;
-  }
-  const uint v924 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v925 = v403 + v924;
-  const uint v926 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v927 = v26 + v926;
-  const bool v928 = v925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v929 = v299 && v928;
-  const bool v930 = v927 < v1;
-  const bool v931 = v929 && v930;
-  if (v931) {
-    const float v932 = v303.m[1][4].thread_elements()[0];
-    const float v933 = v932 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v934 = bfloat(v933);
-    const uint v935 = v925 * v1;
-    const uint v936 = v935 + v927;
-    out[v936] = v934;
-  }
-  const uint v937 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v938 = v403 + v937;
-  const uint v939 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v940 = v26 + v939;
-  const bool v941 = v938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v942 = v299 && v941;
-  const bool v943 = v940 < v1;
-  const bool v944 = v942 && v943;
-  if (v944) {
-    const float v945 = v303.m[1][4].thread_elements()[1];
-    const float v946 = v945 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v947 = bfloat(v946);
-    const uint v948 = v938 * v1;
-    const uint v949 = v948 + v940;
-    out[v949] = v947;
-  }
-  const uint v950 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v951 = v403 + v950;
-  const uint v952 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v953 = v26 + v952;
-  const bool v954 = v951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v955 = v299 && v954;
-  const bool v956 = v953 < v1;
-  const bool v957 = v955 && v956;
-  if (v957) {
-    const float v958 = v303.m[1][5].thread_elements()[0];
-    const float v959 = v958 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v960 = bfloat(v959);
-    const uint v961 = v951 * v1;
-    const uint v962 = v961 + v953;
-    out[v962] = v960;
-  }
-  const uint v963 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v964 = v403 + v963;
-  const uint v965 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v966 = v26 + v965;
-  const bool v967 = v964 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v968 = v299 && v967;
-  const bool v969 = v966 < v1;
-  const bool v970 = v968 && v969;
-  if (v970) {
-    const float v971 = v303.m[1][5].thread_elements()[1];
-    const float v972 = v971 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v973 = bfloat(v972);
-    const uint v974 = v964 * v1;
-    const uint v975 = v974 + v966;
-    out[v975] = v973;
-  }
-  const uint v976 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v977 = v403 + v976;
-  const uint v978 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v979 = v26 + v978;
-  const bool v980 = v977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v981 = v299 && v980;
-  const bool v982 = v979 < v1;
-  const bool v983 = v981 && v982;
-  if (v983) {
-    const float v984 = v303.m[1][6].thread_elements()[0];
-    const float v985 = v984 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v986 = bfloat(v985);
-    const uint v987 = v977 * v1;
-    const uint v988 = v987 + v979;
-    out[v988] = v986;
-  }
-  const uint v989 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v990 = v403 + v989;
-  const uint v991 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v992 = v26 + v991;
-  const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v994 = v299 && v993;
-  const bool v995 = v992 < v1;
-  const bool v996 = v994 && v995;
-  if (v996) {
-    const float v997 = v303.m[1][6].thread_elements()[1];
-    const float v998 = v997 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v999 = bfloat(v998);
-    const uint v1000 = v990 * v1;
-    const uint v1001 = v1000 + v992;
-    out[v1001] = v999;
-  }
-  const uint v1002 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1003 = v403 + v1002;
-  const uint v1004 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1005 = v26 + v1004;
-  const bool v1006 = v1003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1007 = v299 && v1006;
-  const bool v1008 = v1005 < v1;
-  const bool v1009 = v1007 && v1008;
-  if (v1009) {
-    const float v1010 = v303.m[1][7].thread_elements()[0];
-    const float v1011 = v1010 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1012 = bfloat(v1011);
-    const uint v1013 = v1003 * v1;
-    const uint v1014 = v1013 + v1005;
-    out[v1014] = v1012;
-  }
-  const uint v1015 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1016 = v403 + v1015;
-  const uint v1017 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1018 = v26 + v1017;
-  const bool v1019 = v1016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1020 = v299 && v1019;
-  const bool v1021 = v1018 < v1;
-  const bool v1022 = v1020 && v1021;
-  if (v1022) {
-    const float v1023 = v303.m[1][7].thread_elements()[1];
-    const float v1024 = v1023 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1025 = bfloat(v1024);
-    const uint v1026 = v1016 * v1;
-    const uint v1027 = v1026 + v1018;
-    out[v1027] = v1025;
-  }
-  const uint v1028 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1029 = v403 + v1028;
-  const uint v1030 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1031 = v26 + v1030;
-  const bool v1032 = v1029 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1033 = v299 && v1032;
-  const bool v1034 = v1031 < v1;
-  const bool v1035 = v1033 && v1034;
-  if (v1035) {
-    const float v1036 = v303.m[1][8].thread_elements()[0];
-    const float v1037 = v1036 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1038 = bfloat(v1037);
-    const uint v1039 = v1029 * v1;
-    const uint v1040 = v1039 + v1031;
-    out[v1040] = v1038;
-  }
-  const uint v1041 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1042 = v403 + v1041;
-  const uint v1043 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1044 = v26 + v1043;
-  const bool v1045 = v1042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1046 = v299 && v1045;
-  const bool v1047 = v1044 < v1;
-  const bool v1048 = v1046 && v1047;
-  if (v1048) {
-    const float v1049 = v303.m[1][8].thread_elements()[1];
-    const float v1050 = v1049 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1051 = bfloat(v1050);
-    const uint v1052 = v1042 * v1;
-    const uint v1053 = v1052 + v1044;
-    out[v1053] = v1051;
-  }
-  const uint v1054 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1055 = v403 + v1054;
-  const uint v1056 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1057 = v26 + v1056;
-  const bool v1058 = v1055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1059 = v299 && v1058;
-  const bool v1060 = v1057 < v1;
-  const bool v1061 = v1059 && v1060;
-  if (v1061) {
-    const float v1062 = v303.m[1][9].thread_elements()[0];
-    const float v1063 = v1062 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1064 = bfloat(v1063);
-    const uint v1065 = v1055 * v1;
-    const uint v1066 = v1065 + v1057;
-    out[v1066] = v1064;
-  }
-  const uint v1067 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1068 = v403 + v1067;
-  const uint v1069 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1070 = v26 + v1069;
-  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1072 = v299 && v1071;
-  const bool v1073 = v1070 < v1;
-  const bool v1074 = v1072 && v1073;
-  if (v1074) {
-    const float v1075 = v303.m[1][9].thread_elements()[1];
-    const float v1076 = v1075 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1077 = bfloat(v1076);
-    const uint v1078 = v1068 * v1;
-    const uint v1079 = v1078 + v1070;
-    out[v1079] = v1077;
-  }
-  const uint v1080 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1081 = v403 + v1080;
-  const uint v1082 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1083 = v26 + v1082;
-  const bool v1084 = v1081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1085 = v299 && v1084;
-  const bool v1086 = v1083 < v1;
-  const bool v1087 = v1085 && v1086;
-  if (v1087) {
-    const float v1088 = v303.m[1][10].thread_elements()[0];
-    const float v1089 = v1088 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1090 = bfloat(v1089);
-    const uint v1091 = v1081 * v1;
-    const uint v1092 = v1091 + v1083;
-    out[v1092] = v1090;
-  }
-  const uint v1093 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1094 = v403 + v1093;
-  const uint v1095 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1096 = v26 + v1095;
-  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1098 = v299 && v1097;
-  const bool v1099 = v1096 < v1;
-  const bool v1100 = v1098 && v1099;
-  if (v1100) {
-    const float v1101 = v303.m[1][10].thread_elements()[1];
-    const float v1102 = v1101 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1103 = bfloat(v1102);
-    const uint v1104 = v1094 * v1;
-    const uint v1105 = v1104 + v1096;
-    out[v1105] = v1103;
-  }
-  const uint v1106 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1107 = v403 + v1106;
-  const uint v1108 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1109 = v26 + v1108;
-  const bool v1110 = v1107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1111 = v299 && v1110;
-  const bool v1112 = v1109 < v1;
-  const bool v1113 = v1111 && v1112;
-  if (v1113) {
-    const float v1114 = v303.m[1][11].thread_elements()[0];
-    const float v1115 = v1114 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1116 = bfloat(v1115);
-    const uint v1117 = v1107 * v1;
-    const uint v1118 = v1117 + v1109;
-    out[v1118] = v1116;
-  }
-  const uint v1119 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1120 = v403 + v1119;
-  const uint v1121 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1122 = v26 + v1121;
-  const bool v1123 = v1120 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1124 = v299 && v1123;
-  const bool v1125 = v1122 < v1;
-  const bool v1126 = v1124 && v1125;
-  if (v1126) {
-    const float v1127 = v303.m[1][11].thread_elements()[1];
-    const float v1128 = v1127 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1129 = bfloat(v1128);
-    const uint v1130 = v1120 * v1;
-    const uint v1131 = v1130 + v1122;
-    out[v1131] = v1129;
-  }
-  const uint v1132 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1133 = v403 + v1132;
-  const uint v1134 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1135 = v26 + v1134;
-  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1137 = v299 && v1136;
-  const bool v1138 = v1135 < v1;
-  const bool v1139 = v1137 && v1138;
-  if (v1139) {
-    const float v1140 = v303.m[1][12].thread_elements()[0];
-    const float v1141 = v1140 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1142 = bfloat(v1141);
-    const uint v1143 = v1133 * v1;
-    const uint v1144 = v1143 + v1135;
-    out[v1144] = v1142;
-  }
-  const uint v1145 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1146 = v403 + v1145;
-  const uint v1147 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1148 = v26 + v1147;
-  const bool v1149 = v1146 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1150 = v299 && v1149;
-  const bool v1151 = v1148 < v1;
-  const bool v1152 = v1150 && v1151;
-  if (v1152) {
-    const float v1153 = v303.m[1][12].thread_elements()[1];
-    const float v1154 = v1153 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1155 = bfloat(v1154);
-    const uint v1156 = v1146 * v1;
-    const uint v1157 = v1156 + v1148;
-    out[v1157] = v1155;
-  }
-  const uint v1158 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1159 = v403 + v1158;
-  const uint v1160 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1161 = v26 + v1160;
-  const bool v1162 = v1159 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1163 = v299 && v1162;
-  const bool v1164 = v1161 < v1;
-  const bool v1165 = v1163 && v1164;
-  if (v1165) {
-    const float v1166 = v303.m[1][13].thread_elements()[0];
-    const float v1167 = v1166 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1168 = bfloat(v1167);
-    const uint v1169 = v1159 * v1;
-    const uint v1170 = v1169 + v1161;
-    out[v1170] = v1168;
-  }
-  const uint v1171 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1172 = v403 + v1171;
-  const uint v1173 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1174 = v26 + v1173;
-  const bool v1175 = v1172 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1176 = v299 && v1175;
-  const bool v1177 = v1174 < v1;
-  const bool v1178 = v1176 && v1177;
-  if (v1178) {
-    const float v1179 = v303.m[1][13].thread_elements()[1];
-    const float v1180 = v1179 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1181 = bfloat(v1180);
-    const uint v1182 = v1172 * v1;
-    const uint v1183 = v1182 + v1174;
-    out[v1183] = v1181;
-  }
-  const uint v1184 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1185 = v403 + v1184;
-  const uint v1186 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1187 = v26 + v1186;
-  const bool v1188 = v1185 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1189 = v299 && v1188;
-  const bool v1190 = v1187 < v1;
-  const bool v1191 = v1189 && v1190;
-  if (v1191) {
-    const float v1192 = v303.m[1][14].thread_elements()[0];
-    const float v1193 = v1192 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1194 = bfloat(v1193);
-    const uint v1195 = v1185 * v1;
-    const uint v1196 = v1195 + v1187;
-    out[v1196] = v1194;
-  }
-  const uint v1197 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1198 = v403 + v1197;
-  const uint v1199 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1200 = v26 + v1199;
-  const bool v1201 = v1198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1202 = v299 && v1201;
-  const bool v1203 = v1200 < v1;
-  const bool v1204 = v1202 && v1203;
-  if (v1204) {
-    const float v1205 = v303.m[1][14].thread_elements()[1];
-    const float v1206 = v1205 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1207 = bfloat(v1206);
-    const uint v1208 = v1198 * v1;
-    const uint v1209 = v1208 + v1200;
-    out[v1209] = v1207;
-  }
-  const uint v1210 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1211 = v403 + v1210;
-  const uint v1212 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1213 = v26 + v1212;
-  const bool v1214 = v1211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1215 = v299 && v1214;
-  const bool v1216 = v1213 < v1;
-  const bool v1217 = v1215 && v1216;
-  if (v1217) {
-    const float v1218 = v303.m[1][15].thread_elements()[0];
-    const float v1219 = v1218 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1220 = bfloat(v1219);
-    const uint v1221 = v1211 * v1;
-    const uint v1222 = v1221 + v1213;
-    out[v1222] = v1220;
-  }
-  const uint v1223 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1224 = v403 + v1223;
-  const uint v1225 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1226 = v26 + v1225;
-  const bool v1227 = v1224 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1228 = v299 && v1227;
-  const bool v1229 = v1226 < v1;
-  const bool v1230 = v1228 && v1229;
-  if (v1230) {
-    const float v1231 = v303.m[1][15].thread_elements()[1];
-    const float v1232 = v1231 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1233 = bfloat(v1232);
-    const uint v1234 = v1224 * v1;
-    const uint v1235 = v1234 + v1226;
-    out[v1235] = v1233;
-  }
-  const uint v1237 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:153
-  iron_frag<float, 16, 128> v1247;  // kernels/gemm/gemm_warpgroup.hpp:92
-  iron_frag_fill(v1247, float(0.0f));
-  if (v307) {  // kernels/gemm/gemm_warpgroup.hpp:98
-    const uint v2634 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:102
-    const uint v2636 = v295 << 5u;
-    const uint v2637 = v2636 + v2634;
-    const uint v2641 = v2637 >> 3u;
-    const uint v2643 = v2637 & 7u;
-    const uint v2645 = v2643 << 3u;
-    const uint v2646 = v22 + v2641;
-    const bool v2648 = v2646 < v0;
-    const uint v2651 = v2646 * v2;
-    const uint v2656 = v2641 << 6u;
-    const uint v2660 = v2637 + 384u;
-    const uint v2662 = v2660 >> 3u;
-    const uint v2664 = v2660 & 7u;
-    const uint v2666 = v2664 << 3u;
-    const uint v2667 = v22 + v2662;
-    const bool v2669 = v2667 < v0;
-    const uint v2672 = v2667 * v2;
-    const uint v2677 = v2662 << 6u;
-    const uint v2681 = v2637 + 768u;
-    const bool v2683 = v2681 < 1024u;
-    const uint v2719 = v1237 + v2641;  // kernels/gemm/gemm_warpgroup.hpp:103
-    const bool v2721 = v2719 < v1;
-    const uint v2724 = v2719 * v2;
-    const uint v2740 = v1237 + v2662;
-    const bool v2742 = v2740 < v1;
-    const uint v2745 = v2740 * v2;
+  const uint v501 = v398 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:142
+  const uint v502 = v501 << 4u;
+  const uint v504 = v399 << 6u;
+  const uint v505 = v22 + v504;
+  const uint v506 = v505 + v502;
+  const uint v507 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v508 = v506 + v507;
+  const uint v509 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v510 = v26 + v509;
+  const bool v511 = v508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v512 = v402 && v511;
+  const bool v513 = v510 < v1;
+  const bool v514 = v512 && v513;
+  if (v514) {
+    const float v515 = v406.m[0][0].thread_elements()[0];
+    const float v516 = v515 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v517 = bfloat(v516);
+    const uint v518 = v508 * v1;
+    const uint v519 = v518 + v510;
+    out[v519] = v517;
+  }
+  const uint v520 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v521 = v506 + v520;
+  const uint v522 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v523 = v26 + v522;
+  const bool v524 = v521 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v525 = v402 && v524;
+  const bool v526 = v523 < v1;
+  const bool v527 = v525 && v526;
+  if (v527) {
+    const float v528 = v406.m[0][0].thread_elements()[1];
+    const float v529 = v528 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v530 = bfloat(v529);
+    const uint v531 = v521 * v1;
+    const uint v532 = v531 + v523;
+    out[v532] = v530;
+  }
+  const uint v533 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v534 = v506 + v533;
+  const uint v535 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v536 = v26 + v535;
+  const bool v537 = v534 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v538 = v402 && v537;
+  const bool v539 = v536 < v1;
+  const bool v540 = v538 && v539;
+  if (v540) {
+    const float v541 = v406.m[0][1].thread_elements()[0];
+    const float v542 = v541 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v543 = bfloat(v542);
+    const uint v544 = v534 * v1;
+    const uint v545 = v544 + v536;
+    out[v545] = v543;
+  }
+  const uint v546 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v547 = v506 + v546;
+  const uint v548 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v549 = v26 + v548;
+  const bool v550 = v547 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v551 = v402 && v550;
+  const bool v552 = v549 < v1;
+  const bool v553 = v551 && v552;
+  if (v553) {
+    const float v554 = v406.m[0][1].thread_elements()[1];
+    const float v555 = v554 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v556 = bfloat(v555);
+    const uint v557 = v547 * v1;
+    const uint v558 = v557 + v549;
+    out[v558] = v556;
+  }
+  const uint v559 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v560 = v506 + v559;
+  const uint v561 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v562 = v26 + v561;
+  const bool v563 = v560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v564 = v402 && v563;
+  const bool v565 = v562 < v1;
+  const bool v566 = v564 && v565;
+  if (v566) {
+    const float v567 = v406.m[0][2].thread_elements()[0];
+    const float v568 = v567 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v569 = bfloat(v568);
+    const uint v570 = v560 * v1;
+    const uint v571 = v570 + v562;
+    out[v571] = v569;
+  }
+  const uint v572 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v573 = v506 + v572;
+  const uint v574 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v575 = v26 + v574;
+  const bool v576 = v573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v577 = v402 && v576;
+  const bool v578 = v575 < v1;
+  const bool v579 = v577 && v578;
+  if (v579) {
+    const float v580 = v406.m[0][2].thread_elements()[1];
+    const float v581 = v580 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v582 = bfloat(v581);
+    const uint v583 = v573 * v1;
+    const uint v584 = v583 + v575;
+    out[v584] = v582;
+  }
+  const uint v585 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v586 = v506 + v585;
+  const uint v587 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v588 = v26 + v587;
+  const bool v589 = v586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v590 = v402 && v589;
+  const bool v591 = v588 < v1;
+  const bool v592 = v590 && v591;
+  if (v592) {
+    const float v593 = v406.m[0][3].thread_elements()[0];
+    const float v594 = v593 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v595 = bfloat(v594);
+    const uint v596 = v586 * v1;
+    const uint v597 = v596 + v588;
+    out[v597] = v595;
+  }
+  const uint v598 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v599 = v506 + v598;
+  const uint v600 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v601 = v26 + v600;
+  const bool v602 = v599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v603 = v402 && v602;
+  const bool v604 = v601 < v1;
+  const bool v605 = v603 && v604;
+  if (v605) {
+    const float v606 = v406.m[0][3].thread_elements()[1];
+    const float v607 = v606 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v608 = bfloat(v607);
+    const uint v609 = v599 * v1;
+    const uint v610 = v609 + v601;
+    out[v610] = v608;
+  }
+  const uint v611 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v612 = v506 + v611;
+  const uint v613 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v614 = v26 + v613;
+  const bool v615 = v612 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v616 = v402 && v615;
+  const bool v617 = v614 < v1;
+  const bool v618 = v616 && v617;
+  if (v618) {
+    const float v619 = v406.m[0][4].thread_elements()[0];
+    const float v620 = v619 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v621 = bfloat(v620);
+    const uint v622 = v612 * v1;
+    const uint v623 = v622 + v614;
+    out[v623] = v621;
+  }
+  const uint v624 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v625 = v506 + v624;
+  const uint v626 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v627 = v26 + v626;
+  const bool v628 = v625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v629 = v402 && v628;
+  const bool v630 = v627 < v1;
+  const bool v631 = v629 && v630;
+  if (v631) {
+    const float v632 = v406.m[0][4].thread_elements()[1];
+    const float v633 = v632 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v634 = bfloat(v633);
+    const uint v635 = v625 * v1;
+    const uint v636 = v635 + v627;
+    out[v636] = v634;
+  }
+  const uint v637 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v638 = v506 + v637;
+  const uint v639 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v640 = v26 + v639;
+  const bool v641 = v638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v642 = v402 && v641;
+  const bool v643 = v640 < v1;
+  const bool v644 = v642 && v643;
+  if (v644) {
+    const float v645 = v406.m[0][5].thread_elements()[0];
+    const float v646 = v645 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v647 = bfloat(v646);
+    const uint v648 = v638 * v1;
+    const uint v649 = v648 + v640;
+    out[v649] = v647;
+  }
+  const uint v650 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v651 = v506 + v650;
+  const uint v652 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v653 = v26 + v652;
+  const bool v654 = v651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v655 = v402 && v654;
+  const bool v656 = v653 < v1;
+  const bool v657 = v655 && v656;
+  if (v657) {
+    const float v658 = v406.m[0][5].thread_elements()[1];
+    const float v659 = v658 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v660 = bfloat(v659);
+    const uint v661 = v651 * v1;
+    const uint v662 = v661 + v653;
+    out[v662] = v660;
+  }
+  const uint v663 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v664 = v506 + v663;
+  const uint v665 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v666 = v26 + v665;
+  const bool v667 = v664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v668 = v402 && v667;
+  const bool v669 = v666 < v1;
+  const bool v670 = v668 && v669;
+  if (v670) {
+    const float v671 = v406.m[0][6].thread_elements()[0];
+    const float v672 = v671 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v673 = bfloat(v672);
+    const uint v674 = v664 * v1;
+    const uint v675 = v674 + v666;
+    out[v675] = v673;
+  }
+  const uint v676 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v677 = v506 + v676;
+  const uint v678 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v679 = v26 + v678;
+  const bool v680 = v677 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v681 = v402 && v680;
+  const bool v682 = v679 < v1;
+  const bool v683 = v681 && v682;
+  if (v683) {
+    const float v684 = v406.m[0][6].thread_elements()[1];
+    const float v685 = v684 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v686 = bfloat(v685);
+    const uint v687 = v677 * v1;
+    const uint v688 = v687 + v679;
+    out[v688] = v686;
+  }
+  const uint v689 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v690 = v506 + v689;
+  const uint v691 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v692 = v26 + v691;
+  const bool v693 = v690 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v694 = v402 && v693;
+  const bool v695 = v692 < v1;
+  const bool v696 = v694 && v695;
+  if (v696) {
+    const float v697 = v406.m[0][7].thread_elements()[0];
+    const float v698 = v697 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v699 = bfloat(v698);
+    const uint v700 = v690 * v1;
+    const uint v701 = v700 + v692;
+    out[v701] = v699;
+  }
+  const uint v702 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v703 = v506 + v702;
+  const uint v704 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v705 = v26 + v704;
+  const bool v706 = v703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v707 = v402 && v706;
+  const bool v708 = v705 < v1;
+  const bool v709 = v707 && v708;
+  if (v709) {
+    const float v710 = v406.m[0][7].thread_elements()[1];
+    const float v711 = v710 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v712 = bfloat(v711);
+    const uint v713 = v703 * v1;
+    const uint v714 = v713 + v705;
+    out[v714] = v712;
+  }
+  const uint v715 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v716 = v506 + v715;
+  const uint v717 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v718 = v26 + v717;
+  const bool v719 = v716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v720 = v402 && v719;
+  const bool v721 = v718 < v1;
+  const bool v722 = v720 && v721;
+  if (v722) {
+    const float v723 = v406.m[0][8].thread_elements()[0];
+    const float v724 = v723 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v725 = bfloat(v724);
+    const uint v726 = v716 * v1;
+    const uint v727 = v726 + v718;
+    out[v727] = v725;
+  }
+  const uint v728 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v729 = v506 + v728;
+  const uint v730 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v731 = v26 + v730;
+  const bool v732 = v729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v733 = v402 && v732;
+  const bool v734 = v731 < v1;
+  const bool v735 = v733 && v734;
+  if (v735) {
+    const float v736 = v406.m[0][8].thread_elements()[1];
+    const float v737 = v736 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v738 = bfloat(v737);
+    const uint v739 = v729 * v1;
+    const uint v740 = v739 + v731;
+    out[v740] = v738;
+  }
+  const uint v741 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v742 = v506 + v741;
+  const uint v743 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v744 = v26 + v743;
+  const bool v745 = v742 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v746 = v402 && v745;
+  const bool v747 = v744 < v1;
+  const bool v748 = v746 && v747;
+  if (v748) {
+    const float v749 = v406.m[0][9].thread_elements()[0];
+    const float v750 = v749 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v751 = bfloat(v750);
+    const uint v752 = v742 * v1;
+    const uint v753 = v752 + v744;
+    out[v753] = v751;
+  }
+  const uint v754 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v755 = v506 + v754;
+  const uint v756 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v757 = v26 + v756;
+  const bool v758 = v755 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v759 = v402 && v758;
+  const bool v760 = v757 < v1;
+  const bool v761 = v759 && v760;
+  if (v761) {
+    const float v762 = v406.m[0][9].thread_elements()[1];
+    const float v763 = v762 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v764 = bfloat(v763);
+    const uint v765 = v755 * v1;
+    const uint v766 = v765 + v757;
+    out[v766] = v764;
+  }
+  const uint v767 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v768 = v506 + v767;
+  const uint v769 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v770 = v26 + v769;
+  const bool v771 = v768 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v772 = v402 && v771;
+  const bool v773 = v770 < v1;
+  const bool v774 = v772 && v773;
+  if (v774) {
+    const float v775 = v406.m[0][10].thread_elements()[0];
+    const float v776 = v775 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v777 = bfloat(v776);
+    const uint v778 = v768 * v1;
+    const uint v779 = v778 + v770;
+    out[v779] = v777;
+  }
+  const uint v780 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v781 = v506 + v780;
+  const uint v782 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v783 = v26 + v782;
+  const bool v784 = v781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v785 = v402 && v784;
+  const bool v786 = v783 < v1;
+  const bool v787 = v785 && v786;
+  if (v787) {
+    const float v788 = v406.m[0][10].thread_elements()[1];
+    const float v789 = v788 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v790 = bfloat(v789);
+    const uint v791 = v781 * v1;
+    const uint v792 = v791 + v783;
+    out[v792] = v790;
+  }
+  const uint v793 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v794 = v506 + v793;
+  const uint v795 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v796 = v26 + v795;
+  const bool v797 = v794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v798 = v402 && v797;
+  const bool v799 = v796 < v1;
+  const bool v800 = v798 && v799;
+  if (v800) {
+    const float v801 = v406.m[0][11].thread_elements()[0];
+    const float v802 = v801 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v803 = bfloat(v802);
+    const uint v804 = v794 * v1;
+    const uint v805 = v804 + v796;
+    out[v805] = v803;
+  }
+  const uint v806 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v807 = v506 + v806;
+  const uint v808 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v809 = v26 + v808;
+  const bool v810 = v807 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v811 = v402 && v810;
+  const bool v812 = v809 < v1;
+  const bool v813 = v811 && v812;
+  if (v813) {
+    const float v814 = v406.m[0][11].thread_elements()[1];
+    const float v815 = v814 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v816 = bfloat(v815);
+    const uint v817 = v807 * v1;
+    const uint v818 = v817 + v809;
+    out[v818] = v816;
+  }
+  const uint v819 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v820 = v506 + v819;
+  const uint v821 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v822 = v26 + v821;
+  const bool v823 = v820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v824 = v402 && v823;
+  const bool v825 = v822 < v1;
+  const bool v826 = v824 && v825;
+  if (v826) {
+    const float v827 = v406.m[0][12].thread_elements()[0];
+    const float v828 = v827 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v829 = bfloat(v828);
+    const uint v830 = v820 * v1;
+    const uint v831 = v830 + v822;
+    out[v831] = v829;
+  }
+  const uint v832 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v833 = v506 + v832;
+  const uint v834 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v835 = v26 + v834;
+  const bool v836 = v833 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v837 = v402 && v836;
+  const bool v838 = v835 < v1;
+  const bool v839 = v837 && v838;
+  if (v839) {
+    const float v840 = v406.m[0][12].thread_elements()[1];
+    const float v841 = v840 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v842 = bfloat(v841);
+    const uint v843 = v833 * v1;
+    const uint v844 = v843 + v835;
+    out[v844] = v842;
+  }
+  const uint v845 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v846 = v506 + v845;
+  const uint v847 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v848 = v26 + v847;
+  const bool v849 = v846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v850 = v402 && v849;
+  const bool v851 = v848 < v1;
+  const bool v852 = v850 && v851;
+  if (v852) {
+    const float v853 = v406.m[0][13].thread_elements()[0];
+    const float v854 = v853 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v855 = bfloat(v854);
+    const uint v856 = v846 * v1;
+    const uint v857 = v856 + v848;
+    out[v857] = v855;
+  }
+  const uint v858 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v859 = v506 + v858;
+  const uint v860 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v861 = v26 + v860;
+  const bool v862 = v859 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v863 = v402 && v862;
+  const bool v864 = v861 < v1;
+  const bool v865 = v863 && v864;
+  if (v865) {
+    const float v866 = v406.m[0][13].thread_elements()[1];
+    const float v867 = v866 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v868 = bfloat(v867);
+    const uint v869 = v859 * v1;
+    const uint v870 = v869 + v861;
+    out[v870] = v868;
+  }
+  const uint v871 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v872 = v506 + v871;
+  const uint v873 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v874 = v26 + v873;
+  const bool v875 = v872 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v876 = v402 && v875;
+  const bool v877 = v874 < v1;
+  const bool v878 = v876 && v877;
+  if (v878) {
+    const float v879 = v406.m[0][14].thread_elements()[0];
+    const float v880 = v879 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v881 = bfloat(v880);
+    const uint v882 = v872 * v1;
+    const uint v883 = v882 + v874;
+    out[v883] = v881;
+  }
+  const uint v884 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v885 = v506 + v884;
+  const uint v886 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v887 = v26 + v886;
+  const bool v888 = v885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v889 = v402 && v888;
+  const bool v890 = v887 < v1;
+  const bool v891 = v889 && v890;
+  if (v891) {
+    const float v892 = v406.m[0][14].thread_elements()[1];
+    const float v893 = v892 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v894 = bfloat(v893);
+    const uint v895 = v885 * v1;
+    const uint v896 = v895 + v887;
+    out[v896] = v894;
+  }
+  const uint v897 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v898 = v506 + v897;
+  const uint v899 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v900 = v26 + v899;
+  const bool v901 = v898 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v902 = v402 && v901;
+  const bool v903 = v900 < v1;
+  const bool v904 = v902 && v903;
+  if (v904) {
+    const float v905 = v406.m[0][15].thread_elements()[0];
+    const float v906 = v905 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v907 = bfloat(v906);
+    const uint v908 = v898 * v1;
+    const uint v909 = v908 + v900;
+    out[v909] = v907;
+  }
+  const uint v910 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v911 = v506 + v910;
+  const uint v912 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v913 = v26 + v912;
+  const bool v914 = v911 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v915 = v402 && v914;
+  const bool v916 = v913 < v1;
+  const bool v917 = v915 && v916;
+  if (v917) {
+    const float v918 = v406.m[0][15].thread_elements()[1];
+    const float v919 = v918 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v920 = bfloat(v919);
+    const uint v921 = v911 * v1;
+    const uint v922 = v921 + v913;
+    out[v922] = v920;
+  }
+  const uint v923 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v924 = v506 + v923;
+  const uint v925 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v926 = v26 + v925;
+  const bool v927 = v924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v928 = v402 && v927;
+  const bool v929 = v926 < v1;
+  const bool v930 = v928 && v929;
+  if (v930) {
+    const float v931 = v406.m[1][0].thread_elements()[0];
+    const float v932 = v931 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v933 = bfloat(v932);
+    const uint v934 = v924 * v1;
+    const uint v935 = v934 + v926;
+    out[v935] = v933;
+  }
+  const uint v936 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v937 = v506 + v936;
+  const uint v938 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v939 = v26 + v938;
+  const bool v940 = v937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v941 = v402 && v940;
+  const bool v942 = v939 < v1;
+  const bool v943 = v941 && v942;
+  if (v943) {
+    const float v944 = v406.m[1][0].thread_elements()[1];
+    const float v945 = v944 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v946 = bfloat(v945);
+    const uint v947 = v937 * v1;
+    const uint v948 = v947 + v939;
+    out[v948] = v946;
+  }
+  const uint v949 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v950 = v506 + v949;
+  const uint v951 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v952 = v26 + v951;
+  const bool v953 = v950 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v954 = v402 && v953;
+  const bool v955 = v952 < v1;
+  const bool v956 = v954 && v955;
+  if (v956) {
+    const float v957 = v406.m[1][1].thread_elements()[0];
+    const float v958 = v957 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v959 = bfloat(v958);
+    const uint v960 = v950 * v1;
+    const uint v961 = v960 + v952;
+    out[v961] = v959;
+  }
+  const uint v962 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v963 = v506 + v962;
+  const uint v964 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v965 = v26 + v964;
+  const bool v966 = v963 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v967 = v402 && v966;
+  const bool v968 = v965 < v1;
+  const bool v969 = v967 && v968;
+  if (v969) {
+    const float v970 = v406.m[1][1].thread_elements()[1];
+    const float v971 = v970 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v972 = bfloat(v971);
+    const uint v973 = v963 * v1;
+    const uint v974 = v973 + v965;
+    out[v974] = v972;
+  }
+  const uint v975 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v976 = v506 + v975;
+  const uint v977 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v978 = v26 + v977;
+  const bool v979 = v976 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v980 = v402 && v979;
+  const bool v981 = v978 < v1;
+  const bool v982 = v980 && v981;
+  if (v982) {
+    const float v983 = v406.m[1][2].thread_elements()[0];
+    const float v984 = v983 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v985 = bfloat(v984);
+    const uint v986 = v976 * v1;
+    const uint v987 = v986 + v978;
+    out[v987] = v985;
+  }
+  const uint v988 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v989 = v506 + v988;
+  const uint v990 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v991 = v26 + v990;
+  const bool v992 = v989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v993 = v402 && v992;
+  const bool v994 = v991 < v1;
+  const bool v995 = v993 && v994;
+  if (v995) {
+    const float v996 = v406.m[1][2].thread_elements()[1];
+    const float v997 = v996 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v998 = bfloat(v997);
+    const uint v999 = v989 * v1;
+    const uint v1000 = v999 + v991;
+    out[v1000] = v998;
+  }
+  const uint v1001 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1002 = v506 + v1001;
+  const uint v1003 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1004 = v26 + v1003;
+  const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1006 = v402 && v1005;
+  const bool v1007 = v1004 < v1;
+  const bool v1008 = v1006 && v1007;
+  if (v1008) {
+    const float v1009 = v406.m[1][3].thread_elements()[0];
+    const float v1010 = v1009 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1011 = bfloat(v1010);
+    const uint v1012 = v1002 * v1;
+    const uint v1013 = v1012 + v1004;
+    out[v1013] = v1011;
+  }
+  const uint v1014 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1015 = v506 + v1014;
+  const uint v1016 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1017 = v26 + v1016;
+  const bool v1018 = v1015 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1019 = v402 && v1018;
+  const bool v1020 = v1017 < v1;
+  const bool v1021 = v1019 && v1020;
+  if (v1021) {
+    const float v1022 = v406.m[1][3].thread_elements()[1];
+    const float v1023 = v1022 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1024 = bfloat(v1023);
+    const uint v1025 = v1015 * v1;
+    const uint v1026 = v1025 + v1017;
+    out[v1026] = v1024;
+  }
+  const uint v1027 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1028 = v506 + v1027;
+  const uint v1029 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1030 = v26 + v1029;
+  const bool v1031 = v1028 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1032 = v402 && v1031;
+  const bool v1033 = v1030 < v1;
+  const bool v1034 = v1032 && v1033;
+  if (v1034) {
+    const float v1035 = v406.m[1][4].thread_elements()[0];
+    const float v1036 = v1035 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1037 = bfloat(v1036);
+    const uint v1038 = v1028 * v1;
+    const uint v1039 = v1038 + v1030;
+    out[v1039] = v1037;
+  }
+  const uint v1040 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1041 = v506 + v1040;
+  const uint v1042 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1043 = v26 + v1042;
+  const bool v1044 = v1041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1045 = v402 && v1044;
+  const bool v1046 = v1043 < v1;
+  const bool v1047 = v1045 && v1046;
+  if (v1047) {
+    const float v1048 = v406.m[1][4].thread_elements()[1];
+    const float v1049 = v1048 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1050 = bfloat(v1049);
+    const uint v1051 = v1041 * v1;
+    const uint v1052 = v1051 + v1043;
+    out[v1052] = v1050;
+  }
+  const uint v1053 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1054 = v506 + v1053;
+  const uint v1055 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1056 = v26 + v1055;
+  const bool v1057 = v1054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1058 = v402 && v1057;
+  const bool v1059 = v1056 < v1;
+  const bool v1060 = v1058 && v1059;
+  if (v1060) {
+    const float v1061 = v406.m[1][5].thread_elements()[0];
+    const float v1062 = v1061 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1063 = bfloat(v1062);
+    const uint v1064 = v1054 * v1;
+    const uint v1065 = v1064 + v1056;
+    out[v1065] = v1063;
+  }
+  const uint v1066 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1067 = v506 + v1066;
+  const uint v1068 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1069 = v26 + v1068;
+  const bool v1070 = v1067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1071 = v402 && v1070;
+  const bool v1072 = v1069 < v1;
+  const bool v1073 = v1071 && v1072;
+  if (v1073) {
+    const float v1074 = v406.m[1][5].thread_elements()[1];
+    const float v1075 = v1074 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1076 = bfloat(v1075);
+    const uint v1077 = v1067 * v1;
+    const uint v1078 = v1077 + v1069;
+    out[v1078] = v1076;
+  }
+  const uint v1079 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1080 = v506 + v1079;
+  const uint v1081 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1082 = v26 + v1081;
+  const bool v1083 = v1080 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1084 = v402 && v1083;
+  const bool v1085 = v1082 < v1;
+  const bool v1086 = v1084 && v1085;
+  if (v1086) {
+    const float v1087 = v406.m[1][6].thread_elements()[0];
+    const float v1088 = v1087 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1089 = bfloat(v1088);
+    const uint v1090 = v1080 * v1;
+    const uint v1091 = v1090 + v1082;
+    out[v1091] = v1089;
+  }
+  const uint v1092 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1093 = v506 + v1092;
+  const uint v1094 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1095 = v26 + v1094;
+  const bool v1096 = v1093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1097 = v402 && v1096;
+  const bool v1098 = v1095 < v1;
+  const bool v1099 = v1097 && v1098;
+  if (v1099) {
+    const float v1100 = v406.m[1][6].thread_elements()[1];
+    const float v1101 = v1100 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1102 = bfloat(v1101);
+    const uint v1103 = v1093 * v1;
+    const uint v1104 = v1103 + v1095;
+    out[v1104] = v1102;
+  }
+  const uint v1105 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1106 = v506 + v1105;
+  const uint v1107 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1108 = v26 + v1107;
+  const bool v1109 = v1106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1110 = v402 && v1109;
+  const bool v1111 = v1108 < v1;
+  const bool v1112 = v1110 && v1111;
+  if (v1112) {
+    const float v1113 = v406.m[1][7].thread_elements()[0];
+    const float v1114 = v1113 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1115 = bfloat(v1114);
+    const uint v1116 = v1106 * v1;
+    const uint v1117 = v1116 + v1108;
+    out[v1117] = v1115;
+  }
+  const uint v1118 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1119 = v506 + v1118;
+  const uint v1120 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1121 = v26 + v1120;
+  const bool v1122 = v1119 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1123 = v402 && v1122;
+  const bool v1124 = v1121 < v1;
+  const bool v1125 = v1123 && v1124;
+  if (v1125) {
+    const float v1126 = v406.m[1][7].thread_elements()[1];
+    const float v1127 = v1126 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1128 = bfloat(v1127);
+    const uint v1129 = v1119 * v1;
+    const uint v1130 = v1129 + v1121;
+    out[v1130] = v1128;
+  }
+  const uint v1131 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1132 = v506 + v1131;
+  const uint v1133 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1134 = v26 + v1133;
+  const bool v1135 = v1132 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1136 = v402 && v1135;
+  const bool v1137 = v1134 < v1;
+  const bool v1138 = v1136 && v1137;
+  if (v1138) {
+    const float v1139 = v406.m[1][8].thread_elements()[0];
+    const float v1140 = v1139 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1141 = bfloat(v1140);
+    const uint v1142 = v1132 * v1;
+    const uint v1143 = v1142 + v1134;
+    out[v1143] = v1141;
+  }
+  const uint v1144 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1145 = v506 + v1144;
+  const uint v1146 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1147 = v26 + v1146;
+  const bool v1148 = v1145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1149 = v402 && v1148;
+  const bool v1150 = v1147 < v1;
+  const bool v1151 = v1149 && v1150;
+  if (v1151) {
+    const float v1152 = v406.m[1][8].thread_elements()[1];
+    const float v1153 = v1152 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1154 = bfloat(v1153);
+    const uint v1155 = v1145 * v1;
+    const uint v1156 = v1155 + v1147;
+    out[v1156] = v1154;
+  }
+  const uint v1157 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1158 = v506 + v1157;
+  const uint v1159 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1160 = v26 + v1159;
+  const bool v1161 = v1158 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1162 = v402 && v1161;
+  const bool v1163 = v1160 < v1;
+  const bool v1164 = v1162 && v1163;
+  if (v1164) {
+    const float v1165 = v406.m[1][9].thread_elements()[0];
+    const float v1166 = v1165 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1167 = bfloat(v1166);
+    const uint v1168 = v1158 * v1;
+    const uint v1169 = v1168 + v1160;
+    out[v1169] = v1167;
+  }
+  const uint v1170 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1171 = v506 + v1170;
+  const uint v1172 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1173 = v26 + v1172;
+  const bool v1174 = v1171 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1175 = v402 && v1174;
+  const bool v1176 = v1173 < v1;
+  const bool v1177 = v1175 && v1176;
+  if (v1177) {
+    const float v1178 = v406.m[1][9].thread_elements()[1];
+    const float v1179 = v1178 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1180 = bfloat(v1179);
+    const uint v1181 = v1171 * v1;
+    const uint v1182 = v1181 + v1173;
+    out[v1182] = v1180;
+  }
+  const uint v1183 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1184 = v506 + v1183;
+  const uint v1185 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1186 = v26 + v1185;
+  const bool v1187 = v1184 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1188 = v402 && v1187;
+  const bool v1189 = v1186 < v1;
+  const bool v1190 = v1188 && v1189;
+  if (v1190) {
+    const float v1191 = v406.m[1][10].thread_elements()[0];
+    const float v1192 = v1191 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1193 = bfloat(v1192);
+    const uint v1194 = v1184 * v1;
+    const uint v1195 = v1194 + v1186;
+    out[v1195] = v1193;
+  }
+  const uint v1196 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1197 = v506 + v1196;
+  const uint v1198 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1199 = v26 + v1198;
+  const bool v1200 = v1197 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1201 = v402 && v1200;
+  const bool v1202 = v1199 < v1;
+  const bool v1203 = v1201 && v1202;
+  if (v1203) {
+    const float v1204 = v406.m[1][10].thread_elements()[1];
+    const float v1205 = v1204 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1206 = bfloat(v1205);
+    const uint v1207 = v1197 * v1;
+    const uint v1208 = v1207 + v1199;
+    out[v1208] = v1206;
+  }
+  const uint v1209 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1210 = v506 + v1209;
+  const uint v1211 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1212 = v26 + v1211;
+  const bool v1213 = v1210 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1214 = v402 && v1213;
+  const bool v1215 = v1212 < v1;
+  const bool v1216 = v1214 && v1215;
+  if (v1216) {
+    const float v1217 = v406.m[1][11].thread_elements()[0];
+    const float v1218 = v1217 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1219 = bfloat(v1218);
+    const uint v1220 = v1210 * v1;
+    const uint v1221 = v1220 + v1212;
+    out[v1221] = v1219;
+  }
+  const uint v1222 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1223 = v506 + v1222;
+  const uint v1224 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1225 = v26 + v1224;
+  const bool v1226 = v1223 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1227 = v402 && v1226;
+  const bool v1228 = v1225 < v1;
+  const bool v1229 = v1227 && v1228;
+  if (v1229) {
+    const float v1230 = v406.m[1][11].thread_elements()[1];
+    const float v1231 = v1230 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1232 = bfloat(v1231);
+    const uint v1233 = v1223 * v1;
+    const uint v1234 = v1233 + v1225;
+    out[v1234] = v1232;
+  }
+  const uint v1235 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1236 = v506 + v1235;
+  const uint v1237 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1238 = v26 + v1237;
+  const bool v1239 = v1236 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1240 = v402 && v1239;
+  const bool v1241 = v1238 < v1;
+  const bool v1242 = v1240 && v1241;
+  if (v1242) {
+    const float v1243 = v406.m[1][12].thread_elements()[0];
+    const float v1244 = v1243 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1245 = bfloat(v1244);
+    const uint v1246 = v1236 * v1;
+    const uint v1247 = v1246 + v1238;
+    out[v1247] = v1245;
+  }
+  const uint v1248 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1249 = v506 + v1248;
+  const uint v1250 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1251 = v26 + v1250;
+  const bool v1252 = v1249 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1253 = v402 && v1252;
+  const bool v1254 = v1251 < v1;
+  const bool v1255 = v1253 && v1254;
+  if (v1255) {
+    const float v1256 = v406.m[1][12].thread_elements()[1];
+    const float v1257 = v1256 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1258 = bfloat(v1257);
+    const uint v1259 = v1249 * v1;
+    const uint v1260 = v1259 + v1251;
+    out[v1260] = v1258;
+  }
+  const uint v1261 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1262 = v506 + v1261;
+  const uint v1263 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1264 = v26 + v1263;
+  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1266 = v402 && v1265;
+  const bool v1267 = v1264 < v1;
+  const bool v1268 = v1266 && v1267;
+  if (v1268) {
+    const float v1269 = v406.m[1][13].thread_elements()[0];
+    const float v1270 = v1269 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1271 = bfloat(v1270);
+    const uint v1272 = v1262 * v1;
+    const uint v1273 = v1272 + v1264;
+    out[v1273] = v1271;
+  }
+  const uint v1274 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1275 = v506 + v1274;
+  const uint v1276 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1277 = v26 + v1276;
+  const bool v1278 = v1275 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1279 = v402 && v1278;
+  const bool v1280 = v1277 < v1;
+  const bool v1281 = v1279 && v1280;
+  if (v1281) {
+    const float v1282 = v406.m[1][13].thread_elements()[1];
+    const float v1283 = v1282 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1284 = bfloat(v1283);
+    const uint v1285 = v1275 * v1;
+    const uint v1286 = v1285 + v1277;
+    out[v1286] = v1284;
+  }
+  const uint v1287 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1288 = v506 + v1287;
+  const uint v1289 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1290 = v26 + v1289;
+  const bool v1291 = v1288 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1292 = v402 && v1291;
+  const bool v1293 = v1290 < v1;
+  const bool v1294 = v1292 && v1293;
+  if (v1294) {
+    const float v1295 = v406.m[1][14].thread_elements()[0];
+    const float v1296 = v1295 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1297 = bfloat(v1296);
+    const uint v1298 = v1288 * v1;
+    const uint v1299 = v1298 + v1290;
+    out[v1299] = v1297;
+  }
+  const uint v1300 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1301 = v506 + v1300;
+  const uint v1302 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1303 = v26 + v1302;
+  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1305 = v402 && v1304;
+  const bool v1306 = v1303 < v1;
+  const bool v1307 = v1305 && v1306;
+  if (v1307) {
+    const float v1308 = v406.m[1][14].thread_elements()[1];
+    const float v1309 = v1308 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1310 = bfloat(v1309);
+    const uint v1311 = v1301 * v1;
+    const uint v1312 = v1311 + v1303;
+    out[v1312] = v1310;
+  }
+  const uint v1313 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1314 = v506 + v1313;
+  const uint v1315 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1316 = v26 + v1315;
+  const bool v1317 = v1314 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1318 = v402 && v1317;
+  const bool v1319 = v1316 < v1;
+  const bool v1320 = v1318 && v1319;
+  if (v1320) {
+    const float v1321 = v406.m[1][15].thread_elements()[0];
+    const float v1322 = v1321 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1323 = bfloat(v1322);
+    const uint v1324 = v1314 * v1;
+    const uint v1325 = v1324 + v1316;
+    out[v1325] = v1323;
+  }
+  const uint v1326 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1327 = v506 + v1326;
+  const uint v1328 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1329 = v26 + v1328;
+  const bool v1330 = v1327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1331 = v402 && v1330;
+  const bool v1332 = v1329 < v1;
+  const bool v1333 = v1331 && v1332;
+  if (v1333) {
+    const float v1334 = v406.m[1][15].thread_elements()[1];
+    const float v1335 = v1334 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1336 = bfloat(v1335);
+    const uint v1337 = v1327 * v1;
+    const uint v1338 = v1337 + v1329;
+    out[v1338] = v1336;
+  }
+  const uint v1340 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:171
+  iron_frag<float, 16, 128> v1350;  // kernels/gemm/gemm_warpgroup.hpp:110
+  iron_frag_fill(v1350, float(0.0f));
+  if (v410) {  // kernels/gemm/gemm_warpgroup.hpp:116
+    const uint v2737 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:120
+    const uint v2739 = v398 << 5u;
+    const uint v2740 = v2739 + v2737;
+    const uint v2744 = v2740 >> 3u;
+    const uint v2746 = v2740 & 7u;
+    const uint v2748 = v2746 << 3u;
+    const uint v2749 = v22 + v2744;
+    const bool v2751 = v2749 < v0;
+    const uint v2754 = v2749 * v2;
+    const uint v2759 = v2744 << 6u;
+    const uint v2763 = v2740 + 384u;
+    const uint v2765 = v2763 >> 3u;
+    const uint v2767 = v2763 & 7u;
+    const uint v2769 = v2767 << 3u;
+    const uint v2770 = v22 + v2765;
+    const bool v2772 = v2770 < v0;
+    const uint v2775 = v2770 * v2;
+    const uint v2780 = v2765 << 6u;
+    const uint v2784 = v2740 + 768u;
+    const bool v2786 = v2784 < 1024u;
+    const uint v2822 = v1340 + v2744;  // kernels/gemm/gemm_warpgroup.hpp:121
+    const bool v2824 = v2822 < v1;
+    const uint v2827 = v2822 * v2;
+    const uint v2843 = v1340 + v2765;
+    const bool v2845 = v2843 < v1;
+    const uint v2848 = v2843 * v2;
 
-    for (uint v2625 = 0u; v2625 < v2; v2625 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:99
-      const uint v2627 = v2625 >> 6u;
-      const uint v2629 = v2627 % 1u;
+    for (uint v2728 = 0u; v2728 < v2; v2728 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:117
+      const uint v2730 = v2728 >> 6u;
+      const uint v2732 = v2730 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2632 = v2629 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:102
-      const uint v2647 = v2625 + v2645;
-      const bool v2649 = v2647 < v2;
-      const bool v2650 = v2648 && v2649;
-      const uint v2653 = v2651 + v2647;
-      const uint v2654 = v2650 ? v2653 : 0u;
-      const uint v2657 = v2632 + v2656;
-      const uint v2658 = v2657 + v2645;
+      const uint v2735 = v2732 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:120
+      const uint v2750 = v2728 + v2748;
+      const bool v2752 = v2750 < v2;
+      const bool v2753 = v2751 && v2752;
+      const uint v2756 = v2754 + v2750;
+      const uint v2757 = v2753 ? v2756 : 0u;
+      const uint v2760 = v2735 + v2759;
+      const uint v2761 = v2760 + v2748;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2658 + e] = v2650 ? a[v2654 + e] : bfloat(0);
+        shm3[v2761 + e] = v2753 ? a[v2757 + e] : bfloat(0);
       }
-      const uint v2668 = v2625 + v2666;
-      const bool v2670 = v2668 < v2;
-      const bool v2671 = v2669 && v2670;
-      const uint v2674 = v2672 + v2668;
-      const uint v2675 = v2671 ? v2674 : 0u;
-      const uint v2678 = v2632 + v2677;
-      const uint v2679 = v2678 + v2666;
+      const uint v2771 = v2728 + v2769;
+      const bool v2773 = v2771 < v2;
+      const bool v2774 = v2772 && v2773;
+      const uint v2777 = v2775 + v2771;
+      const uint v2778 = v2774 ? v2777 : 0u;
+      const uint v2781 = v2735 + v2780;
+      const uint v2782 = v2781 + v2769;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2679 + e] = v2671 ? a[v2675 + e] : bfloat(0);
+        shm3[v2782 + e] = v2774 ? a[v2778 + e] : bfloat(0);
       }
-      if (v2683) {
-        const uint v2685 = v2681 >> 3u;
-        const uint v2687 = v2681 & 7u;
-        const uint v2689 = v2687 << 3u;
-        const uint v2690 = v22 + v2685;
-        const uint v2691 = v2625 + v2689;
-        const bool v2692 = v2690 < v0;
-        const bool v2693 = v2691 < v2;
-        const bool v2694 = v2692 && v2693;
-        const uint v2695 = v2690 * v2;
-        const uint v2697 = v2695 + v2691;
-        const uint v2698 = v2694 ? v2697 : 0u;
-        const uint v2700 = v2685 << 6u;
-        const uint v2701 = v2632 + v2700;
-        const uint v2702 = v2701 + v2689;
+      if (v2786) {
+        const uint v2788 = v2784 >> 3u;
+        const uint v2790 = v2784 & 7u;
+        const uint v2792 = v2790 << 3u;
+        const uint v2793 = v22 + v2788;
+        const uint v2794 = v2728 + v2792;
+        const bool v2795 = v2793 < v0;
+        const bool v2796 = v2794 < v2;
+        const bool v2797 = v2795 && v2796;
+        const uint v2798 = v2793 * v2;
+        const uint v2800 = v2798 + v2794;
+        const uint v2801 = v2797 ? v2800 : 0u;
+        const uint v2803 = v2788 << 6u;
+        const uint v2804 = v2735 + v2803;
+        const uint v2805 = v2804 + v2792;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v2702 + e] = v2694 ? a[v2698 + e] : bfloat(0);
+          shm3[v2805 + e] = v2797 ? a[v2801 + e] : bfloat(0);
         }
       }
-      const bool v2723 = v2721 && v2649;  // kernels/gemm/gemm_warpgroup.hpp:103
-      const uint v2726 = v2724 + v2647;
-      const uint v2727 = v2723 ? v2726 : 0u;
+      const bool v2826 = v2824 && v2752;  // kernels/gemm/gemm_warpgroup.hpp:121
+      const uint v2829 = v2827 + v2750;
+      const uint v2830 = v2826 ? v2829 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2658 + e] = v2723 ? b[v2727 + e] : bfloat(0);
+        shm4[v2761 + e] = v2826 ? b[v2830 + e] : bfloat(0);
       }
-      const bool v2744 = v2742 && v2670;
-      const uint v2747 = v2745 + v2668;
-      const uint v2748 = v2744 ? v2747 : 0u;
+      const bool v2847 = v2845 && v2773;
+      const uint v2850 = v2848 + v2771;
+      const uint v2851 = v2847 ? v2850 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2679 + e] = v2744 ? b[v2748 + e] : bfloat(0);
+        shm4[v2782 + e] = v2847 ? b[v2851 + e] : bfloat(0);
       }
-      if (v2683) {
-        const uint v2758 = v2681 >> 3u;
-        const uint v2760 = v2681 & 7u;
-        const uint v2762 = v2760 << 3u;
-        const uint v2763 = v1237 + v2758;
-        const uint v2764 = v2625 + v2762;
-        const bool v2765 = v2763 < v1;
-        const bool v2766 = v2764 < v2;
-        const bool v2767 = v2765 && v2766;
-        const uint v2768 = v2763 * v2;
-        const uint v2770 = v2768 + v2764;
-        const uint v2771 = v2767 ? v2770 : 0u;
-        const uint v2773 = v2758 << 6u;
-        const uint v2774 = v2632 + v2773;
-        const uint v2775 = v2774 + v2762;
+      if (v2786) {
+        const uint v2861 = v2784 >> 3u;
+        const uint v2863 = v2784 & 7u;
+        const uint v2865 = v2863 << 3u;
+        const uint v2866 = v1340 + v2861;
+        const uint v2867 = v2728 + v2865;
+        const bool v2868 = v2866 < v1;
+        const bool v2869 = v2867 < v2;
+        const bool v2870 = v2868 && v2869;
+        const uint v2871 = v2866 * v2;
+        const uint v2873 = v2871 + v2867;
+        const uint v2874 = v2870 ? v2873 : 0u;
+        const uint v2876 = v2861 << 6u;
+        const uint v2877 = v2735 + v2876;
+        const uint v2878 = v2877 + v2865;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v2775 + e] = v2767 ? b[v2771 + e] : bfloat(0);
+          shm4[v2878 + e] = v2870 ? b[v2874 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:99
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:117
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      if (v299) {
-        const uint v2785 = v401 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
-        const uint v2786 = v2632 + v2785;
-        const uint v2886 = v399 << 6u;
-        const uint v2888 = v2786 + v2886;
-        iron_frag<bfloat, 16, 16> v2895;
-        iron_frag_fill(v2895, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2895, shm3, long(v2888), long(64u));
-        iron_frag<bfloat, 16, 128> v2897;
-        iron_frag_fill(v2897, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2897, shm4, long(v2632), long(64u));
-        iron_frag_mma(v1247, v2895, v2897);
-        const uint v2899 = v2888 + 16u;
-        const uint v2902 = v2632 + 16u;
-        iron_frag<bfloat, 16, 16> v2904;
-        iron_frag_fill(v2904, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2904, shm3, long(v2899), long(64u));
-        iron_frag<bfloat, 16, 128> v2906;
-        iron_frag_fill(v2906, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2906, shm4, long(v2902), long(64u));
-        iron_frag_mma(v1247, v2904, v2906);
-        const uint v2908 = v2888 + 32u;
-        const uint v2911 = v2632 + 32u;
-        iron_frag<bfloat, 16, 16> v2913;
-        iron_frag_fill(v2913, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2913, shm3, long(v2908), long(64u));
-        iron_frag<bfloat, 16, 128> v2915;
-        iron_frag_fill(v2915, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2915, shm4, long(v2911), long(64u));
-        iron_frag_mma(v1247, v2913, v2915);
-        const uint v2917 = v2888 + 48u;
-        const uint v2920 = v2632 + 48u;
-        iron_frag<bfloat, 16, 16> v2922;
-        iron_frag_fill(v2922, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2922, shm3, long(v2917), long(64u));
-        iron_frag<bfloat, 16, 128> v2924;
-        iron_frag_fill(v2924, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2924, shm4, long(v2920), long(64u));
-        iron_frag_mma(v1247, v2922, v2924);
+      if (v402) {
+        const uint v2888 = v504 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:112
+        const uint v2889 = v2735 + v2888;
+        const uint v2989 = v502 << 6u;
+        const uint v2991 = v2889 + v2989;
+        iron_frag<bfloat, 16, 16> v2998;
+        iron_frag_fill(v2998, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2998, shm3, long(v2991), long(64u));
+        iron_frag<bfloat, 16, 128> v3000;
+        iron_frag_fill(v3000, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v3000, shm4, long(v2735), long(64u));
+        iron_frag_mma(v1350, v2998, v3000);
+        const uint v3002 = v2991 + 16u;
+        const uint v3005 = v2735 + 16u;
+        iron_frag<bfloat, 16, 16> v3007;
+        iron_frag_fill(v3007, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3007, shm3, long(v3002), long(64u));
+        iron_frag<bfloat, 16, 128> v3009;
+        iron_frag_fill(v3009, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v3009, shm4, long(v3005), long(64u));
+        iron_frag_mma(v1350, v3007, v3009);
+        const uint v3011 = v2991 + 32u;
+        const uint v3014 = v2735 + 32u;
+        iron_frag<bfloat, 16, 16> v3016;
+        iron_frag_fill(v3016, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3016, shm3, long(v3011), long(64u));
+        iron_frag<bfloat, 16, 128> v3018;
+        iron_frag_fill(v3018, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v3018, shm4, long(v3014), long(64u));
+        iron_frag_mma(v1350, v3016, v3018);
+        const uint v3020 = v2991 + 48u;
+        const uint v3023 = v2735 + 48u;
+        iron_frag<bfloat, 16, 16> v3025;
+        iron_frag_fill(v3025, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3025, shm3, long(v3020), long(64u));
+        iron_frag<bfloat, 16, 128> v3027;
+        iron_frag_fill(v3027, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v3027, shm4, long(v3023), long(64u));
+        iron_frag_mma(v1350, v3025, v3027);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:99
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:117
   } else {
-    const uint v1278 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
-    const uint v1279 = iron_tid.x;
+    const uint v1381 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+    const uint v1382 = iron_tid.x;
 
-    for (uint v1277 = 0u; v1277 < v2; v1277 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:112
-      for (uint v1281 = v1279; v1281 < 8192u; v1281 += v1278) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v1283 = v1281 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v1285 = v1281 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v1286 = v22 + v1283;  // kernels/gemm/gemm_tiles.hpp:96
-        const bool v1287 = v1286 < v0;
-        const uint v1288 = v1277 + v1285;
-        const bool v1289 = v1288 < v2;
-        const bool v1290 = v1287 && v1289;
-        if (v1290) {
-          const uint v1292 = v1286 * v2;  // kernels/gemm/gemm_tiles.hpp:97
-          const uint v1294 = v1292 + v1277;
-          const uint v1295 = v1294 + v1285;
-          const bfloat v1296 = a[v1295];
-          const uint v1298 = v1283 << 6u;
-          const uint v1299 = v1298 + v1285;
-          shm3[v1299] = v1296;
+    for (uint v1380 = 0u; v1380 < v2; v1380 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:130
+      for (uint v1384 = v1382; v1384 < 8192u; v1384 += v1381) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v1386 = v1384 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v1388 = v1384 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v1389 = v22 + v1386;  // kernels/gemm/gemm_tiles.hpp:96
+        const bool v1390 = v1389 < v0;
+        const uint v1391 = v1380 + v1388;
+        const bool v1392 = v1391 < v2;
+        const bool v1393 = v1390 && v1392;
+        if (v1393) {
+          const uint v1395 = v1389 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v1397 = v1395 + v1380;
+          const uint v1398 = v1397 + v1388;
+          const bfloat v1399 = a[v1398];
+          const uint v1401 = v1386 << 6u;
+          const uint v1402 = v1401 + v1388;
+          shm3[v1402] = v1399;
         } else {
-          const uint v1301 = v1283 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v1302 = v1301 + v1285;
-          shm3[v1302] = bfloat(0.0f);
+          const uint v1404 = v1386 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1405 = v1404 + v1388;
+          shm3[v1405] = bfloat(0.0f);
         }
       }
 
-      for (uint v1307 = v1279; v1307 < 8192u; v1307 += v1278) {  // kernels/gemm/gemm_tiles.hpp:93
-        const uint v1309 = v1307 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-        const uint v1311 = v1307 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v1312 = v1237 + v1309;  // kernels/gemm/gemm_tiles.hpp:96
-        const bool v1313 = v1312 < v1;
-        const uint v1314 = v1277 + v1311;
-        const bool v1315 = v1314 < v2;
-        const bool v1316 = v1313 && v1315;
-        if (v1316) {
-          const uint v1318 = v1312 * v2;  // kernels/gemm/gemm_tiles.hpp:97
-          const uint v1320 = v1318 + v1277;
-          const uint v1321 = v1320 + v1311;
-          const bfloat v1322 = b[v1321];
-          const uint v1324 = v1309 << 6u;
-          const uint v1325 = v1324 + v1311;
-          shm4[v1325] = v1322;
+      for (uint v1410 = v1382; v1410 < 8192u; v1410 += v1381) {  // kernels/gemm/gemm_tiles.hpp:93
+        const uint v1412 = v1410 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+        const uint v1414 = v1410 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v1415 = v1340 + v1412;  // kernels/gemm/gemm_tiles.hpp:96
+        const bool v1416 = v1415 < v1;
+        const uint v1417 = v1380 + v1414;
+        const bool v1418 = v1417 < v2;
+        const bool v1419 = v1416 && v1418;
+        if (v1419) {
+          const uint v1421 = v1415 * v2;  // kernels/gemm/gemm_tiles.hpp:97
+          const uint v1423 = v1421 + v1380;
+          const uint v1424 = v1423 + v1414;
+          const bfloat v1425 = b[v1424];
+          const uint v1427 = v1412 << 6u;
+          const uint v1428 = v1427 + v1414;
+          shm4[v1428] = v1425;
         } else {
-          const uint v1327 = v1309 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v1328 = v1327 + v1311;
-          shm4[v1328] = bfloat(0.0f);
+          const uint v1430 = v1412 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1431 = v1430 + v1414;
+          shm4[v1431] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:116
-      if (v299) {  // kernels/gemm/gemm_warpgroup.hpp:117
-        const uint v1337 = v401 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
-        const uint v2931 = v399 << 6u;
-        const uint v2933 = v1337 + v2931;
-        iron_frag<bfloat, 16, 16> v2940;
-        iron_frag_fill(v2940, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2940, shm3, long(v2933), long(64u));
-        iron_frag<bfloat, 16, 128> v2942;
-        iron_frag_fill(v2942, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2942, shm4, long(0u), long(64u));
-        iron_frag_mma(v1247, v2940, v2942);
-        const uint v2944 = v2933 + 16u;
-        iron_frag<bfloat, 16, 16> v2949;
-        iron_frag_fill(v2949, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2949, shm3, long(v2944), long(64u));
-        iron_frag<bfloat, 16, 128> v2951;
-        iron_frag_fill(v2951, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2951, shm4, long(16u), long(64u));
-        iron_frag_mma(v1247, v2949, v2951);
-        const uint v2953 = v2933 + 32u;
-        iron_frag<bfloat, 16, 16> v2958;
-        iron_frag_fill(v2958, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2958, shm3, long(v2953), long(64u));
-        iron_frag<bfloat, 16, 128> v2960;
-        iron_frag_fill(v2960, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2960, shm4, long(32u), long(64u));
-        iron_frag_mma(v1247, v2958, v2960);
-        const uint v2962 = v2933 + 48u;
-        iron_frag<bfloat, 16, 16> v2967;
-        iron_frag_fill(v2967, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2967, shm3, long(v2962), long(64u));
-        iron_frag<bfloat, 16, 128> v2969;
-        iron_frag_fill(v2969, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2969, shm4, long(48u), long(64u));
-        iron_frag_mma(v1247, v2967, v2969);
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:134
+      if (v402) {  // kernels/gemm/gemm_warpgroup.hpp:135
+        const uint v1440 = v504 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:112
+        const uint v3034 = v502 << 6u;
+        const uint v3036 = v1440 + v3034;
+        iron_frag<bfloat, 16, 16> v3043;
+        iron_frag_fill(v3043, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3043, shm3, long(v3036), long(64u));
+        iron_frag<bfloat, 16, 128> v3045;
+        iron_frag_fill(v3045, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v3045, shm4, long(0u), long(64u));
+        iron_frag_mma(v1350, v3043, v3045);
+        const uint v3047 = v3036 + 16u;
+        iron_frag<bfloat, 16, 16> v3052;
+        iron_frag_fill(v3052, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3052, shm3, long(v3047), long(64u));
+        iron_frag<bfloat, 16, 128> v3054;
+        iron_frag_fill(v3054, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v3054, shm4, long(16u), long(64u));
+        iron_frag_mma(v1350, v3052, v3054);
+        const uint v3056 = v3036 + 32u;
+        iron_frag<bfloat, 16, 16> v3061;
+        iron_frag_fill(v3061, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3061, shm3, long(v3056), long(64u));
+        iron_frag<bfloat, 16, 128> v3063;
+        iron_frag_fill(v3063, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v3063, shm4, long(32u), long(64u));
+        iron_frag_mma(v1350, v3061, v3063);
+        const uint v3065 = v3036 + 48u;
+        iron_frag<bfloat, 16, 16> v3070;
+        iron_frag_fill(v3070, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3070, shm3, long(v3065), long(64u));
+        iron_frag<bfloat, 16, 128> v3072;
+        iron_frag_fill(v3072, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v3072, shm4, long(48u), long(64u));
+        iron_frag_mma(v1350, v3070, v3072);
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:118
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:136
     }
   }
-  const uint v1348 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1349 = v403 + v1348;
-  const uint v1350 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1351 = v1237 + v1350;
-  const bool v1352 = v1349 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1353 = v299 && v1352;
-  const bool v1354 = v1351 < v1;
-  const bool v1355 = v1353 && v1354;
-  if (v1355) {
-    const float v1356 = v1247.m[0][0].thread_elements()[0];
-    const float v1357 = v1356 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1358 = bfloat(v1357);
-    const uint v1359 = v1349 * v1;
-    const uint v1360 = v1359 + v1351;
-    out[v1360] = v1358;
+  const uint v1451 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1452 = v506 + v1451;
+  const uint v1453 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1454 = v1340 + v1453;
+  const bool v1455 = v1452 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1456 = v402 && v1455;
+  const bool v1457 = v1454 < v1;
+  const bool v1458 = v1456 && v1457;
+  if (v1458) {
+    const float v1459 = v1350.m[0][0].thread_elements()[0];
+    const float v1460 = v1459 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1461 = bfloat(v1460);
+    const uint v1462 = v1452 * v1;
+    const uint v1463 = v1462 + v1454;
+    out[v1463] = v1461;
   }
-  const uint v1361 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1362 = v403 + v1361;
-  const uint v1363 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1364 = v1237 + v1363;
-  const bool v1365 = v1362 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1366 = v299 && v1365;
-  const bool v1367 = v1364 < v1;
-  const bool v1368 = v1366 && v1367;
-  if (v1368) {
-    const float v1369 = v1247.m[0][0].thread_elements()[1];
-    const float v1370 = v1369 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1371 = bfloat(v1370);
-    const uint v1372 = v1362 * v1;
-    const uint v1373 = v1372 + v1364;
-    out[v1373] = v1371;
+  const uint v1464 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1465 = v506 + v1464;
+  const uint v1466 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1467 = v1340 + v1466;
+  const bool v1468 = v1465 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1469 = v402 && v1468;
+  const bool v1470 = v1467 < v1;
+  const bool v1471 = v1469 && v1470;
+  if (v1471) {
+    const float v1472 = v1350.m[0][0].thread_elements()[1];
+    const float v1473 = v1472 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1474 = bfloat(v1473);
+    const uint v1475 = v1465 * v1;
+    const uint v1476 = v1475 + v1467;
+    out[v1476] = v1474;
   }
-  const uint v1374 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1375 = v403 + v1374;
-  const uint v1376 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1377 = v1237 + v1376;
-  const bool v1378 = v1375 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1379 = v299 && v1378;
-  const bool v1380 = v1377 < v1;
-  const bool v1381 = v1379 && v1380;
-  if (v1381) {
-    const float v1382 = v1247.m[0][1].thread_elements()[0];
-    const float v1383 = v1382 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1384 = bfloat(v1383);
-    const uint v1385 = v1375 * v1;
-    const uint v1386 = v1385 + v1377;
-    out[v1386] = v1384;
+  const uint v1477 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1478 = v506 + v1477;
+  const uint v1479 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1480 = v1340 + v1479;
+  const bool v1481 = v1478 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1482 = v402 && v1481;
+  const bool v1483 = v1480 < v1;
+  const bool v1484 = v1482 && v1483;
+  if (v1484) {
+    const float v1485 = v1350.m[0][1].thread_elements()[0];
+    const float v1486 = v1485 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1487 = bfloat(v1486);
+    const uint v1488 = v1478 * v1;
+    const uint v1489 = v1488 + v1480;
+    out[v1489] = v1487;
   }
-  const uint v1387 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1388 = v403 + v1387;
-  const uint v1389 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1390 = v1237 + v1389;
-  const bool v1391 = v1388 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1392 = v299 && v1391;
-  const bool v1393 = v1390 < v1;
-  const bool v1394 = v1392 && v1393;
-  if (v1394) {
-    const float v1395 = v1247.m[0][1].thread_elements()[1];
-    const float v1396 = v1395 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1397 = bfloat(v1396);
-    const uint v1398 = v1388 * v1;
-    const uint v1399 = v1398 + v1390;
-    out[v1399] = v1397;
+  const uint v1490 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1491 = v506 + v1490;
+  const uint v1492 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1493 = v1340 + v1492;
+  const bool v1494 = v1491 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1495 = v402 && v1494;
+  const bool v1496 = v1493 < v1;
+  const bool v1497 = v1495 && v1496;
+  if (v1497) {
+    const float v1498 = v1350.m[0][1].thread_elements()[1];
+    const float v1499 = v1498 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1500 = bfloat(v1499);
+    const uint v1501 = v1491 * v1;
+    const uint v1502 = v1501 + v1493;
+    out[v1502] = v1500;
   }
-  const uint v1400 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1401 = v403 + v1400;
-  const uint v1402 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1403 = v1237 + v1402;
-  const bool v1404 = v1401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1405 = v299 && v1404;
-  const bool v1406 = v1403 < v1;
-  const bool v1407 = v1405 && v1406;
-  if (v1407) {
-    const float v1408 = v1247.m[0][2].thread_elements()[0];
-    const float v1409 = v1408 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1410 = bfloat(v1409);
-    const uint v1411 = v1401 * v1;
-    const uint v1412 = v1411 + v1403;
-    out[v1412] = v1410;
+  const uint v1503 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1504 = v506 + v1503;
+  const uint v1505 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1506 = v1340 + v1505;
+  const bool v1507 = v1504 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1508 = v402 && v1507;
+  const bool v1509 = v1506 < v1;
+  const bool v1510 = v1508 && v1509;
+  if (v1510) {
+    const float v1511 = v1350.m[0][2].thread_elements()[0];
+    const float v1512 = v1511 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1513 = bfloat(v1512);
+    const uint v1514 = v1504 * v1;
+    const uint v1515 = v1514 + v1506;
+    out[v1515] = v1513;
   }
-  const uint v1413 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1414 = v403 + v1413;
-  const uint v1415 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1416 = v1237 + v1415;
-  const bool v1417 = v1414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1418 = v299 && v1417;
-  const bool v1419 = v1416 < v1;
-  const bool v1420 = v1418 && v1419;
-  if (v1420) {
-    const float v1421 = v1247.m[0][2].thread_elements()[1];
-    const float v1422 = v1421 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1423 = bfloat(v1422);
-    const uint v1424 = v1414 * v1;
-    const uint v1425 = v1424 + v1416;
-    out[v1425] = v1423;
+  const uint v1516 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1517 = v506 + v1516;
+  const uint v1518 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1519 = v1340 + v1518;
+  const bool v1520 = v1517 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1521 = v402 && v1520;
+  const bool v1522 = v1519 < v1;
+  const bool v1523 = v1521 && v1522;
+  if (v1523) {
+    const float v1524 = v1350.m[0][2].thread_elements()[1];
+    const float v1525 = v1524 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1526 = bfloat(v1525);
+    const uint v1527 = v1517 * v1;
+    const uint v1528 = v1527 + v1519;
+    out[v1528] = v1526;
   }
-  const uint v1426 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1427 = v403 + v1426;
-  const uint v1428 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1429 = v1237 + v1428;
-  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1431 = v299 && v1430;
-  const bool v1432 = v1429 < v1;
-  const bool v1433 = v1431 && v1432;
-  if (v1433) {
-    const float v1434 = v1247.m[0][3].thread_elements()[0];
-    const float v1435 = v1434 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1436 = bfloat(v1435);
-    const uint v1437 = v1427 * v1;
-    const uint v1438 = v1437 + v1429;
-    out[v1438] = v1436;
+  const uint v1529 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1530 = v506 + v1529;
+  const uint v1531 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1532 = v1340 + v1531;
+  const bool v1533 = v1530 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1534 = v402 && v1533;
+  const bool v1535 = v1532 < v1;
+  const bool v1536 = v1534 && v1535;
+  if (v1536) {
+    const float v1537 = v1350.m[0][3].thread_elements()[0];
+    const float v1538 = v1537 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1539 = bfloat(v1538);
+    const uint v1540 = v1530 * v1;
+    const uint v1541 = v1540 + v1532;
+    out[v1541] = v1539;
   }
-  const uint v1439 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1440 = v403 + v1439;
-  const uint v1441 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1442 = v1237 + v1441;
-  const bool v1443 = v1440 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1444 = v299 && v1443;
-  const bool v1445 = v1442 < v1;
-  const bool v1446 = v1444 && v1445;
-  if (v1446) {
-    const float v1447 = v1247.m[0][3].thread_elements()[1];
-    const float v1448 = v1447 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1449 = bfloat(v1448);
-    const uint v1450 = v1440 * v1;
-    const uint v1451 = v1450 + v1442;
-    out[v1451] = v1449;
+  const uint v1542 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1543 = v506 + v1542;
+  const uint v1544 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1545 = v1340 + v1544;
+  const bool v1546 = v1543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1547 = v402 && v1546;
+  const bool v1548 = v1545 < v1;
+  const bool v1549 = v1547 && v1548;
+  if (v1549) {
+    const float v1550 = v1350.m[0][3].thread_elements()[1];
+    const float v1551 = v1550 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1552 = bfloat(v1551);
+    const uint v1553 = v1543 * v1;
+    const uint v1554 = v1553 + v1545;
+    out[v1554] = v1552;
   }
-  const uint v1452 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1453 = v403 + v1452;
-  const uint v1454 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1455 = v1237 + v1454;
-  const bool v1456 = v1453 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1457 = v299 && v1456;
-  const bool v1458 = v1455 < v1;
-  const bool v1459 = v1457 && v1458;
-  if (v1459) {
-    const float v1460 = v1247.m[0][4].thread_elements()[0];
-    const float v1461 = v1460 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1462 = bfloat(v1461);
-    const uint v1463 = v1453 * v1;
-    const uint v1464 = v1463 + v1455;
-    out[v1464] = v1462;
+  const uint v1555 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1556 = v506 + v1555;
+  const uint v1557 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1558 = v1340 + v1557;
+  const bool v1559 = v1556 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1560 = v402 && v1559;
+  const bool v1561 = v1558 < v1;
+  const bool v1562 = v1560 && v1561;
+  if (v1562) {
+    const float v1563 = v1350.m[0][4].thread_elements()[0];
+    const float v1564 = v1563 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1565 = bfloat(v1564);
+    const uint v1566 = v1556 * v1;
+    const uint v1567 = v1566 + v1558;
+    out[v1567] = v1565;
   }
-  const uint v1465 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1466 = v403 + v1465;
-  const uint v1467 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1468 = v1237 + v1467;
-  const bool v1469 = v1466 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1470 = v299 && v1469;
-  const bool v1471 = v1468 < v1;
-  const bool v1472 = v1470 && v1471;
-  if (v1472) {
-    const float v1473 = v1247.m[0][4].thread_elements()[1];
-    const float v1474 = v1473 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1475 = bfloat(v1474);
-    const uint v1476 = v1466 * v1;
-    const uint v1477 = v1476 + v1468;
-    out[v1477] = v1475;
+  const uint v1568 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1569 = v506 + v1568;
+  const uint v1570 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1571 = v1340 + v1570;
+  const bool v1572 = v1569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1573 = v402 && v1572;
+  const bool v1574 = v1571 < v1;
+  const bool v1575 = v1573 && v1574;
+  if (v1575) {
+    const float v1576 = v1350.m[0][4].thread_elements()[1];
+    const float v1577 = v1576 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1578 = bfloat(v1577);
+    const uint v1579 = v1569 * v1;
+    const uint v1580 = v1579 + v1571;
+    out[v1580] = v1578;
   }
-  const uint v1478 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1479 = v403 + v1478;
-  const uint v1480 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1481 = v1237 + v1480;
-  const bool v1482 = v1479 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1483 = v299 && v1482;
-  const bool v1484 = v1481 < v1;
-  const bool v1485 = v1483 && v1484;
-  if (v1485) {
-    const float v1486 = v1247.m[0][5].thread_elements()[0];
-    const float v1487 = v1486 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1488 = bfloat(v1487);
-    const uint v1489 = v1479 * v1;
-    const uint v1490 = v1489 + v1481;
-    out[v1490] = v1488;
+  const uint v1581 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1582 = v506 + v1581;
+  const uint v1583 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1584 = v1340 + v1583;
+  const bool v1585 = v1582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1586 = v402 && v1585;
+  const bool v1587 = v1584 < v1;
+  const bool v1588 = v1586 && v1587;
+  if (v1588) {
+    const float v1589 = v1350.m[0][5].thread_elements()[0];
+    const float v1590 = v1589 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1591 = bfloat(v1590);
+    const uint v1592 = v1582 * v1;
+    const uint v1593 = v1592 + v1584;
+    out[v1593] = v1591;
   }
-  const uint v1491 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1492 = v403 + v1491;
-  const uint v1493 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1494 = v1237 + v1493;
-  const bool v1495 = v1492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1496 = v299 && v1495;
-  const bool v1497 = v1494 < v1;
-  const bool v1498 = v1496 && v1497;
-  if (v1498) {
-    const float v1499 = v1247.m[0][5].thread_elements()[1];
-    const float v1500 = v1499 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1501 = bfloat(v1500);
-    const uint v1502 = v1492 * v1;
-    const uint v1503 = v1502 + v1494;
-    out[v1503] = v1501;
+  const uint v1594 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1595 = v506 + v1594;
+  const uint v1596 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1597 = v1340 + v1596;
+  const bool v1598 = v1595 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1599 = v402 && v1598;
+  const bool v1600 = v1597 < v1;
+  const bool v1601 = v1599 && v1600;
+  if (v1601) {
+    const float v1602 = v1350.m[0][5].thread_elements()[1];
+    const float v1603 = v1602 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1604 = bfloat(v1603);
+    const uint v1605 = v1595 * v1;
+    const uint v1606 = v1605 + v1597;
+    out[v1606] = v1604;
   }
-  const uint v1504 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1505 = v403 + v1504;
-  const uint v1506 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1507 = v1237 + v1506;
-  const bool v1508 = v1505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1509 = v299 && v1508;
-  const bool v1510 = v1507 < v1;
-  const bool v1511 = v1509 && v1510;
-  if (v1511) {
-    const float v1512 = v1247.m[0][6].thread_elements()[0];
-    const float v1513 = v1512 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1514 = bfloat(v1513);
-    const uint v1515 = v1505 * v1;
-    const uint v1516 = v1515 + v1507;
-    out[v1516] = v1514;
+  const uint v1607 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1608 = v506 + v1607;
+  const uint v1609 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1610 = v1340 + v1609;
+  const bool v1611 = v1608 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1612 = v402 && v1611;
+  const bool v1613 = v1610 < v1;
+  const bool v1614 = v1612 && v1613;
+  if (v1614) {
+    const float v1615 = v1350.m[0][6].thread_elements()[0];
+    const float v1616 = v1615 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1617 = bfloat(v1616);
+    const uint v1618 = v1608 * v1;
+    const uint v1619 = v1618 + v1610;
+    out[v1619] = v1617;
   }
-  const uint v1517 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1518 = v403 + v1517;
-  const uint v1519 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1520 = v1237 + v1519;
-  const bool v1521 = v1518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1522 = v299 && v1521;
-  const bool v1523 = v1520 < v1;
-  const bool v1524 = v1522 && v1523;
-  if (v1524) {
-    const float v1525 = v1247.m[0][6].thread_elements()[1];
-    const float v1526 = v1525 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1527 = bfloat(v1526);
-    const uint v1528 = v1518 * v1;
-    const uint v1529 = v1528 + v1520;
-    out[v1529] = v1527;
+  const uint v1620 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1621 = v506 + v1620;
+  const uint v1622 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1623 = v1340 + v1622;
+  const bool v1624 = v1621 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1625 = v402 && v1624;
+  const bool v1626 = v1623 < v1;
+  const bool v1627 = v1625 && v1626;
+  if (v1627) {
+    const float v1628 = v1350.m[0][6].thread_elements()[1];
+    const float v1629 = v1628 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1630 = bfloat(v1629);
+    const uint v1631 = v1621 * v1;
+    const uint v1632 = v1631 + v1623;
+    out[v1632] = v1630;
   }
-  const uint v1530 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1531 = v403 + v1530;
-  const uint v1532 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1533 = v1237 + v1532;
-  const bool v1534 = v1531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1535 = v299 && v1534;
-  const bool v1536 = v1533 < v1;
-  const bool v1537 = v1535 && v1536;
-  if (v1537) {
-    const float v1538 = v1247.m[0][7].thread_elements()[0];
-    const float v1539 = v1538 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1540 = bfloat(v1539);
-    const uint v1541 = v1531 * v1;
-    const uint v1542 = v1541 + v1533;
-    out[v1542] = v1540;
+  const uint v1633 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1634 = v506 + v1633;
+  const uint v1635 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1636 = v1340 + v1635;
+  const bool v1637 = v1634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1638 = v402 && v1637;
+  const bool v1639 = v1636 < v1;
+  const bool v1640 = v1638 && v1639;
+  if (v1640) {
+    const float v1641 = v1350.m[0][7].thread_elements()[0];
+    const float v1642 = v1641 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1643 = bfloat(v1642);
+    const uint v1644 = v1634 * v1;
+    const uint v1645 = v1644 + v1636;
+    out[v1645] = v1643;
   }
-  const uint v1543 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1544 = v403 + v1543;
-  const uint v1545 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1546 = v1237 + v1545;
-  const bool v1547 = v1544 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1548 = v299 && v1547;
-  const bool v1549 = v1546 < v1;
-  const bool v1550 = v1548 && v1549;
-  if (v1550) {
-    const float v1551 = v1247.m[0][7].thread_elements()[1];
-    const float v1552 = v1551 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1553 = bfloat(v1552);
-    const uint v1554 = v1544 * v1;
-    const uint v1555 = v1554 + v1546;
-    out[v1555] = v1553;
+  const uint v1646 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1647 = v506 + v1646;
+  const uint v1648 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1649 = v1340 + v1648;
+  const bool v1650 = v1647 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1651 = v402 && v1650;
+  const bool v1652 = v1649 < v1;
+  const bool v1653 = v1651 && v1652;
+  if (v1653) {
+    const float v1654 = v1350.m[0][7].thread_elements()[1];
+    const float v1655 = v1654 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1656 = bfloat(v1655);
+    const uint v1657 = v1647 * v1;
+    const uint v1658 = v1657 + v1649;
+    out[v1658] = v1656;
   }
-  const uint v1556 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1557 = v403 + v1556;
-  const uint v1558 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1559 = v1237 + v1558;
-  const bool v1560 = v1557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1561 = v299 && v1560;
-  const bool v1562 = v1559 < v1;
-  const bool v1563 = v1561 && v1562;
-  if (v1563) {
-    const float v1564 = v1247.m[0][8].thread_elements()[0];
-    const float v1565 = v1564 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1566 = bfloat(v1565);
-    const uint v1567 = v1557 * v1;
-    const uint v1568 = v1567 + v1559;
-    out[v1568] = v1566;
+  const uint v1659 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1660 = v506 + v1659;
+  const uint v1661 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1662 = v1340 + v1661;
+  const bool v1663 = v1660 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1664 = v402 && v1663;
+  const bool v1665 = v1662 < v1;
+  const bool v1666 = v1664 && v1665;
+  if (v1666) {
+    const float v1667 = v1350.m[0][8].thread_elements()[0];
+    const float v1668 = v1667 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1669 = bfloat(v1668);
+    const uint v1670 = v1660 * v1;
+    const uint v1671 = v1670 + v1662;
+    out[v1671] = v1669;
   }
-  const uint v1569 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1570 = v403 + v1569;
-  const uint v1571 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1572 = v1237 + v1571;
-  const bool v1573 = v1570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1574 = v299 && v1573;
-  const bool v1575 = v1572 < v1;
-  const bool v1576 = v1574 && v1575;
-  if (v1576) {
-    const float v1577 = v1247.m[0][8].thread_elements()[1];
-    const float v1578 = v1577 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1579 = bfloat(v1578);
-    const uint v1580 = v1570 * v1;
-    const uint v1581 = v1580 + v1572;
-    out[v1581] = v1579;
+  const uint v1672 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1673 = v506 + v1672;
+  const uint v1674 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1675 = v1340 + v1674;
+  const bool v1676 = v1673 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1677 = v402 && v1676;
+  const bool v1678 = v1675 < v1;
+  const bool v1679 = v1677 && v1678;
+  if (v1679) {
+    const float v1680 = v1350.m[0][8].thread_elements()[1];
+    const float v1681 = v1680 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1682 = bfloat(v1681);
+    const uint v1683 = v1673 * v1;
+    const uint v1684 = v1683 + v1675;
+    out[v1684] = v1682;
   }
-  const uint v1582 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1583 = v403 + v1582;
-  const uint v1584 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1585 = v1237 + v1584;
-  const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1587 = v299 && v1586;
-  const bool v1588 = v1585 < v1;
-  const bool v1589 = v1587 && v1588;
-  if (v1589) {
-    const float v1590 = v1247.m[0][9].thread_elements()[0];
-    const float v1591 = v1590 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1592 = bfloat(v1591);
-    const uint v1593 = v1583 * v1;
-    const uint v1594 = v1593 + v1585;
-    out[v1594] = v1592;
+  const uint v1685 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1686 = v506 + v1685;
+  const uint v1687 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1688 = v1340 + v1687;
+  const bool v1689 = v1686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1690 = v402 && v1689;
+  const bool v1691 = v1688 < v1;
+  const bool v1692 = v1690 && v1691;
+  if (v1692) {
+    const float v1693 = v1350.m[0][9].thread_elements()[0];
+    const float v1694 = v1693 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1695 = bfloat(v1694);
+    const uint v1696 = v1686 * v1;
+    const uint v1697 = v1696 + v1688;
+    out[v1697] = v1695;
   }
-  const uint v1595 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1596 = v403 + v1595;
-  const uint v1597 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1598 = v1237 + v1597;
-  const bool v1599 = v1596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1600 = v299 && v1599;
-  const bool v1601 = v1598 < v1;
-  const bool v1602 = v1600 && v1601;
-  if (v1602) {
-    const float v1603 = v1247.m[0][9].thread_elements()[1];
-    const float v1604 = v1603 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1605 = bfloat(v1604);
-    const uint v1606 = v1596 * v1;
-    const uint v1607 = v1606 + v1598;
-    out[v1607] = v1605;
+  const uint v1698 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1699 = v506 + v1698;
+  const uint v1700 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1701 = v1340 + v1700;
+  const bool v1702 = v1699 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1703 = v402 && v1702;
+  const bool v1704 = v1701 < v1;
+  const bool v1705 = v1703 && v1704;
+  if (v1705) {
+    const float v1706 = v1350.m[0][9].thread_elements()[1];
+    const float v1707 = v1706 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1708 = bfloat(v1707);
+    const uint v1709 = v1699 * v1;
+    const uint v1710 = v1709 + v1701;
+    out[v1710] = v1708;
   }
-  const uint v1608 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1609 = v403 + v1608;
-  const uint v1610 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1611 = v1237 + v1610;
-  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1613 = v299 && v1612;
-  const bool v1614 = v1611 < v1;
-  const bool v1615 = v1613 && v1614;
-  if (v1615) {
-    const float v1616 = v1247.m[0][10].thread_elements()[0];
-    const float v1617 = v1616 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1618 = bfloat(v1617);
-    const uint v1619 = v1609 * v1;
-    const uint v1620 = v1619 + v1611;
-    out[v1620] = v1618;
+  const uint v1711 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1712 = v506 + v1711;
+  const uint v1713 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1714 = v1340 + v1713;
+  const bool v1715 = v1712 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1716 = v402 && v1715;
+  const bool v1717 = v1714 < v1;
+  const bool v1718 = v1716 && v1717;
+  if (v1718) {
+    const float v1719 = v1350.m[0][10].thread_elements()[0];
+    const float v1720 = v1719 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1721 = bfloat(v1720);
+    const uint v1722 = v1712 * v1;
+    const uint v1723 = v1722 + v1714;
+    out[v1723] = v1721;
   }
-  const uint v1621 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1622 = v403 + v1621;
-  const uint v1623 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1624 = v1237 + v1623;
-  const bool v1625 = v1622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1626 = v299 && v1625;
-  const bool v1627 = v1624 < v1;
-  const bool v1628 = v1626 && v1627;
-  if (v1628) {
-    const float v1629 = v1247.m[0][10].thread_elements()[1];
-    const float v1630 = v1629 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1631 = bfloat(v1630);
-    const uint v1632 = v1622 * v1;
-    const uint v1633 = v1632 + v1624;
-    out[v1633] = v1631;
+  const uint v1724 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1725 = v506 + v1724;
+  const uint v1726 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1727 = v1340 + v1726;
+  const bool v1728 = v1725 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1729 = v402 && v1728;
+  const bool v1730 = v1727 < v1;
+  const bool v1731 = v1729 && v1730;
+  if (v1731) {
+    const float v1732 = v1350.m[0][10].thread_elements()[1];
+    const float v1733 = v1732 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1734 = bfloat(v1733);
+    const uint v1735 = v1725 * v1;
+    const uint v1736 = v1735 + v1727;
+    out[v1736] = v1734;
   }
-  const uint v1634 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1635 = v403 + v1634;
-  const uint v1636 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1637 = v1237 + v1636;
-  const bool v1638 = v1635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1639 = v299 && v1638;
-  const bool v1640 = v1637 < v1;
-  const bool v1641 = v1639 && v1640;
-  if (v1641) {
-    const float v1642 = v1247.m[0][11].thread_elements()[0];
-    const float v1643 = v1642 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1644 = bfloat(v1643);
-    const uint v1645 = v1635 * v1;
-    const uint v1646 = v1645 + v1637;
-    out[v1646] = v1644;
+  const uint v1737 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1738 = v506 + v1737;
+  const uint v1739 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1740 = v1340 + v1739;
+  const bool v1741 = v1738 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1742 = v402 && v1741;
+  const bool v1743 = v1740 < v1;
+  const bool v1744 = v1742 && v1743;
+  if (v1744) {
+    const float v1745 = v1350.m[0][11].thread_elements()[0];
+    const float v1746 = v1745 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1747 = bfloat(v1746);
+    const uint v1748 = v1738 * v1;
+    const uint v1749 = v1748 + v1740;
+    out[v1749] = v1747;
   }
-  const uint v1647 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1648 = v403 + v1647;
-  const uint v1649 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1650 = v1237 + v1649;
-  const bool v1651 = v1648 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1652 = v299 && v1651;
-  const bool v1653 = v1650 < v1;
-  const bool v1654 = v1652 && v1653;
-  if (v1654) {
-    const float v1655 = v1247.m[0][11].thread_elements()[1];
-    const float v1656 = v1655 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1657 = bfloat(v1656);
-    const uint v1658 = v1648 * v1;
-    const uint v1659 = v1658 + v1650;
-    out[v1659] = v1657;
+  const uint v1750 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1751 = v506 + v1750;
+  const uint v1752 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1753 = v1340 + v1752;
+  const bool v1754 = v1751 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1755 = v402 && v1754;
+  const bool v1756 = v1753 < v1;
+  const bool v1757 = v1755 && v1756;
+  if (v1757) {
+    const float v1758 = v1350.m[0][11].thread_elements()[1];
+    const float v1759 = v1758 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1760 = bfloat(v1759);
+    const uint v1761 = v1751 * v1;
+    const uint v1762 = v1761 + v1753;
+    out[v1762] = v1760;
   }
-  const uint v1660 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1661 = v403 + v1660;
-  const uint v1662 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1663 = v1237 + v1662;
-  const bool v1664 = v1661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1665 = v299 && v1664;
-  const bool v1666 = v1663 < v1;
-  const bool v1667 = v1665 && v1666;
-  if (v1667) {
-    const float v1668 = v1247.m[0][12].thread_elements()[0];
-    const float v1669 = v1668 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1670 = bfloat(v1669);
-    const uint v1671 = v1661 * v1;
-    const uint v1672 = v1671 + v1663;
-    out[v1672] = v1670;
+  const uint v1763 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1764 = v506 + v1763;
+  const uint v1765 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1766 = v1340 + v1765;
+  const bool v1767 = v1764 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1768 = v402 && v1767;
+  const bool v1769 = v1766 < v1;
+  const bool v1770 = v1768 && v1769;
+  if (v1770) {
+    const float v1771 = v1350.m[0][12].thread_elements()[0];
+    const float v1772 = v1771 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1773 = bfloat(v1772);
+    const uint v1774 = v1764 * v1;
+    const uint v1775 = v1774 + v1766;
+    out[v1775] = v1773;
   }
-  const uint v1673 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1674 = v403 + v1673;
-  const uint v1675 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1676 = v1237 + v1675;
-  const bool v1677 = v1674 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1678 = v299 && v1677;
-  const bool v1679 = v1676 < v1;
-  const bool v1680 = v1678 && v1679;
-  if (v1680) {
-    const float v1681 = v1247.m[0][12].thread_elements()[1];
-    const float v1682 = v1681 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1683 = bfloat(v1682);
-    const uint v1684 = v1674 * v1;
-    const uint v1685 = v1684 + v1676;
-    out[v1685] = v1683;
+  const uint v1776 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1777 = v506 + v1776;
+  const uint v1778 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1779 = v1340 + v1778;
+  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1781 = v402 && v1780;
+  const bool v1782 = v1779 < v1;
+  const bool v1783 = v1781 && v1782;
+  if (v1783) {
+    const float v1784 = v1350.m[0][12].thread_elements()[1];
+    const float v1785 = v1784 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1786 = bfloat(v1785);
+    const uint v1787 = v1777 * v1;
+    const uint v1788 = v1787 + v1779;
+    out[v1788] = v1786;
   }
-  const uint v1686 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1687 = v403 + v1686;
-  const uint v1688 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1689 = v1237 + v1688;
-  const bool v1690 = v1687 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1691 = v299 && v1690;
-  const bool v1692 = v1689 < v1;
-  const bool v1693 = v1691 && v1692;
-  if (v1693) {
-    const float v1694 = v1247.m[0][13].thread_elements()[0];
-    const float v1695 = v1694 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1696 = bfloat(v1695);
-    const uint v1697 = v1687 * v1;
-    const uint v1698 = v1697 + v1689;
-    out[v1698] = v1696;
+  const uint v1789 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1790 = v506 + v1789;
+  const uint v1791 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1792 = v1340 + v1791;
+  const bool v1793 = v1790 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1794 = v402 && v1793;
+  const bool v1795 = v1792 < v1;
+  const bool v1796 = v1794 && v1795;
+  if (v1796) {
+    const float v1797 = v1350.m[0][13].thread_elements()[0];
+    const float v1798 = v1797 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1799 = bfloat(v1798);
+    const uint v1800 = v1790 * v1;
+    const uint v1801 = v1800 + v1792;
+    out[v1801] = v1799;
   }
-  const uint v1699 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1700 = v403 + v1699;
-  const uint v1701 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1702 = v1237 + v1701;
-  const bool v1703 = v1700 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1704 = v299 && v1703;
-  const bool v1705 = v1702 < v1;
-  const bool v1706 = v1704 && v1705;
-  if (v1706) {
-    const float v1707 = v1247.m[0][13].thread_elements()[1];
-    const float v1708 = v1707 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1709 = bfloat(v1708);
-    const uint v1710 = v1700 * v1;
-    const uint v1711 = v1710 + v1702;
-    out[v1711] = v1709;
+  const uint v1802 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1803 = v506 + v1802;
+  const uint v1804 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1805 = v1340 + v1804;
+  const bool v1806 = v1803 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1807 = v402 && v1806;
+  const bool v1808 = v1805 < v1;
+  const bool v1809 = v1807 && v1808;
+  if (v1809) {
+    const float v1810 = v1350.m[0][13].thread_elements()[1];
+    const float v1811 = v1810 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1812 = bfloat(v1811);
+    const uint v1813 = v1803 * v1;
+    const uint v1814 = v1813 + v1805;
+    out[v1814] = v1812;
   }
-  const uint v1712 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1713 = v403 + v1712;
-  const uint v1714 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1715 = v1237 + v1714;
-  const bool v1716 = v1713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1717 = v299 && v1716;
-  const bool v1718 = v1715 < v1;
-  const bool v1719 = v1717 && v1718;
-  if (v1719) {
-    const float v1720 = v1247.m[0][14].thread_elements()[0];
-    const float v1721 = v1720 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1722 = bfloat(v1721);
-    const uint v1723 = v1713 * v1;
-    const uint v1724 = v1723 + v1715;
-    out[v1724] = v1722;
+  const uint v1815 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1816 = v506 + v1815;
+  const uint v1817 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1818 = v1340 + v1817;
+  const bool v1819 = v1816 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1820 = v402 && v1819;
+  const bool v1821 = v1818 < v1;
+  const bool v1822 = v1820 && v1821;
+  if (v1822) {
+    const float v1823 = v1350.m[0][14].thread_elements()[0];
+    const float v1824 = v1823 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1825 = bfloat(v1824);
+    const uint v1826 = v1816 * v1;
+    const uint v1827 = v1826 + v1818;
+    out[v1827] = v1825;
   }
-  const uint v1725 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1726 = v403 + v1725;
-  const uint v1727 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1728 = v1237 + v1727;
-  const bool v1729 = v1726 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1730 = v299 && v1729;
-  const bool v1731 = v1728 < v1;
-  const bool v1732 = v1730 && v1731;
-  if (v1732) {
-    const float v1733 = v1247.m[0][14].thread_elements()[1];
-    const float v1734 = v1733 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1735 = bfloat(v1734);
-    const uint v1736 = v1726 * v1;
-    const uint v1737 = v1736 + v1728;
-    out[v1737] = v1735;
+  const uint v1828 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1829 = v506 + v1828;
+  const uint v1830 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1831 = v1340 + v1830;
+  const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1833 = v402 && v1832;
+  const bool v1834 = v1831 < v1;
+  const bool v1835 = v1833 && v1834;
+  if (v1835) {
+    const float v1836 = v1350.m[0][14].thread_elements()[1];
+    const float v1837 = v1836 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1838 = bfloat(v1837);
+    const uint v1839 = v1829 * v1;
+    const uint v1840 = v1839 + v1831;
+    out[v1840] = v1838;
   }
-  const uint v1738 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1739 = v403 + v1738;
-  const uint v1740 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1741 = v1237 + v1740;
-  const bool v1742 = v1739 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1743 = v299 && v1742;
-  const bool v1744 = v1741 < v1;
-  const bool v1745 = v1743 && v1744;
-  if (v1745) {
-    const float v1746 = v1247.m[0][15].thread_elements()[0];
-    const float v1747 = v1746 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1748 = bfloat(v1747);
-    const uint v1749 = v1739 * v1;
-    const uint v1750 = v1749 + v1741;
-    out[v1750] = v1748;
+  const uint v1841 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1842 = v506 + v1841;
+  const uint v1843 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1844 = v1340 + v1843;
+  const bool v1845 = v1842 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1846 = v402 && v1845;
+  const bool v1847 = v1844 < v1;
+  const bool v1848 = v1846 && v1847;
+  if (v1848) {
+    const float v1849 = v1350.m[0][15].thread_elements()[0];
+    const float v1850 = v1849 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1851 = bfloat(v1850);
+    const uint v1852 = v1842 * v1;
+    const uint v1853 = v1852 + v1844;
+    out[v1853] = v1851;
   }
-  const uint v1751 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1752 = v403 + v1751;
-  const uint v1753 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1754 = v1237 + v1753;
-  const bool v1755 = v1752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1756 = v299 && v1755;
-  const bool v1757 = v1754 < v1;
-  const bool v1758 = v1756 && v1757;
-  if (v1758) {
-    const float v1759 = v1247.m[0][15].thread_elements()[1];
-    const float v1760 = v1759 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1761 = bfloat(v1760);
-    const uint v1762 = v1752 * v1;
-    const uint v1763 = v1762 + v1754;
-    out[v1763] = v1761;
+  const uint v1854 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1855 = v506 + v1854;
+  const uint v1856 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1857 = v1340 + v1856;
+  const bool v1858 = v1855 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1859 = v402 && v1858;
+  const bool v1860 = v1857 < v1;
+  const bool v1861 = v1859 && v1860;
+  if (v1861) {
+    const float v1862 = v1350.m[0][15].thread_elements()[1];
+    const float v1863 = v1862 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1864 = bfloat(v1863);
+    const uint v1865 = v1855 * v1;
+    const uint v1866 = v1865 + v1857;
+    out[v1866] = v1864;
   }
-  const uint v1764 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1765 = v403 + v1764;
-  const uint v1766 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1767 = v1237 + v1766;
-  const bool v1768 = v1765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1769 = v299 && v1768;
-  const bool v1770 = v1767 < v1;
-  const bool v1771 = v1769 && v1770;
-  if (v1771) {
-    const float v1772 = v1247.m[1][0].thread_elements()[0];
-    const float v1773 = v1772 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1774 = bfloat(v1773);
-    const uint v1775 = v1765 * v1;
-    const uint v1776 = v1775 + v1767;
-    out[v1776] = v1774;
+  const uint v1867 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1868 = v506 + v1867;
+  const uint v1869 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1870 = v1340 + v1869;
+  const bool v1871 = v1868 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1872 = v402 && v1871;
+  const bool v1873 = v1870 < v1;
+  const bool v1874 = v1872 && v1873;
+  if (v1874) {
+    const float v1875 = v1350.m[1][0].thread_elements()[0];
+    const float v1876 = v1875 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1877 = bfloat(v1876);
+    const uint v1878 = v1868 * v1;
+    const uint v1879 = v1878 + v1870;
+    out[v1879] = v1877;
   }
-  const uint v1777 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1778 = v403 + v1777;
-  const uint v1779 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1780 = v1237 + v1779;
-  const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1782 = v299 && v1781;
-  const bool v1783 = v1780 < v1;
-  const bool v1784 = v1782 && v1783;
-  if (v1784) {
-    const float v1785 = v1247.m[1][0].thread_elements()[1];
-    const float v1786 = v1785 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1787 = bfloat(v1786);
-    const uint v1788 = v1778 * v1;
-    const uint v1789 = v1788 + v1780;
-    out[v1789] = v1787;
+  const uint v1880 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1881 = v506 + v1880;
+  const uint v1882 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1883 = v1340 + v1882;
+  const bool v1884 = v1881 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1885 = v402 && v1884;
+  const bool v1886 = v1883 < v1;
+  const bool v1887 = v1885 && v1886;
+  if (v1887) {
+    const float v1888 = v1350.m[1][0].thread_elements()[1];
+    const float v1889 = v1888 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1890 = bfloat(v1889);
+    const uint v1891 = v1881 * v1;
+    const uint v1892 = v1891 + v1883;
+    out[v1892] = v1890;
   }
-  const uint v1790 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1791 = v403 + v1790;
-  const uint v1792 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1793 = v1237 + v1792;
-  const bool v1794 = v1791 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1795 = v299 && v1794;
-  const bool v1796 = v1793 < v1;
-  const bool v1797 = v1795 && v1796;
-  if (v1797) {
-    const float v1798 = v1247.m[1][1].thread_elements()[0];
-    const float v1799 = v1798 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1800 = bfloat(v1799);
-    const uint v1801 = v1791 * v1;
-    const uint v1802 = v1801 + v1793;
-    out[v1802] = v1800;
+  const uint v1893 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1894 = v506 + v1893;
+  const uint v1895 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1896 = v1340 + v1895;
+  const bool v1897 = v1894 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1898 = v402 && v1897;
+  const bool v1899 = v1896 < v1;
+  const bool v1900 = v1898 && v1899;
+  if (v1900) {
+    const float v1901 = v1350.m[1][1].thread_elements()[0];
+    const float v1902 = v1901 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1903 = bfloat(v1902);
+    const uint v1904 = v1894 * v1;
+    const uint v1905 = v1904 + v1896;
+    out[v1905] = v1903;
   }
-  const uint v1803 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1804 = v403 + v1803;
-  const uint v1805 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1806 = v1237 + v1805;
-  const bool v1807 = v1804 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1808 = v299 && v1807;
-  const bool v1809 = v1806 < v1;
-  const bool v1810 = v1808 && v1809;
-  if (v1810) {
-    const float v1811 = v1247.m[1][1].thread_elements()[1];
-    const float v1812 = v1811 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1813 = bfloat(v1812);
-    const uint v1814 = v1804 * v1;
-    const uint v1815 = v1814 + v1806;
-    out[v1815] = v1813;
+  const uint v1906 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1907 = v506 + v1906;
+  const uint v1908 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1909 = v1340 + v1908;
+  const bool v1910 = v1907 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1911 = v402 && v1910;
+  const bool v1912 = v1909 < v1;
+  const bool v1913 = v1911 && v1912;
+  if (v1913) {
+    const float v1914 = v1350.m[1][1].thread_elements()[1];
+    const float v1915 = v1914 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1916 = bfloat(v1915);
+    const uint v1917 = v1907 * v1;
+    const uint v1918 = v1917 + v1909;
+    out[v1918] = v1916;
   }
-  const uint v1816 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1817 = v403 + v1816;
-  const uint v1818 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1819 = v1237 + v1818;
-  const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1821 = v299 && v1820;
-  const bool v1822 = v1819 < v1;
-  const bool v1823 = v1821 && v1822;
-  if (v1823) {
-    const float v1824 = v1247.m[1][2].thread_elements()[0];
-    const float v1825 = v1824 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1826 = bfloat(v1825);
-    const uint v1827 = v1817 * v1;
-    const uint v1828 = v1827 + v1819;
-    out[v1828] = v1826;
+  const uint v1919 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1920 = v506 + v1919;
+  const uint v1921 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1922 = v1340 + v1921;
+  const bool v1923 = v1920 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1924 = v402 && v1923;
+  const bool v1925 = v1922 < v1;
+  const bool v1926 = v1924 && v1925;
+  if (v1926) {
+    const float v1927 = v1350.m[1][2].thread_elements()[0];
+    const float v1928 = v1927 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1929 = bfloat(v1928);
+    const uint v1930 = v1920 * v1;
+    const uint v1931 = v1930 + v1922;
+    out[v1931] = v1929;
   }
-  const uint v1829 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1830 = v403 + v1829;
-  const uint v1831 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1832 = v1237 + v1831;
-  const bool v1833 = v1830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1834 = v299 && v1833;
-  const bool v1835 = v1832 < v1;
-  const bool v1836 = v1834 && v1835;
-  if (v1836) {
-    const float v1837 = v1247.m[1][2].thread_elements()[1];
-    const float v1838 = v1837 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1839 = bfloat(v1838);
-    const uint v1840 = v1830 * v1;
-    const uint v1841 = v1840 + v1832;
-    out[v1841] = v1839;
+  const uint v1932 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1933 = v506 + v1932;
+  const uint v1934 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1935 = v1340 + v1934;
+  const bool v1936 = v1933 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1937 = v402 && v1936;
+  const bool v1938 = v1935 < v1;
+  const bool v1939 = v1937 && v1938;
+  if (v1939) {
+    const float v1940 = v1350.m[1][2].thread_elements()[1];
+    const float v1941 = v1940 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1942 = bfloat(v1941);
+    const uint v1943 = v1933 * v1;
+    const uint v1944 = v1943 + v1935;
+    out[v1944] = v1942;
   }
-  const uint v1842 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1843 = v403 + v1842;
-  const uint v1844 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1845 = v1237 + v1844;
-  const bool v1846 = v1843 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1847 = v299 && v1846;
-  const bool v1848 = v1845 < v1;
-  const bool v1849 = v1847 && v1848;
-  if (v1849) {
-    const float v1850 = v1247.m[1][3].thread_elements()[0];
-    const float v1851 = v1850 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1852 = bfloat(v1851);
-    const uint v1853 = v1843 * v1;
-    const uint v1854 = v1853 + v1845;
-    out[v1854] = v1852;
+  const uint v1945 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1946 = v506 + v1945;
+  const uint v1947 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1948 = v1340 + v1947;
+  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1950 = v402 && v1949;
+  const bool v1951 = v1948 < v1;
+  const bool v1952 = v1950 && v1951;
+  if (v1952) {
+    const float v1953 = v1350.m[1][3].thread_elements()[0];
+    const float v1954 = v1953 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1955 = bfloat(v1954);
+    const uint v1956 = v1946 * v1;
+    const uint v1957 = v1956 + v1948;
+    out[v1957] = v1955;
   }
-  const uint v1855 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1856 = v403 + v1855;
-  const uint v1857 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1858 = v1237 + v1857;
-  const bool v1859 = v1856 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1860 = v299 && v1859;
-  const bool v1861 = v1858 < v1;
-  const bool v1862 = v1860 && v1861;
-  if (v1862) {
-    const float v1863 = v1247.m[1][3].thread_elements()[1];
-    const float v1864 = v1863 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1865 = bfloat(v1864);
-    const uint v1866 = v1856 * v1;
-    const uint v1867 = v1866 + v1858;
-    out[v1867] = v1865;
+  const uint v1958 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1959 = v506 + v1958;
+  const uint v1960 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1961 = v1340 + v1960;
+  const bool v1962 = v1959 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1963 = v402 && v1962;
+  const bool v1964 = v1961 < v1;
+  const bool v1965 = v1963 && v1964;
+  if (v1965) {
+    const float v1966 = v1350.m[1][3].thread_elements()[1];
+    const float v1967 = v1966 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1968 = bfloat(v1967);
+    const uint v1969 = v1959 * v1;
+    const uint v1970 = v1969 + v1961;
+    out[v1970] = v1968;
   }
-  const uint v1868 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1869 = v403 + v1868;
-  const uint v1870 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1871 = v1237 + v1870;
-  const bool v1872 = v1869 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1873 = v299 && v1872;
-  const bool v1874 = v1871 < v1;
-  const bool v1875 = v1873 && v1874;
-  if (v1875) {
-    const float v1876 = v1247.m[1][4].thread_elements()[0];
-    const float v1877 = v1876 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1878 = bfloat(v1877);
-    const uint v1879 = v1869 * v1;
-    const uint v1880 = v1879 + v1871;
-    out[v1880] = v1878;
+  const uint v1971 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1972 = v506 + v1971;
+  const uint v1973 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1974 = v1340 + v1973;
+  const bool v1975 = v1972 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1976 = v402 && v1975;
+  const bool v1977 = v1974 < v1;
+  const bool v1978 = v1976 && v1977;
+  if (v1978) {
+    const float v1979 = v1350.m[1][4].thread_elements()[0];
+    const float v1980 = v1979 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1981 = bfloat(v1980);
+    const uint v1982 = v1972 * v1;
+    const uint v1983 = v1982 + v1974;
+    out[v1983] = v1981;
   }
-  const uint v1881 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1882 = v403 + v1881;
-  const uint v1883 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1884 = v1237 + v1883;
-  const bool v1885 = v1882 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1886 = v299 && v1885;
-  const bool v1887 = v1884 < v1;
-  const bool v1888 = v1886 && v1887;
-  if (v1888) {
-    const float v1889 = v1247.m[1][4].thread_elements()[1];
-    const float v1890 = v1889 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1891 = bfloat(v1890);
-    const uint v1892 = v1882 * v1;
-    const uint v1893 = v1892 + v1884;
-    out[v1893] = v1891;
+  const uint v1984 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1985 = v506 + v1984;
+  const uint v1986 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v1987 = v1340 + v1986;
+  const bool v1988 = v1985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v1989 = v402 && v1988;
+  const bool v1990 = v1987 < v1;
+  const bool v1991 = v1989 && v1990;
+  if (v1991) {
+    const float v1992 = v1350.m[1][4].thread_elements()[1];
+    const float v1993 = v1992 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v1994 = bfloat(v1993);
+    const uint v1995 = v1985 * v1;
+    const uint v1996 = v1995 + v1987;
+    out[v1996] = v1994;
   }
-  const uint v1894 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1895 = v403 + v1894;
-  const uint v1896 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1897 = v1237 + v1896;
-  const bool v1898 = v1895 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1899 = v299 && v1898;
-  const bool v1900 = v1897 < v1;
-  const bool v1901 = v1899 && v1900;
-  if (v1901) {
-    const float v1902 = v1247.m[1][5].thread_elements()[0];
-    const float v1903 = v1902 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1904 = bfloat(v1903);
-    const uint v1905 = v1895 * v1;
-    const uint v1906 = v1905 + v1897;
-    out[v1906] = v1904;
+  const uint v1997 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v1998 = v506 + v1997;
+  const uint v1999 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v2000 = v1340 + v1999;
+  const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2002 = v402 && v2001;
+  const bool v2003 = v2000 < v1;
+  const bool v2004 = v2002 && v2003;
+  if (v2004) {
+    const float v2005 = v1350.m[1][5].thread_elements()[0];
+    const float v2006 = v2005 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2007 = bfloat(v2006);
+    const uint v2008 = v1998 * v1;
+    const uint v2009 = v2008 + v2000;
+    out[v2009] = v2007;
   }
-  const uint v1907 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1908 = v403 + v1907;
-  const uint v1909 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1910 = v1237 + v1909;
-  const bool v1911 = v1908 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1912 = v299 && v1911;
-  const bool v1913 = v1910 < v1;
-  const bool v1914 = v1912 && v1913;
-  if (v1914) {
-    const float v1915 = v1247.m[1][5].thread_elements()[1];
-    const float v1916 = v1915 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1917 = bfloat(v1916);
-    const uint v1918 = v1908 * v1;
-    const uint v1919 = v1918 + v1910;
-    out[v1919] = v1917;
+  const uint v2010 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v2011 = v506 + v2010;
+  const uint v2012 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v2013 = v1340 + v2012;
+  const bool v2014 = v2011 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2015 = v402 && v2014;
+  const bool v2016 = v2013 < v1;
+  const bool v2017 = v2015 && v2016;
+  if (v2017) {
+    const float v2018 = v1350.m[1][5].thread_elements()[1];
+    const float v2019 = v2018 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2020 = bfloat(v2019);
+    const uint v2021 = v2011 * v1;
+    const uint v2022 = v2021 + v2013;
+    out[v2022] = v2020;
   }
-  const uint v1920 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1921 = v403 + v1920;
-  const uint v1922 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1923 = v1237 + v1922;
-  const bool v1924 = v1921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1925 = v299 && v1924;
-  const bool v1926 = v1923 < v1;
-  const bool v1927 = v1925 && v1926;
-  if (v1927) {
-    const float v1928 = v1247.m[1][6].thread_elements()[0];
-    const float v1929 = v1928 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1930 = bfloat(v1929);
-    const uint v1931 = v1921 * v1;
-    const uint v1932 = v1931 + v1923;
-    out[v1932] = v1930;
+  const uint v2023 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v2024 = v506 + v2023;
+  const uint v2025 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v2026 = v1340 + v2025;
+  const bool v2027 = v2024 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2028 = v402 && v2027;
+  const bool v2029 = v2026 < v1;
+  const bool v2030 = v2028 && v2029;
+  if (v2030) {
+    const float v2031 = v1350.m[1][6].thread_elements()[0];
+    const float v2032 = v2031 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2033 = bfloat(v2032);
+    const uint v2034 = v2024 * v1;
+    const uint v2035 = v2034 + v2026;
+    out[v2035] = v2033;
   }
-  const uint v1933 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1934 = v403 + v1933;
-  const uint v1935 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1936 = v1237 + v1935;
-  const bool v1937 = v1934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1938 = v299 && v1937;
-  const bool v1939 = v1936 < v1;
-  const bool v1940 = v1938 && v1939;
-  if (v1940) {
-    const float v1941 = v1247.m[1][6].thread_elements()[1];
-    const float v1942 = v1941 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1943 = bfloat(v1942);
-    const uint v1944 = v1934 * v1;
-    const uint v1945 = v1944 + v1936;
-    out[v1945] = v1943;
+  const uint v2036 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v2037 = v506 + v2036;
+  const uint v2038 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v2039 = v1340 + v2038;
+  const bool v2040 = v2037 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2041 = v402 && v2040;
+  const bool v2042 = v2039 < v1;
+  const bool v2043 = v2041 && v2042;
+  if (v2043) {
+    const float v2044 = v1350.m[1][6].thread_elements()[1];
+    const float v2045 = v2044 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2046 = bfloat(v2045);
+    const uint v2047 = v2037 * v1;
+    const uint v2048 = v2047 + v2039;
+    out[v2048] = v2046;
   }
-  const uint v1946 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1947 = v403 + v1946;
-  const uint v1948 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1949 = v1237 + v1948;
-  const bool v1950 = v1947 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1951 = v299 && v1950;
-  const bool v1952 = v1949 < v1;
-  const bool v1953 = v1951 && v1952;
-  if (v1953) {
-    const float v1954 = v1247.m[1][7].thread_elements()[0];
-    const float v1955 = v1954 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1956 = bfloat(v1955);
-    const uint v1957 = v1947 * v1;
-    const uint v1958 = v1957 + v1949;
-    out[v1958] = v1956;
+  const uint v2049 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v2050 = v506 + v2049;
+  const uint v2051 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v2052 = v1340 + v2051;
+  const bool v2053 = v2050 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2054 = v402 && v2053;
+  const bool v2055 = v2052 < v1;
+  const bool v2056 = v2054 && v2055;
+  if (v2056) {
+    const float v2057 = v1350.m[1][7].thread_elements()[0];
+    const float v2058 = v2057 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2059 = bfloat(v2058);
+    const uint v2060 = v2050 * v1;
+    const uint v2061 = v2060 + v2052;
+    out[v2061] = v2059;
   }
-  const uint v1959 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1960 = v403 + v1959;
-  const uint v1961 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1962 = v1237 + v1961;
-  const bool v1963 = v1960 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1964 = v299 && v1963;
-  const bool v1965 = v1962 < v1;
-  const bool v1966 = v1964 && v1965;
-  if (v1966) {
-    const float v1967 = v1247.m[1][7].thread_elements()[1];
-    const float v1968 = v1967 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1969 = bfloat(v1968);
-    const uint v1970 = v1960 * v1;
-    const uint v1971 = v1970 + v1962;
-    out[v1971] = v1969;
+  const uint v2062 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v2063 = v506 + v2062;
+  const uint v2064 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v2065 = v1340 + v2064;
+  const bool v2066 = v2063 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2067 = v402 && v2066;
+  const bool v2068 = v2065 < v1;
+  const bool v2069 = v2067 && v2068;
+  if (v2069) {
+    const float v2070 = v1350.m[1][7].thread_elements()[1];
+    const float v2071 = v2070 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2072 = bfloat(v2071);
+    const uint v2073 = v2063 * v1;
+    const uint v2074 = v2073 + v2065;
+    out[v2074] = v2072;
   }
-  const uint v1972 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1973 = v403 + v1972;
-  const uint v1974 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1975 = v1237 + v1974;
-  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1977 = v299 && v1976;
-  const bool v1978 = v1975 < v1;
-  const bool v1979 = v1977 && v1978;
-  if (v1979) {
-    const float v1980 = v1247.m[1][8].thread_elements()[0];
-    const float v1981 = v1980 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1982 = bfloat(v1981);
-    const uint v1983 = v1973 * v1;
-    const uint v1984 = v1983 + v1975;
-    out[v1984] = v1982;
+  const uint v2075 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v2076 = v506 + v2075;
+  const uint v2077 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v2078 = v1340 + v2077;
+  const bool v2079 = v2076 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2080 = v402 && v2079;
+  const bool v2081 = v2078 < v1;
+  const bool v2082 = v2080 && v2081;
+  if (v2082) {
+    const float v2083 = v1350.m[1][8].thread_elements()[0];
+    const float v2084 = v2083 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2085 = bfloat(v2084);
+    const uint v2086 = v2076 * v1;
+    const uint v2087 = v2086 + v2078;
+    out[v2087] = v2085;
   }
-  const uint v1985 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1986 = v403 + v1985;
-  const uint v1987 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v1988 = v1237 + v1987;
-  const bool v1989 = v1986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v1990 = v299 && v1989;
-  const bool v1991 = v1988 < v1;
-  const bool v1992 = v1990 && v1991;
-  if (v1992) {
-    const float v1993 = v1247.m[1][8].thread_elements()[1];
-    const float v1994 = v1993 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v1995 = bfloat(v1994);
-    const uint v1996 = v1986 * v1;
-    const uint v1997 = v1996 + v1988;
-    out[v1997] = v1995;
+  const uint v2088 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v2089 = v506 + v2088;
+  const uint v2090 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v2091 = v1340 + v2090;
+  const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2093 = v402 && v2092;
+  const bool v2094 = v2091 < v1;
+  const bool v2095 = v2093 && v2094;
+  if (v2095) {
+    const float v2096 = v1350.m[1][8].thread_elements()[1];
+    const float v2097 = v2096 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2098 = bfloat(v2097);
+    const uint v2099 = v2089 * v1;
+    const uint v2100 = v2099 + v2091;
+    out[v2100] = v2098;
   }
-  const uint v1998 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v1999 = v403 + v1998;
-  const uint v2000 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v2001 = v1237 + v2000;
-  const bool v2002 = v1999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v2003 = v299 && v2002;
-  const bool v2004 = v2001 < v1;
-  const bool v2005 = v2003 && v2004;
-  if (v2005) {
-    const float v2006 = v1247.m[1][9].thread_elements()[0];
-    const float v2007 = v2006 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v2008 = bfloat(v2007);
-    const uint v2009 = v1999 * v1;
-    const uint v2010 = v2009 + v2001;
-    out[v2010] = v2008;
+  const uint v2101 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v2102 = v506 + v2101;
+  const uint v2103 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v2104 = v1340 + v2103;
+  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2106 = v402 && v2105;
+  const bool v2107 = v2104 < v1;
+  const bool v2108 = v2106 && v2107;
+  if (v2108) {
+    const float v2109 = v1350.m[1][9].thread_elements()[0];
+    const float v2110 = v2109 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2111 = bfloat(v2110);
+    const uint v2112 = v2102 * v1;
+    const uint v2113 = v2112 + v2104;
+    out[v2113] = v2111;
   }
-  const uint v2011 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v2012 = v403 + v2011;
-  const uint v2013 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v2014 = v1237 + v2013;
-  const bool v2015 = v2012 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v2016 = v299 && v2015;
-  const bool v2017 = v2014 < v1;
-  const bool v2018 = v2016 && v2017;
-  if (v2018) {
-    const float v2019 = v1247.m[1][9].thread_elements()[1];
-    const float v2020 = v2019 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v2021 = bfloat(v2020);
-    const uint v2022 = v2012 * v1;
-    const uint v2023 = v2022 + v2014;
-    out[v2023] = v2021;
+  const uint v2114 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v2115 = v506 + v2114;
+  const uint v2116 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v2117 = v1340 + v2116;
+  const bool v2118 = v2115 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2119 = v402 && v2118;
+  const bool v2120 = v2117 < v1;
+  const bool v2121 = v2119 && v2120;
+  if (v2121) {
+    const float v2122 = v1350.m[1][9].thread_elements()[1];
+    const float v2123 = v2122 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2124 = bfloat(v2123);
+    const uint v2125 = v2115 * v1;
+    const uint v2126 = v2125 + v2117;
+    out[v2126] = v2124;
   }
-  const uint v2024 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v2025 = v403 + v2024;
-  const uint v2026 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v2027 = v1237 + v2026;
-  const bool v2028 = v2025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v2029 = v299 && v2028;
-  const bool v2030 = v2027 < v1;
-  const bool v2031 = v2029 && v2030;
-  if (v2031) {
-    const float v2032 = v1247.m[1][10].thread_elements()[0];
-    const float v2033 = v2032 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v2034 = bfloat(v2033);
-    const uint v2035 = v2025 * v1;
-    const uint v2036 = v2035 + v2027;
-    out[v2036] = v2034;
+  const uint v2127 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v2128 = v506 + v2127;
+  const uint v2129 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v2130 = v1340 + v2129;
+  const bool v2131 = v2128 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2132 = v402 && v2131;
+  const bool v2133 = v2130 < v1;
+  const bool v2134 = v2132 && v2133;
+  if (v2134) {
+    const float v2135 = v1350.m[1][10].thread_elements()[0];
+    const float v2136 = v2135 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2137 = bfloat(v2136);
+    const uint v2138 = v2128 * v1;
+    const uint v2139 = v2138 + v2130;
+    out[v2139] = v2137;
   }
-  const uint v2037 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v2038 = v403 + v2037;
-  const uint v2039 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v2040 = v1237 + v2039;
-  const bool v2041 = v2038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v2042 = v299 && v2041;
-  const bool v2043 = v2040 < v1;
-  const bool v2044 = v2042 && v2043;
-  if (v2044) {
-    const float v2045 = v1247.m[1][10].thread_elements()[1];
-    const float v2046 = v2045 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v2047 = bfloat(v2046);
-    const uint v2048 = v2038 * v1;
-    const uint v2049 = v2048 + v2040;
-    out[v2049] = v2047;
+  const uint v2140 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v2141 = v506 + v2140;
+  const uint v2142 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v2143 = v1340 + v2142;
+  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2145 = v402 && v2144;
+  const bool v2146 = v2143 < v1;
+  const bool v2147 = v2145 && v2146;
+  if (v2147) {
+    const float v2148 = v1350.m[1][10].thread_elements()[1];
+    const float v2149 = v2148 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2150 = bfloat(v2149);
+    const uint v2151 = v2141 * v1;
+    const uint v2152 = v2151 + v2143;
+    out[v2152] = v2150;
   }
-  const uint v2050 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v2051 = v403 + v2050;
-  const uint v2052 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v2053 = v1237 + v2052;
-  const bool v2054 = v2051 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v2055 = v299 && v2054;
-  const bool v2056 = v2053 < v1;
-  const bool v2057 = v2055 && v2056;
-  if (v2057) {
-    const float v2058 = v1247.m[1][11].thread_elements()[0];
-    const float v2059 = v2058 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v2060 = bfloat(v2059);
-    const uint v2061 = v2051 * v1;
-    const uint v2062 = v2061 + v2053;
-    out[v2062] = v2060;
+  const uint v2153 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v2154 = v506 + v2153;
+  const uint v2155 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v2156 = v1340 + v2155;
+  const bool v2157 = v2154 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2158 = v402 && v2157;
+  const bool v2159 = v2156 < v1;
+  const bool v2160 = v2158 && v2159;
+  if (v2160) {
+    const float v2161 = v1350.m[1][11].thread_elements()[0];
+    const float v2162 = v2161 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2163 = bfloat(v2162);
+    const uint v2164 = v2154 * v1;
+    const uint v2165 = v2164 + v2156;
+    out[v2165] = v2163;
   }
-  const uint v2063 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v2064 = v403 + v2063;
-  const uint v2065 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v2066 = v1237 + v2065;
-  const bool v2067 = v2064 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v2068 = v299 && v2067;
-  const bool v2069 = v2066 < v1;
-  const bool v2070 = v2068 && v2069;
-  if (v2070) {
-    const float v2071 = v1247.m[1][11].thread_elements()[1];
-    const float v2072 = v2071 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v2073 = bfloat(v2072);
-    const uint v2074 = v2064 * v1;
-    const uint v2075 = v2074 + v2066;
-    out[v2075] = v2073;
+  const uint v2166 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v2167 = v506 + v2166;
+  const uint v2168 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v2169 = v1340 + v2168;
+  const bool v2170 = v2167 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2171 = v402 && v2170;
+  const bool v2172 = v2169 < v1;
+  const bool v2173 = v2171 && v2172;
+  if (v2173) {
+    const float v2174 = v1350.m[1][11].thread_elements()[1];
+    const float v2175 = v2174 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2176 = bfloat(v2175);
+    const uint v2177 = v2167 * v1;
+    const uint v2178 = v2177 + v2169;
+    out[v2178] = v2176;
   }
-  const uint v2076 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v2077 = v403 + v2076;
-  const uint v2078 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v2079 = v1237 + v2078;
-  const bool v2080 = v2077 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v2081 = v299 && v2080;
-  const bool v2082 = v2079 < v1;
-  const bool v2083 = v2081 && v2082;
-  if (v2083) {
-    const float v2084 = v1247.m[1][12].thread_elements()[0];
-    const float v2085 = v2084 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v2086 = bfloat(v2085);
-    const uint v2087 = v2077 * v1;
-    const uint v2088 = v2087 + v2079;
-    out[v2088] = v2086;
+  const uint v2179 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v2180 = v506 + v2179;
+  const uint v2181 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v2182 = v1340 + v2181;
+  const bool v2183 = v2180 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2184 = v402 && v2183;
+  const bool v2185 = v2182 < v1;
+  const bool v2186 = v2184 && v2185;
+  if (v2186) {
+    const float v2187 = v1350.m[1][12].thread_elements()[0];
+    const float v2188 = v2187 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2189 = bfloat(v2188);
+    const uint v2190 = v2180 * v1;
+    const uint v2191 = v2190 + v2182;
+    out[v2191] = v2189;
   }
-  const uint v2089 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v2090 = v403 + v2089;
-  const uint v2091 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v2092 = v1237 + v2091;
-  const bool v2093 = v2090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v2094 = v299 && v2093;
-  const bool v2095 = v2092 < v1;
-  const bool v2096 = v2094 && v2095;
-  if (v2096) {
-    const float v2097 = v1247.m[1][12].thread_elements()[1];
-    const float v2098 = v2097 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v2099 = bfloat(v2098);
-    const uint v2100 = v2090 * v1;
-    const uint v2101 = v2100 + v2092;
-    out[v2101] = v2099;
+  const uint v2192 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v2193 = v506 + v2192;
+  const uint v2194 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v2195 = v1340 + v2194;
+  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2197 = v402 && v2196;
+  const bool v2198 = v2195 < v1;
+  const bool v2199 = v2197 && v2198;
+  if (v2199) {
+    const float v2200 = v1350.m[1][12].thread_elements()[1];
+    const float v2201 = v2200 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2202 = bfloat(v2201);
+    const uint v2203 = v2193 * v1;
+    const uint v2204 = v2203 + v2195;
+    out[v2204] = v2202;
   }
-  const uint v2102 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v2103 = v403 + v2102;
-  const uint v2104 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v2105 = v1237 + v2104;
-  const bool v2106 = v2103 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v2107 = v299 && v2106;
-  const bool v2108 = v2105 < v1;
-  const bool v2109 = v2107 && v2108;
-  if (v2109) {
-    const float v2110 = v1247.m[1][13].thread_elements()[0];
-    const float v2111 = v2110 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v2112 = bfloat(v2111);
-    const uint v2113 = v2103 * v1;
-    const uint v2114 = v2113 + v2105;
-    out[v2114] = v2112;
+  const uint v2205 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v2206 = v506 + v2205;
+  const uint v2207 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v2208 = v1340 + v2207;
+  const bool v2209 = v2206 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2210 = v402 && v2209;
+  const bool v2211 = v2208 < v1;
+  const bool v2212 = v2210 && v2211;
+  if (v2212) {
+    const float v2213 = v1350.m[1][13].thread_elements()[0];
+    const float v2214 = v2213 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2215 = bfloat(v2214);
+    const uint v2216 = v2206 * v1;
+    const uint v2217 = v2216 + v2208;
+    out[v2217] = v2215;
   }
-  const uint v2115 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v2116 = v403 + v2115;
-  const uint v2117 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v2118 = v1237 + v2117;
-  const bool v2119 = v2116 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v2120 = v299 && v2119;
-  const bool v2121 = v2118 < v1;
-  const bool v2122 = v2120 && v2121;
-  if (v2122) {
-    const float v2123 = v1247.m[1][13].thread_elements()[1];
-    const float v2124 = v2123 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v2125 = bfloat(v2124);
-    const uint v2126 = v2116 * v1;
-    const uint v2127 = v2126 + v2118;
-    out[v2127] = v2125;
+  const uint v2218 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v2219 = v506 + v2218;
+  const uint v2220 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v2221 = v1340 + v2220;
+  const bool v2222 = v2219 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2223 = v402 && v2222;
+  const bool v2224 = v2221 < v1;
+  const bool v2225 = v2223 && v2224;
+  if (v2225) {
+    const float v2226 = v1350.m[1][13].thread_elements()[1];
+    const float v2227 = v2226 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2228 = bfloat(v2227);
+    const uint v2229 = v2219 * v1;
+    const uint v2230 = v2229 + v2221;
+    out[v2230] = v2228;
   }
-  const uint v2128 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v2129 = v403 + v2128;
-  const uint v2130 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v2131 = v1237 + v2130;
-  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v2133 = v299 && v2132;
-  const bool v2134 = v2131 < v1;
-  const bool v2135 = v2133 && v2134;
-  if (v2135) {
-    const float v2136 = v1247.m[1][14].thread_elements()[0];
-    const float v2137 = v2136 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v2138 = bfloat(v2137);
-    const uint v2139 = v2129 * v1;
-    const uint v2140 = v2139 + v2131;
-    out[v2140] = v2138;
+  const uint v2231 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v2232 = v506 + v2231;
+  const uint v2233 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v2234 = v1340 + v2233;
+  const bool v2235 = v2232 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2236 = v402 && v2235;
+  const bool v2237 = v2234 < v1;
+  const bool v2238 = v2236 && v2237;
+  if (v2238) {
+    const float v2239 = v1350.m[1][14].thread_elements()[0];
+    const float v2240 = v2239 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2241 = bfloat(v2240);
+    const uint v2242 = v2232 * v1;
+    const uint v2243 = v2242 + v2234;
+    out[v2243] = v2241;
   }
-  const uint v2141 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v2142 = v403 + v2141;
-  const uint v2143 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v2144 = v1237 + v2143;
-  const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v2146 = v299 && v2145;
-  const bool v2147 = v2144 < v1;
-  const bool v2148 = v2146 && v2147;
-  if (v2148) {
-    const float v2149 = v1247.m[1][14].thread_elements()[1];
-    const float v2150 = v2149 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v2151 = bfloat(v2150);
-    const uint v2152 = v2142 * v1;
-    const uint v2153 = v2152 + v2144;
-    out[v2153] = v2151;
+  const uint v2244 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v2245 = v506 + v2244;
+  const uint v2246 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v2247 = v1340 + v2246;
+  const bool v2248 = v2245 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2249 = v402 && v2248;
+  const bool v2250 = v2247 < v1;
+  const bool v2251 = v2249 && v2250;
+  if (v2251) {
+    const float v2252 = v1350.m[1][14].thread_elements()[1];
+    const float v2253 = v2252 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2254 = bfloat(v2253);
+    const uint v2255 = v2245 * v1;
+    const uint v2256 = v2255 + v2247;
+    out[v2256] = v2254;
   }
-  const uint v2154 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v2155 = v403 + v2154;
-  const uint v2156 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v2157 = v1237 + v2156;
-  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v2159 = v299 && v2158;
-  const bool v2160 = v2157 < v1;
-  const bool v2161 = v2159 && v2160;
-  if (v2161) {
-    const float v2162 = v1247.m[1][15].thread_elements()[0];
-    const float v2163 = v2162 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v2164 = bfloat(v2163);
-    const uint v2165 = v2155 * v1;
-    const uint v2166 = v2165 + v2157;
-    out[v2166] = v2164;
+  const uint v2257 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v2258 = v506 + v2257;
+  const uint v2259 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v2260 = v1340 + v2259;
+  const bool v2261 = v2258 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2262 = v402 && v2261;
+  const bool v2263 = v2260 < v1;
+  const bool v2264 = v2262 && v2263;
+  if (v2264) {
+    const float v2265 = v1350.m[1][15].thread_elements()[0];
+    const float v2266 = v2265 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2267 = bfloat(v2266);
+    const uint v2268 = v2258 * v1;
+    const uint v2269 = v2268 + v2260;
+    out[v2269] = v2267;
   }
-  const uint v2167 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-  const uint v2168 = v403 + v2167;
-  const uint v2169 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-  const uint v2170 = v1237 + v2169;
-  const bool v2171 = v2168 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-  const bool v2172 = v299 && v2171;
-  const bool v2173 = v2170 < v1;
-  const bool v2174 = v2172 && v2173;
-  if (v2174) {
-    const float v2175 = v1247.m[1][15].thread_elements()[1];
-    const float v2176 = v2175 * v3;  // kernels/gemm/gemm.cpp:76
-    const bfloat v2177 = bfloat(v2176);
-    const uint v2178 = v2168 * v1;
-    const uint v2179 = v2178 + v2170;
-    out[v2179] = v2177;
+  const uint v2270 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+  const uint v2271 = v506 + v2270;
+  const uint v2272 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+  const uint v2273 = v1340 + v2272;
+  const bool v2274 = v2271 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+  const bool v2275 = v402 && v2274;
+  const bool v2276 = v2273 < v1;
+  const bool v2277 = v2275 && v2276;
+  if (v2277) {
+    const float v2278 = v1350.m[1][15].thread_elements()[1];
+    const float v2279 = v2278 * v3;  // kernels/gemm/gemm.cpp:76
+    const bfloat v2280 = bfloat(v2279);
+    const uint v2281 = v2271 * v1;
+    const uint v2282 = v2281 + v2273;
+    out[v2282] = v2280;
   }
 }

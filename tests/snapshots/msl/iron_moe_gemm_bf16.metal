@@ -127,15 +127,15 @@ kernel void iron_moe_gemm_bf16(
     const uint v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
     const uint v61 = v60 << 7u;
     const uint v63 = v40 + v61;
-    const uint v3685 = v27;  // kernels/moe/expert_tiles.hpp:39
-    const uint v3686 = v57 ? v39 : v3685;  // kernels/moe/expert_tiles.hpp:40
-    v27 = v3686;
-    const uint v3687 = v29;  // kernels/moe/expert_tiles.hpp:39
-    const uint v3688 = v57 ? v63 : v3687;  // kernels/moe/expert_tiles.hpp:41
-    v29 = v3688;
-    const uint v3689 = v30;  // kernels/moe/expert_tiles.hpp:39
-    const uint v3690 = v57 ? v45 : v3689;  // kernels/moe/expert_tiles.hpp:42
-    v30 = v3690;
+    const uint v3692 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const uint v3693 = v57 ? v39 : v3692;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v3693;
+    const uint v3694 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const uint v3695 = v57 ? v63 : v3694;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v3695;
+    const uint v3696 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const uint v3697 = v57 ? v45 : v3696;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v3697;
     const uint v64 = v32;  // kernels/moe/expert_tiles.hpp:44
     const uint v65 = v64 + v51;
     v32 = v65;
@@ -148,3346 +148,3346 @@ kernel void iron_moe_gemm_bf16(
   const uint v71 = v70 << 7u;
   const uint v72 = v36;
   const uint v73 = v72 + v71;
-  const uint v3691 = v29;
-  const uint v3692 = v67 ? v73 : v3691;
-  v29 = v3692;
+  const uint v3698 = v29;
+  const uint v3699 = v67 ? v73 : v3698;
+  v29 = v3699;
   const uint v74 = v27;  // kernels/moe/expert_tiles.hpp:48
   const uint v75 = v29;
   const uint v76 = v30;
   const bool v77 = v74 < v1;  // kernels/moe/grouped_gemm.cpp:118
   if (v77) {
     const uint v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:119
-    const uint v79 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:120
-    const uint v80 = v1 * v2;
-    const uint v365 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const uint v366 = v365 >> 2u;
-    const bool v369 = v365 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:88
-    iron_frag<float, 16, 128> v373;  // kernels/gemm/gemm_warpgroup.hpp:92
-    iron_frag_fill(v373, float(0.0f));
-    const uint v376 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:98
-    const bool v377 = v376 == 0u;
-    if (v377) {
-      const uint v3068 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:102
-      const uint v3070 = v365 << 5u;
-      const uint v3071 = v3070 + v3068;
-      const uint v3075 = v3071 >> 3u;
-      const uint v3077 = v3071 & 7u;
-      const uint v3079 = v3077 << 3u;
-      const uint v3080 = v75 + v3075;
-      const bool v3082 = v3080 < v0;
-      const uint v3085 = v3080 * v3;
-      const uint v3090 = v3075 << 6u;
-      const uint v3094 = v3071 + 384u;
-      const uint v3096 = v3094 >> 3u;
-      const uint v3098 = v3094 & 7u;
-      const uint v3100 = v3098 << 3u;
-      const uint v3101 = v75 + v3096;
-      const bool v3103 = v3101 < v0;
-      const uint v3106 = v3101 * v3;
-      const uint v3111 = v3096 << 6u;
-      const uint v3115 = v3071 + 768u;
-      const bool v3117 = v3115 < 1024u;
-      const uint v3153 = v79 + v3075;  // kernels/gemm/gemm_warpgroup.hpp:103
-      const bool v3155 = v3153 < v80;
-      const uint v3158 = v3153 * v3;
-      const uint v3174 = v79 + v3096;
-      const bool v3176 = v3174 < v80;
-      const uint v3179 = v3174 * v3;
+    const uint v79 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:122
+    const uint v80 = v1 * v2;  // kernels/moe/grouped_gemm.cpp:121
+    const uint v372 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:105
+    const uint v373 = v372 >> 2u;
+    const bool v376 = v372 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:106
+    iron_frag<float, 16, 128> v380;  // kernels/gemm/gemm_warpgroup.hpp:110
+    iron_frag_fill(v380, float(0.0f));
+    const uint v383 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:116
+    const bool v384 = v383 == 0u;
+    if (v384) {
+      const uint v3075 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:120
+      const uint v3077 = v372 << 5u;
+      const uint v3078 = v3077 + v3075;
+      const uint v3082 = v3078 >> 3u;
+      const uint v3084 = v3078 & 7u;
+      const uint v3086 = v3084 << 3u;
+      const uint v3087 = v75 + v3082;
+      const bool v3089 = v3087 < v0;
+      const uint v3092 = v3087 * v3;
+      const uint v3097 = v3082 << 6u;
+      const uint v3101 = v3078 + 384u;
+      const uint v3103 = v3101 >> 3u;
+      const uint v3105 = v3101 & 7u;
+      const uint v3107 = v3105 << 3u;
+      const uint v3108 = v75 + v3103;
+      const bool v3110 = v3108 < v0;
+      const uint v3113 = v3108 * v3;
+      const uint v3118 = v3103 << 6u;
+      const uint v3122 = v3078 + 768u;
+      const bool v3124 = v3122 < 1024u;
+      const uint v3160 = v79 + v3082;  // kernels/gemm/gemm_warpgroup.hpp:121
+      const bool v3162 = v3160 < v80;
+      const uint v3165 = v3160 * v3;
+      const uint v3181 = v79 + v3103;
+      const bool v3183 = v3181 < v80;
+      const uint v3186 = v3181 * v3;
 
-      for (uint v3059 = 0u; v3059 < v3; v3059 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:99
-        const uint v3061 = v3059 >> 6u;
-        const uint v3063 = v3061 % 1u;
+      for (uint v3066 = 0u; v3066 < v3; v3066 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:117
+        const uint v3068 = v3066 >> 6u;
+        const uint v3070 = v3068 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v3066 = v3063 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:102
-        const uint v3081 = v3059 + v3079;
-        const bool v3083 = v3081 < v3;
-        const bool v3084 = v3082 && v3083;
-        const uint v3087 = v3085 + v3081;
-        const uint v3088 = v3084 ? v3087 : 0u;
-        const uint v3091 = v3066 + v3090;
-        const uint v3092 = v3091 + v3079;
+        const uint v3073 = v3070 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:120
+        const uint v3088 = v3066 + v3086;
+        const bool v3090 = v3088 < v3;
+        const bool v3091 = v3089 && v3090;
+        const uint v3094 = v3092 + v3088;
+        const uint v3095 = v3091 ? v3094 : 0u;
+        const uint v3098 = v3073 + v3097;
+        const uint v3099 = v3098 + v3086;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v3092 + e] = v3084 ? x_sorted[v3088 + e] : bfloat(0);
+          shm3[v3099 + e] = v3091 ? x_sorted[v3095 + e] : bfloat(0);
         }
-        const uint v3102 = v3059 + v3100;
-        const bool v3104 = v3102 < v3;
-        const bool v3105 = v3103 && v3104;
-        const uint v3108 = v3106 + v3102;
-        const uint v3109 = v3105 ? v3108 : 0u;
-        const uint v3112 = v3066 + v3111;
-        const uint v3113 = v3112 + v3100;
+        const uint v3109 = v3066 + v3107;
+        const bool v3111 = v3109 < v3;
+        const bool v3112 = v3110 && v3111;
+        const uint v3115 = v3113 + v3109;
+        const uint v3116 = v3112 ? v3115 : 0u;
+        const uint v3119 = v3073 + v3118;
+        const uint v3120 = v3119 + v3107;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v3113 + e] = v3105 ? x_sorted[v3109 + e] : bfloat(0);
+          shm3[v3120 + e] = v3112 ? x_sorted[v3116 + e] : bfloat(0);
         }
-        if (v3117) {
-          const uint v3119 = v3115 >> 3u;
-          const uint v3121 = v3115 & 7u;
-          const uint v3123 = v3121 << 3u;
-          const uint v3124 = v75 + v3119;
-          const uint v3125 = v3059 + v3123;
-          const bool v3126 = v3124 < v0;
-          const bool v3127 = v3125 < v3;
-          const bool v3128 = v3126 && v3127;
-          const uint v3129 = v3124 * v3;
-          const uint v3131 = v3129 + v3125;
-          const uint v3132 = v3128 ? v3131 : 0u;
-          const uint v3134 = v3119 << 6u;
-          const uint v3135 = v3066 + v3134;
-          const uint v3136 = v3135 + v3123;
+        if (v3124) {
+          const uint v3126 = v3122 >> 3u;
+          const uint v3128 = v3122 & 7u;
+          const uint v3130 = v3128 << 3u;
+          const uint v3131 = v75 + v3126;
+          const uint v3132 = v3066 + v3130;
+          const bool v3133 = v3131 < v0;
+          const bool v3134 = v3132 < v3;
+          const bool v3135 = v3133 && v3134;
+          const uint v3136 = v3131 * v3;
+          const uint v3138 = v3136 + v3132;
+          const uint v3139 = v3135 ? v3138 : 0u;
+          const uint v3141 = v3126 << 6u;
+          const uint v3142 = v3073 + v3141;
+          const uint v3143 = v3142 + v3130;
           for (uint e = 0; e < 8u; ++e) {
-            shm3[v3136 + e] = v3128 ? x_sorted[v3132 + e] : bfloat(0);
+            shm3[v3143 + e] = v3135 ? x_sorted[v3139 + e] : bfloat(0);
           }
         }
-        const bool v3157 = v3155 && v3083;  // kernels/gemm/gemm_warpgroup.hpp:103
-        const uint v3160 = v3158 + v3081;
-        const uint v3161 = v3157 ? v3160 : 0u;
+        const bool v3164 = v3162 && v3090;  // kernels/gemm/gemm_warpgroup.hpp:121
+        const uint v3167 = v3165 + v3088;
+        const uint v3168 = v3164 ? v3167 : 0u;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v3092 + e] = v3157 ? w[v3161 + e] : bfloat(0);
+          shm4[v3099 + e] = v3164 ? w[v3168 + e] : bfloat(0);
         }
-        const bool v3178 = v3176 && v3104;
-        const uint v3181 = v3179 + v3102;
-        const uint v3182 = v3178 ? v3181 : 0u;
+        const bool v3185 = v3183 && v3111;
+        const uint v3188 = v3186 + v3109;
+        const uint v3189 = v3185 ? v3188 : 0u;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v3113 + e] = v3178 ? w[v3182 + e] : bfloat(0);
+          shm4[v3120 + e] = v3185 ? w[v3189 + e] : bfloat(0);
         }
-        if (v3117) {
-          const uint v3192 = v3115 >> 3u;
-          const uint v3194 = v3115 & 7u;
-          const uint v3196 = v3194 << 3u;
-          const uint v3197 = v79 + v3192;
-          const uint v3198 = v3059 + v3196;
-          const bool v3199 = v3197 < v80;
-          const bool v3200 = v3198 < v3;
-          const bool v3201 = v3199 && v3200;
-          const uint v3202 = v3197 * v3;
-          const uint v3204 = v3202 + v3198;
-          const uint v3205 = v3201 ? v3204 : 0u;
-          const uint v3207 = v3192 << 6u;
-          const uint v3208 = v3066 + v3207;
-          const uint v3209 = v3208 + v3196;
+        if (v3124) {
+          const uint v3199 = v3122 >> 3u;
+          const uint v3201 = v3122 & 7u;
+          const uint v3203 = v3201 << 3u;
+          const uint v3204 = v79 + v3199;
+          const uint v3205 = v3066 + v3203;
+          const bool v3206 = v3204 < v80;
+          const bool v3207 = v3205 < v3;
+          const bool v3208 = v3206 && v3207;
+          const uint v3209 = v3204 * v3;
+          const uint v3211 = v3209 + v3205;
+          const uint v3212 = v3208 ? v3211 : 0u;
+          const uint v3214 = v3199 << 6u;
+          const uint v3215 = v3073 + v3214;
+          const uint v3216 = v3215 + v3203;
           for (uint e = 0; e < 8u; ++e) {
-            shm4[v3209 + e] = v3201 ? w[v3205 + e] : bfloat(0);
+            shm4[v3216 + e] = v3208 ? w[v3212 + e] : bfloat(0);
           }
         }
-        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:99
+        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:117
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        if (v369) {
-          const uint v3218 = v366 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
-          const uint v3219 = v3218 << 6u;
-          const uint v3220 = v3066 + v3219;
-          const uint v3391 = v365 & 3u;
-          const uint v3393 = v3391 << 4u;
-          const uint v3395 = v3393 << 6u;
-          const uint v3397 = v3220 + v3395;
-          iron_frag<bfloat, 16, 16> v3404;
-          iron_frag_fill(v3404, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3404, shm3, long(v3397), long(64u));
-          iron_frag<bfloat, 16, 128> v3406;
-          iron_frag_fill(v3406, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3406, shm4, long(v3066), long(64u));
-          iron_frag_mma(v373, v3404, v3406);
-          const uint v3408 = v3397 + 16u;
-          const uint v3411 = v3066 + 16u;
-          iron_frag<bfloat, 16, 16> v3413;
+        if (v376) {
+          const uint v3225 = v373 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:112
+          const uint v3226 = v3225 << 6u;
+          const uint v3227 = v3073 + v3226;
+          const uint v3398 = v372 & 3u;
+          const uint v3400 = v3398 << 4u;
+          const uint v3402 = v3400 << 6u;
+          const uint v3404 = v3227 + v3402;
+          iron_frag<bfloat, 16, 16> v3411;
+          iron_frag_fill(v3411, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3411, shm3, long(v3404), long(64u));
+          iron_frag<bfloat, 16, 128> v3413;
           iron_frag_fill(v3413, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3413, shm3, long(v3408), long(64u));
-          iron_frag<bfloat, 16, 128> v3415;
-          iron_frag_fill(v3415, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3415, shm4, long(v3411), long(64u));
-          iron_frag_mma(v373, v3413, v3415);
-          const uint v3417 = v3397 + 32u;
-          const uint v3420 = v3066 + 32u;
-          iron_frag<bfloat, 16, 16> v3422;
+          iron_frag_load<true>(v3413, shm4, long(v3073), long(64u));
+          iron_frag_mma(v380, v3411, v3413);
+          const uint v3415 = v3404 + 16u;
+          const uint v3418 = v3073 + 16u;
+          iron_frag<bfloat, 16, 16> v3420;
+          iron_frag_fill(v3420, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3420, shm3, long(v3415), long(64u));
+          iron_frag<bfloat, 16, 128> v3422;
           iron_frag_fill(v3422, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3422, shm3, long(v3417), long(64u));
-          iron_frag<bfloat, 16, 128> v3424;
-          iron_frag_fill(v3424, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3424, shm4, long(v3420), long(64u));
-          iron_frag_mma(v373, v3422, v3424);
-          const uint v3426 = v3397 + 48u;
-          const uint v3429 = v3066 + 48u;
-          iron_frag<bfloat, 16, 16> v3431;
+          iron_frag_load<true>(v3422, shm4, long(v3418), long(64u));
+          iron_frag_mma(v380, v3420, v3422);
+          const uint v3424 = v3404 + 32u;
+          const uint v3427 = v3073 + 32u;
+          iron_frag<bfloat, 16, 16> v3429;
+          iron_frag_fill(v3429, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3429, shm3, long(v3424), long(64u));
+          iron_frag<bfloat, 16, 128> v3431;
           iron_frag_fill(v3431, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3431, shm3, long(v3426), long(64u));
-          iron_frag<bfloat, 16, 128> v3433;
-          iron_frag_fill(v3433, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3433, shm4, long(v3429), long(64u));
-          iron_frag_mma(v373, v3431, v3433);
+          iron_frag_load<true>(v3431, shm4, long(v3427), long(64u));
+          iron_frag_mma(v380, v3429, v3431);
+          const uint v3433 = v3404 + 48u;
+          const uint v3436 = v3073 + 48u;
+          iron_frag<bfloat, 16, 16> v3438;
+          iron_frag_fill(v3438, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3438, shm3, long(v3433), long(64u));
+          iron_frag<bfloat, 16, 128> v3440;
+          iron_frag_fill(v3440, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3440, shm4, long(v3436), long(64u));
+          iron_frag_mma(v380, v3438, v3440);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:99
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:117
     } else {
-      const uint v404 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
-      const uint v405 = iron_tid.x;
+      const uint v411 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+      const uint v412 = iron_tid.x;
 
-      for (uint v403 = 0u; v403 < v3; v403 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:112
-        for (uint v407 = v405; v407 < 8192u; v407 += v404) {  // kernels/gemm/gemm_tiles.hpp:93
-          const uint v409 = v407 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-          const uint v411 = v407 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-          const uint v412 = v75 + v409;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v413 = v412 < v0;
-          const uint v414 = v403 + v411;
-          const bool v415 = v414 < v3;
-          const bool v416 = v413 && v415;
-          if (v416) {
-            const uint v418 = v412 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const uint v420 = v418 + v403;
-            const uint v421 = v420 + v411;
-            const bfloat v422 = x_sorted[v421];
-            const uint v424 = v409 << 6u;
-            const uint v425 = v424 + v411;
-            shm3[v425] = v422;
+      for (uint v410 = 0u; v410 < v3; v410 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:130
+        for (uint v414 = v412; v414 < 8192u; v414 += v411) {  // kernels/gemm/gemm_tiles.hpp:93
+          const uint v416 = v414 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+          const uint v418 = v414 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+          const uint v419 = v75 + v416;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v420 = v419 < v0;
+          const uint v421 = v410 + v418;
+          const bool v422 = v421 < v3;
+          const bool v423 = v420 && v422;
+          if (v423) {
+            const uint v425 = v419 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const uint v427 = v425 + v410;
+            const uint v428 = v427 + v418;
+            const bfloat v429 = x_sorted[v428];
+            const uint v431 = v416 << 6u;
+            const uint v432 = v431 + v418;
+            shm3[v432] = v429;
           } else {
-            const uint v427 = v409 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-            const uint v428 = v427 + v411;
-            shm3[v428] = bfloat(0.0f);
+            const uint v434 = v416 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+            const uint v435 = v434 + v418;
+            shm3[v435] = bfloat(0.0f);
           }
         }
 
-        for (uint v433 = v405; v433 < 8192u; v433 += v404) {  // kernels/gemm/gemm_tiles.hpp:93
-          const uint v435 = v433 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-          const uint v437 = v433 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-          const uint v438 = v79 + v435;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v439 = v438 < v80;
-          const uint v440 = v403 + v437;
-          const bool v441 = v440 < v3;
-          const bool v442 = v439 && v441;
-          if (v442) {
-            const uint v444 = v438 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const uint v446 = v444 + v403;
-            const uint v447 = v446 + v437;
-            const bfloat v448 = w[v447];
-            const uint v450 = v435 << 6u;
-            const uint v451 = v450 + v437;
-            shm4[v451] = v448;
+        for (uint v440 = v412; v440 < 8192u; v440 += v411) {  // kernels/gemm/gemm_tiles.hpp:93
+          const uint v442 = v440 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+          const uint v444 = v440 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+          const uint v445 = v79 + v442;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v446 = v445 < v80;
+          const uint v447 = v410 + v444;
+          const bool v448 = v447 < v3;
+          const bool v449 = v446 && v448;
+          if (v449) {
+            const uint v451 = v445 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const uint v453 = v451 + v410;
+            const uint v454 = v453 + v444;
+            const bfloat v455 = w[v454];
+            const uint v457 = v442 << 6u;
+            const uint v458 = v457 + v444;
+            shm4[v458] = v455;
           } else {
-            const uint v453 = v435 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-            const uint v454 = v453 + v437;
-            shm4[v454] = bfloat(0.0f);
+            const uint v460 = v442 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+            const uint v461 = v460 + v444;
+            shm4[v461] = bfloat(0.0f);
           }
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:116
-        if (v369) {  // kernels/gemm/gemm_warpgroup.hpp:117
-          const uint v462 = v366 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
-          const uint v463 = v462 << 6u;
-          const uint v3436 = v365 & 3u;
-          const uint v3438 = v3436 << 4u;
-          const uint v3440 = v3438 << 6u;
-          const uint v3442 = v463 + v3440;
-          iron_frag<bfloat, 16, 16> v3449;
-          iron_frag_fill(v3449, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3449, shm3, long(v3442), long(64u));
-          iron_frag<bfloat, 16, 128> v3451;
-          iron_frag_fill(v3451, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3451, shm4, long(0u), long(64u));
-          iron_frag_mma(v373, v3449, v3451);
-          const uint v3453 = v3442 + 16u;
-          iron_frag<bfloat, 16, 16> v3458;
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:134
+        if (v376) {  // kernels/gemm/gemm_warpgroup.hpp:135
+          const uint v469 = v373 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:112
+          const uint v470 = v469 << 6u;
+          const uint v3443 = v372 & 3u;
+          const uint v3445 = v3443 << 4u;
+          const uint v3447 = v3445 << 6u;
+          const uint v3449 = v470 + v3447;
+          iron_frag<bfloat, 16, 16> v3456;
+          iron_frag_fill(v3456, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3456, shm3, long(v3449), long(64u));
+          iron_frag<bfloat, 16, 128> v3458;
           iron_frag_fill(v3458, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3458, shm3, long(v3453), long(64u));
-          iron_frag<bfloat, 16, 128> v3460;
-          iron_frag_fill(v3460, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3460, shm4, long(16u), long(64u));
-          iron_frag_mma(v373, v3458, v3460);
-          const uint v3462 = v3442 + 32u;
-          iron_frag<bfloat, 16, 16> v3467;
+          iron_frag_load<true>(v3458, shm4, long(0u), long(64u));
+          iron_frag_mma(v380, v3456, v3458);
+          const uint v3460 = v3449 + 16u;
+          iron_frag<bfloat, 16, 16> v3465;
+          iron_frag_fill(v3465, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3465, shm3, long(v3460), long(64u));
+          iron_frag<bfloat, 16, 128> v3467;
           iron_frag_fill(v3467, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3467, shm3, long(v3462), long(64u));
-          iron_frag<bfloat, 16, 128> v3469;
-          iron_frag_fill(v3469, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3469, shm4, long(32u), long(64u));
-          iron_frag_mma(v373, v3467, v3469);
-          const uint v3471 = v3442 + 48u;
-          iron_frag<bfloat, 16, 16> v3476;
+          iron_frag_load<true>(v3467, shm4, long(16u), long(64u));
+          iron_frag_mma(v380, v3465, v3467);
+          const uint v3469 = v3449 + 32u;
+          iron_frag<bfloat, 16, 16> v3474;
+          iron_frag_fill(v3474, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3474, shm3, long(v3469), long(64u));
+          iron_frag<bfloat, 16, 128> v3476;
           iron_frag_fill(v3476, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3476, shm3, long(v3471), long(64u));
-          iron_frag<bfloat, 16, 128> v3478;
-          iron_frag_fill(v3478, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3478, shm4, long(48u), long(64u));
-          iron_frag_mma(v373, v3476, v3478);
+          iron_frag_load<true>(v3476, shm4, long(32u), long(64u));
+          iron_frag_mma(v380, v3474, v3476);
+          const uint v3478 = v3449 + 48u;
+          iron_frag<bfloat, 16, 16> v3483;
+          iron_frag_fill(v3483, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3483, shm3, long(v3478), long(64u));
+          iron_frag<bfloat, 16, 128> v3485;
+          iron_frag_fill(v3485, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3485, shm4, long(48u), long(64u));
+          iron_frag_mma(v380, v3483, v3485);
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:118
-      }
-    }
-    const uint v468 = v365 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:124
-    const uint v469 = v468 << 4u;
-    const uint v471 = v366 << 6u;
-    const uint v472 = v75 + v471;
-    const uint v473 = v472 + v469;
-    const uint v474 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v475 = v473 + v474;
-    const uint v476 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v477 = v79 + v476;
-    const bool v478 = v475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v479 = v369 && v478;
-    const bool v480 = v477 < v80;
-    const bool v481 = v479 && v480;
-    if (v481) {
-      const float v482 = v373.m[0][0].thread_elements()[0];
-      const bool v483 = v475 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v484 = v477 - v78;
-      const bool v485 = v484 < v2;
-      const bool v486 = v483 && v485;
-      if (v486) {
-        const bfloat v487 = bfloat(v482);
-        const uint v488 = v475 * v2;
-        const uint v489 = v488 + v477;
-        const uint v490 = v489 - v78;
-        out[v490] = v487;
-      }
-    }
-    const uint v491 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v492 = v473 + v491;
-    const uint v493 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v494 = v79 + v493;
-    const bool v495 = v492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v496 = v369 && v495;
-    const bool v497 = v494 < v80;
-    const bool v498 = v496 && v497;
-    if (v498) {
-      const float v499 = v373.m[0][0].thread_elements()[1];
-      const bool v500 = v492 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v501 = v494 - v78;
-      const bool v502 = v501 < v2;
-      const bool v503 = v500 && v502;
-      if (v503) {
-        const bfloat v504 = bfloat(v499);
-        const uint v505 = v492 * v2;
-        const uint v506 = v505 + v494;
-        const uint v507 = v506 - v78;
-        out[v507] = v504;
-      }
-    }
-    const uint v508 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v509 = v473 + v508;
-    const uint v510 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v511 = v79 + v510;
-    const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v513 = v369 && v512;
-    const bool v514 = v511 < v80;
-    const bool v515 = v513 && v514;
-    if (v515) {
-      const float v516 = v373.m[0][1].thread_elements()[0];
-      const bool v517 = v509 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v518 = v511 - v78;
-      const bool v519 = v518 < v2;
-      const bool v520 = v517 && v519;
-      if (v520) {
-        const bfloat v521 = bfloat(v516);
-        const uint v522 = v509 * v2;
-        const uint v523 = v522 + v511;
-        const uint v524 = v523 - v78;
-        out[v524] = v521;
-      }
-    }
-    const uint v525 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v526 = v473 + v525;
-    const uint v527 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v528 = v79 + v527;
-    const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v530 = v369 && v529;
-    const bool v531 = v528 < v80;
-    const bool v532 = v530 && v531;
-    if (v532) {
-      const float v533 = v373.m[0][1].thread_elements()[1];
-      const bool v534 = v526 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v535 = v528 - v78;
-      const bool v536 = v535 < v2;
-      const bool v537 = v534 && v536;
-      if (v537) {
-        const bfloat v538 = bfloat(v533);
-        const uint v539 = v526 * v2;
-        const uint v540 = v539 + v528;
-        const uint v541 = v540 - v78;
-        out[v541] = v538;
-      }
-    }
-    const uint v542 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v543 = v473 + v542;
-    const uint v544 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v545 = v79 + v544;
-    const bool v546 = v543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v547 = v369 && v546;
-    const bool v548 = v545 < v80;
-    const bool v549 = v547 && v548;
-    if (v549) {
-      const float v550 = v373.m[0][2].thread_elements()[0];
-      const bool v551 = v543 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v552 = v545 - v78;
-      const bool v553 = v552 < v2;
-      const bool v554 = v551 && v553;
-      if (v554) {
-        const bfloat v555 = bfloat(v550);
-        const uint v556 = v543 * v2;
-        const uint v557 = v556 + v545;
-        const uint v558 = v557 - v78;
-        out[v558] = v555;
-      }
-    }
-    const uint v559 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v560 = v473 + v559;
-    const uint v561 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v562 = v79 + v561;
-    const bool v563 = v560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v564 = v369 && v563;
-    const bool v565 = v562 < v80;
-    const bool v566 = v564 && v565;
-    if (v566) {
-      const float v567 = v373.m[0][2].thread_elements()[1];
-      const bool v568 = v560 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v569 = v562 - v78;
-      const bool v570 = v569 < v2;
-      const bool v571 = v568 && v570;
-      if (v571) {
-        const bfloat v572 = bfloat(v567);
-        const uint v573 = v560 * v2;
-        const uint v574 = v573 + v562;
-        const uint v575 = v574 - v78;
-        out[v575] = v572;
-      }
-    }
-    const uint v576 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v577 = v473 + v576;
-    const uint v578 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v579 = v79 + v578;
-    const bool v580 = v577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v581 = v369 && v580;
-    const bool v582 = v579 < v80;
-    const bool v583 = v581 && v582;
-    if (v583) {
-      const float v584 = v373.m[0][3].thread_elements()[0];
-      const bool v585 = v577 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v586 = v579 - v78;
-      const bool v587 = v586 < v2;
-      const bool v588 = v585 && v587;
-      if (v588) {
-        const bfloat v589 = bfloat(v584);
-        const uint v590 = v577 * v2;
-        const uint v591 = v590 + v579;
-        const uint v592 = v591 - v78;
-        out[v592] = v589;
-      }
-    }
-    const uint v593 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v594 = v473 + v593;
-    const uint v595 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v596 = v79 + v595;
-    const bool v597 = v594 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v598 = v369 && v597;
-    const bool v599 = v596 < v80;
-    const bool v600 = v598 && v599;
-    if (v600) {
-      const float v601 = v373.m[0][3].thread_elements()[1];
-      const bool v602 = v594 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v603 = v596 - v78;
-      const bool v604 = v603 < v2;
-      const bool v605 = v602 && v604;
-      if (v605) {
-        const bfloat v606 = bfloat(v601);
-        const uint v607 = v594 * v2;
-        const uint v608 = v607 + v596;
-        const uint v609 = v608 - v78;
-        out[v609] = v606;
-      }
-    }
-    const uint v610 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v611 = v473 + v610;
-    const uint v612 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v613 = v79 + v612;
-    const bool v614 = v611 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v615 = v369 && v614;
-    const bool v616 = v613 < v80;
-    const bool v617 = v615 && v616;
-    if (v617) {
-      const float v618 = v373.m[0][4].thread_elements()[0];
-      const bool v619 = v611 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v620 = v613 - v78;
-      const bool v621 = v620 < v2;
-      const bool v622 = v619 && v621;
-      if (v622) {
-        const bfloat v623 = bfloat(v618);
-        const uint v624 = v611 * v2;
-        const uint v625 = v624 + v613;
-        const uint v626 = v625 - v78;
-        out[v626] = v623;
-      }
-    }
-    const uint v627 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v628 = v473 + v627;
-    const uint v629 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v630 = v79 + v629;
-    const bool v631 = v628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v632 = v369 && v631;
-    const bool v633 = v630 < v80;
-    const bool v634 = v632 && v633;
-    if (v634) {
-      const float v635 = v373.m[0][4].thread_elements()[1];
-      const bool v636 = v628 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v637 = v630 - v78;
-      const bool v638 = v637 < v2;
-      const bool v639 = v636 && v638;
-      if (v639) {
-        const bfloat v640 = bfloat(v635);
-        const uint v641 = v628 * v2;
-        const uint v642 = v641 + v630;
-        const uint v643 = v642 - v78;
-        out[v643] = v640;
-      }
-    }
-    const uint v644 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v645 = v473 + v644;
-    const uint v646 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v647 = v79 + v646;
-    const bool v648 = v645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v649 = v369 && v648;
-    const bool v650 = v647 < v80;
-    const bool v651 = v649 && v650;
-    if (v651) {
-      const float v652 = v373.m[0][5].thread_elements()[0];
-      const bool v653 = v645 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v654 = v647 - v78;
-      const bool v655 = v654 < v2;
-      const bool v656 = v653 && v655;
-      if (v656) {
-        const bfloat v657 = bfloat(v652);
-        const uint v658 = v645 * v2;
-        const uint v659 = v658 + v647;
-        const uint v660 = v659 - v78;
-        out[v660] = v657;
-      }
-    }
-    const uint v661 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v662 = v473 + v661;
-    const uint v663 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v664 = v79 + v663;
-    const bool v665 = v662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v666 = v369 && v665;
-    const bool v667 = v664 < v80;
-    const bool v668 = v666 && v667;
-    if (v668) {
-      const float v669 = v373.m[0][5].thread_elements()[1];
-      const bool v670 = v662 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v671 = v664 - v78;
-      const bool v672 = v671 < v2;
-      const bool v673 = v670 && v672;
-      if (v673) {
-        const bfloat v674 = bfloat(v669);
-        const uint v675 = v662 * v2;
-        const uint v676 = v675 + v664;
-        const uint v677 = v676 - v78;
-        out[v677] = v674;
-      }
-    }
-    const uint v678 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v679 = v473 + v678;
-    const uint v680 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v681 = v79 + v680;
-    const bool v682 = v679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v683 = v369 && v682;
-    const bool v684 = v681 < v80;
-    const bool v685 = v683 && v684;
-    if (v685) {
-      const float v686 = v373.m[0][6].thread_elements()[0];
-      const bool v687 = v679 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v688 = v681 - v78;
-      const bool v689 = v688 < v2;
-      const bool v690 = v687 && v689;
-      if (v690) {
-        const bfloat v691 = bfloat(v686);
-        const uint v692 = v679 * v2;
-        const uint v693 = v692 + v681;
-        const uint v694 = v693 - v78;
-        out[v694] = v691;
-      }
-    }
-    const uint v695 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v696 = v473 + v695;
-    const uint v697 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v698 = v79 + v697;
-    const bool v699 = v696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v700 = v369 && v699;
-    const bool v701 = v698 < v80;
-    const bool v702 = v700 && v701;
-    if (v702) {
-      const float v703 = v373.m[0][6].thread_elements()[1];
-      const bool v704 = v696 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v705 = v698 - v78;
-      const bool v706 = v705 < v2;
-      const bool v707 = v704 && v706;
-      if (v707) {
-        const bfloat v708 = bfloat(v703);
-        const uint v709 = v696 * v2;
-        const uint v710 = v709 + v698;
-        const uint v711 = v710 - v78;
-        out[v711] = v708;
-      }
-    }
-    const uint v712 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v713 = v473 + v712;
-    const uint v714 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v715 = v79 + v714;
-    const bool v716 = v713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v717 = v369 && v716;
-    const bool v718 = v715 < v80;
-    const bool v719 = v717 && v718;
-    if (v719) {
-      const float v720 = v373.m[0][7].thread_elements()[0];
-      const bool v721 = v713 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v722 = v715 - v78;
-      const bool v723 = v722 < v2;
-      const bool v724 = v721 && v723;
-      if (v724) {
-        const bfloat v725 = bfloat(v720);
-        const uint v726 = v713 * v2;
-        const uint v727 = v726 + v715;
-        const uint v728 = v727 - v78;
-        out[v728] = v725;
-      }
-    }
-    const uint v729 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v730 = v473 + v729;
-    const uint v731 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v732 = v79 + v731;
-    const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v734 = v369 && v733;
-    const bool v735 = v732 < v80;
-    const bool v736 = v734 && v735;
-    if (v736) {
-      const float v737 = v373.m[0][7].thread_elements()[1];
-      const bool v738 = v730 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v739 = v732 - v78;
-      const bool v740 = v739 < v2;
-      const bool v741 = v738 && v740;
-      if (v741) {
-        const bfloat v742 = bfloat(v737);
-        const uint v743 = v730 * v2;
-        const uint v744 = v743 + v732;
-        const uint v745 = v744 - v78;
-        out[v745] = v742;
-      }
-    }
-    const uint v746 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v747 = v473 + v746;
-    const uint v748 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v749 = v79 + v748;
-    const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v751 = v369 && v750;
-    const bool v752 = v749 < v80;
-    const bool v753 = v751 && v752;
-    if (v753) {
-      const float v754 = v373.m[0][8].thread_elements()[0];
-      const bool v755 = v747 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v756 = v749 - v78;
-      const bool v757 = v756 < v2;
-      const bool v758 = v755 && v757;
-      if (v758) {
-        const bfloat v759 = bfloat(v754);
-        const uint v760 = v747 * v2;
-        const uint v761 = v760 + v749;
-        const uint v762 = v761 - v78;
-        out[v762] = v759;
-      }
-    }
-    const uint v763 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v764 = v473 + v763;
-    const uint v765 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v766 = v79 + v765;
-    const bool v767 = v764 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v768 = v369 && v767;
-    const bool v769 = v766 < v80;
-    const bool v770 = v768 && v769;
-    if (v770) {
-      const float v771 = v373.m[0][8].thread_elements()[1];
-      const bool v772 = v764 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v773 = v766 - v78;
-      const bool v774 = v773 < v2;
-      const bool v775 = v772 && v774;
-      if (v775) {
-        const bfloat v776 = bfloat(v771);
-        const uint v777 = v764 * v2;
-        const uint v778 = v777 + v766;
-        const uint v779 = v778 - v78;
-        out[v779] = v776;
-      }
-    }
-    const uint v780 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v781 = v473 + v780;
-    const uint v782 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v783 = v79 + v782;
-    const bool v784 = v781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v785 = v369 && v784;
-    const bool v786 = v783 < v80;
-    const bool v787 = v785 && v786;
-    if (v787) {
-      const float v788 = v373.m[0][9].thread_elements()[0];
-      const bool v789 = v781 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v790 = v783 - v78;
-      const bool v791 = v790 < v2;
-      const bool v792 = v789 && v791;
-      if (v792) {
-        const bfloat v793 = bfloat(v788);
-        const uint v794 = v781 * v2;
-        const uint v795 = v794 + v783;
-        const uint v796 = v795 - v78;
-        out[v796] = v793;
-      }
-    }
-    const uint v797 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v798 = v473 + v797;
-    const uint v799 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v800 = v79 + v799;
-    const bool v801 = v798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v802 = v369 && v801;
-    const bool v803 = v800 < v80;
-    const bool v804 = v802 && v803;
-    if (v804) {
-      const float v805 = v373.m[0][9].thread_elements()[1];
-      const bool v806 = v798 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v807 = v800 - v78;
-      const bool v808 = v807 < v2;
-      const bool v809 = v806 && v808;
-      if (v809) {
-        const bfloat v810 = bfloat(v805);
-        const uint v811 = v798 * v2;
-        const uint v812 = v811 + v800;
-        const uint v813 = v812 - v78;
-        out[v813] = v810;
-      }
-    }
-    const uint v814 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v815 = v473 + v814;
-    const uint v816 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v817 = v79 + v816;
-    const bool v818 = v815 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v819 = v369 && v818;
-    const bool v820 = v817 < v80;
-    const bool v821 = v819 && v820;
-    if (v821) {
-      const float v822 = v373.m[0][10].thread_elements()[0];
-      const bool v823 = v815 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v824 = v817 - v78;
-      const bool v825 = v824 < v2;
-      const bool v826 = v823 && v825;
-      if (v826) {
-        const bfloat v827 = bfloat(v822);
-        const uint v828 = v815 * v2;
-        const uint v829 = v828 + v817;
-        const uint v830 = v829 - v78;
-        out[v830] = v827;
-      }
-    }
-    const uint v831 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v832 = v473 + v831;
-    const uint v833 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v834 = v79 + v833;
-    const bool v835 = v832 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v836 = v369 && v835;
-    const bool v837 = v834 < v80;
-    const bool v838 = v836 && v837;
-    if (v838) {
-      const float v839 = v373.m[0][10].thread_elements()[1];
-      const bool v840 = v832 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v841 = v834 - v78;
-      const bool v842 = v841 < v2;
-      const bool v843 = v840 && v842;
-      if (v843) {
-        const bfloat v844 = bfloat(v839);
-        const uint v845 = v832 * v2;
-        const uint v846 = v845 + v834;
-        const uint v847 = v846 - v78;
-        out[v847] = v844;
-      }
-    }
-    const uint v848 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v849 = v473 + v848;
-    const uint v850 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v851 = v79 + v850;
-    const bool v852 = v849 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v853 = v369 && v852;
-    const bool v854 = v851 < v80;
-    const bool v855 = v853 && v854;
-    if (v855) {
-      const float v856 = v373.m[0][11].thread_elements()[0];
-      const bool v857 = v849 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v858 = v851 - v78;
-      const bool v859 = v858 < v2;
-      const bool v860 = v857 && v859;
-      if (v860) {
-        const bfloat v861 = bfloat(v856);
-        const uint v862 = v849 * v2;
-        const uint v863 = v862 + v851;
-        const uint v864 = v863 - v78;
-        out[v864] = v861;
-      }
-    }
-    const uint v865 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v866 = v473 + v865;
-    const uint v867 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v868 = v79 + v867;
-    const bool v869 = v866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v870 = v369 && v869;
-    const bool v871 = v868 < v80;
-    const bool v872 = v870 && v871;
-    if (v872) {
-      const float v873 = v373.m[0][11].thread_elements()[1];
-      const bool v874 = v866 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v875 = v868 - v78;
-      const bool v876 = v875 < v2;
-      const bool v877 = v874 && v876;
-      if (v877) {
-        const bfloat v878 = bfloat(v873);
-        const uint v879 = v866 * v2;
-        const uint v880 = v879 + v868;
-        const uint v881 = v880 - v78;
-        out[v881] = v878;
-      }
-    }
-    const uint v882 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v883 = v473 + v882;
-    const uint v884 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v885 = v79 + v884;
-    const bool v886 = v883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v887 = v369 && v886;
-    const bool v888 = v885 < v80;
-    const bool v889 = v887 && v888;
-    if (v889) {
-      const float v890 = v373.m[0][12].thread_elements()[0];
-      const bool v891 = v883 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v892 = v885 - v78;
-      const bool v893 = v892 < v2;
-      const bool v894 = v891 && v893;
-      if (v894) {
-        const bfloat v895 = bfloat(v890);
-        const uint v896 = v883 * v2;
-        const uint v897 = v896 + v885;
-        const uint v898 = v897 - v78;
-        out[v898] = v895;
-      }
-    }
-    const uint v899 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v900 = v473 + v899;
-    const uint v901 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v902 = v79 + v901;
-    const bool v903 = v900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v904 = v369 && v903;
-    const bool v905 = v902 < v80;
-    const bool v906 = v904 && v905;
-    if (v906) {
-      const float v907 = v373.m[0][12].thread_elements()[1];
-      const bool v908 = v900 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v909 = v902 - v78;
-      const bool v910 = v909 < v2;
-      const bool v911 = v908 && v910;
-      if (v911) {
-        const bfloat v912 = bfloat(v907);
-        const uint v913 = v900 * v2;
-        const uint v914 = v913 + v902;
-        const uint v915 = v914 - v78;
-        out[v915] = v912;
-      }
-    }
-    const uint v916 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v917 = v473 + v916;
-    const uint v918 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v919 = v79 + v918;
-    const bool v920 = v917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v921 = v369 && v920;
-    const bool v922 = v919 < v80;
-    const bool v923 = v921 && v922;
-    if (v923) {
-      const float v924 = v373.m[0][13].thread_elements()[0];
-      const bool v925 = v917 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v926 = v919 - v78;
-      const bool v927 = v926 < v2;
-      const bool v928 = v925 && v927;
-      if (v928) {
-        const bfloat v929 = bfloat(v924);
-        const uint v930 = v917 * v2;
-        const uint v931 = v930 + v919;
-        const uint v932 = v931 - v78;
-        out[v932] = v929;
-      }
-    }
-    const uint v933 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v934 = v473 + v933;
-    const uint v935 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v936 = v79 + v935;
-    const bool v937 = v934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v938 = v369 && v937;
-    const bool v939 = v936 < v80;
-    const bool v940 = v938 && v939;
-    if (v940) {
-      const float v941 = v373.m[0][13].thread_elements()[1];
-      const bool v942 = v934 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v943 = v936 - v78;
-      const bool v944 = v943 < v2;
-      const bool v945 = v942 && v944;
-      if (v945) {
-        const bfloat v946 = bfloat(v941);
-        const uint v947 = v934 * v2;
-        const uint v948 = v947 + v936;
-        const uint v949 = v948 - v78;
-        out[v949] = v946;
-      }
-    }
-    const uint v950 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v951 = v473 + v950;
-    const uint v952 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v953 = v79 + v952;
-    const bool v954 = v951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v955 = v369 && v954;
-    const bool v956 = v953 < v80;
-    const bool v957 = v955 && v956;
-    if (v957) {
-      const float v958 = v373.m[0][14].thread_elements()[0];
-      const bool v959 = v951 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v960 = v953 - v78;
-      const bool v961 = v960 < v2;
-      const bool v962 = v959 && v961;
-      if (v962) {
-        const bfloat v963 = bfloat(v958);
-        const uint v964 = v951 * v2;
-        const uint v965 = v964 + v953;
-        const uint v966 = v965 - v78;
-        out[v966] = v963;
-      }
-    }
-    const uint v967 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v968 = v473 + v967;
-    const uint v969 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v970 = v79 + v969;
-    const bool v971 = v968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v972 = v369 && v971;
-    const bool v973 = v970 < v80;
-    const bool v974 = v972 && v973;
-    if (v974) {
-      const float v975 = v373.m[0][14].thread_elements()[1];
-      const bool v976 = v968 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v977 = v970 - v78;
-      const bool v978 = v977 < v2;
-      const bool v979 = v976 && v978;
-      if (v979) {
-        const bfloat v980 = bfloat(v975);
-        const uint v981 = v968 * v2;
-        const uint v982 = v981 + v970;
-        const uint v983 = v982 - v78;
-        out[v983] = v980;
-      }
-    }
-    const uint v984 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v985 = v473 + v984;
-    const uint v986 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v987 = v79 + v986;
-    const bool v988 = v985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v989 = v369 && v988;
-    const bool v990 = v987 < v80;
-    const bool v991 = v989 && v990;
-    if (v991) {
-      const float v992 = v373.m[0][15].thread_elements()[0];
-      const bool v993 = v985 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v994 = v987 - v78;
-      const bool v995 = v994 < v2;
-      const bool v996 = v993 && v995;
-      if (v996) {
-        const bfloat v997 = bfloat(v992);
-        const uint v998 = v985 * v2;
-        const uint v999 = v998 + v987;
-        const uint v1000 = v999 - v78;
-        out[v1000] = v997;
-      }
-    }
-    const uint v1001 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1002 = v473 + v1001;
-    const uint v1003 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1004 = v79 + v1003;
-    const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1006 = v369 && v1005;
-    const bool v1007 = v1004 < v80;
-    const bool v1008 = v1006 && v1007;
-    if (v1008) {
-      const float v1009 = v373.m[0][15].thread_elements()[1];
-      const bool v1010 = v1002 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1011 = v1004 - v78;
-      const bool v1012 = v1011 < v2;
-      const bool v1013 = v1010 && v1012;
-      if (v1013) {
-        const bfloat v1014 = bfloat(v1009);
-        const uint v1015 = v1002 * v2;
-        const uint v1016 = v1015 + v1004;
-        const uint v1017 = v1016 - v78;
-        out[v1017] = v1014;
-      }
-    }
-    const uint v1018 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1019 = v473 + v1018;
-    const uint v1020 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1021 = v79 + v1020;
-    const bool v1022 = v1019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1023 = v369 && v1022;
-    const bool v1024 = v1021 < v80;
-    const bool v1025 = v1023 && v1024;
-    if (v1025) {
-      const float v1026 = v373.m[1][0].thread_elements()[0];
-      const bool v1027 = v1019 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1028 = v1021 - v78;
-      const bool v1029 = v1028 < v2;
-      const bool v1030 = v1027 && v1029;
-      if (v1030) {
-        const bfloat v1031 = bfloat(v1026);
-        const uint v1032 = v1019 * v2;
-        const uint v1033 = v1032 + v1021;
-        const uint v1034 = v1033 - v78;
-        out[v1034] = v1031;
-      }
-    }
-    const uint v1035 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1036 = v473 + v1035;
-    const uint v1037 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1038 = v79 + v1037;
-    const bool v1039 = v1036 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1040 = v369 && v1039;
-    const bool v1041 = v1038 < v80;
-    const bool v1042 = v1040 && v1041;
-    if (v1042) {
-      const float v1043 = v373.m[1][0].thread_elements()[1];
-      const bool v1044 = v1036 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1045 = v1038 - v78;
-      const bool v1046 = v1045 < v2;
-      const bool v1047 = v1044 && v1046;
-      if (v1047) {
-        const bfloat v1048 = bfloat(v1043);
-        const uint v1049 = v1036 * v2;
-        const uint v1050 = v1049 + v1038;
-        const uint v1051 = v1050 - v78;
-        out[v1051] = v1048;
-      }
-    }
-    const uint v1052 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1053 = v473 + v1052;
-    const uint v1054 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1055 = v79 + v1054;
-    const bool v1056 = v1053 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1057 = v369 && v1056;
-    const bool v1058 = v1055 < v80;
-    const bool v1059 = v1057 && v1058;
-    if (v1059) {
-      const float v1060 = v373.m[1][1].thread_elements()[0];
-      const bool v1061 = v1053 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1062 = v1055 - v78;
-      const bool v1063 = v1062 < v2;
-      const bool v1064 = v1061 && v1063;
-      if (v1064) {
-        const bfloat v1065 = bfloat(v1060);
-        const uint v1066 = v1053 * v2;
-        const uint v1067 = v1066 + v1055;
-        const uint v1068 = v1067 - v78;
-        out[v1068] = v1065;
-      }
-    }
-    const uint v1069 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1070 = v473 + v1069;
-    const uint v1071 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1072 = v79 + v1071;
-    const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1074 = v369 && v1073;
-    const bool v1075 = v1072 < v80;
-    const bool v1076 = v1074 && v1075;
-    if (v1076) {
-      const float v1077 = v373.m[1][1].thread_elements()[1];
-      const bool v1078 = v1070 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1079 = v1072 - v78;
-      const bool v1080 = v1079 < v2;
-      const bool v1081 = v1078 && v1080;
-      if (v1081) {
-        const bfloat v1082 = bfloat(v1077);
-        const uint v1083 = v1070 * v2;
-        const uint v1084 = v1083 + v1072;
-        const uint v1085 = v1084 - v78;
-        out[v1085] = v1082;
-      }
-    }
-    const uint v1086 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1087 = v473 + v1086;
-    const uint v1088 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1089 = v79 + v1088;
-    const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1091 = v369 && v1090;
-    const bool v1092 = v1089 < v80;
-    const bool v1093 = v1091 && v1092;
-    if (v1093) {
-      const float v1094 = v373.m[1][2].thread_elements()[0];
-      const bool v1095 = v1087 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1096 = v1089 - v78;
-      const bool v1097 = v1096 < v2;
-      const bool v1098 = v1095 && v1097;
-      if (v1098) {
-        const bfloat v1099 = bfloat(v1094);
-        const uint v1100 = v1087 * v2;
-        const uint v1101 = v1100 + v1089;
-        const uint v1102 = v1101 - v78;
-        out[v1102] = v1099;
-      }
-    }
-    const uint v1103 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1104 = v473 + v1103;
-    const uint v1105 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1106 = v79 + v1105;
-    const bool v1107 = v1104 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1108 = v369 && v1107;
-    const bool v1109 = v1106 < v80;
-    const bool v1110 = v1108 && v1109;
-    if (v1110) {
-      const float v1111 = v373.m[1][2].thread_elements()[1];
-      const bool v1112 = v1104 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1113 = v1106 - v78;
-      const bool v1114 = v1113 < v2;
-      const bool v1115 = v1112 && v1114;
-      if (v1115) {
-        const bfloat v1116 = bfloat(v1111);
-        const uint v1117 = v1104 * v2;
-        const uint v1118 = v1117 + v1106;
-        const uint v1119 = v1118 - v78;
-        out[v1119] = v1116;
-      }
-    }
-    const uint v1120 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1121 = v473 + v1120;
-    const uint v1122 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1123 = v79 + v1122;
-    const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1125 = v369 && v1124;
-    const bool v1126 = v1123 < v80;
-    const bool v1127 = v1125 && v1126;
-    if (v1127) {
-      const float v1128 = v373.m[1][3].thread_elements()[0];
-      const bool v1129 = v1121 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1130 = v1123 - v78;
-      const bool v1131 = v1130 < v2;
-      const bool v1132 = v1129 && v1131;
-      if (v1132) {
-        const bfloat v1133 = bfloat(v1128);
-        const uint v1134 = v1121 * v2;
-        const uint v1135 = v1134 + v1123;
-        const uint v1136 = v1135 - v78;
-        out[v1136] = v1133;
-      }
-    }
-    const uint v1137 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1138 = v473 + v1137;
-    const uint v1139 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1140 = v79 + v1139;
-    const bool v1141 = v1138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1142 = v369 && v1141;
-    const bool v1143 = v1140 < v80;
-    const bool v1144 = v1142 && v1143;
-    if (v1144) {
-      const float v1145 = v373.m[1][3].thread_elements()[1];
-      const bool v1146 = v1138 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1147 = v1140 - v78;
-      const bool v1148 = v1147 < v2;
-      const bool v1149 = v1146 && v1148;
-      if (v1149) {
-        const bfloat v1150 = bfloat(v1145);
-        const uint v1151 = v1138 * v2;
-        const uint v1152 = v1151 + v1140;
-        const uint v1153 = v1152 - v78;
-        out[v1153] = v1150;
-      }
-    }
-    const uint v1154 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1155 = v473 + v1154;
-    const uint v1156 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1157 = v79 + v1156;
-    const bool v1158 = v1155 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1159 = v369 && v1158;
-    const bool v1160 = v1157 < v80;
-    const bool v1161 = v1159 && v1160;
-    if (v1161) {
-      const float v1162 = v373.m[1][4].thread_elements()[0];
-      const bool v1163 = v1155 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1164 = v1157 - v78;
-      const bool v1165 = v1164 < v2;
-      const bool v1166 = v1163 && v1165;
-      if (v1166) {
-        const bfloat v1167 = bfloat(v1162);
-        const uint v1168 = v1155 * v2;
-        const uint v1169 = v1168 + v1157;
-        const uint v1170 = v1169 - v78;
-        out[v1170] = v1167;
-      }
-    }
-    const uint v1171 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1172 = v473 + v1171;
-    const uint v1173 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1174 = v79 + v1173;
-    const bool v1175 = v1172 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1176 = v369 && v1175;
-    const bool v1177 = v1174 < v80;
-    const bool v1178 = v1176 && v1177;
-    if (v1178) {
-      const float v1179 = v373.m[1][4].thread_elements()[1];
-      const bool v1180 = v1172 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1181 = v1174 - v78;
-      const bool v1182 = v1181 < v2;
-      const bool v1183 = v1180 && v1182;
-      if (v1183) {
-        const bfloat v1184 = bfloat(v1179);
-        const uint v1185 = v1172 * v2;
-        const uint v1186 = v1185 + v1174;
-        const uint v1187 = v1186 - v78;
-        out[v1187] = v1184;
-      }
-    }
-    const uint v1188 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1189 = v473 + v1188;
-    const uint v1190 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1191 = v79 + v1190;
-    const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1193 = v369 && v1192;
-    const bool v1194 = v1191 < v80;
-    const bool v1195 = v1193 && v1194;
-    if (v1195) {
-      const float v1196 = v373.m[1][5].thread_elements()[0];
-      const bool v1197 = v1189 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1198 = v1191 - v78;
-      const bool v1199 = v1198 < v2;
-      const bool v1200 = v1197 && v1199;
-      if (v1200) {
-        const bfloat v1201 = bfloat(v1196);
-        const uint v1202 = v1189 * v2;
-        const uint v1203 = v1202 + v1191;
-        const uint v1204 = v1203 - v78;
-        out[v1204] = v1201;
-      }
-    }
-    const uint v1205 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1206 = v473 + v1205;
-    const uint v1207 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1208 = v79 + v1207;
-    const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1210 = v369 && v1209;
-    const bool v1211 = v1208 < v80;
-    const bool v1212 = v1210 && v1211;
-    if (v1212) {
-      const float v1213 = v373.m[1][5].thread_elements()[1];
-      const bool v1214 = v1206 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1215 = v1208 - v78;
-      const bool v1216 = v1215 < v2;
-      const bool v1217 = v1214 && v1216;
-      if (v1217) {
-        const bfloat v1218 = bfloat(v1213);
-        const uint v1219 = v1206 * v2;
-        const uint v1220 = v1219 + v1208;
-        const uint v1221 = v1220 - v78;
-        out[v1221] = v1218;
-      }
-    }
-    const uint v1222 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1223 = v473 + v1222;
-    const uint v1224 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1225 = v79 + v1224;
-    const bool v1226 = v1223 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1227 = v369 && v1226;
-    const bool v1228 = v1225 < v80;
-    const bool v1229 = v1227 && v1228;
-    if (v1229) {
-      const float v1230 = v373.m[1][6].thread_elements()[0];
-      const bool v1231 = v1223 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1232 = v1225 - v78;
-      const bool v1233 = v1232 < v2;
-      const bool v1234 = v1231 && v1233;
-      if (v1234) {
-        const bfloat v1235 = bfloat(v1230);
-        const uint v1236 = v1223 * v2;
-        const uint v1237 = v1236 + v1225;
-        const uint v1238 = v1237 - v78;
-        out[v1238] = v1235;
-      }
-    }
-    const uint v1239 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1240 = v473 + v1239;
-    const uint v1241 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1242 = v79 + v1241;
-    const bool v1243 = v1240 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1244 = v369 && v1243;
-    const bool v1245 = v1242 < v80;
-    const bool v1246 = v1244 && v1245;
-    if (v1246) {
-      const float v1247 = v373.m[1][6].thread_elements()[1];
-      const bool v1248 = v1240 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1249 = v1242 - v78;
-      const bool v1250 = v1249 < v2;
-      const bool v1251 = v1248 && v1250;
-      if (v1251) {
-        const bfloat v1252 = bfloat(v1247);
-        const uint v1253 = v1240 * v2;
-        const uint v1254 = v1253 + v1242;
-        const uint v1255 = v1254 - v78;
-        out[v1255] = v1252;
-      }
-    }
-    const uint v1256 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1257 = v473 + v1256;
-    const uint v1258 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1259 = v79 + v1258;
-    const bool v1260 = v1257 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1261 = v369 && v1260;
-    const bool v1262 = v1259 < v80;
-    const bool v1263 = v1261 && v1262;
-    if (v1263) {
-      const float v1264 = v373.m[1][7].thread_elements()[0];
-      const bool v1265 = v1257 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1266 = v1259 - v78;
-      const bool v1267 = v1266 < v2;
-      const bool v1268 = v1265 && v1267;
-      if (v1268) {
-        const bfloat v1269 = bfloat(v1264);
-        const uint v1270 = v1257 * v2;
-        const uint v1271 = v1270 + v1259;
-        const uint v1272 = v1271 - v78;
-        out[v1272] = v1269;
-      }
-    }
-    const uint v1273 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1274 = v473 + v1273;
-    const uint v1275 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1276 = v79 + v1275;
-    const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1278 = v369 && v1277;
-    const bool v1279 = v1276 < v80;
-    const bool v1280 = v1278 && v1279;
-    if (v1280) {
-      const float v1281 = v373.m[1][7].thread_elements()[1];
-      const bool v1282 = v1274 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1283 = v1276 - v78;
-      const bool v1284 = v1283 < v2;
-      const bool v1285 = v1282 && v1284;
-      if (v1285) {
-        const bfloat v1286 = bfloat(v1281);
-        const uint v1287 = v1274 * v2;
-        const uint v1288 = v1287 + v1276;
-        const uint v1289 = v1288 - v78;
-        out[v1289] = v1286;
-      }
-    }
-    const uint v1290 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1291 = v473 + v1290;
-    const uint v1292 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1293 = v79 + v1292;
-    const bool v1294 = v1291 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1295 = v369 && v1294;
-    const bool v1296 = v1293 < v80;
-    const bool v1297 = v1295 && v1296;
-    if (v1297) {
-      const float v1298 = v373.m[1][8].thread_elements()[0];
-      const bool v1299 = v1291 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1300 = v1293 - v78;
-      const bool v1301 = v1300 < v2;
-      const bool v1302 = v1299 && v1301;
-      if (v1302) {
-        const bfloat v1303 = bfloat(v1298);
-        const uint v1304 = v1291 * v2;
-        const uint v1305 = v1304 + v1293;
-        const uint v1306 = v1305 - v78;
-        out[v1306] = v1303;
-      }
-    }
-    const uint v1307 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1308 = v473 + v1307;
-    const uint v1309 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1310 = v79 + v1309;
-    const bool v1311 = v1308 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1312 = v369 && v1311;
-    const bool v1313 = v1310 < v80;
-    const bool v1314 = v1312 && v1313;
-    if (v1314) {
-      const float v1315 = v373.m[1][8].thread_elements()[1];
-      const bool v1316 = v1308 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1317 = v1310 - v78;
-      const bool v1318 = v1317 < v2;
-      const bool v1319 = v1316 && v1318;
-      if (v1319) {
-        const bfloat v1320 = bfloat(v1315);
-        const uint v1321 = v1308 * v2;
-        const uint v1322 = v1321 + v1310;
-        const uint v1323 = v1322 - v78;
-        out[v1323] = v1320;
-      }
-    }
-    const uint v1324 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1325 = v473 + v1324;
-    const uint v1326 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1327 = v79 + v1326;
-    const bool v1328 = v1325 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1329 = v369 && v1328;
-    const bool v1330 = v1327 < v80;
-    const bool v1331 = v1329 && v1330;
-    if (v1331) {
-      const float v1332 = v373.m[1][9].thread_elements()[0];
-      const bool v1333 = v1325 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1334 = v1327 - v78;
-      const bool v1335 = v1334 < v2;
-      const bool v1336 = v1333 && v1335;
-      if (v1336) {
-        const bfloat v1337 = bfloat(v1332);
-        const uint v1338 = v1325 * v2;
-        const uint v1339 = v1338 + v1327;
-        const uint v1340 = v1339 - v78;
-        out[v1340] = v1337;
-      }
-    }
-    const uint v1341 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1342 = v473 + v1341;
-    const uint v1343 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1344 = v79 + v1343;
-    const bool v1345 = v1342 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1346 = v369 && v1345;
-    const bool v1347 = v1344 < v80;
-    const bool v1348 = v1346 && v1347;
-    if (v1348) {
-      const float v1349 = v373.m[1][9].thread_elements()[1];
-      const bool v1350 = v1342 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1351 = v1344 - v78;
-      const bool v1352 = v1351 < v2;
-      const bool v1353 = v1350 && v1352;
-      if (v1353) {
-        const bfloat v1354 = bfloat(v1349);
-        const uint v1355 = v1342 * v2;
-        const uint v1356 = v1355 + v1344;
-        const uint v1357 = v1356 - v78;
-        out[v1357] = v1354;
-      }
-    }
-    const uint v1358 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1359 = v473 + v1358;
-    const uint v1360 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1361 = v79 + v1360;
-    const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1363 = v369 && v1362;
-    const bool v1364 = v1361 < v80;
-    const bool v1365 = v1363 && v1364;
-    if (v1365) {
-      const float v1366 = v373.m[1][10].thread_elements()[0];
-      const bool v1367 = v1359 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1368 = v1361 - v78;
-      const bool v1369 = v1368 < v2;
-      const bool v1370 = v1367 && v1369;
-      if (v1370) {
-        const bfloat v1371 = bfloat(v1366);
-        const uint v1372 = v1359 * v2;
-        const uint v1373 = v1372 + v1361;
-        const uint v1374 = v1373 - v78;
-        out[v1374] = v1371;
-      }
-    }
-    const uint v1375 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1376 = v473 + v1375;
-    const uint v1377 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1378 = v79 + v1377;
-    const bool v1379 = v1376 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1380 = v369 && v1379;
-    const bool v1381 = v1378 < v80;
-    const bool v1382 = v1380 && v1381;
-    if (v1382) {
-      const float v1383 = v373.m[1][10].thread_elements()[1];
-      const bool v1384 = v1376 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1385 = v1378 - v78;
-      const bool v1386 = v1385 < v2;
-      const bool v1387 = v1384 && v1386;
-      if (v1387) {
-        const bfloat v1388 = bfloat(v1383);
-        const uint v1389 = v1376 * v2;
-        const uint v1390 = v1389 + v1378;
-        const uint v1391 = v1390 - v78;
-        out[v1391] = v1388;
-      }
-    }
-    const uint v1392 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1393 = v473 + v1392;
-    const uint v1394 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1395 = v79 + v1394;
-    const bool v1396 = v1393 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1397 = v369 && v1396;
-    const bool v1398 = v1395 < v80;
-    const bool v1399 = v1397 && v1398;
-    if (v1399) {
-      const float v1400 = v373.m[1][11].thread_elements()[0];
-      const bool v1401 = v1393 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1402 = v1395 - v78;
-      const bool v1403 = v1402 < v2;
-      const bool v1404 = v1401 && v1403;
-      if (v1404) {
-        const bfloat v1405 = bfloat(v1400);
-        const uint v1406 = v1393 * v2;
-        const uint v1407 = v1406 + v1395;
-        const uint v1408 = v1407 - v78;
-        out[v1408] = v1405;
-      }
-    }
-    const uint v1409 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1410 = v473 + v1409;
-    const uint v1411 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1412 = v79 + v1411;
-    const bool v1413 = v1410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1414 = v369 && v1413;
-    const bool v1415 = v1412 < v80;
-    const bool v1416 = v1414 && v1415;
-    if (v1416) {
-      const float v1417 = v373.m[1][11].thread_elements()[1];
-      const bool v1418 = v1410 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1419 = v1412 - v78;
-      const bool v1420 = v1419 < v2;
-      const bool v1421 = v1418 && v1420;
-      if (v1421) {
-        const bfloat v1422 = bfloat(v1417);
-        const uint v1423 = v1410 * v2;
-        const uint v1424 = v1423 + v1412;
-        const uint v1425 = v1424 - v78;
-        out[v1425] = v1422;
-      }
-    }
-    const uint v1426 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1427 = v473 + v1426;
-    const uint v1428 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1429 = v79 + v1428;
-    const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1431 = v369 && v1430;
-    const bool v1432 = v1429 < v80;
-    const bool v1433 = v1431 && v1432;
-    if (v1433) {
-      const float v1434 = v373.m[1][12].thread_elements()[0];
-      const bool v1435 = v1427 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1436 = v1429 - v78;
-      const bool v1437 = v1436 < v2;
-      const bool v1438 = v1435 && v1437;
-      if (v1438) {
-        const bfloat v1439 = bfloat(v1434);
-        const uint v1440 = v1427 * v2;
-        const uint v1441 = v1440 + v1429;
-        const uint v1442 = v1441 - v78;
-        out[v1442] = v1439;
-      }
-    }
-    const uint v1443 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1444 = v473 + v1443;
-    const uint v1445 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1446 = v79 + v1445;
-    const bool v1447 = v1444 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1448 = v369 && v1447;
-    const bool v1449 = v1446 < v80;
-    const bool v1450 = v1448 && v1449;
-    if (v1450) {
-      const float v1451 = v373.m[1][12].thread_elements()[1];
-      const bool v1452 = v1444 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1453 = v1446 - v78;
-      const bool v1454 = v1453 < v2;
-      const bool v1455 = v1452 && v1454;
-      if (v1455) {
-        const bfloat v1456 = bfloat(v1451);
-        const uint v1457 = v1444 * v2;
-        const uint v1458 = v1457 + v1446;
-        const uint v1459 = v1458 - v78;
-        out[v1459] = v1456;
-      }
-    }
-    const uint v1460 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1461 = v473 + v1460;
-    const uint v1462 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1463 = v79 + v1462;
-    const bool v1464 = v1461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1465 = v369 && v1464;
-    const bool v1466 = v1463 < v80;
-    const bool v1467 = v1465 && v1466;
-    if (v1467) {
-      const float v1468 = v373.m[1][13].thread_elements()[0];
-      const bool v1469 = v1461 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1470 = v1463 - v78;
-      const bool v1471 = v1470 < v2;
-      const bool v1472 = v1469 && v1471;
-      if (v1472) {
-        const bfloat v1473 = bfloat(v1468);
-        const uint v1474 = v1461 * v2;
-        const uint v1475 = v1474 + v1463;
-        const uint v1476 = v1475 - v78;
-        out[v1476] = v1473;
-      }
-    }
-    const uint v1477 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1478 = v473 + v1477;
-    const uint v1479 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1480 = v79 + v1479;
-    const bool v1481 = v1478 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1482 = v369 && v1481;
-    const bool v1483 = v1480 < v80;
-    const bool v1484 = v1482 && v1483;
-    if (v1484) {
-      const float v1485 = v373.m[1][13].thread_elements()[1];
-      const bool v1486 = v1478 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1487 = v1480 - v78;
-      const bool v1488 = v1487 < v2;
-      const bool v1489 = v1486 && v1488;
-      if (v1489) {
-        const bfloat v1490 = bfloat(v1485);
-        const uint v1491 = v1478 * v2;
-        const uint v1492 = v1491 + v1480;
-        const uint v1493 = v1492 - v78;
-        out[v1493] = v1490;
-      }
-    }
-    const uint v1494 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1495 = v473 + v1494;
-    const uint v1496 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1497 = v79 + v1496;
-    const bool v1498 = v1495 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1499 = v369 && v1498;
-    const bool v1500 = v1497 < v80;
-    const bool v1501 = v1499 && v1500;
-    if (v1501) {
-      const float v1502 = v373.m[1][14].thread_elements()[0];
-      const bool v1503 = v1495 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1504 = v1497 - v78;
-      const bool v1505 = v1504 < v2;
-      const bool v1506 = v1503 && v1505;
-      if (v1506) {
-        const bfloat v1507 = bfloat(v1502);
-        const uint v1508 = v1495 * v2;
-        const uint v1509 = v1508 + v1497;
-        const uint v1510 = v1509 - v78;
-        out[v1510] = v1507;
-      }
-    }
-    const uint v1511 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1512 = v473 + v1511;
-    const uint v1513 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1514 = v79 + v1513;
-    const bool v1515 = v1512 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1516 = v369 && v1515;
-    const bool v1517 = v1514 < v80;
-    const bool v1518 = v1516 && v1517;
-    if (v1518) {
-      const float v1519 = v373.m[1][14].thread_elements()[1];
-      const bool v1520 = v1512 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1521 = v1514 - v78;
-      const bool v1522 = v1521 < v2;
-      const bool v1523 = v1520 && v1522;
-      if (v1523) {
-        const bfloat v1524 = bfloat(v1519);
-        const uint v1525 = v1512 * v2;
-        const uint v1526 = v1525 + v1514;
-        const uint v1527 = v1526 - v78;
-        out[v1527] = v1524;
-      }
-    }
-    const uint v1528 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1529 = v473 + v1528;
-    const uint v1530 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1531 = v79 + v1530;
-    const bool v1532 = v1529 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1533 = v369 && v1532;
-    const bool v1534 = v1531 < v80;
-    const bool v1535 = v1533 && v1534;
-    if (v1535) {
-      const float v1536 = v373.m[1][15].thread_elements()[0];
-      const bool v1537 = v1529 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1538 = v1531 - v78;
-      const bool v1539 = v1538 < v2;
-      const bool v1540 = v1537 && v1539;
-      if (v1540) {
-        const bfloat v1541 = bfloat(v1536);
-        const uint v1542 = v1529 * v2;
-        const uint v1543 = v1542 + v1531;
-        const uint v1544 = v1543 - v78;
-        out[v1544] = v1541;
-      }
-    }
-    const uint v1545 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1546 = v473 + v1545;
-    const uint v1547 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1548 = v79 + v1547;
-    const bool v1549 = v1546 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1550 = v369 && v1549;
-    const bool v1551 = v1548 < v80;
-    const bool v1552 = v1550 && v1551;
-    if (v1552) {
-      const float v1553 = v373.m[1][15].thread_elements()[1];
-      const bool v1554 = v1546 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1555 = v1548 - v78;
-      const bool v1556 = v1555 < v2;
-      const bool v1557 = v1554 && v1556;
-      if (v1557) {
-        const bfloat v1558 = bfloat(v1553);
-        const uint v1559 = v1546 * v2;
-        const uint v1560 = v1559 + v1548;
-        const uint v1561 = v1560 - v78;
-        out[v1561] = v1558;
-      }
-    }
-    const uint v1563 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:153
-    iron_frag<float, 16, 128> v1573;  // kernels/gemm/gemm_warpgroup.hpp:92
-    iron_frag_fill(v1573, float(0.0f));
-    if (v377) {  // kernels/gemm/gemm_warpgroup.hpp:98
-      const uint v3233 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:102
-      const uint v3235 = v365 << 5u;
-      const uint v3236 = v3235 + v3233;
-      const uint v3240 = v3236 >> 3u;
-      const uint v3242 = v3236 & 7u;
-      const uint v3244 = v3242 << 3u;
-      const uint v3245 = v75 + v3240;
-      const bool v3247 = v3245 < v0;
-      const uint v3250 = v3245 * v3;
-      const uint v3255 = v3240 << 6u;
-      const uint v3259 = v3236 + 384u;
-      const uint v3261 = v3259 >> 3u;
-      const uint v3263 = v3259 & 7u;
-      const uint v3265 = v3263 << 3u;
-      const uint v3266 = v75 + v3261;
-      const bool v3268 = v3266 < v0;
-      const uint v3271 = v3266 * v3;
-      const uint v3276 = v3261 << 6u;
-      const uint v3280 = v3236 + 768u;
-      const bool v3282 = v3280 < 1024u;
-      const uint v3318 = v1563 + v3240;  // kernels/gemm/gemm_warpgroup.hpp:103
-      const bool v3320 = v3318 < v80;
-      const uint v3323 = v3318 * v3;
-      const uint v3339 = v1563 + v3261;
-      const bool v3341 = v3339 < v80;
-      const uint v3344 = v3339 * v3;
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:136
+      }
+    }
+    const uint v475 = v372 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:142
+    const uint v476 = v475 << 4u;
+    const uint v478 = v373 << 6u;
+    const uint v479 = v75 + v478;
+    const uint v480 = v479 + v476;
+    const uint v481 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v482 = v480 + v481;
+    const uint v483 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v484 = v79 + v483;
+    const bool v485 = v482 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v486 = v376 && v485;
+    const bool v487 = v484 < v80;
+    const bool v488 = v486 && v487;
+    if (v488) {
+      const float v489 = v380.m[0][0].thread_elements()[0];
+      const bool v490 = v482 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v491 = v484 - v78;
+      const bool v492 = v491 < v2;
+      const bool v493 = v490 && v492;
+      if (v493) {
+        const bfloat v494 = bfloat(v489);
+        const uint v495 = v482 * v2;
+        const uint v496 = v495 + v484;
+        const uint v497 = v496 - v78;
+        out[v497] = v494;
+      }
+    }
+    const uint v498 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v499 = v480 + v498;
+    const uint v500 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v501 = v79 + v500;
+    const bool v502 = v499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v503 = v376 && v502;
+    const bool v504 = v501 < v80;
+    const bool v505 = v503 && v504;
+    if (v505) {
+      const float v506 = v380.m[0][0].thread_elements()[1];
+      const bool v507 = v499 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v508 = v501 - v78;
+      const bool v509 = v508 < v2;
+      const bool v510 = v507 && v509;
+      if (v510) {
+        const bfloat v511 = bfloat(v506);
+        const uint v512 = v499 * v2;
+        const uint v513 = v512 + v501;
+        const uint v514 = v513 - v78;
+        out[v514] = v511;
+      }
+    }
+    const uint v515 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v516 = v480 + v515;
+    const uint v517 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v518 = v79 + v517;
+    const bool v519 = v516 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v520 = v376 && v519;
+    const bool v521 = v518 < v80;
+    const bool v522 = v520 && v521;
+    if (v522) {
+      const float v523 = v380.m[0][1].thread_elements()[0];
+      const bool v524 = v516 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v525 = v518 - v78;
+      const bool v526 = v525 < v2;
+      const bool v527 = v524 && v526;
+      if (v527) {
+        const bfloat v528 = bfloat(v523);
+        const uint v529 = v516 * v2;
+        const uint v530 = v529 + v518;
+        const uint v531 = v530 - v78;
+        out[v531] = v528;
+      }
+    }
+    const uint v532 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v533 = v480 + v532;
+    const uint v534 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v535 = v79 + v534;
+    const bool v536 = v533 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v537 = v376 && v536;
+    const bool v538 = v535 < v80;
+    const bool v539 = v537 && v538;
+    if (v539) {
+      const float v540 = v380.m[0][1].thread_elements()[1];
+      const bool v541 = v533 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v542 = v535 - v78;
+      const bool v543 = v542 < v2;
+      const bool v544 = v541 && v543;
+      if (v544) {
+        const bfloat v545 = bfloat(v540);
+        const uint v546 = v533 * v2;
+        const uint v547 = v546 + v535;
+        const uint v548 = v547 - v78;
+        out[v548] = v545;
+      }
+    }
+    const uint v549 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v550 = v480 + v549;
+    const uint v551 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v552 = v79 + v551;
+    const bool v553 = v550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v554 = v376 && v553;
+    const bool v555 = v552 < v80;
+    const bool v556 = v554 && v555;
+    if (v556) {
+      const float v557 = v380.m[0][2].thread_elements()[0];
+      const bool v558 = v550 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v559 = v552 - v78;
+      const bool v560 = v559 < v2;
+      const bool v561 = v558 && v560;
+      if (v561) {
+        const bfloat v562 = bfloat(v557);
+        const uint v563 = v550 * v2;
+        const uint v564 = v563 + v552;
+        const uint v565 = v564 - v78;
+        out[v565] = v562;
+      }
+    }
+    const uint v566 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v567 = v480 + v566;
+    const uint v568 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v569 = v79 + v568;
+    const bool v570 = v567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v571 = v376 && v570;
+    const bool v572 = v569 < v80;
+    const bool v573 = v571 && v572;
+    if (v573) {
+      const float v574 = v380.m[0][2].thread_elements()[1];
+      const bool v575 = v567 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v576 = v569 - v78;
+      const bool v577 = v576 < v2;
+      const bool v578 = v575 && v577;
+      if (v578) {
+        const bfloat v579 = bfloat(v574);
+        const uint v580 = v567 * v2;
+        const uint v581 = v580 + v569;
+        const uint v582 = v581 - v78;
+        out[v582] = v579;
+      }
+    }
+    const uint v583 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v584 = v480 + v583;
+    const uint v585 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v586 = v79 + v585;
+    const bool v587 = v584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v588 = v376 && v587;
+    const bool v589 = v586 < v80;
+    const bool v590 = v588 && v589;
+    if (v590) {
+      const float v591 = v380.m[0][3].thread_elements()[0];
+      const bool v592 = v584 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v593 = v586 - v78;
+      const bool v594 = v593 < v2;
+      const bool v595 = v592 && v594;
+      if (v595) {
+        const bfloat v596 = bfloat(v591);
+        const uint v597 = v584 * v2;
+        const uint v598 = v597 + v586;
+        const uint v599 = v598 - v78;
+        out[v599] = v596;
+      }
+    }
+    const uint v600 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v601 = v480 + v600;
+    const uint v602 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v603 = v79 + v602;
+    const bool v604 = v601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v605 = v376 && v604;
+    const bool v606 = v603 < v80;
+    const bool v607 = v605 && v606;
+    if (v607) {
+      const float v608 = v380.m[0][3].thread_elements()[1];
+      const bool v609 = v601 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v610 = v603 - v78;
+      const bool v611 = v610 < v2;
+      const bool v612 = v609 && v611;
+      if (v612) {
+        const bfloat v613 = bfloat(v608);
+        const uint v614 = v601 * v2;
+        const uint v615 = v614 + v603;
+        const uint v616 = v615 - v78;
+        out[v616] = v613;
+      }
+    }
+    const uint v617 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v618 = v480 + v617;
+    const uint v619 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v620 = v79 + v619;
+    const bool v621 = v618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v622 = v376 && v621;
+    const bool v623 = v620 < v80;
+    const bool v624 = v622 && v623;
+    if (v624) {
+      const float v625 = v380.m[0][4].thread_elements()[0];
+      const bool v626 = v618 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v627 = v620 - v78;
+      const bool v628 = v627 < v2;
+      const bool v629 = v626 && v628;
+      if (v629) {
+        const bfloat v630 = bfloat(v625);
+        const uint v631 = v618 * v2;
+        const uint v632 = v631 + v620;
+        const uint v633 = v632 - v78;
+        out[v633] = v630;
+      }
+    }
+    const uint v634 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v635 = v480 + v634;
+    const uint v636 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v637 = v79 + v636;
+    const bool v638 = v635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v639 = v376 && v638;
+    const bool v640 = v637 < v80;
+    const bool v641 = v639 && v640;
+    if (v641) {
+      const float v642 = v380.m[0][4].thread_elements()[1];
+      const bool v643 = v635 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v644 = v637 - v78;
+      const bool v645 = v644 < v2;
+      const bool v646 = v643 && v645;
+      if (v646) {
+        const bfloat v647 = bfloat(v642);
+        const uint v648 = v635 * v2;
+        const uint v649 = v648 + v637;
+        const uint v650 = v649 - v78;
+        out[v650] = v647;
+      }
+    }
+    const uint v651 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v652 = v480 + v651;
+    const uint v653 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v654 = v79 + v653;
+    const bool v655 = v652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v656 = v376 && v655;
+    const bool v657 = v654 < v80;
+    const bool v658 = v656 && v657;
+    if (v658) {
+      const float v659 = v380.m[0][5].thread_elements()[0];
+      const bool v660 = v652 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v661 = v654 - v78;
+      const bool v662 = v661 < v2;
+      const bool v663 = v660 && v662;
+      if (v663) {
+        const bfloat v664 = bfloat(v659);
+        const uint v665 = v652 * v2;
+        const uint v666 = v665 + v654;
+        const uint v667 = v666 - v78;
+        out[v667] = v664;
+      }
+    }
+    const uint v668 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v669 = v480 + v668;
+    const uint v670 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v671 = v79 + v670;
+    const bool v672 = v669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v673 = v376 && v672;
+    const bool v674 = v671 < v80;
+    const bool v675 = v673 && v674;
+    if (v675) {
+      const float v676 = v380.m[0][5].thread_elements()[1];
+      const bool v677 = v669 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v678 = v671 - v78;
+      const bool v679 = v678 < v2;
+      const bool v680 = v677 && v679;
+      if (v680) {
+        const bfloat v681 = bfloat(v676);
+        const uint v682 = v669 * v2;
+        const uint v683 = v682 + v671;
+        const uint v684 = v683 - v78;
+        out[v684] = v681;
+      }
+    }
+    const uint v685 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v686 = v480 + v685;
+    const uint v687 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v688 = v79 + v687;
+    const bool v689 = v686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v690 = v376 && v689;
+    const bool v691 = v688 < v80;
+    const bool v692 = v690 && v691;
+    if (v692) {
+      const float v693 = v380.m[0][6].thread_elements()[0];
+      const bool v694 = v686 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v695 = v688 - v78;
+      const bool v696 = v695 < v2;
+      const bool v697 = v694 && v696;
+      if (v697) {
+        const bfloat v698 = bfloat(v693);
+        const uint v699 = v686 * v2;
+        const uint v700 = v699 + v688;
+        const uint v701 = v700 - v78;
+        out[v701] = v698;
+      }
+    }
+    const uint v702 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v703 = v480 + v702;
+    const uint v704 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v705 = v79 + v704;
+    const bool v706 = v703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v707 = v376 && v706;
+    const bool v708 = v705 < v80;
+    const bool v709 = v707 && v708;
+    if (v709) {
+      const float v710 = v380.m[0][6].thread_elements()[1];
+      const bool v711 = v703 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v712 = v705 - v78;
+      const bool v713 = v712 < v2;
+      const bool v714 = v711 && v713;
+      if (v714) {
+        const bfloat v715 = bfloat(v710);
+        const uint v716 = v703 * v2;
+        const uint v717 = v716 + v705;
+        const uint v718 = v717 - v78;
+        out[v718] = v715;
+      }
+    }
+    const uint v719 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v720 = v480 + v719;
+    const uint v721 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v722 = v79 + v721;
+    const bool v723 = v720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v724 = v376 && v723;
+    const bool v725 = v722 < v80;
+    const bool v726 = v724 && v725;
+    if (v726) {
+      const float v727 = v380.m[0][7].thread_elements()[0];
+      const bool v728 = v720 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v729 = v722 - v78;
+      const bool v730 = v729 < v2;
+      const bool v731 = v728 && v730;
+      if (v731) {
+        const bfloat v732 = bfloat(v727);
+        const uint v733 = v720 * v2;
+        const uint v734 = v733 + v722;
+        const uint v735 = v734 - v78;
+        out[v735] = v732;
+      }
+    }
+    const uint v736 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v737 = v480 + v736;
+    const uint v738 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v739 = v79 + v738;
+    const bool v740 = v737 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v741 = v376 && v740;
+    const bool v742 = v739 < v80;
+    const bool v743 = v741 && v742;
+    if (v743) {
+      const float v744 = v380.m[0][7].thread_elements()[1];
+      const bool v745 = v737 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v746 = v739 - v78;
+      const bool v747 = v746 < v2;
+      const bool v748 = v745 && v747;
+      if (v748) {
+        const bfloat v749 = bfloat(v744);
+        const uint v750 = v737 * v2;
+        const uint v751 = v750 + v739;
+        const uint v752 = v751 - v78;
+        out[v752] = v749;
+      }
+    }
+    const uint v753 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v754 = v480 + v753;
+    const uint v755 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v756 = v79 + v755;
+    const bool v757 = v754 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v758 = v376 && v757;
+    const bool v759 = v756 < v80;
+    const bool v760 = v758 && v759;
+    if (v760) {
+      const float v761 = v380.m[0][8].thread_elements()[0];
+      const bool v762 = v754 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v763 = v756 - v78;
+      const bool v764 = v763 < v2;
+      const bool v765 = v762 && v764;
+      if (v765) {
+        const bfloat v766 = bfloat(v761);
+        const uint v767 = v754 * v2;
+        const uint v768 = v767 + v756;
+        const uint v769 = v768 - v78;
+        out[v769] = v766;
+      }
+    }
+    const uint v770 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v771 = v480 + v770;
+    const uint v772 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v773 = v79 + v772;
+    const bool v774 = v771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v775 = v376 && v774;
+    const bool v776 = v773 < v80;
+    const bool v777 = v775 && v776;
+    if (v777) {
+      const float v778 = v380.m[0][8].thread_elements()[1];
+      const bool v779 = v771 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v780 = v773 - v78;
+      const bool v781 = v780 < v2;
+      const bool v782 = v779 && v781;
+      if (v782) {
+        const bfloat v783 = bfloat(v778);
+        const uint v784 = v771 * v2;
+        const uint v785 = v784 + v773;
+        const uint v786 = v785 - v78;
+        out[v786] = v783;
+      }
+    }
+    const uint v787 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v788 = v480 + v787;
+    const uint v789 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v790 = v79 + v789;
+    const bool v791 = v788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v792 = v376 && v791;
+    const bool v793 = v790 < v80;
+    const bool v794 = v792 && v793;
+    if (v794) {
+      const float v795 = v380.m[0][9].thread_elements()[0];
+      const bool v796 = v788 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v797 = v790 - v78;
+      const bool v798 = v797 < v2;
+      const bool v799 = v796 && v798;
+      if (v799) {
+        const bfloat v800 = bfloat(v795);
+        const uint v801 = v788 * v2;
+        const uint v802 = v801 + v790;
+        const uint v803 = v802 - v78;
+        out[v803] = v800;
+      }
+    }
+    const uint v804 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v805 = v480 + v804;
+    const uint v806 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v807 = v79 + v806;
+    const bool v808 = v805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v809 = v376 && v808;
+    const bool v810 = v807 < v80;
+    const bool v811 = v809 && v810;
+    if (v811) {
+      const float v812 = v380.m[0][9].thread_elements()[1];
+      const bool v813 = v805 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v814 = v807 - v78;
+      const bool v815 = v814 < v2;
+      const bool v816 = v813 && v815;
+      if (v816) {
+        const bfloat v817 = bfloat(v812);
+        const uint v818 = v805 * v2;
+        const uint v819 = v818 + v807;
+        const uint v820 = v819 - v78;
+        out[v820] = v817;
+      }
+    }
+    const uint v821 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v822 = v480 + v821;
+    const uint v823 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v824 = v79 + v823;
+    const bool v825 = v822 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v826 = v376 && v825;
+    const bool v827 = v824 < v80;
+    const bool v828 = v826 && v827;
+    if (v828) {
+      const float v829 = v380.m[0][10].thread_elements()[0];
+      const bool v830 = v822 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v831 = v824 - v78;
+      const bool v832 = v831 < v2;
+      const bool v833 = v830 && v832;
+      if (v833) {
+        const bfloat v834 = bfloat(v829);
+        const uint v835 = v822 * v2;
+        const uint v836 = v835 + v824;
+        const uint v837 = v836 - v78;
+        out[v837] = v834;
+      }
+    }
+    const uint v838 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v839 = v480 + v838;
+    const uint v840 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v841 = v79 + v840;
+    const bool v842 = v839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v843 = v376 && v842;
+    const bool v844 = v841 < v80;
+    const bool v845 = v843 && v844;
+    if (v845) {
+      const float v846 = v380.m[0][10].thread_elements()[1];
+      const bool v847 = v839 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v848 = v841 - v78;
+      const bool v849 = v848 < v2;
+      const bool v850 = v847 && v849;
+      if (v850) {
+        const bfloat v851 = bfloat(v846);
+        const uint v852 = v839 * v2;
+        const uint v853 = v852 + v841;
+        const uint v854 = v853 - v78;
+        out[v854] = v851;
+      }
+    }
+    const uint v855 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v856 = v480 + v855;
+    const uint v857 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v858 = v79 + v857;
+    const bool v859 = v856 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v860 = v376 && v859;
+    const bool v861 = v858 < v80;
+    const bool v862 = v860 && v861;
+    if (v862) {
+      const float v863 = v380.m[0][11].thread_elements()[0];
+      const bool v864 = v856 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v865 = v858 - v78;
+      const bool v866 = v865 < v2;
+      const bool v867 = v864 && v866;
+      if (v867) {
+        const bfloat v868 = bfloat(v863);
+        const uint v869 = v856 * v2;
+        const uint v870 = v869 + v858;
+        const uint v871 = v870 - v78;
+        out[v871] = v868;
+      }
+    }
+    const uint v872 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v873 = v480 + v872;
+    const uint v874 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v875 = v79 + v874;
+    const bool v876 = v873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v877 = v376 && v876;
+    const bool v878 = v875 < v80;
+    const bool v879 = v877 && v878;
+    if (v879) {
+      const float v880 = v380.m[0][11].thread_elements()[1];
+      const bool v881 = v873 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v882 = v875 - v78;
+      const bool v883 = v882 < v2;
+      const bool v884 = v881 && v883;
+      if (v884) {
+        const bfloat v885 = bfloat(v880);
+        const uint v886 = v873 * v2;
+        const uint v887 = v886 + v875;
+        const uint v888 = v887 - v78;
+        out[v888] = v885;
+      }
+    }
+    const uint v889 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v890 = v480 + v889;
+    const uint v891 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v892 = v79 + v891;
+    const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v894 = v376 && v893;
+    const bool v895 = v892 < v80;
+    const bool v896 = v894 && v895;
+    if (v896) {
+      const float v897 = v380.m[0][12].thread_elements()[0];
+      const bool v898 = v890 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v899 = v892 - v78;
+      const bool v900 = v899 < v2;
+      const bool v901 = v898 && v900;
+      if (v901) {
+        const bfloat v902 = bfloat(v897);
+        const uint v903 = v890 * v2;
+        const uint v904 = v903 + v892;
+        const uint v905 = v904 - v78;
+        out[v905] = v902;
+      }
+    }
+    const uint v906 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v907 = v480 + v906;
+    const uint v908 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v909 = v79 + v908;
+    const bool v910 = v907 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v911 = v376 && v910;
+    const bool v912 = v909 < v80;
+    const bool v913 = v911 && v912;
+    if (v913) {
+      const float v914 = v380.m[0][12].thread_elements()[1];
+      const bool v915 = v907 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v916 = v909 - v78;
+      const bool v917 = v916 < v2;
+      const bool v918 = v915 && v917;
+      if (v918) {
+        const bfloat v919 = bfloat(v914);
+        const uint v920 = v907 * v2;
+        const uint v921 = v920 + v909;
+        const uint v922 = v921 - v78;
+        out[v922] = v919;
+      }
+    }
+    const uint v923 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v924 = v480 + v923;
+    const uint v925 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v926 = v79 + v925;
+    const bool v927 = v924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v928 = v376 && v927;
+    const bool v929 = v926 < v80;
+    const bool v930 = v928 && v929;
+    if (v930) {
+      const float v931 = v380.m[0][13].thread_elements()[0];
+      const bool v932 = v924 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v933 = v926 - v78;
+      const bool v934 = v933 < v2;
+      const bool v935 = v932 && v934;
+      if (v935) {
+        const bfloat v936 = bfloat(v931);
+        const uint v937 = v924 * v2;
+        const uint v938 = v937 + v926;
+        const uint v939 = v938 - v78;
+        out[v939] = v936;
+      }
+    }
+    const uint v940 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v941 = v480 + v940;
+    const uint v942 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v943 = v79 + v942;
+    const bool v944 = v941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v945 = v376 && v944;
+    const bool v946 = v943 < v80;
+    const bool v947 = v945 && v946;
+    if (v947) {
+      const float v948 = v380.m[0][13].thread_elements()[1];
+      const bool v949 = v941 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v950 = v943 - v78;
+      const bool v951 = v950 < v2;
+      const bool v952 = v949 && v951;
+      if (v952) {
+        const bfloat v953 = bfloat(v948);
+        const uint v954 = v941 * v2;
+        const uint v955 = v954 + v943;
+        const uint v956 = v955 - v78;
+        out[v956] = v953;
+      }
+    }
+    const uint v957 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v958 = v480 + v957;
+    const uint v959 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v960 = v79 + v959;
+    const bool v961 = v958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v962 = v376 && v961;
+    const bool v963 = v960 < v80;
+    const bool v964 = v962 && v963;
+    if (v964) {
+      const float v965 = v380.m[0][14].thread_elements()[0];
+      const bool v966 = v958 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v967 = v960 - v78;
+      const bool v968 = v967 < v2;
+      const bool v969 = v966 && v968;
+      if (v969) {
+        const bfloat v970 = bfloat(v965);
+        const uint v971 = v958 * v2;
+        const uint v972 = v971 + v960;
+        const uint v973 = v972 - v78;
+        out[v973] = v970;
+      }
+    }
+    const uint v974 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v975 = v480 + v974;
+    const uint v976 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v977 = v79 + v976;
+    const bool v978 = v975 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v979 = v376 && v978;
+    const bool v980 = v977 < v80;
+    const bool v981 = v979 && v980;
+    if (v981) {
+      const float v982 = v380.m[0][14].thread_elements()[1];
+      const bool v983 = v975 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v984 = v977 - v78;
+      const bool v985 = v984 < v2;
+      const bool v986 = v983 && v985;
+      if (v986) {
+        const bfloat v987 = bfloat(v982);
+        const uint v988 = v975 * v2;
+        const uint v989 = v988 + v977;
+        const uint v990 = v989 - v78;
+        out[v990] = v987;
+      }
+    }
+    const uint v991 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v992 = v480 + v991;
+    const uint v993 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v994 = v79 + v993;
+    const bool v995 = v992 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v996 = v376 && v995;
+    const bool v997 = v994 < v80;
+    const bool v998 = v996 && v997;
+    if (v998) {
+      const float v999 = v380.m[0][15].thread_elements()[0];
+      const bool v1000 = v992 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1001 = v994 - v78;
+      const bool v1002 = v1001 < v2;
+      const bool v1003 = v1000 && v1002;
+      if (v1003) {
+        const bfloat v1004 = bfloat(v999);
+        const uint v1005 = v992 * v2;
+        const uint v1006 = v1005 + v994;
+        const uint v1007 = v1006 - v78;
+        out[v1007] = v1004;
+      }
+    }
+    const uint v1008 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1009 = v480 + v1008;
+    const uint v1010 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1011 = v79 + v1010;
+    const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1013 = v376 && v1012;
+    const bool v1014 = v1011 < v80;
+    const bool v1015 = v1013 && v1014;
+    if (v1015) {
+      const float v1016 = v380.m[0][15].thread_elements()[1];
+      const bool v1017 = v1009 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1018 = v1011 - v78;
+      const bool v1019 = v1018 < v2;
+      const bool v1020 = v1017 && v1019;
+      if (v1020) {
+        const bfloat v1021 = bfloat(v1016);
+        const uint v1022 = v1009 * v2;
+        const uint v1023 = v1022 + v1011;
+        const uint v1024 = v1023 - v78;
+        out[v1024] = v1021;
+      }
+    }
+    const uint v1025 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1026 = v480 + v1025;
+    const uint v1027 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1028 = v79 + v1027;
+    const bool v1029 = v1026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1030 = v376 && v1029;
+    const bool v1031 = v1028 < v80;
+    const bool v1032 = v1030 && v1031;
+    if (v1032) {
+      const float v1033 = v380.m[1][0].thread_elements()[0];
+      const bool v1034 = v1026 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1035 = v1028 - v78;
+      const bool v1036 = v1035 < v2;
+      const bool v1037 = v1034 && v1036;
+      if (v1037) {
+        const bfloat v1038 = bfloat(v1033);
+        const uint v1039 = v1026 * v2;
+        const uint v1040 = v1039 + v1028;
+        const uint v1041 = v1040 - v78;
+        out[v1041] = v1038;
+      }
+    }
+    const uint v1042 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1043 = v480 + v1042;
+    const uint v1044 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1045 = v79 + v1044;
+    const bool v1046 = v1043 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1047 = v376 && v1046;
+    const bool v1048 = v1045 < v80;
+    const bool v1049 = v1047 && v1048;
+    if (v1049) {
+      const float v1050 = v380.m[1][0].thread_elements()[1];
+      const bool v1051 = v1043 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1052 = v1045 - v78;
+      const bool v1053 = v1052 < v2;
+      const bool v1054 = v1051 && v1053;
+      if (v1054) {
+        const bfloat v1055 = bfloat(v1050);
+        const uint v1056 = v1043 * v2;
+        const uint v1057 = v1056 + v1045;
+        const uint v1058 = v1057 - v78;
+        out[v1058] = v1055;
+      }
+    }
+    const uint v1059 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1060 = v480 + v1059;
+    const uint v1061 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1062 = v79 + v1061;
+    const bool v1063 = v1060 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1064 = v376 && v1063;
+    const bool v1065 = v1062 < v80;
+    const bool v1066 = v1064 && v1065;
+    if (v1066) {
+      const float v1067 = v380.m[1][1].thread_elements()[0];
+      const bool v1068 = v1060 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1069 = v1062 - v78;
+      const bool v1070 = v1069 < v2;
+      const bool v1071 = v1068 && v1070;
+      if (v1071) {
+        const bfloat v1072 = bfloat(v1067);
+        const uint v1073 = v1060 * v2;
+        const uint v1074 = v1073 + v1062;
+        const uint v1075 = v1074 - v78;
+        out[v1075] = v1072;
+      }
+    }
+    const uint v1076 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1077 = v480 + v1076;
+    const uint v1078 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1079 = v79 + v1078;
+    const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1081 = v376 && v1080;
+    const bool v1082 = v1079 < v80;
+    const bool v1083 = v1081 && v1082;
+    if (v1083) {
+      const float v1084 = v380.m[1][1].thread_elements()[1];
+      const bool v1085 = v1077 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1086 = v1079 - v78;
+      const bool v1087 = v1086 < v2;
+      const bool v1088 = v1085 && v1087;
+      if (v1088) {
+        const bfloat v1089 = bfloat(v1084);
+        const uint v1090 = v1077 * v2;
+        const uint v1091 = v1090 + v1079;
+        const uint v1092 = v1091 - v78;
+        out[v1092] = v1089;
+      }
+    }
+    const uint v1093 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1094 = v480 + v1093;
+    const uint v1095 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1096 = v79 + v1095;
+    const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1098 = v376 && v1097;
+    const bool v1099 = v1096 < v80;
+    const bool v1100 = v1098 && v1099;
+    if (v1100) {
+      const float v1101 = v380.m[1][2].thread_elements()[0];
+      const bool v1102 = v1094 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1103 = v1096 - v78;
+      const bool v1104 = v1103 < v2;
+      const bool v1105 = v1102 && v1104;
+      if (v1105) {
+        const bfloat v1106 = bfloat(v1101);
+        const uint v1107 = v1094 * v2;
+        const uint v1108 = v1107 + v1096;
+        const uint v1109 = v1108 - v78;
+        out[v1109] = v1106;
+      }
+    }
+    const uint v1110 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1111 = v480 + v1110;
+    const uint v1112 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1113 = v79 + v1112;
+    const bool v1114 = v1111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1115 = v376 && v1114;
+    const bool v1116 = v1113 < v80;
+    const bool v1117 = v1115 && v1116;
+    if (v1117) {
+      const float v1118 = v380.m[1][2].thread_elements()[1];
+      const bool v1119 = v1111 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1120 = v1113 - v78;
+      const bool v1121 = v1120 < v2;
+      const bool v1122 = v1119 && v1121;
+      if (v1122) {
+        const bfloat v1123 = bfloat(v1118);
+        const uint v1124 = v1111 * v2;
+        const uint v1125 = v1124 + v1113;
+        const uint v1126 = v1125 - v78;
+        out[v1126] = v1123;
+      }
+    }
+    const uint v1127 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1128 = v480 + v1127;
+    const uint v1129 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1130 = v79 + v1129;
+    const bool v1131 = v1128 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1132 = v376 && v1131;
+    const bool v1133 = v1130 < v80;
+    const bool v1134 = v1132 && v1133;
+    if (v1134) {
+      const float v1135 = v380.m[1][3].thread_elements()[0];
+      const bool v1136 = v1128 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1137 = v1130 - v78;
+      const bool v1138 = v1137 < v2;
+      const bool v1139 = v1136 && v1138;
+      if (v1139) {
+        const bfloat v1140 = bfloat(v1135);
+        const uint v1141 = v1128 * v2;
+        const uint v1142 = v1141 + v1130;
+        const uint v1143 = v1142 - v78;
+        out[v1143] = v1140;
+      }
+    }
+    const uint v1144 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1145 = v480 + v1144;
+    const uint v1146 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1147 = v79 + v1146;
+    const bool v1148 = v1145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1149 = v376 && v1148;
+    const bool v1150 = v1147 < v80;
+    const bool v1151 = v1149 && v1150;
+    if (v1151) {
+      const float v1152 = v380.m[1][3].thread_elements()[1];
+      const bool v1153 = v1145 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1154 = v1147 - v78;
+      const bool v1155 = v1154 < v2;
+      const bool v1156 = v1153 && v1155;
+      if (v1156) {
+        const bfloat v1157 = bfloat(v1152);
+        const uint v1158 = v1145 * v2;
+        const uint v1159 = v1158 + v1147;
+        const uint v1160 = v1159 - v78;
+        out[v1160] = v1157;
+      }
+    }
+    const uint v1161 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1162 = v480 + v1161;
+    const uint v1163 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1164 = v79 + v1163;
+    const bool v1165 = v1162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1166 = v376 && v1165;
+    const bool v1167 = v1164 < v80;
+    const bool v1168 = v1166 && v1167;
+    if (v1168) {
+      const float v1169 = v380.m[1][4].thread_elements()[0];
+      const bool v1170 = v1162 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1171 = v1164 - v78;
+      const bool v1172 = v1171 < v2;
+      const bool v1173 = v1170 && v1172;
+      if (v1173) {
+        const bfloat v1174 = bfloat(v1169);
+        const uint v1175 = v1162 * v2;
+        const uint v1176 = v1175 + v1164;
+        const uint v1177 = v1176 - v78;
+        out[v1177] = v1174;
+      }
+    }
+    const uint v1178 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1179 = v480 + v1178;
+    const uint v1180 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1181 = v79 + v1180;
+    const bool v1182 = v1179 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1183 = v376 && v1182;
+    const bool v1184 = v1181 < v80;
+    const bool v1185 = v1183 && v1184;
+    if (v1185) {
+      const float v1186 = v380.m[1][4].thread_elements()[1];
+      const bool v1187 = v1179 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1188 = v1181 - v78;
+      const bool v1189 = v1188 < v2;
+      const bool v1190 = v1187 && v1189;
+      if (v1190) {
+        const bfloat v1191 = bfloat(v1186);
+        const uint v1192 = v1179 * v2;
+        const uint v1193 = v1192 + v1181;
+        const uint v1194 = v1193 - v78;
+        out[v1194] = v1191;
+      }
+    }
+    const uint v1195 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1196 = v480 + v1195;
+    const uint v1197 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1198 = v79 + v1197;
+    const bool v1199 = v1196 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1200 = v376 && v1199;
+    const bool v1201 = v1198 < v80;
+    const bool v1202 = v1200 && v1201;
+    if (v1202) {
+      const float v1203 = v380.m[1][5].thread_elements()[0];
+      const bool v1204 = v1196 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1205 = v1198 - v78;
+      const bool v1206 = v1205 < v2;
+      const bool v1207 = v1204 && v1206;
+      if (v1207) {
+        const bfloat v1208 = bfloat(v1203);
+        const uint v1209 = v1196 * v2;
+        const uint v1210 = v1209 + v1198;
+        const uint v1211 = v1210 - v78;
+        out[v1211] = v1208;
+      }
+    }
+    const uint v1212 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1213 = v480 + v1212;
+    const uint v1214 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1215 = v79 + v1214;
+    const bool v1216 = v1213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1217 = v376 && v1216;
+    const bool v1218 = v1215 < v80;
+    const bool v1219 = v1217 && v1218;
+    if (v1219) {
+      const float v1220 = v380.m[1][5].thread_elements()[1];
+      const bool v1221 = v1213 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1222 = v1215 - v78;
+      const bool v1223 = v1222 < v2;
+      const bool v1224 = v1221 && v1223;
+      if (v1224) {
+        const bfloat v1225 = bfloat(v1220);
+        const uint v1226 = v1213 * v2;
+        const uint v1227 = v1226 + v1215;
+        const uint v1228 = v1227 - v78;
+        out[v1228] = v1225;
+      }
+    }
+    const uint v1229 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1230 = v480 + v1229;
+    const uint v1231 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1232 = v79 + v1231;
+    const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1234 = v376 && v1233;
+    const bool v1235 = v1232 < v80;
+    const bool v1236 = v1234 && v1235;
+    if (v1236) {
+      const float v1237 = v380.m[1][6].thread_elements()[0];
+      const bool v1238 = v1230 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1239 = v1232 - v78;
+      const bool v1240 = v1239 < v2;
+      const bool v1241 = v1238 && v1240;
+      if (v1241) {
+        const bfloat v1242 = bfloat(v1237);
+        const uint v1243 = v1230 * v2;
+        const uint v1244 = v1243 + v1232;
+        const uint v1245 = v1244 - v78;
+        out[v1245] = v1242;
+      }
+    }
+    const uint v1246 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1247 = v480 + v1246;
+    const uint v1248 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1249 = v79 + v1248;
+    const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1251 = v376 && v1250;
+    const bool v1252 = v1249 < v80;
+    const bool v1253 = v1251 && v1252;
+    if (v1253) {
+      const float v1254 = v380.m[1][6].thread_elements()[1];
+      const bool v1255 = v1247 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1256 = v1249 - v78;
+      const bool v1257 = v1256 < v2;
+      const bool v1258 = v1255 && v1257;
+      if (v1258) {
+        const bfloat v1259 = bfloat(v1254);
+        const uint v1260 = v1247 * v2;
+        const uint v1261 = v1260 + v1249;
+        const uint v1262 = v1261 - v78;
+        out[v1262] = v1259;
+      }
+    }
+    const uint v1263 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1264 = v480 + v1263;
+    const uint v1265 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1266 = v79 + v1265;
+    const bool v1267 = v1264 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1268 = v376 && v1267;
+    const bool v1269 = v1266 < v80;
+    const bool v1270 = v1268 && v1269;
+    if (v1270) {
+      const float v1271 = v380.m[1][7].thread_elements()[0];
+      const bool v1272 = v1264 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1273 = v1266 - v78;
+      const bool v1274 = v1273 < v2;
+      const bool v1275 = v1272 && v1274;
+      if (v1275) {
+        const bfloat v1276 = bfloat(v1271);
+        const uint v1277 = v1264 * v2;
+        const uint v1278 = v1277 + v1266;
+        const uint v1279 = v1278 - v78;
+        out[v1279] = v1276;
+      }
+    }
+    const uint v1280 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1281 = v480 + v1280;
+    const uint v1282 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1283 = v79 + v1282;
+    const bool v1284 = v1281 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1285 = v376 && v1284;
+    const bool v1286 = v1283 < v80;
+    const bool v1287 = v1285 && v1286;
+    if (v1287) {
+      const float v1288 = v380.m[1][7].thread_elements()[1];
+      const bool v1289 = v1281 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1290 = v1283 - v78;
+      const bool v1291 = v1290 < v2;
+      const bool v1292 = v1289 && v1291;
+      if (v1292) {
+        const bfloat v1293 = bfloat(v1288);
+        const uint v1294 = v1281 * v2;
+        const uint v1295 = v1294 + v1283;
+        const uint v1296 = v1295 - v78;
+        out[v1296] = v1293;
+      }
+    }
+    const uint v1297 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1298 = v480 + v1297;
+    const uint v1299 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1300 = v79 + v1299;
+    const bool v1301 = v1298 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1302 = v376 && v1301;
+    const bool v1303 = v1300 < v80;
+    const bool v1304 = v1302 && v1303;
+    if (v1304) {
+      const float v1305 = v380.m[1][8].thread_elements()[0];
+      const bool v1306 = v1298 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1307 = v1300 - v78;
+      const bool v1308 = v1307 < v2;
+      const bool v1309 = v1306 && v1308;
+      if (v1309) {
+        const bfloat v1310 = bfloat(v1305);
+        const uint v1311 = v1298 * v2;
+        const uint v1312 = v1311 + v1300;
+        const uint v1313 = v1312 - v78;
+        out[v1313] = v1310;
+      }
+    }
+    const uint v1314 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1315 = v480 + v1314;
+    const uint v1316 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1317 = v79 + v1316;
+    const bool v1318 = v1315 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1319 = v376 && v1318;
+    const bool v1320 = v1317 < v80;
+    const bool v1321 = v1319 && v1320;
+    if (v1321) {
+      const float v1322 = v380.m[1][8].thread_elements()[1];
+      const bool v1323 = v1315 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1324 = v1317 - v78;
+      const bool v1325 = v1324 < v2;
+      const bool v1326 = v1323 && v1325;
+      if (v1326) {
+        const bfloat v1327 = bfloat(v1322);
+        const uint v1328 = v1315 * v2;
+        const uint v1329 = v1328 + v1317;
+        const uint v1330 = v1329 - v78;
+        out[v1330] = v1327;
+      }
+    }
+    const uint v1331 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1332 = v480 + v1331;
+    const uint v1333 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1334 = v79 + v1333;
+    const bool v1335 = v1332 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1336 = v376 && v1335;
+    const bool v1337 = v1334 < v80;
+    const bool v1338 = v1336 && v1337;
+    if (v1338) {
+      const float v1339 = v380.m[1][9].thread_elements()[0];
+      const bool v1340 = v1332 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1341 = v1334 - v78;
+      const bool v1342 = v1341 < v2;
+      const bool v1343 = v1340 && v1342;
+      if (v1343) {
+        const bfloat v1344 = bfloat(v1339);
+        const uint v1345 = v1332 * v2;
+        const uint v1346 = v1345 + v1334;
+        const uint v1347 = v1346 - v78;
+        out[v1347] = v1344;
+      }
+    }
+    const uint v1348 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1349 = v480 + v1348;
+    const uint v1350 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1351 = v79 + v1350;
+    const bool v1352 = v1349 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1353 = v376 && v1352;
+    const bool v1354 = v1351 < v80;
+    const bool v1355 = v1353 && v1354;
+    if (v1355) {
+      const float v1356 = v380.m[1][9].thread_elements()[1];
+      const bool v1357 = v1349 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1358 = v1351 - v78;
+      const bool v1359 = v1358 < v2;
+      const bool v1360 = v1357 && v1359;
+      if (v1360) {
+        const bfloat v1361 = bfloat(v1356);
+        const uint v1362 = v1349 * v2;
+        const uint v1363 = v1362 + v1351;
+        const uint v1364 = v1363 - v78;
+        out[v1364] = v1361;
+      }
+    }
+    const uint v1365 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1366 = v480 + v1365;
+    const uint v1367 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1368 = v79 + v1367;
+    const bool v1369 = v1366 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1370 = v376 && v1369;
+    const bool v1371 = v1368 < v80;
+    const bool v1372 = v1370 && v1371;
+    if (v1372) {
+      const float v1373 = v380.m[1][10].thread_elements()[0];
+      const bool v1374 = v1366 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1375 = v1368 - v78;
+      const bool v1376 = v1375 < v2;
+      const bool v1377 = v1374 && v1376;
+      if (v1377) {
+        const bfloat v1378 = bfloat(v1373);
+        const uint v1379 = v1366 * v2;
+        const uint v1380 = v1379 + v1368;
+        const uint v1381 = v1380 - v78;
+        out[v1381] = v1378;
+      }
+    }
+    const uint v1382 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1383 = v480 + v1382;
+    const uint v1384 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1385 = v79 + v1384;
+    const bool v1386 = v1383 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1387 = v376 && v1386;
+    const bool v1388 = v1385 < v80;
+    const bool v1389 = v1387 && v1388;
+    if (v1389) {
+      const float v1390 = v380.m[1][10].thread_elements()[1];
+      const bool v1391 = v1383 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1392 = v1385 - v78;
+      const bool v1393 = v1392 < v2;
+      const bool v1394 = v1391 && v1393;
+      if (v1394) {
+        const bfloat v1395 = bfloat(v1390);
+        const uint v1396 = v1383 * v2;
+        const uint v1397 = v1396 + v1385;
+        const uint v1398 = v1397 - v78;
+        out[v1398] = v1395;
+      }
+    }
+    const uint v1399 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1400 = v480 + v1399;
+    const uint v1401 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1402 = v79 + v1401;
+    const bool v1403 = v1400 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1404 = v376 && v1403;
+    const bool v1405 = v1402 < v80;
+    const bool v1406 = v1404 && v1405;
+    if (v1406) {
+      const float v1407 = v380.m[1][11].thread_elements()[0];
+      const bool v1408 = v1400 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1409 = v1402 - v78;
+      const bool v1410 = v1409 < v2;
+      const bool v1411 = v1408 && v1410;
+      if (v1411) {
+        const bfloat v1412 = bfloat(v1407);
+        const uint v1413 = v1400 * v2;
+        const uint v1414 = v1413 + v1402;
+        const uint v1415 = v1414 - v78;
+        out[v1415] = v1412;
+      }
+    }
+    const uint v1416 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1417 = v480 + v1416;
+    const uint v1418 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1419 = v79 + v1418;
+    const bool v1420 = v1417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1421 = v376 && v1420;
+    const bool v1422 = v1419 < v80;
+    const bool v1423 = v1421 && v1422;
+    if (v1423) {
+      const float v1424 = v380.m[1][11].thread_elements()[1];
+      const bool v1425 = v1417 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1426 = v1419 - v78;
+      const bool v1427 = v1426 < v2;
+      const bool v1428 = v1425 && v1427;
+      if (v1428) {
+        const bfloat v1429 = bfloat(v1424);
+        const uint v1430 = v1417 * v2;
+        const uint v1431 = v1430 + v1419;
+        const uint v1432 = v1431 - v78;
+        out[v1432] = v1429;
+      }
+    }
+    const uint v1433 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1434 = v480 + v1433;
+    const uint v1435 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1436 = v79 + v1435;
+    const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1438 = v376 && v1437;
+    const bool v1439 = v1436 < v80;
+    const bool v1440 = v1438 && v1439;
+    if (v1440) {
+      const float v1441 = v380.m[1][12].thread_elements()[0];
+      const bool v1442 = v1434 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1443 = v1436 - v78;
+      const bool v1444 = v1443 < v2;
+      const bool v1445 = v1442 && v1444;
+      if (v1445) {
+        const bfloat v1446 = bfloat(v1441);
+        const uint v1447 = v1434 * v2;
+        const uint v1448 = v1447 + v1436;
+        const uint v1449 = v1448 - v78;
+        out[v1449] = v1446;
+      }
+    }
+    const uint v1450 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1451 = v480 + v1450;
+    const uint v1452 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1453 = v79 + v1452;
+    const bool v1454 = v1451 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1455 = v376 && v1454;
+    const bool v1456 = v1453 < v80;
+    const bool v1457 = v1455 && v1456;
+    if (v1457) {
+      const float v1458 = v380.m[1][12].thread_elements()[1];
+      const bool v1459 = v1451 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1460 = v1453 - v78;
+      const bool v1461 = v1460 < v2;
+      const bool v1462 = v1459 && v1461;
+      if (v1462) {
+        const bfloat v1463 = bfloat(v1458);
+        const uint v1464 = v1451 * v2;
+        const uint v1465 = v1464 + v1453;
+        const uint v1466 = v1465 - v78;
+        out[v1466] = v1463;
+      }
+    }
+    const uint v1467 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1468 = v480 + v1467;
+    const uint v1469 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1470 = v79 + v1469;
+    const bool v1471 = v1468 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1472 = v376 && v1471;
+    const bool v1473 = v1470 < v80;
+    const bool v1474 = v1472 && v1473;
+    if (v1474) {
+      const float v1475 = v380.m[1][13].thread_elements()[0];
+      const bool v1476 = v1468 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1477 = v1470 - v78;
+      const bool v1478 = v1477 < v2;
+      const bool v1479 = v1476 && v1478;
+      if (v1479) {
+        const bfloat v1480 = bfloat(v1475);
+        const uint v1481 = v1468 * v2;
+        const uint v1482 = v1481 + v1470;
+        const uint v1483 = v1482 - v78;
+        out[v1483] = v1480;
+      }
+    }
+    const uint v1484 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1485 = v480 + v1484;
+    const uint v1486 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1487 = v79 + v1486;
+    const bool v1488 = v1485 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1489 = v376 && v1488;
+    const bool v1490 = v1487 < v80;
+    const bool v1491 = v1489 && v1490;
+    if (v1491) {
+      const float v1492 = v380.m[1][13].thread_elements()[1];
+      const bool v1493 = v1485 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1494 = v1487 - v78;
+      const bool v1495 = v1494 < v2;
+      const bool v1496 = v1493 && v1495;
+      if (v1496) {
+        const bfloat v1497 = bfloat(v1492);
+        const uint v1498 = v1485 * v2;
+        const uint v1499 = v1498 + v1487;
+        const uint v1500 = v1499 - v78;
+        out[v1500] = v1497;
+      }
+    }
+    const uint v1501 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1502 = v480 + v1501;
+    const uint v1503 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1504 = v79 + v1503;
+    const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1506 = v376 && v1505;
+    const bool v1507 = v1504 < v80;
+    const bool v1508 = v1506 && v1507;
+    if (v1508) {
+      const float v1509 = v380.m[1][14].thread_elements()[0];
+      const bool v1510 = v1502 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1511 = v1504 - v78;
+      const bool v1512 = v1511 < v2;
+      const bool v1513 = v1510 && v1512;
+      if (v1513) {
+        const bfloat v1514 = bfloat(v1509);
+        const uint v1515 = v1502 * v2;
+        const uint v1516 = v1515 + v1504;
+        const uint v1517 = v1516 - v78;
+        out[v1517] = v1514;
+      }
+    }
+    const uint v1518 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1519 = v480 + v1518;
+    const uint v1520 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1521 = v79 + v1520;
+    const bool v1522 = v1519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1523 = v376 && v1522;
+    const bool v1524 = v1521 < v80;
+    const bool v1525 = v1523 && v1524;
+    if (v1525) {
+      const float v1526 = v380.m[1][14].thread_elements()[1];
+      const bool v1527 = v1519 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1528 = v1521 - v78;
+      const bool v1529 = v1528 < v2;
+      const bool v1530 = v1527 && v1529;
+      if (v1530) {
+        const bfloat v1531 = bfloat(v1526);
+        const uint v1532 = v1519 * v2;
+        const uint v1533 = v1532 + v1521;
+        const uint v1534 = v1533 - v78;
+        out[v1534] = v1531;
+      }
+    }
+    const uint v1535 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1536 = v480 + v1535;
+    const uint v1537 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1538 = v79 + v1537;
+    const bool v1539 = v1536 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1540 = v376 && v1539;
+    const bool v1541 = v1538 < v80;
+    const bool v1542 = v1540 && v1541;
+    if (v1542) {
+      const float v1543 = v380.m[1][15].thread_elements()[0];
+      const bool v1544 = v1536 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1545 = v1538 - v78;
+      const bool v1546 = v1545 < v2;
+      const bool v1547 = v1544 && v1546;
+      if (v1547) {
+        const bfloat v1548 = bfloat(v1543);
+        const uint v1549 = v1536 * v2;
+        const uint v1550 = v1549 + v1538;
+        const uint v1551 = v1550 - v78;
+        out[v1551] = v1548;
+      }
+    }
+    const uint v1552 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1553 = v480 + v1552;
+    const uint v1554 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1555 = v79 + v1554;
+    const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1557 = v376 && v1556;
+    const bool v1558 = v1555 < v80;
+    const bool v1559 = v1557 && v1558;
+    if (v1559) {
+      const float v1560 = v380.m[1][15].thread_elements()[1];
+      const bool v1561 = v1553 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1562 = v1555 - v78;
+      const bool v1563 = v1562 < v2;
+      const bool v1564 = v1561 && v1563;
+      if (v1564) {
+        const bfloat v1565 = bfloat(v1560);
+        const uint v1566 = v1553 * v2;
+        const uint v1567 = v1566 + v1555;
+        const uint v1568 = v1567 - v78;
+        out[v1568] = v1565;
+      }
+    }
+    const uint v1570 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:171
+    iron_frag<float, 16, 128> v1580;  // kernels/gemm/gemm_warpgroup.hpp:110
+    iron_frag_fill(v1580, float(0.0f));
+    if (v384) {  // kernels/gemm/gemm_warpgroup.hpp:116
+      const uint v3240 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:120
+      const uint v3242 = v372 << 5u;
+      const uint v3243 = v3242 + v3240;
+      const uint v3247 = v3243 >> 3u;
+      const uint v3249 = v3243 & 7u;
+      const uint v3251 = v3249 << 3u;
+      const uint v3252 = v75 + v3247;
+      const bool v3254 = v3252 < v0;
+      const uint v3257 = v3252 * v3;
+      const uint v3262 = v3247 << 6u;
+      const uint v3266 = v3243 + 384u;
+      const uint v3268 = v3266 >> 3u;
+      const uint v3270 = v3266 & 7u;
+      const uint v3272 = v3270 << 3u;
+      const uint v3273 = v75 + v3268;
+      const bool v3275 = v3273 < v0;
+      const uint v3278 = v3273 * v3;
+      const uint v3283 = v3268 << 6u;
+      const uint v3287 = v3243 + 768u;
+      const bool v3289 = v3287 < 1024u;
+      const uint v3325 = v1570 + v3247;  // kernels/gemm/gemm_warpgroup.hpp:121
+      const bool v3327 = v3325 < v80;
+      const uint v3330 = v3325 * v3;
+      const uint v3346 = v1570 + v3268;
+      const bool v3348 = v3346 < v80;
+      const uint v3351 = v3346 * v3;
 
-      for (uint v3224 = 0u; v3224 < v3; v3224 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:99
-        const uint v3226 = v3224 >> 6u;
-        const uint v3228 = v3226 % 1u;
+      for (uint v3231 = 0u; v3231 < v3; v3231 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:117
+        const uint v3233 = v3231 >> 6u;
+        const uint v3235 = v3233 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v3231 = v3228 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:102
-        const uint v3246 = v3224 + v3244;
-        const bool v3248 = v3246 < v3;
-        const bool v3249 = v3247 && v3248;
-        const uint v3252 = v3250 + v3246;
-        const uint v3253 = v3249 ? v3252 : 0u;
-        const uint v3256 = v3231 + v3255;
-        const uint v3257 = v3256 + v3244;
+        const uint v3238 = v3235 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:120
+        const uint v3253 = v3231 + v3251;
+        const bool v3255 = v3253 < v3;
+        const bool v3256 = v3254 && v3255;
+        const uint v3259 = v3257 + v3253;
+        const uint v3260 = v3256 ? v3259 : 0u;
+        const uint v3263 = v3238 + v3262;
+        const uint v3264 = v3263 + v3251;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v3257 + e] = v3249 ? x_sorted[v3253 + e] : bfloat(0);
+          shm3[v3264 + e] = v3256 ? x_sorted[v3260 + e] : bfloat(0);
         }
-        const uint v3267 = v3224 + v3265;
-        const bool v3269 = v3267 < v3;
-        const bool v3270 = v3268 && v3269;
-        const uint v3273 = v3271 + v3267;
-        const uint v3274 = v3270 ? v3273 : 0u;
-        const uint v3277 = v3231 + v3276;
-        const uint v3278 = v3277 + v3265;
+        const uint v3274 = v3231 + v3272;
+        const bool v3276 = v3274 < v3;
+        const bool v3277 = v3275 && v3276;
+        const uint v3280 = v3278 + v3274;
+        const uint v3281 = v3277 ? v3280 : 0u;
+        const uint v3284 = v3238 + v3283;
+        const uint v3285 = v3284 + v3272;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v3278 + e] = v3270 ? x_sorted[v3274 + e] : bfloat(0);
+          shm3[v3285 + e] = v3277 ? x_sorted[v3281 + e] : bfloat(0);
         }
-        if (v3282) {
-          const uint v3284 = v3280 >> 3u;
-          const uint v3286 = v3280 & 7u;
-          const uint v3288 = v3286 << 3u;
-          const uint v3289 = v75 + v3284;
-          const uint v3290 = v3224 + v3288;
-          const bool v3291 = v3289 < v0;
-          const bool v3292 = v3290 < v3;
-          const bool v3293 = v3291 && v3292;
-          const uint v3294 = v3289 * v3;
-          const uint v3296 = v3294 + v3290;
-          const uint v3297 = v3293 ? v3296 : 0u;
-          const uint v3299 = v3284 << 6u;
-          const uint v3300 = v3231 + v3299;
-          const uint v3301 = v3300 + v3288;
+        if (v3289) {
+          const uint v3291 = v3287 >> 3u;
+          const uint v3293 = v3287 & 7u;
+          const uint v3295 = v3293 << 3u;
+          const uint v3296 = v75 + v3291;
+          const uint v3297 = v3231 + v3295;
+          const bool v3298 = v3296 < v0;
+          const bool v3299 = v3297 < v3;
+          const bool v3300 = v3298 && v3299;
+          const uint v3301 = v3296 * v3;
+          const uint v3303 = v3301 + v3297;
+          const uint v3304 = v3300 ? v3303 : 0u;
+          const uint v3306 = v3291 << 6u;
+          const uint v3307 = v3238 + v3306;
+          const uint v3308 = v3307 + v3295;
           for (uint e = 0; e < 8u; ++e) {
-            shm3[v3301 + e] = v3293 ? x_sorted[v3297 + e] : bfloat(0);
+            shm3[v3308 + e] = v3300 ? x_sorted[v3304 + e] : bfloat(0);
           }
         }
-        const bool v3322 = v3320 && v3248;  // kernels/gemm/gemm_warpgroup.hpp:103
-        const uint v3325 = v3323 + v3246;
-        const uint v3326 = v3322 ? v3325 : 0u;
+        const bool v3329 = v3327 && v3255;  // kernels/gemm/gemm_warpgroup.hpp:121
+        const uint v3332 = v3330 + v3253;
+        const uint v3333 = v3329 ? v3332 : 0u;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v3257 + e] = v3322 ? w[v3326 + e] : bfloat(0);
+          shm4[v3264 + e] = v3329 ? w[v3333 + e] : bfloat(0);
         }
-        const bool v3343 = v3341 && v3269;
-        const uint v3346 = v3344 + v3267;
-        const uint v3347 = v3343 ? v3346 : 0u;
+        const bool v3350 = v3348 && v3276;
+        const uint v3353 = v3351 + v3274;
+        const uint v3354 = v3350 ? v3353 : 0u;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v3278 + e] = v3343 ? w[v3347 + e] : bfloat(0);
+          shm4[v3285 + e] = v3350 ? w[v3354 + e] : bfloat(0);
         }
-        if (v3282) {
-          const uint v3357 = v3280 >> 3u;
-          const uint v3359 = v3280 & 7u;
-          const uint v3361 = v3359 << 3u;
-          const uint v3362 = v1563 + v3357;
-          const uint v3363 = v3224 + v3361;
-          const bool v3364 = v3362 < v80;
-          const bool v3365 = v3363 < v3;
-          const bool v3366 = v3364 && v3365;
-          const uint v3367 = v3362 * v3;
-          const uint v3369 = v3367 + v3363;
-          const uint v3370 = v3366 ? v3369 : 0u;
-          const uint v3372 = v3357 << 6u;
-          const uint v3373 = v3231 + v3372;
-          const uint v3374 = v3373 + v3361;
+        if (v3289) {
+          const uint v3364 = v3287 >> 3u;
+          const uint v3366 = v3287 & 7u;
+          const uint v3368 = v3366 << 3u;
+          const uint v3369 = v1570 + v3364;
+          const uint v3370 = v3231 + v3368;
+          const bool v3371 = v3369 < v80;
+          const bool v3372 = v3370 < v3;
+          const bool v3373 = v3371 && v3372;
+          const uint v3374 = v3369 * v3;
+          const uint v3376 = v3374 + v3370;
+          const uint v3377 = v3373 ? v3376 : 0u;
+          const uint v3379 = v3364 << 6u;
+          const uint v3380 = v3238 + v3379;
+          const uint v3381 = v3380 + v3368;
           for (uint e = 0; e < 8u; ++e) {
-            shm4[v3374 + e] = v3366 ? w[v3370 + e] : bfloat(0);
+            shm4[v3381 + e] = v3373 ? w[v3377 + e] : bfloat(0);
           }
         }
-        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:99
+        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:117
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        if (v369) {
-          const uint v3384 = v471 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
-          const uint v3385 = v3231 + v3384;
-          const uint v3485 = v469 << 6u;
-          const uint v3487 = v3385 + v3485;
-          iron_frag<bfloat, 16, 16> v3494;
-          iron_frag_fill(v3494, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3494, shm3, long(v3487), long(64u));
-          iron_frag<bfloat, 16, 128> v3496;
-          iron_frag_fill(v3496, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3496, shm4, long(v3231), long(64u));
-          iron_frag_mma(v1573, v3494, v3496);
-          const uint v3498 = v3487 + 16u;
-          const uint v3501 = v3231 + 16u;
-          iron_frag<bfloat, 16, 16> v3503;
+        if (v376) {
+          const uint v3391 = v478 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:112
+          const uint v3392 = v3238 + v3391;
+          const uint v3492 = v476 << 6u;
+          const uint v3494 = v3392 + v3492;
+          iron_frag<bfloat, 16, 16> v3501;
+          iron_frag_fill(v3501, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3501, shm3, long(v3494), long(64u));
+          iron_frag<bfloat, 16, 128> v3503;
           iron_frag_fill(v3503, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3503, shm3, long(v3498), long(64u));
-          iron_frag<bfloat, 16, 128> v3505;
-          iron_frag_fill(v3505, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3505, shm4, long(v3501), long(64u));
-          iron_frag_mma(v1573, v3503, v3505);
-          const uint v3507 = v3487 + 32u;
-          const uint v3510 = v3231 + 32u;
-          iron_frag<bfloat, 16, 16> v3512;
+          iron_frag_load<true>(v3503, shm4, long(v3238), long(64u));
+          iron_frag_mma(v1580, v3501, v3503);
+          const uint v3505 = v3494 + 16u;
+          const uint v3508 = v3238 + 16u;
+          iron_frag<bfloat, 16, 16> v3510;
+          iron_frag_fill(v3510, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3510, shm3, long(v3505), long(64u));
+          iron_frag<bfloat, 16, 128> v3512;
           iron_frag_fill(v3512, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3512, shm3, long(v3507), long(64u));
-          iron_frag<bfloat, 16, 128> v3514;
-          iron_frag_fill(v3514, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3514, shm4, long(v3510), long(64u));
-          iron_frag_mma(v1573, v3512, v3514);
-          const uint v3516 = v3487 + 48u;
-          const uint v3519 = v3231 + 48u;
-          iron_frag<bfloat, 16, 16> v3521;
+          iron_frag_load<true>(v3512, shm4, long(v3508), long(64u));
+          iron_frag_mma(v1580, v3510, v3512);
+          const uint v3514 = v3494 + 32u;
+          const uint v3517 = v3238 + 32u;
+          iron_frag<bfloat, 16, 16> v3519;
+          iron_frag_fill(v3519, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3519, shm3, long(v3514), long(64u));
+          iron_frag<bfloat, 16, 128> v3521;
           iron_frag_fill(v3521, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3521, shm3, long(v3516), long(64u));
-          iron_frag<bfloat, 16, 128> v3523;
-          iron_frag_fill(v3523, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3523, shm4, long(v3519), long(64u));
-          iron_frag_mma(v1573, v3521, v3523);
+          iron_frag_load<true>(v3521, shm4, long(v3517), long(64u));
+          iron_frag_mma(v1580, v3519, v3521);
+          const uint v3523 = v3494 + 48u;
+          const uint v3526 = v3238 + 48u;
+          iron_frag<bfloat, 16, 16> v3528;
+          iron_frag_fill(v3528, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3528, shm3, long(v3523), long(64u));
+          iron_frag<bfloat, 16, 128> v3530;
+          iron_frag_fill(v3530, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3530, shm4, long(v3526), long(64u));
+          iron_frag_mma(v1580, v3528, v3530);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:99
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:117
     } else {
-      const uint v1604 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
-      const uint v1605 = iron_tid.x;
+      const uint v1611 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+      const uint v1612 = iron_tid.x;
 
-      for (uint v1603 = 0u; v1603 < v3; v1603 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:112
-        for (uint v1607 = v1605; v1607 < 8192u; v1607 += v1604) {  // kernels/gemm/gemm_tiles.hpp:93
-          const uint v1609 = v1607 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-          const uint v1611 = v1607 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-          const uint v1612 = v75 + v1609;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v1613 = v1612 < v0;
-          const uint v1614 = v1603 + v1611;
-          const bool v1615 = v1614 < v3;
-          const bool v1616 = v1613 && v1615;
-          if (v1616) {
-            const uint v1618 = v1612 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const uint v1620 = v1618 + v1603;
-            const uint v1621 = v1620 + v1611;
-            const bfloat v1622 = x_sorted[v1621];
-            const uint v1624 = v1609 << 6u;
-            const uint v1625 = v1624 + v1611;
-            shm3[v1625] = v1622;
+      for (uint v1610 = 0u; v1610 < v3; v1610 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:130
+        for (uint v1614 = v1612; v1614 < 8192u; v1614 += v1611) {  // kernels/gemm/gemm_tiles.hpp:93
+          const uint v1616 = v1614 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+          const uint v1618 = v1614 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+          const uint v1619 = v75 + v1616;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v1620 = v1619 < v0;
+          const uint v1621 = v1610 + v1618;
+          const bool v1622 = v1621 < v3;
+          const bool v1623 = v1620 && v1622;
+          if (v1623) {
+            const uint v1625 = v1619 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const uint v1627 = v1625 + v1610;
+            const uint v1628 = v1627 + v1618;
+            const bfloat v1629 = x_sorted[v1628];
+            const uint v1631 = v1616 << 6u;
+            const uint v1632 = v1631 + v1618;
+            shm3[v1632] = v1629;
           } else {
-            const uint v1627 = v1609 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-            const uint v1628 = v1627 + v1611;
-            shm3[v1628] = bfloat(0.0f);
+            const uint v1634 = v1616 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+            const uint v1635 = v1634 + v1618;
+            shm3[v1635] = bfloat(0.0f);
           }
         }
 
-        for (uint v1633 = v1605; v1633 < 8192u; v1633 += v1604) {  // kernels/gemm/gemm_tiles.hpp:93
-          const uint v1635 = v1633 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-          const uint v1637 = v1633 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-          const uint v1638 = v1563 + v1635;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v1639 = v1638 < v80;
-          const uint v1640 = v1603 + v1637;
-          const bool v1641 = v1640 < v3;
-          const bool v1642 = v1639 && v1641;
-          if (v1642) {
-            const uint v1644 = v1638 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const uint v1646 = v1644 + v1603;
-            const uint v1647 = v1646 + v1637;
-            const bfloat v1648 = w[v1647];
-            const uint v1650 = v1635 << 6u;
-            const uint v1651 = v1650 + v1637;
-            shm4[v1651] = v1648;
+        for (uint v1640 = v1612; v1640 < 8192u; v1640 += v1611) {  // kernels/gemm/gemm_tiles.hpp:93
+          const uint v1642 = v1640 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+          const uint v1644 = v1640 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+          const uint v1645 = v1570 + v1642;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v1646 = v1645 < v80;
+          const uint v1647 = v1610 + v1644;
+          const bool v1648 = v1647 < v3;
+          const bool v1649 = v1646 && v1648;
+          if (v1649) {
+            const uint v1651 = v1645 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const uint v1653 = v1651 + v1610;
+            const uint v1654 = v1653 + v1644;
+            const bfloat v1655 = w[v1654];
+            const uint v1657 = v1642 << 6u;
+            const uint v1658 = v1657 + v1644;
+            shm4[v1658] = v1655;
           } else {
-            const uint v1653 = v1635 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-            const uint v1654 = v1653 + v1637;
-            shm4[v1654] = bfloat(0.0f);
+            const uint v1660 = v1642 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+            const uint v1661 = v1660 + v1644;
+            shm4[v1661] = bfloat(0.0f);
           }
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:116
-        if (v369) {  // kernels/gemm/gemm_warpgroup.hpp:117
-          const uint v1663 = v471 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:94
-          const uint v3530 = v469 << 6u;
-          const uint v3532 = v1663 + v3530;
-          iron_frag<bfloat, 16, 16> v3539;
-          iron_frag_fill(v3539, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3539, shm3, long(v3532), long(64u));
-          iron_frag<bfloat, 16, 128> v3541;
-          iron_frag_fill(v3541, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3541, shm4, long(0u), long(64u));
-          iron_frag_mma(v1573, v3539, v3541);
-          const uint v3543 = v3532 + 16u;
-          iron_frag<bfloat, 16, 16> v3548;
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:134
+        if (v376) {  // kernels/gemm/gemm_warpgroup.hpp:135
+          const uint v1670 = v478 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:112
+          const uint v3537 = v476 << 6u;
+          const uint v3539 = v1670 + v3537;
+          iron_frag<bfloat, 16, 16> v3546;
+          iron_frag_fill(v3546, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3546, shm3, long(v3539), long(64u));
+          iron_frag<bfloat, 16, 128> v3548;
           iron_frag_fill(v3548, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3548, shm3, long(v3543), long(64u));
-          iron_frag<bfloat, 16, 128> v3550;
-          iron_frag_fill(v3550, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3550, shm4, long(16u), long(64u));
-          iron_frag_mma(v1573, v3548, v3550);
-          const uint v3552 = v3532 + 32u;
-          iron_frag<bfloat, 16, 16> v3557;
+          iron_frag_load<true>(v3548, shm4, long(0u), long(64u));
+          iron_frag_mma(v1580, v3546, v3548);
+          const uint v3550 = v3539 + 16u;
+          iron_frag<bfloat, 16, 16> v3555;
+          iron_frag_fill(v3555, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3555, shm3, long(v3550), long(64u));
+          iron_frag<bfloat, 16, 128> v3557;
           iron_frag_fill(v3557, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3557, shm3, long(v3552), long(64u));
-          iron_frag<bfloat, 16, 128> v3559;
-          iron_frag_fill(v3559, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3559, shm4, long(32u), long(64u));
-          iron_frag_mma(v1573, v3557, v3559);
-          const uint v3561 = v3532 + 48u;
-          iron_frag<bfloat, 16, 16> v3566;
+          iron_frag_load<true>(v3557, shm4, long(16u), long(64u));
+          iron_frag_mma(v1580, v3555, v3557);
+          const uint v3559 = v3539 + 32u;
+          iron_frag<bfloat, 16, 16> v3564;
+          iron_frag_fill(v3564, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3564, shm3, long(v3559), long(64u));
+          iron_frag<bfloat, 16, 128> v3566;
           iron_frag_fill(v3566, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3566, shm3, long(v3561), long(64u));
-          iron_frag<bfloat, 16, 128> v3568;
-          iron_frag_fill(v3568, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3568, shm4, long(48u), long(64u));
-          iron_frag_mma(v1573, v3566, v3568);
+          iron_frag_load<true>(v3566, shm4, long(32u), long(64u));
+          iron_frag_mma(v1580, v3564, v3566);
+          const uint v3568 = v3539 + 48u;
+          iron_frag<bfloat, 16, 16> v3573;
+          iron_frag_fill(v3573, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3573, shm3, long(v3568), long(64u));
+          iron_frag<bfloat, 16, 128> v3575;
+          iron_frag_fill(v3575, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3575, shm4, long(48u), long(64u));
+          iron_frag_mma(v1580, v3573, v3575);
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:118
-      }
-    }
-    const uint v1674 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1675 = v473 + v1674;
-    const uint v1676 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1677 = v1563 + v1676;
-    const bool v1678 = v1675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1679 = v369 && v1678;
-    const bool v1680 = v1677 < v80;
-    const bool v1681 = v1679 && v1680;
-    if (v1681) {
-      const float v1682 = v1573.m[0][0].thread_elements()[0];
-      const bool v1683 = v1675 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1684 = v1677 - v78;
-      const bool v1685 = v1684 < v2;
-      const bool v1686 = v1683 && v1685;
-      if (v1686) {
-        const bfloat v1687 = bfloat(v1682);
-        const uint v1688 = v1675 * v2;
-        const uint v1689 = v1688 + v1677;
-        const uint v1690 = v1689 - v78;
-        out[v1690] = v1687;
-      }
-    }
-    const uint v1691 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1692 = v473 + v1691;
-    const uint v1693 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1694 = v1563 + v1693;
-    const bool v1695 = v1692 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1696 = v369 && v1695;
-    const bool v1697 = v1694 < v80;
-    const bool v1698 = v1696 && v1697;
-    if (v1698) {
-      const float v1699 = v1573.m[0][0].thread_elements()[1];
-      const bool v1700 = v1692 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1701 = v1694 - v78;
-      const bool v1702 = v1701 < v2;
-      const bool v1703 = v1700 && v1702;
-      if (v1703) {
-        const bfloat v1704 = bfloat(v1699);
-        const uint v1705 = v1692 * v2;
-        const uint v1706 = v1705 + v1694;
-        const uint v1707 = v1706 - v78;
-        out[v1707] = v1704;
-      }
-    }
-    const uint v1708 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1709 = v473 + v1708;
-    const uint v1710 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1711 = v1563 + v1710;
-    const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1713 = v369 && v1712;
-    const bool v1714 = v1711 < v80;
-    const bool v1715 = v1713 && v1714;
-    if (v1715) {
-      const float v1716 = v1573.m[0][1].thread_elements()[0];
-      const bool v1717 = v1709 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1718 = v1711 - v78;
-      const bool v1719 = v1718 < v2;
-      const bool v1720 = v1717 && v1719;
-      if (v1720) {
-        const bfloat v1721 = bfloat(v1716);
-        const uint v1722 = v1709 * v2;
-        const uint v1723 = v1722 + v1711;
-        const uint v1724 = v1723 - v78;
-        out[v1724] = v1721;
-      }
-    }
-    const uint v1725 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1726 = v473 + v1725;
-    const uint v1727 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1728 = v1563 + v1727;
-    const bool v1729 = v1726 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1730 = v369 && v1729;
-    const bool v1731 = v1728 < v80;
-    const bool v1732 = v1730 && v1731;
-    if (v1732) {
-      const float v1733 = v1573.m[0][1].thread_elements()[1];
-      const bool v1734 = v1726 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1735 = v1728 - v78;
-      const bool v1736 = v1735 < v2;
-      const bool v1737 = v1734 && v1736;
-      if (v1737) {
-        const bfloat v1738 = bfloat(v1733);
-        const uint v1739 = v1726 * v2;
-        const uint v1740 = v1739 + v1728;
-        const uint v1741 = v1740 - v78;
-        out[v1741] = v1738;
-      }
-    }
-    const uint v1742 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1743 = v473 + v1742;
-    const uint v1744 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1745 = v1563 + v1744;
-    const bool v1746 = v1743 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1747 = v369 && v1746;
-    const bool v1748 = v1745 < v80;
-    const bool v1749 = v1747 && v1748;
-    if (v1749) {
-      const float v1750 = v1573.m[0][2].thread_elements()[0];
-      const bool v1751 = v1743 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1752 = v1745 - v78;
-      const bool v1753 = v1752 < v2;
-      const bool v1754 = v1751 && v1753;
-      if (v1754) {
-        const bfloat v1755 = bfloat(v1750);
-        const uint v1756 = v1743 * v2;
-        const uint v1757 = v1756 + v1745;
-        const uint v1758 = v1757 - v78;
-        out[v1758] = v1755;
-      }
-    }
-    const uint v1759 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1760 = v473 + v1759;
-    const uint v1761 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1762 = v1563 + v1761;
-    const bool v1763 = v1760 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1764 = v369 && v1763;
-    const bool v1765 = v1762 < v80;
-    const bool v1766 = v1764 && v1765;
-    if (v1766) {
-      const float v1767 = v1573.m[0][2].thread_elements()[1];
-      const bool v1768 = v1760 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1769 = v1762 - v78;
-      const bool v1770 = v1769 < v2;
-      const bool v1771 = v1768 && v1770;
-      if (v1771) {
-        const bfloat v1772 = bfloat(v1767);
-        const uint v1773 = v1760 * v2;
-        const uint v1774 = v1773 + v1762;
-        const uint v1775 = v1774 - v78;
-        out[v1775] = v1772;
-      }
-    }
-    const uint v1776 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1777 = v473 + v1776;
-    const uint v1778 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1779 = v1563 + v1778;
-    const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1781 = v369 && v1780;
-    const bool v1782 = v1779 < v80;
-    const bool v1783 = v1781 && v1782;
-    if (v1783) {
-      const float v1784 = v1573.m[0][3].thread_elements()[0];
-      const bool v1785 = v1777 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1786 = v1779 - v78;
-      const bool v1787 = v1786 < v2;
-      const bool v1788 = v1785 && v1787;
-      if (v1788) {
-        const bfloat v1789 = bfloat(v1784);
-        const uint v1790 = v1777 * v2;
-        const uint v1791 = v1790 + v1779;
-        const uint v1792 = v1791 - v78;
-        out[v1792] = v1789;
-      }
-    }
-    const uint v1793 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1794 = v473 + v1793;
-    const uint v1795 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1796 = v1563 + v1795;
-    const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1798 = v369 && v1797;
-    const bool v1799 = v1796 < v80;
-    const bool v1800 = v1798 && v1799;
-    if (v1800) {
-      const float v1801 = v1573.m[0][3].thread_elements()[1];
-      const bool v1802 = v1794 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1803 = v1796 - v78;
-      const bool v1804 = v1803 < v2;
-      const bool v1805 = v1802 && v1804;
-      if (v1805) {
-        const bfloat v1806 = bfloat(v1801);
-        const uint v1807 = v1794 * v2;
-        const uint v1808 = v1807 + v1796;
-        const uint v1809 = v1808 - v78;
-        out[v1809] = v1806;
-      }
-    }
-    const uint v1810 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1811 = v473 + v1810;
-    const uint v1812 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1813 = v1563 + v1812;
-    const bool v1814 = v1811 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1815 = v369 && v1814;
-    const bool v1816 = v1813 < v80;
-    const bool v1817 = v1815 && v1816;
-    if (v1817) {
-      const float v1818 = v1573.m[0][4].thread_elements()[0];
-      const bool v1819 = v1811 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1820 = v1813 - v78;
-      const bool v1821 = v1820 < v2;
-      const bool v1822 = v1819 && v1821;
-      if (v1822) {
-        const bfloat v1823 = bfloat(v1818);
-        const uint v1824 = v1811 * v2;
-        const uint v1825 = v1824 + v1813;
-        const uint v1826 = v1825 - v78;
-        out[v1826] = v1823;
-      }
-    }
-    const uint v1827 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1828 = v473 + v1827;
-    const uint v1829 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1830 = v1563 + v1829;
-    const bool v1831 = v1828 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1832 = v369 && v1831;
-    const bool v1833 = v1830 < v80;
-    const bool v1834 = v1832 && v1833;
-    if (v1834) {
-      const float v1835 = v1573.m[0][4].thread_elements()[1];
-      const bool v1836 = v1828 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1837 = v1830 - v78;
-      const bool v1838 = v1837 < v2;
-      const bool v1839 = v1836 && v1838;
-      if (v1839) {
-        const bfloat v1840 = bfloat(v1835);
-        const uint v1841 = v1828 * v2;
-        const uint v1842 = v1841 + v1830;
-        const uint v1843 = v1842 - v78;
-        out[v1843] = v1840;
-      }
-    }
-    const uint v1844 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1845 = v473 + v1844;
-    const uint v1846 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1847 = v1563 + v1846;
-    const bool v1848 = v1845 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1849 = v369 && v1848;
-    const bool v1850 = v1847 < v80;
-    const bool v1851 = v1849 && v1850;
-    if (v1851) {
-      const float v1852 = v1573.m[0][5].thread_elements()[0];
-      const bool v1853 = v1845 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1854 = v1847 - v78;
-      const bool v1855 = v1854 < v2;
-      const bool v1856 = v1853 && v1855;
-      if (v1856) {
-        const bfloat v1857 = bfloat(v1852);
-        const uint v1858 = v1845 * v2;
-        const uint v1859 = v1858 + v1847;
-        const uint v1860 = v1859 - v78;
-        out[v1860] = v1857;
-      }
-    }
-    const uint v1861 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1862 = v473 + v1861;
-    const uint v1863 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1864 = v1563 + v1863;
-    const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1866 = v369 && v1865;
-    const bool v1867 = v1864 < v80;
-    const bool v1868 = v1866 && v1867;
-    if (v1868) {
-      const float v1869 = v1573.m[0][5].thread_elements()[1];
-      const bool v1870 = v1862 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1871 = v1864 - v78;
-      const bool v1872 = v1871 < v2;
-      const bool v1873 = v1870 && v1872;
-      if (v1873) {
-        const bfloat v1874 = bfloat(v1869);
-        const uint v1875 = v1862 * v2;
-        const uint v1876 = v1875 + v1864;
-        const uint v1877 = v1876 - v78;
-        out[v1877] = v1874;
-      }
-    }
-    const uint v1878 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1879 = v473 + v1878;
-    const uint v1880 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1881 = v1563 + v1880;
-    const bool v1882 = v1879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1883 = v369 && v1882;
-    const bool v1884 = v1881 < v80;
-    const bool v1885 = v1883 && v1884;
-    if (v1885) {
-      const float v1886 = v1573.m[0][6].thread_elements()[0];
-      const bool v1887 = v1879 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1888 = v1881 - v78;
-      const bool v1889 = v1888 < v2;
-      const bool v1890 = v1887 && v1889;
-      if (v1890) {
-        const bfloat v1891 = bfloat(v1886);
-        const uint v1892 = v1879 * v2;
-        const uint v1893 = v1892 + v1881;
-        const uint v1894 = v1893 - v78;
-        out[v1894] = v1891;
-      }
-    }
-    const uint v1895 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1896 = v473 + v1895;
-    const uint v1897 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1898 = v1563 + v1897;
-    const bool v1899 = v1896 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1900 = v369 && v1899;
-    const bool v1901 = v1898 < v80;
-    const bool v1902 = v1900 && v1901;
-    if (v1902) {
-      const float v1903 = v1573.m[0][6].thread_elements()[1];
-      const bool v1904 = v1896 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1905 = v1898 - v78;
-      const bool v1906 = v1905 < v2;
-      const bool v1907 = v1904 && v1906;
-      if (v1907) {
-        const bfloat v1908 = bfloat(v1903);
-        const uint v1909 = v1896 * v2;
-        const uint v1910 = v1909 + v1898;
-        const uint v1911 = v1910 - v78;
-        out[v1911] = v1908;
-      }
-    }
-    const uint v1912 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1913 = v473 + v1912;
-    const uint v1914 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1915 = v1563 + v1914;
-    const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1917 = v369 && v1916;
-    const bool v1918 = v1915 < v80;
-    const bool v1919 = v1917 && v1918;
-    if (v1919) {
-      const float v1920 = v1573.m[0][7].thread_elements()[0];
-      const bool v1921 = v1913 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1922 = v1915 - v78;
-      const bool v1923 = v1922 < v2;
-      const bool v1924 = v1921 && v1923;
-      if (v1924) {
-        const bfloat v1925 = bfloat(v1920);
-        const uint v1926 = v1913 * v2;
-        const uint v1927 = v1926 + v1915;
-        const uint v1928 = v1927 - v78;
-        out[v1928] = v1925;
-      }
-    }
-    const uint v1929 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1930 = v473 + v1929;
-    const uint v1931 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1932 = v1563 + v1931;
-    const bool v1933 = v1930 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1934 = v369 && v1933;
-    const bool v1935 = v1932 < v80;
-    const bool v1936 = v1934 && v1935;
-    if (v1936) {
-      const float v1937 = v1573.m[0][7].thread_elements()[1];
-      const bool v1938 = v1930 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1939 = v1932 - v78;
-      const bool v1940 = v1939 < v2;
-      const bool v1941 = v1938 && v1940;
-      if (v1941) {
-        const bfloat v1942 = bfloat(v1937);
-        const uint v1943 = v1930 * v2;
-        const uint v1944 = v1943 + v1932;
-        const uint v1945 = v1944 - v78;
-        out[v1945] = v1942;
-      }
-    }
-    const uint v1946 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1947 = v473 + v1946;
-    const uint v1948 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1949 = v1563 + v1948;
-    const bool v1950 = v1947 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1951 = v369 && v1950;
-    const bool v1952 = v1949 < v80;
-    const bool v1953 = v1951 && v1952;
-    if (v1953) {
-      const float v1954 = v1573.m[0][8].thread_elements()[0];
-      const bool v1955 = v1947 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1956 = v1949 - v78;
-      const bool v1957 = v1956 < v2;
-      const bool v1958 = v1955 && v1957;
-      if (v1958) {
-        const bfloat v1959 = bfloat(v1954);
-        const uint v1960 = v1947 * v2;
-        const uint v1961 = v1960 + v1949;
-        const uint v1962 = v1961 - v78;
-        out[v1962] = v1959;
-      }
-    }
-    const uint v1963 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1964 = v473 + v1963;
-    const uint v1965 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1966 = v1563 + v1965;
-    const bool v1967 = v1964 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1968 = v369 && v1967;
-    const bool v1969 = v1966 < v80;
-    const bool v1970 = v1968 && v1969;
-    if (v1970) {
-      const float v1971 = v1573.m[0][8].thread_elements()[1];
-      const bool v1972 = v1964 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1973 = v1966 - v78;
-      const bool v1974 = v1973 < v2;
-      const bool v1975 = v1972 && v1974;
-      if (v1975) {
-        const bfloat v1976 = bfloat(v1971);
-        const uint v1977 = v1964 * v2;
-        const uint v1978 = v1977 + v1966;
-        const uint v1979 = v1978 - v78;
-        out[v1979] = v1976;
-      }
-    }
-    const uint v1980 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1981 = v473 + v1980;
-    const uint v1982 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v1983 = v1563 + v1982;
-    const bool v1984 = v1981 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v1985 = v369 && v1984;
-    const bool v1986 = v1983 < v80;
-    const bool v1987 = v1985 && v1986;
-    if (v1987) {
-      const float v1988 = v1573.m[0][9].thread_elements()[0];
-      const bool v1989 = v1981 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v1990 = v1983 - v78;
-      const bool v1991 = v1990 < v2;
-      const bool v1992 = v1989 && v1991;
-      if (v1992) {
-        const bfloat v1993 = bfloat(v1988);
-        const uint v1994 = v1981 * v2;
-        const uint v1995 = v1994 + v1983;
-        const uint v1996 = v1995 - v78;
-        out[v1996] = v1993;
-      }
-    }
-    const uint v1997 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v1998 = v473 + v1997;
-    const uint v1999 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2000 = v1563 + v1999;
-    const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2002 = v369 && v2001;
-    const bool v2003 = v2000 < v80;
-    const bool v2004 = v2002 && v2003;
-    if (v2004) {
-      const float v2005 = v1573.m[0][9].thread_elements()[1];
-      const bool v2006 = v1998 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2007 = v2000 - v78;
-      const bool v2008 = v2007 < v2;
-      const bool v2009 = v2006 && v2008;
-      if (v2009) {
-        const bfloat v2010 = bfloat(v2005);
-        const uint v2011 = v1998 * v2;
-        const uint v2012 = v2011 + v2000;
-        const uint v2013 = v2012 - v78;
-        out[v2013] = v2010;
-      }
-    }
-    const uint v2014 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2015 = v473 + v2014;
-    const uint v2016 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2017 = v1563 + v2016;
-    const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2019 = v369 && v2018;
-    const bool v2020 = v2017 < v80;
-    const bool v2021 = v2019 && v2020;
-    if (v2021) {
-      const float v2022 = v1573.m[0][10].thread_elements()[0];
-      const bool v2023 = v2015 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2024 = v2017 - v78;
-      const bool v2025 = v2024 < v2;
-      const bool v2026 = v2023 && v2025;
-      if (v2026) {
-        const bfloat v2027 = bfloat(v2022);
-        const uint v2028 = v2015 * v2;
-        const uint v2029 = v2028 + v2017;
-        const uint v2030 = v2029 - v78;
-        out[v2030] = v2027;
-      }
-    }
-    const uint v2031 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2032 = v473 + v2031;
-    const uint v2033 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2034 = v1563 + v2033;
-    const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2036 = v369 && v2035;
-    const bool v2037 = v2034 < v80;
-    const bool v2038 = v2036 && v2037;
-    if (v2038) {
-      const float v2039 = v1573.m[0][10].thread_elements()[1];
-      const bool v2040 = v2032 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2041 = v2034 - v78;
-      const bool v2042 = v2041 < v2;
-      const bool v2043 = v2040 && v2042;
-      if (v2043) {
-        const bfloat v2044 = bfloat(v2039);
-        const uint v2045 = v2032 * v2;
-        const uint v2046 = v2045 + v2034;
-        const uint v2047 = v2046 - v78;
-        out[v2047] = v2044;
-      }
-    }
-    const uint v2048 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2049 = v473 + v2048;
-    const uint v2050 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2051 = v1563 + v2050;
-    const bool v2052 = v2049 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2053 = v369 && v2052;
-    const bool v2054 = v2051 < v80;
-    const bool v2055 = v2053 && v2054;
-    if (v2055) {
-      const float v2056 = v1573.m[0][11].thread_elements()[0];
-      const bool v2057 = v2049 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2058 = v2051 - v78;
-      const bool v2059 = v2058 < v2;
-      const bool v2060 = v2057 && v2059;
-      if (v2060) {
-        const bfloat v2061 = bfloat(v2056);
-        const uint v2062 = v2049 * v2;
-        const uint v2063 = v2062 + v2051;
-        const uint v2064 = v2063 - v78;
-        out[v2064] = v2061;
-      }
-    }
-    const uint v2065 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2066 = v473 + v2065;
-    const uint v2067 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2068 = v1563 + v2067;
-    const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2070 = v369 && v2069;
-    const bool v2071 = v2068 < v80;
-    const bool v2072 = v2070 && v2071;
-    if (v2072) {
-      const float v2073 = v1573.m[0][11].thread_elements()[1];
-      const bool v2074 = v2066 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2075 = v2068 - v78;
-      const bool v2076 = v2075 < v2;
-      const bool v2077 = v2074 && v2076;
-      if (v2077) {
-        const bfloat v2078 = bfloat(v2073);
-        const uint v2079 = v2066 * v2;
-        const uint v2080 = v2079 + v2068;
-        const uint v2081 = v2080 - v78;
-        out[v2081] = v2078;
-      }
-    }
-    const uint v2082 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2083 = v473 + v2082;
-    const uint v2084 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2085 = v1563 + v2084;
-    const bool v2086 = v2083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2087 = v369 && v2086;
-    const bool v2088 = v2085 < v80;
-    const bool v2089 = v2087 && v2088;
-    if (v2089) {
-      const float v2090 = v1573.m[0][12].thread_elements()[0];
-      const bool v2091 = v2083 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2092 = v2085 - v78;
-      const bool v2093 = v2092 < v2;
-      const bool v2094 = v2091 && v2093;
-      if (v2094) {
-        const bfloat v2095 = bfloat(v2090);
-        const uint v2096 = v2083 * v2;
-        const uint v2097 = v2096 + v2085;
-        const uint v2098 = v2097 - v78;
-        out[v2098] = v2095;
-      }
-    }
-    const uint v2099 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2100 = v473 + v2099;
-    const uint v2101 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2102 = v1563 + v2101;
-    const bool v2103 = v2100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2104 = v369 && v2103;
-    const bool v2105 = v2102 < v80;
-    const bool v2106 = v2104 && v2105;
-    if (v2106) {
-      const float v2107 = v1573.m[0][12].thread_elements()[1];
-      const bool v2108 = v2100 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2109 = v2102 - v78;
-      const bool v2110 = v2109 < v2;
-      const bool v2111 = v2108 && v2110;
-      if (v2111) {
-        const bfloat v2112 = bfloat(v2107);
-        const uint v2113 = v2100 * v2;
-        const uint v2114 = v2113 + v2102;
-        const uint v2115 = v2114 - v78;
-        out[v2115] = v2112;
-      }
-    }
-    const uint v2116 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2117 = v473 + v2116;
-    const uint v2118 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2119 = v1563 + v2118;
-    const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2121 = v369 && v2120;
-    const bool v2122 = v2119 < v80;
-    const bool v2123 = v2121 && v2122;
-    if (v2123) {
-      const float v2124 = v1573.m[0][13].thread_elements()[0];
-      const bool v2125 = v2117 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2126 = v2119 - v78;
-      const bool v2127 = v2126 < v2;
-      const bool v2128 = v2125 && v2127;
-      if (v2128) {
-        const bfloat v2129 = bfloat(v2124);
-        const uint v2130 = v2117 * v2;
-        const uint v2131 = v2130 + v2119;
-        const uint v2132 = v2131 - v78;
-        out[v2132] = v2129;
-      }
-    }
-    const uint v2133 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2134 = v473 + v2133;
-    const uint v2135 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2136 = v1563 + v2135;
-    const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2138 = v369 && v2137;
-    const bool v2139 = v2136 < v80;
-    const bool v2140 = v2138 && v2139;
-    if (v2140) {
-      const float v2141 = v1573.m[0][13].thread_elements()[1];
-      const bool v2142 = v2134 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2143 = v2136 - v78;
-      const bool v2144 = v2143 < v2;
-      const bool v2145 = v2142 && v2144;
-      if (v2145) {
-        const bfloat v2146 = bfloat(v2141);
-        const uint v2147 = v2134 * v2;
-        const uint v2148 = v2147 + v2136;
-        const uint v2149 = v2148 - v78;
-        out[v2149] = v2146;
-      }
-    }
-    const uint v2150 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2151 = v473 + v2150;
-    const uint v2152 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2153 = v1563 + v2152;
-    const bool v2154 = v2151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2155 = v369 && v2154;
-    const bool v2156 = v2153 < v80;
-    const bool v2157 = v2155 && v2156;
-    if (v2157) {
-      const float v2158 = v1573.m[0][14].thread_elements()[0];
-      const bool v2159 = v2151 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2160 = v2153 - v78;
-      const bool v2161 = v2160 < v2;
-      const bool v2162 = v2159 && v2161;
-      if (v2162) {
-        const bfloat v2163 = bfloat(v2158);
-        const uint v2164 = v2151 * v2;
-        const uint v2165 = v2164 + v2153;
-        const uint v2166 = v2165 - v78;
-        out[v2166] = v2163;
-      }
-    }
-    const uint v2167 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2168 = v473 + v2167;
-    const uint v2169 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2170 = v1563 + v2169;
-    const bool v2171 = v2168 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2172 = v369 && v2171;
-    const bool v2173 = v2170 < v80;
-    const bool v2174 = v2172 && v2173;
-    if (v2174) {
-      const float v2175 = v1573.m[0][14].thread_elements()[1];
-      const bool v2176 = v2168 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2177 = v2170 - v78;
-      const bool v2178 = v2177 < v2;
-      const bool v2179 = v2176 && v2178;
-      if (v2179) {
-        const bfloat v2180 = bfloat(v2175);
-        const uint v2181 = v2168 * v2;
-        const uint v2182 = v2181 + v2170;
-        const uint v2183 = v2182 - v78;
-        out[v2183] = v2180;
-      }
-    }
-    const uint v2184 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2185 = v473 + v2184;
-    const uint v2186 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2187 = v1563 + v2186;
-    const bool v2188 = v2185 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2189 = v369 && v2188;
-    const bool v2190 = v2187 < v80;
-    const bool v2191 = v2189 && v2190;
-    if (v2191) {
-      const float v2192 = v1573.m[0][15].thread_elements()[0];
-      const bool v2193 = v2185 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2194 = v2187 - v78;
-      const bool v2195 = v2194 < v2;
-      const bool v2196 = v2193 && v2195;
-      if (v2196) {
-        const bfloat v2197 = bfloat(v2192);
-        const uint v2198 = v2185 * v2;
-        const uint v2199 = v2198 + v2187;
-        const uint v2200 = v2199 - v78;
-        out[v2200] = v2197;
-      }
-    }
-    const uint v2201 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2202 = v473 + v2201;
-    const uint v2203 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2204 = v1563 + v2203;
-    const bool v2205 = v2202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2206 = v369 && v2205;
-    const bool v2207 = v2204 < v80;
-    const bool v2208 = v2206 && v2207;
-    if (v2208) {
-      const float v2209 = v1573.m[0][15].thread_elements()[1];
-      const bool v2210 = v2202 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2211 = v2204 - v78;
-      const bool v2212 = v2211 < v2;
-      const bool v2213 = v2210 && v2212;
-      if (v2213) {
-        const bfloat v2214 = bfloat(v2209);
-        const uint v2215 = v2202 * v2;
-        const uint v2216 = v2215 + v2204;
-        const uint v2217 = v2216 - v78;
-        out[v2217] = v2214;
-      }
-    }
-    const uint v2218 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2219 = v473 + v2218;
-    const uint v2220 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2221 = v1563 + v2220;
-    const bool v2222 = v2219 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2223 = v369 && v2222;
-    const bool v2224 = v2221 < v80;
-    const bool v2225 = v2223 && v2224;
-    if (v2225) {
-      const float v2226 = v1573.m[1][0].thread_elements()[0];
-      const bool v2227 = v2219 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2228 = v2221 - v78;
-      const bool v2229 = v2228 < v2;
-      const bool v2230 = v2227 && v2229;
-      if (v2230) {
-        const bfloat v2231 = bfloat(v2226);
-        const uint v2232 = v2219 * v2;
-        const uint v2233 = v2232 + v2221;
-        const uint v2234 = v2233 - v78;
-        out[v2234] = v2231;
-      }
-    }
-    const uint v2235 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2236 = v473 + v2235;
-    const uint v2237 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2238 = v1563 + v2237;
-    const bool v2239 = v2236 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2240 = v369 && v2239;
-    const bool v2241 = v2238 < v80;
-    const bool v2242 = v2240 && v2241;
-    if (v2242) {
-      const float v2243 = v1573.m[1][0].thread_elements()[1];
-      const bool v2244 = v2236 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2245 = v2238 - v78;
-      const bool v2246 = v2245 < v2;
-      const bool v2247 = v2244 && v2246;
-      if (v2247) {
-        const bfloat v2248 = bfloat(v2243);
-        const uint v2249 = v2236 * v2;
-        const uint v2250 = v2249 + v2238;
-        const uint v2251 = v2250 - v78;
-        out[v2251] = v2248;
-      }
-    }
-    const uint v2252 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2253 = v473 + v2252;
-    const uint v2254 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2255 = v1563 + v2254;
-    const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2257 = v369 && v2256;
-    const bool v2258 = v2255 < v80;
-    const bool v2259 = v2257 && v2258;
-    if (v2259) {
-      const float v2260 = v1573.m[1][1].thread_elements()[0];
-      const bool v2261 = v2253 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2262 = v2255 - v78;
-      const bool v2263 = v2262 < v2;
-      const bool v2264 = v2261 && v2263;
-      if (v2264) {
-        const bfloat v2265 = bfloat(v2260);
-        const uint v2266 = v2253 * v2;
-        const uint v2267 = v2266 + v2255;
-        const uint v2268 = v2267 - v78;
-        out[v2268] = v2265;
-      }
-    }
-    const uint v2269 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2270 = v473 + v2269;
-    const uint v2271 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2272 = v1563 + v2271;
-    const bool v2273 = v2270 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2274 = v369 && v2273;
-    const bool v2275 = v2272 < v80;
-    const bool v2276 = v2274 && v2275;
-    if (v2276) {
-      const float v2277 = v1573.m[1][1].thread_elements()[1];
-      const bool v2278 = v2270 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2279 = v2272 - v78;
-      const bool v2280 = v2279 < v2;
-      const bool v2281 = v2278 && v2280;
-      if (v2281) {
-        const bfloat v2282 = bfloat(v2277);
-        const uint v2283 = v2270 * v2;
-        const uint v2284 = v2283 + v2272;
-        const uint v2285 = v2284 - v78;
-        out[v2285] = v2282;
-      }
-    }
-    const uint v2286 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2287 = v473 + v2286;
-    const uint v2288 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2289 = v1563 + v2288;
-    const bool v2290 = v2287 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2291 = v369 && v2290;
-    const bool v2292 = v2289 < v80;
-    const bool v2293 = v2291 && v2292;
-    if (v2293) {
-      const float v2294 = v1573.m[1][2].thread_elements()[0];
-      const bool v2295 = v2287 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2296 = v2289 - v78;
-      const bool v2297 = v2296 < v2;
-      const bool v2298 = v2295 && v2297;
-      if (v2298) {
-        const bfloat v2299 = bfloat(v2294);
-        const uint v2300 = v2287 * v2;
-        const uint v2301 = v2300 + v2289;
-        const uint v2302 = v2301 - v78;
-        out[v2302] = v2299;
-      }
-    }
-    const uint v2303 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2304 = v473 + v2303;
-    const uint v2305 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2306 = v1563 + v2305;
-    const bool v2307 = v2304 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2308 = v369 && v2307;
-    const bool v2309 = v2306 < v80;
-    const bool v2310 = v2308 && v2309;
-    if (v2310) {
-      const float v2311 = v1573.m[1][2].thread_elements()[1];
-      const bool v2312 = v2304 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2313 = v2306 - v78;
-      const bool v2314 = v2313 < v2;
-      const bool v2315 = v2312 && v2314;
-      if (v2315) {
-        const bfloat v2316 = bfloat(v2311);
-        const uint v2317 = v2304 * v2;
-        const uint v2318 = v2317 + v2306;
-        const uint v2319 = v2318 - v78;
-        out[v2319] = v2316;
-      }
-    }
-    const uint v2320 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2321 = v473 + v2320;
-    const uint v2322 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2323 = v1563 + v2322;
-    const bool v2324 = v2321 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2325 = v369 && v2324;
-    const bool v2326 = v2323 < v80;
-    const bool v2327 = v2325 && v2326;
-    if (v2327) {
-      const float v2328 = v1573.m[1][3].thread_elements()[0];
-      const bool v2329 = v2321 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2330 = v2323 - v78;
-      const bool v2331 = v2330 < v2;
-      const bool v2332 = v2329 && v2331;
-      if (v2332) {
-        const bfloat v2333 = bfloat(v2328);
-        const uint v2334 = v2321 * v2;
-        const uint v2335 = v2334 + v2323;
-        const uint v2336 = v2335 - v78;
-        out[v2336] = v2333;
-      }
-    }
-    const uint v2337 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2338 = v473 + v2337;
-    const uint v2339 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2340 = v1563 + v2339;
-    const bool v2341 = v2338 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2342 = v369 && v2341;
-    const bool v2343 = v2340 < v80;
-    const bool v2344 = v2342 && v2343;
-    if (v2344) {
-      const float v2345 = v1573.m[1][3].thread_elements()[1];
-      const bool v2346 = v2338 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2347 = v2340 - v78;
-      const bool v2348 = v2347 < v2;
-      const bool v2349 = v2346 && v2348;
-      if (v2349) {
-        const bfloat v2350 = bfloat(v2345);
-        const uint v2351 = v2338 * v2;
-        const uint v2352 = v2351 + v2340;
-        const uint v2353 = v2352 - v78;
-        out[v2353] = v2350;
-      }
-    }
-    const uint v2354 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2355 = v473 + v2354;
-    const uint v2356 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2357 = v1563 + v2356;
-    const bool v2358 = v2355 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2359 = v369 && v2358;
-    const bool v2360 = v2357 < v80;
-    const bool v2361 = v2359 && v2360;
-    if (v2361) {
-      const float v2362 = v1573.m[1][4].thread_elements()[0];
-      const bool v2363 = v2355 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2364 = v2357 - v78;
-      const bool v2365 = v2364 < v2;
-      const bool v2366 = v2363 && v2365;
-      if (v2366) {
-        const bfloat v2367 = bfloat(v2362);
-        const uint v2368 = v2355 * v2;
-        const uint v2369 = v2368 + v2357;
-        const uint v2370 = v2369 - v78;
-        out[v2370] = v2367;
-      }
-    }
-    const uint v2371 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2372 = v473 + v2371;
-    const uint v2373 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2374 = v1563 + v2373;
-    const bool v2375 = v2372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2376 = v369 && v2375;
-    const bool v2377 = v2374 < v80;
-    const bool v2378 = v2376 && v2377;
-    if (v2378) {
-      const float v2379 = v1573.m[1][4].thread_elements()[1];
-      const bool v2380 = v2372 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2381 = v2374 - v78;
-      const bool v2382 = v2381 < v2;
-      const bool v2383 = v2380 && v2382;
-      if (v2383) {
-        const bfloat v2384 = bfloat(v2379);
-        const uint v2385 = v2372 * v2;
-        const uint v2386 = v2385 + v2374;
-        const uint v2387 = v2386 - v78;
-        out[v2387] = v2384;
-      }
-    }
-    const uint v2388 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2389 = v473 + v2388;
-    const uint v2390 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2391 = v1563 + v2390;
-    const bool v2392 = v2389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2393 = v369 && v2392;
-    const bool v2394 = v2391 < v80;
-    const bool v2395 = v2393 && v2394;
-    if (v2395) {
-      const float v2396 = v1573.m[1][5].thread_elements()[0];
-      const bool v2397 = v2389 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2398 = v2391 - v78;
-      const bool v2399 = v2398 < v2;
-      const bool v2400 = v2397 && v2399;
-      if (v2400) {
-        const bfloat v2401 = bfloat(v2396);
-        const uint v2402 = v2389 * v2;
-        const uint v2403 = v2402 + v2391;
-        const uint v2404 = v2403 - v78;
-        out[v2404] = v2401;
-      }
-    }
-    const uint v2405 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2406 = v473 + v2405;
-    const uint v2407 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2408 = v1563 + v2407;
-    const bool v2409 = v2406 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2410 = v369 && v2409;
-    const bool v2411 = v2408 < v80;
-    const bool v2412 = v2410 && v2411;
-    if (v2412) {
-      const float v2413 = v1573.m[1][5].thread_elements()[1];
-      const bool v2414 = v2406 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2415 = v2408 - v78;
-      const bool v2416 = v2415 < v2;
-      const bool v2417 = v2414 && v2416;
-      if (v2417) {
-        const bfloat v2418 = bfloat(v2413);
-        const uint v2419 = v2406 * v2;
-        const uint v2420 = v2419 + v2408;
-        const uint v2421 = v2420 - v78;
-        out[v2421] = v2418;
-      }
-    }
-    const uint v2422 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2423 = v473 + v2422;
-    const uint v2424 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2425 = v1563 + v2424;
-    const bool v2426 = v2423 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2427 = v369 && v2426;
-    const bool v2428 = v2425 < v80;
-    const bool v2429 = v2427 && v2428;
-    if (v2429) {
-      const float v2430 = v1573.m[1][6].thread_elements()[0];
-      const bool v2431 = v2423 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2432 = v2425 - v78;
-      const bool v2433 = v2432 < v2;
-      const bool v2434 = v2431 && v2433;
-      if (v2434) {
-        const bfloat v2435 = bfloat(v2430);
-        const uint v2436 = v2423 * v2;
-        const uint v2437 = v2436 + v2425;
-        const uint v2438 = v2437 - v78;
-        out[v2438] = v2435;
-      }
-    }
-    const uint v2439 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2440 = v473 + v2439;
-    const uint v2441 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2442 = v1563 + v2441;
-    const bool v2443 = v2440 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2444 = v369 && v2443;
-    const bool v2445 = v2442 < v80;
-    const bool v2446 = v2444 && v2445;
-    if (v2446) {
-      const float v2447 = v1573.m[1][6].thread_elements()[1];
-      const bool v2448 = v2440 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2449 = v2442 - v78;
-      const bool v2450 = v2449 < v2;
-      const bool v2451 = v2448 && v2450;
-      if (v2451) {
-        const bfloat v2452 = bfloat(v2447);
-        const uint v2453 = v2440 * v2;
-        const uint v2454 = v2453 + v2442;
-        const uint v2455 = v2454 - v78;
-        out[v2455] = v2452;
-      }
-    }
-    const uint v2456 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2457 = v473 + v2456;
-    const uint v2458 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2459 = v1563 + v2458;
-    const bool v2460 = v2457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2461 = v369 && v2460;
-    const bool v2462 = v2459 < v80;
-    const bool v2463 = v2461 && v2462;
-    if (v2463) {
-      const float v2464 = v1573.m[1][7].thread_elements()[0];
-      const bool v2465 = v2457 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2466 = v2459 - v78;
-      const bool v2467 = v2466 < v2;
-      const bool v2468 = v2465 && v2467;
-      if (v2468) {
-        const bfloat v2469 = bfloat(v2464);
-        const uint v2470 = v2457 * v2;
-        const uint v2471 = v2470 + v2459;
-        const uint v2472 = v2471 - v78;
-        out[v2472] = v2469;
-      }
-    }
-    const uint v2473 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2474 = v473 + v2473;
-    const uint v2475 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2476 = v1563 + v2475;
-    const bool v2477 = v2474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2478 = v369 && v2477;
-    const bool v2479 = v2476 < v80;
-    const bool v2480 = v2478 && v2479;
-    if (v2480) {
-      const float v2481 = v1573.m[1][7].thread_elements()[1];
-      const bool v2482 = v2474 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2483 = v2476 - v78;
-      const bool v2484 = v2483 < v2;
-      const bool v2485 = v2482 && v2484;
-      if (v2485) {
-        const bfloat v2486 = bfloat(v2481);
-        const uint v2487 = v2474 * v2;
-        const uint v2488 = v2487 + v2476;
-        const uint v2489 = v2488 - v78;
-        out[v2489] = v2486;
-      }
-    }
-    const uint v2490 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2491 = v473 + v2490;
-    const uint v2492 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2493 = v1563 + v2492;
-    const bool v2494 = v2491 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2495 = v369 && v2494;
-    const bool v2496 = v2493 < v80;
-    const bool v2497 = v2495 && v2496;
-    if (v2497) {
-      const float v2498 = v1573.m[1][8].thread_elements()[0];
-      const bool v2499 = v2491 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2500 = v2493 - v78;
-      const bool v2501 = v2500 < v2;
-      const bool v2502 = v2499 && v2501;
-      if (v2502) {
-        const bfloat v2503 = bfloat(v2498);
-        const uint v2504 = v2491 * v2;
-        const uint v2505 = v2504 + v2493;
-        const uint v2506 = v2505 - v78;
-        out[v2506] = v2503;
-      }
-    }
-    const uint v2507 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2508 = v473 + v2507;
-    const uint v2509 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2510 = v1563 + v2509;
-    const bool v2511 = v2508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2512 = v369 && v2511;
-    const bool v2513 = v2510 < v80;
-    const bool v2514 = v2512 && v2513;
-    if (v2514) {
-      const float v2515 = v1573.m[1][8].thread_elements()[1];
-      const bool v2516 = v2508 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2517 = v2510 - v78;
-      const bool v2518 = v2517 < v2;
-      const bool v2519 = v2516 && v2518;
-      if (v2519) {
-        const bfloat v2520 = bfloat(v2515);
-        const uint v2521 = v2508 * v2;
-        const uint v2522 = v2521 + v2510;
-        const uint v2523 = v2522 - v78;
-        out[v2523] = v2520;
-      }
-    }
-    const uint v2524 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2525 = v473 + v2524;
-    const uint v2526 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2527 = v1563 + v2526;
-    const bool v2528 = v2525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2529 = v369 && v2528;
-    const bool v2530 = v2527 < v80;
-    const bool v2531 = v2529 && v2530;
-    if (v2531) {
-      const float v2532 = v1573.m[1][9].thread_elements()[0];
-      const bool v2533 = v2525 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2534 = v2527 - v78;
-      const bool v2535 = v2534 < v2;
-      const bool v2536 = v2533 && v2535;
-      if (v2536) {
-        const bfloat v2537 = bfloat(v2532);
-        const uint v2538 = v2525 * v2;
-        const uint v2539 = v2538 + v2527;
-        const uint v2540 = v2539 - v78;
-        out[v2540] = v2537;
-      }
-    }
-    const uint v2541 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2542 = v473 + v2541;
-    const uint v2543 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2544 = v1563 + v2543;
-    const bool v2545 = v2542 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2546 = v369 && v2545;
-    const bool v2547 = v2544 < v80;
-    const bool v2548 = v2546 && v2547;
-    if (v2548) {
-      const float v2549 = v1573.m[1][9].thread_elements()[1];
-      const bool v2550 = v2542 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2551 = v2544 - v78;
-      const bool v2552 = v2551 < v2;
-      const bool v2553 = v2550 && v2552;
-      if (v2553) {
-        const bfloat v2554 = bfloat(v2549);
-        const uint v2555 = v2542 * v2;
-        const uint v2556 = v2555 + v2544;
-        const uint v2557 = v2556 - v78;
-        out[v2557] = v2554;
-      }
-    }
-    const uint v2558 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2559 = v473 + v2558;
-    const uint v2560 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2561 = v1563 + v2560;
-    const bool v2562 = v2559 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2563 = v369 && v2562;
-    const bool v2564 = v2561 < v80;
-    const bool v2565 = v2563 && v2564;
-    if (v2565) {
-      const float v2566 = v1573.m[1][10].thread_elements()[0];
-      const bool v2567 = v2559 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2568 = v2561 - v78;
-      const bool v2569 = v2568 < v2;
-      const bool v2570 = v2567 && v2569;
-      if (v2570) {
-        const bfloat v2571 = bfloat(v2566);
-        const uint v2572 = v2559 * v2;
-        const uint v2573 = v2572 + v2561;
-        const uint v2574 = v2573 - v78;
-        out[v2574] = v2571;
-      }
-    }
-    const uint v2575 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2576 = v473 + v2575;
-    const uint v2577 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2578 = v1563 + v2577;
-    const bool v2579 = v2576 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2580 = v369 && v2579;
-    const bool v2581 = v2578 < v80;
-    const bool v2582 = v2580 && v2581;
-    if (v2582) {
-      const float v2583 = v1573.m[1][10].thread_elements()[1];
-      const bool v2584 = v2576 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2585 = v2578 - v78;
-      const bool v2586 = v2585 < v2;
-      const bool v2587 = v2584 && v2586;
-      if (v2587) {
-        const bfloat v2588 = bfloat(v2583);
-        const uint v2589 = v2576 * v2;
-        const uint v2590 = v2589 + v2578;
-        const uint v2591 = v2590 - v78;
-        out[v2591] = v2588;
-      }
-    }
-    const uint v2592 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2593 = v473 + v2592;
-    const uint v2594 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2595 = v1563 + v2594;
-    const bool v2596 = v2593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2597 = v369 && v2596;
-    const bool v2598 = v2595 < v80;
-    const bool v2599 = v2597 && v2598;
-    if (v2599) {
-      const float v2600 = v1573.m[1][11].thread_elements()[0];
-      const bool v2601 = v2593 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2602 = v2595 - v78;
-      const bool v2603 = v2602 < v2;
-      const bool v2604 = v2601 && v2603;
-      if (v2604) {
-        const bfloat v2605 = bfloat(v2600);
-        const uint v2606 = v2593 * v2;
-        const uint v2607 = v2606 + v2595;
-        const uint v2608 = v2607 - v78;
-        out[v2608] = v2605;
-      }
-    }
-    const uint v2609 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2610 = v473 + v2609;
-    const uint v2611 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2612 = v1563 + v2611;
-    const bool v2613 = v2610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2614 = v369 && v2613;
-    const bool v2615 = v2612 < v80;
-    const bool v2616 = v2614 && v2615;
-    if (v2616) {
-      const float v2617 = v1573.m[1][11].thread_elements()[1];
-      const bool v2618 = v2610 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2619 = v2612 - v78;
-      const bool v2620 = v2619 < v2;
-      const bool v2621 = v2618 && v2620;
-      if (v2621) {
-        const bfloat v2622 = bfloat(v2617);
-        const uint v2623 = v2610 * v2;
-        const uint v2624 = v2623 + v2612;
-        const uint v2625 = v2624 - v78;
-        out[v2625] = v2622;
-      }
-    }
-    const uint v2626 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2627 = v473 + v2626;
-    const uint v2628 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2629 = v1563 + v2628;
-    const bool v2630 = v2627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2631 = v369 && v2630;
-    const bool v2632 = v2629 < v80;
-    const bool v2633 = v2631 && v2632;
-    if (v2633) {
-      const float v2634 = v1573.m[1][12].thread_elements()[0];
-      const bool v2635 = v2627 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2636 = v2629 - v78;
-      const bool v2637 = v2636 < v2;
-      const bool v2638 = v2635 && v2637;
-      if (v2638) {
-        const bfloat v2639 = bfloat(v2634);
-        const uint v2640 = v2627 * v2;
-        const uint v2641 = v2640 + v2629;
-        const uint v2642 = v2641 - v78;
-        out[v2642] = v2639;
-      }
-    }
-    const uint v2643 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2644 = v473 + v2643;
-    const uint v2645 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2646 = v1563 + v2645;
-    const bool v2647 = v2644 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2648 = v369 && v2647;
-    const bool v2649 = v2646 < v80;
-    const bool v2650 = v2648 && v2649;
-    if (v2650) {
-      const float v2651 = v1573.m[1][12].thread_elements()[1];
-      const bool v2652 = v2644 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2653 = v2646 - v78;
-      const bool v2654 = v2653 < v2;
-      const bool v2655 = v2652 && v2654;
-      if (v2655) {
-        const bfloat v2656 = bfloat(v2651);
-        const uint v2657 = v2644 * v2;
-        const uint v2658 = v2657 + v2646;
-        const uint v2659 = v2658 - v78;
-        out[v2659] = v2656;
-      }
-    }
-    const uint v2660 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2661 = v473 + v2660;
-    const uint v2662 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2663 = v1563 + v2662;
-    const bool v2664 = v2661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2665 = v369 && v2664;
-    const bool v2666 = v2663 < v80;
-    const bool v2667 = v2665 && v2666;
-    if (v2667) {
-      const float v2668 = v1573.m[1][13].thread_elements()[0];
-      const bool v2669 = v2661 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2670 = v2663 - v78;
-      const bool v2671 = v2670 < v2;
-      const bool v2672 = v2669 && v2671;
-      if (v2672) {
-        const bfloat v2673 = bfloat(v2668);
-        const uint v2674 = v2661 * v2;
-        const uint v2675 = v2674 + v2663;
-        const uint v2676 = v2675 - v78;
-        out[v2676] = v2673;
-      }
-    }
-    const uint v2677 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2678 = v473 + v2677;
-    const uint v2679 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2680 = v1563 + v2679;
-    const bool v2681 = v2678 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2682 = v369 && v2681;
-    const bool v2683 = v2680 < v80;
-    const bool v2684 = v2682 && v2683;
-    if (v2684) {
-      const float v2685 = v1573.m[1][13].thread_elements()[1];
-      const bool v2686 = v2678 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2687 = v2680 - v78;
-      const bool v2688 = v2687 < v2;
-      const bool v2689 = v2686 && v2688;
-      if (v2689) {
-        const bfloat v2690 = bfloat(v2685);
-        const uint v2691 = v2678 * v2;
-        const uint v2692 = v2691 + v2680;
-        const uint v2693 = v2692 - v78;
-        out[v2693] = v2690;
-      }
-    }
-    const uint v2694 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2695 = v473 + v2694;
-    const uint v2696 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2697 = v1563 + v2696;
-    const bool v2698 = v2695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2699 = v369 && v2698;
-    const bool v2700 = v2697 < v80;
-    const bool v2701 = v2699 && v2700;
-    if (v2701) {
-      const float v2702 = v1573.m[1][14].thread_elements()[0];
-      const bool v2703 = v2695 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2704 = v2697 - v78;
-      const bool v2705 = v2704 < v2;
-      const bool v2706 = v2703 && v2705;
-      if (v2706) {
-        const bfloat v2707 = bfloat(v2702);
-        const uint v2708 = v2695 * v2;
-        const uint v2709 = v2708 + v2697;
-        const uint v2710 = v2709 - v78;
-        out[v2710] = v2707;
-      }
-    }
-    const uint v2711 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2712 = v473 + v2711;
-    const uint v2713 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2714 = v1563 + v2713;
-    const bool v2715 = v2712 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2716 = v369 && v2715;
-    const bool v2717 = v2714 < v80;
-    const bool v2718 = v2716 && v2717;
-    if (v2718) {
-      const float v2719 = v1573.m[1][14].thread_elements()[1];
-      const bool v2720 = v2712 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2721 = v2714 - v78;
-      const bool v2722 = v2721 < v2;
-      const bool v2723 = v2720 && v2722;
-      if (v2723) {
-        const bfloat v2724 = bfloat(v2719);
-        const uint v2725 = v2712 * v2;
-        const uint v2726 = v2725 + v2714;
-        const uint v2727 = v2726 - v78;
-        out[v2727] = v2724;
-      }
-    }
-    const uint v2728 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2729 = v473 + v2728;
-    const uint v2730 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2731 = v1563 + v2730;
-    const bool v2732 = v2729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2733 = v369 && v2732;
-    const bool v2734 = v2731 < v80;
-    const bool v2735 = v2733 && v2734;
-    if (v2735) {
-      const float v2736 = v1573.m[1][15].thread_elements()[0];
-      const bool v2737 = v2729 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2738 = v2731 - v78;
-      const bool v2739 = v2738 < v2;
-      const bool v2740 = v2737 && v2739;
-      if (v2740) {
-        const bfloat v2741 = bfloat(v2736);
-        const uint v2742 = v2729 * v2;
-        const uint v2743 = v2742 + v2731;
-        const uint v2744 = v2743 - v78;
-        out[v2744] = v2741;
-      }
-    }
-    const uint v2745 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:126
-    const uint v2746 = v473 + v2745;
-    const uint v2747 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:127
-    const uint v2748 = v1563 + v2747;
-    const bool v2749 = v2746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:128
-    const bool v2750 = v369 && v2749;
-    const bool v2751 = v2748 < v80;
-    const bool v2752 = v2750 && v2751;
-    if (v2752) {
-      const float v2753 = v1573.m[1][15].thread_elements()[1];
-      const bool v2754 = v2746 < v76;  // kernels/moe/grouped_gemm.cpp:75
-      const uint v2755 = v2748 - v78;
-      const bool v2756 = v2755 < v2;
-      const bool v2757 = v2754 && v2756;
-      if (v2757) {
-        const bfloat v2758 = bfloat(v2753);
-        const uint v2759 = v2746 * v2;
-        const uint v2760 = v2759 + v2748;
-        const uint v2761 = v2760 - v78;
-        out[v2761] = v2758;
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:136
+      }
+    }
+    const uint v1681 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1682 = v480 + v1681;
+    const uint v1683 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1684 = v1570 + v1683;
+    const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1686 = v376 && v1685;
+    const bool v1687 = v1684 < v80;
+    const bool v1688 = v1686 && v1687;
+    if (v1688) {
+      const float v1689 = v1580.m[0][0].thread_elements()[0];
+      const bool v1690 = v1682 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1691 = v1684 - v78;
+      const bool v1692 = v1691 < v2;
+      const bool v1693 = v1690 && v1692;
+      if (v1693) {
+        const bfloat v1694 = bfloat(v1689);
+        const uint v1695 = v1682 * v2;
+        const uint v1696 = v1695 + v1684;
+        const uint v1697 = v1696 - v78;
+        out[v1697] = v1694;
+      }
+    }
+    const uint v1698 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1699 = v480 + v1698;
+    const uint v1700 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1701 = v1570 + v1700;
+    const bool v1702 = v1699 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1703 = v376 && v1702;
+    const bool v1704 = v1701 < v80;
+    const bool v1705 = v1703 && v1704;
+    if (v1705) {
+      const float v1706 = v1580.m[0][0].thread_elements()[1];
+      const bool v1707 = v1699 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1708 = v1701 - v78;
+      const bool v1709 = v1708 < v2;
+      const bool v1710 = v1707 && v1709;
+      if (v1710) {
+        const bfloat v1711 = bfloat(v1706);
+        const uint v1712 = v1699 * v2;
+        const uint v1713 = v1712 + v1701;
+        const uint v1714 = v1713 - v78;
+        out[v1714] = v1711;
+      }
+    }
+    const uint v1715 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1716 = v480 + v1715;
+    const uint v1717 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1718 = v1570 + v1717;
+    const bool v1719 = v1716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1720 = v376 && v1719;
+    const bool v1721 = v1718 < v80;
+    const bool v1722 = v1720 && v1721;
+    if (v1722) {
+      const float v1723 = v1580.m[0][1].thread_elements()[0];
+      const bool v1724 = v1716 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1725 = v1718 - v78;
+      const bool v1726 = v1725 < v2;
+      const bool v1727 = v1724 && v1726;
+      if (v1727) {
+        const bfloat v1728 = bfloat(v1723);
+        const uint v1729 = v1716 * v2;
+        const uint v1730 = v1729 + v1718;
+        const uint v1731 = v1730 - v78;
+        out[v1731] = v1728;
+      }
+    }
+    const uint v1732 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1733 = v480 + v1732;
+    const uint v1734 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1735 = v1570 + v1734;
+    const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1737 = v376 && v1736;
+    const bool v1738 = v1735 < v80;
+    const bool v1739 = v1737 && v1738;
+    if (v1739) {
+      const float v1740 = v1580.m[0][1].thread_elements()[1];
+      const bool v1741 = v1733 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1742 = v1735 - v78;
+      const bool v1743 = v1742 < v2;
+      const bool v1744 = v1741 && v1743;
+      if (v1744) {
+        const bfloat v1745 = bfloat(v1740);
+        const uint v1746 = v1733 * v2;
+        const uint v1747 = v1746 + v1735;
+        const uint v1748 = v1747 - v78;
+        out[v1748] = v1745;
+      }
+    }
+    const uint v1749 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1750 = v480 + v1749;
+    const uint v1751 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1752 = v1570 + v1751;
+    const bool v1753 = v1750 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1754 = v376 && v1753;
+    const bool v1755 = v1752 < v80;
+    const bool v1756 = v1754 && v1755;
+    if (v1756) {
+      const float v1757 = v1580.m[0][2].thread_elements()[0];
+      const bool v1758 = v1750 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1759 = v1752 - v78;
+      const bool v1760 = v1759 < v2;
+      const bool v1761 = v1758 && v1760;
+      if (v1761) {
+        const bfloat v1762 = bfloat(v1757);
+        const uint v1763 = v1750 * v2;
+        const uint v1764 = v1763 + v1752;
+        const uint v1765 = v1764 - v78;
+        out[v1765] = v1762;
+      }
+    }
+    const uint v1766 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1767 = v480 + v1766;
+    const uint v1768 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1769 = v1570 + v1768;
+    const bool v1770 = v1767 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1771 = v376 && v1770;
+    const bool v1772 = v1769 < v80;
+    const bool v1773 = v1771 && v1772;
+    if (v1773) {
+      const float v1774 = v1580.m[0][2].thread_elements()[1];
+      const bool v1775 = v1767 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1776 = v1769 - v78;
+      const bool v1777 = v1776 < v2;
+      const bool v1778 = v1775 && v1777;
+      if (v1778) {
+        const bfloat v1779 = bfloat(v1774);
+        const uint v1780 = v1767 * v2;
+        const uint v1781 = v1780 + v1769;
+        const uint v1782 = v1781 - v78;
+        out[v1782] = v1779;
+      }
+    }
+    const uint v1783 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1784 = v480 + v1783;
+    const uint v1785 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1786 = v1570 + v1785;
+    const bool v1787 = v1784 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1788 = v376 && v1787;
+    const bool v1789 = v1786 < v80;
+    const bool v1790 = v1788 && v1789;
+    if (v1790) {
+      const float v1791 = v1580.m[0][3].thread_elements()[0];
+      const bool v1792 = v1784 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1793 = v1786 - v78;
+      const bool v1794 = v1793 < v2;
+      const bool v1795 = v1792 && v1794;
+      if (v1795) {
+        const bfloat v1796 = bfloat(v1791);
+        const uint v1797 = v1784 * v2;
+        const uint v1798 = v1797 + v1786;
+        const uint v1799 = v1798 - v78;
+        out[v1799] = v1796;
+      }
+    }
+    const uint v1800 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1801 = v480 + v1800;
+    const uint v1802 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1803 = v1570 + v1802;
+    const bool v1804 = v1801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1805 = v376 && v1804;
+    const bool v1806 = v1803 < v80;
+    const bool v1807 = v1805 && v1806;
+    if (v1807) {
+      const float v1808 = v1580.m[0][3].thread_elements()[1];
+      const bool v1809 = v1801 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1810 = v1803 - v78;
+      const bool v1811 = v1810 < v2;
+      const bool v1812 = v1809 && v1811;
+      if (v1812) {
+        const bfloat v1813 = bfloat(v1808);
+        const uint v1814 = v1801 * v2;
+        const uint v1815 = v1814 + v1803;
+        const uint v1816 = v1815 - v78;
+        out[v1816] = v1813;
+      }
+    }
+    const uint v1817 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1818 = v480 + v1817;
+    const uint v1819 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1820 = v1570 + v1819;
+    const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1822 = v376 && v1821;
+    const bool v1823 = v1820 < v80;
+    const bool v1824 = v1822 && v1823;
+    if (v1824) {
+      const float v1825 = v1580.m[0][4].thread_elements()[0];
+      const bool v1826 = v1818 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1827 = v1820 - v78;
+      const bool v1828 = v1827 < v2;
+      const bool v1829 = v1826 && v1828;
+      if (v1829) {
+        const bfloat v1830 = bfloat(v1825);
+        const uint v1831 = v1818 * v2;
+        const uint v1832 = v1831 + v1820;
+        const uint v1833 = v1832 - v78;
+        out[v1833] = v1830;
+      }
+    }
+    const uint v1834 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1835 = v480 + v1834;
+    const uint v1836 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1837 = v1570 + v1836;
+    const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1839 = v376 && v1838;
+    const bool v1840 = v1837 < v80;
+    const bool v1841 = v1839 && v1840;
+    if (v1841) {
+      const float v1842 = v1580.m[0][4].thread_elements()[1];
+      const bool v1843 = v1835 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1844 = v1837 - v78;
+      const bool v1845 = v1844 < v2;
+      const bool v1846 = v1843 && v1845;
+      if (v1846) {
+        const bfloat v1847 = bfloat(v1842);
+        const uint v1848 = v1835 * v2;
+        const uint v1849 = v1848 + v1837;
+        const uint v1850 = v1849 - v78;
+        out[v1850] = v1847;
+      }
+    }
+    const uint v1851 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1852 = v480 + v1851;
+    const uint v1853 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1854 = v1570 + v1853;
+    const bool v1855 = v1852 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1856 = v376 && v1855;
+    const bool v1857 = v1854 < v80;
+    const bool v1858 = v1856 && v1857;
+    if (v1858) {
+      const float v1859 = v1580.m[0][5].thread_elements()[0];
+      const bool v1860 = v1852 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1861 = v1854 - v78;
+      const bool v1862 = v1861 < v2;
+      const bool v1863 = v1860 && v1862;
+      if (v1863) {
+        const bfloat v1864 = bfloat(v1859);
+        const uint v1865 = v1852 * v2;
+        const uint v1866 = v1865 + v1854;
+        const uint v1867 = v1866 - v78;
+        out[v1867] = v1864;
+      }
+    }
+    const uint v1868 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1869 = v480 + v1868;
+    const uint v1870 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1871 = v1570 + v1870;
+    const bool v1872 = v1869 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1873 = v376 && v1872;
+    const bool v1874 = v1871 < v80;
+    const bool v1875 = v1873 && v1874;
+    if (v1875) {
+      const float v1876 = v1580.m[0][5].thread_elements()[1];
+      const bool v1877 = v1869 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1878 = v1871 - v78;
+      const bool v1879 = v1878 < v2;
+      const bool v1880 = v1877 && v1879;
+      if (v1880) {
+        const bfloat v1881 = bfloat(v1876);
+        const uint v1882 = v1869 * v2;
+        const uint v1883 = v1882 + v1871;
+        const uint v1884 = v1883 - v78;
+        out[v1884] = v1881;
+      }
+    }
+    const uint v1885 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1886 = v480 + v1885;
+    const uint v1887 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1888 = v1570 + v1887;
+    const bool v1889 = v1886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1890 = v376 && v1889;
+    const bool v1891 = v1888 < v80;
+    const bool v1892 = v1890 && v1891;
+    if (v1892) {
+      const float v1893 = v1580.m[0][6].thread_elements()[0];
+      const bool v1894 = v1886 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1895 = v1888 - v78;
+      const bool v1896 = v1895 < v2;
+      const bool v1897 = v1894 && v1896;
+      if (v1897) {
+        const bfloat v1898 = bfloat(v1893);
+        const uint v1899 = v1886 * v2;
+        const uint v1900 = v1899 + v1888;
+        const uint v1901 = v1900 - v78;
+        out[v1901] = v1898;
+      }
+    }
+    const uint v1902 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1903 = v480 + v1902;
+    const uint v1904 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1905 = v1570 + v1904;
+    const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1907 = v376 && v1906;
+    const bool v1908 = v1905 < v80;
+    const bool v1909 = v1907 && v1908;
+    if (v1909) {
+      const float v1910 = v1580.m[0][6].thread_elements()[1];
+      const bool v1911 = v1903 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1912 = v1905 - v78;
+      const bool v1913 = v1912 < v2;
+      const bool v1914 = v1911 && v1913;
+      if (v1914) {
+        const bfloat v1915 = bfloat(v1910);
+        const uint v1916 = v1903 * v2;
+        const uint v1917 = v1916 + v1905;
+        const uint v1918 = v1917 - v78;
+        out[v1918] = v1915;
+      }
+    }
+    const uint v1919 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1920 = v480 + v1919;
+    const uint v1921 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1922 = v1570 + v1921;
+    const bool v1923 = v1920 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1924 = v376 && v1923;
+    const bool v1925 = v1922 < v80;
+    const bool v1926 = v1924 && v1925;
+    if (v1926) {
+      const float v1927 = v1580.m[0][7].thread_elements()[0];
+      const bool v1928 = v1920 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1929 = v1922 - v78;
+      const bool v1930 = v1929 < v2;
+      const bool v1931 = v1928 && v1930;
+      if (v1931) {
+        const bfloat v1932 = bfloat(v1927);
+        const uint v1933 = v1920 * v2;
+        const uint v1934 = v1933 + v1922;
+        const uint v1935 = v1934 - v78;
+        out[v1935] = v1932;
+      }
+    }
+    const uint v1936 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1937 = v480 + v1936;
+    const uint v1938 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1939 = v1570 + v1938;
+    const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1941 = v376 && v1940;
+    const bool v1942 = v1939 < v80;
+    const bool v1943 = v1941 && v1942;
+    if (v1943) {
+      const float v1944 = v1580.m[0][7].thread_elements()[1];
+      const bool v1945 = v1937 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1946 = v1939 - v78;
+      const bool v1947 = v1946 < v2;
+      const bool v1948 = v1945 && v1947;
+      if (v1948) {
+        const bfloat v1949 = bfloat(v1944);
+        const uint v1950 = v1937 * v2;
+        const uint v1951 = v1950 + v1939;
+        const uint v1952 = v1951 - v78;
+        out[v1952] = v1949;
+      }
+    }
+    const uint v1953 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1954 = v480 + v1953;
+    const uint v1955 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1956 = v1570 + v1955;
+    const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1958 = v376 && v1957;
+    const bool v1959 = v1956 < v80;
+    const bool v1960 = v1958 && v1959;
+    if (v1960) {
+      const float v1961 = v1580.m[0][8].thread_elements()[0];
+      const bool v1962 = v1954 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1963 = v1956 - v78;
+      const bool v1964 = v1963 < v2;
+      const bool v1965 = v1962 && v1964;
+      if (v1965) {
+        const bfloat v1966 = bfloat(v1961);
+        const uint v1967 = v1954 * v2;
+        const uint v1968 = v1967 + v1956;
+        const uint v1969 = v1968 - v78;
+        out[v1969] = v1966;
+      }
+    }
+    const uint v1970 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1971 = v480 + v1970;
+    const uint v1972 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1973 = v1570 + v1972;
+    const bool v1974 = v1971 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1975 = v376 && v1974;
+    const bool v1976 = v1973 < v80;
+    const bool v1977 = v1975 && v1976;
+    if (v1977) {
+      const float v1978 = v1580.m[0][8].thread_elements()[1];
+      const bool v1979 = v1971 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1980 = v1973 - v78;
+      const bool v1981 = v1980 < v2;
+      const bool v1982 = v1979 && v1981;
+      if (v1982) {
+        const bfloat v1983 = bfloat(v1978);
+        const uint v1984 = v1971 * v2;
+        const uint v1985 = v1984 + v1973;
+        const uint v1986 = v1985 - v78;
+        out[v1986] = v1983;
+      }
+    }
+    const uint v1987 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v1988 = v480 + v1987;
+    const uint v1989 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v1990 = v1570 + v1989;
+    const bool v1991 = v1988 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v1992 = v376 && v1991;
+    const bool v1993 = v1990 < v80;
+    const bool v1994 = v1992 && v1993;
+    if (v1994) {
+      const float v1995 = v1580.m[0][9].thread_elements()[0];
+      const bool v1996 = v1988 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v1997 = v1990 - v78;
+      const bool v1998 = v1997 < v2;
+      const bool v1999 = v1996 && v1998;
+      if (v1999) {
+        const bfloat v2000 = bfloat(v1995);
+        const uint v2001 = v1988 * v2;
+        const uint v2002 = v2001 + v1990;
+        const uint v2003 = v2002 - v78;
+        out[v2003] = v2000;
+      }
+    }
+    const uint v2004 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2005 = v480 + v2004;
+    const uint v2006 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2007 = v1570 + v2006;
+    const bool v2008 = v2005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2009 = v376 && v2008;
+    const bool v2010 = v2007 < v80;
+    const bool v2011 = v2009 && v2010;
+    if (v2011) {
+      const float v2012 = v1580.m[0][9].thread_elements()[1];
+      const bool v2013 = v2005 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2014 = v2007 - v78;
+      const bool v2015 = v2014 < v2;
+      const bool v2016 = v2013 && v2015;
+      if (v2016) {
+        const bfloat v2017 = bfloat(v2012);
+        const uint v2018 = v2005 * v2;
+        const uint v2019 = v2018 + v2007;
+        const uint v2020 = v2019 - v78;
+        out[v2020] = v2017;
+      }
+    }
+    const uint v2021 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2022 = v480 + v2021;
+    const uint v2023 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2024 = v1570 + v2023;
+    const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2026 = v376 && v2025;
+    const bool v2027 = v2024 < v80;
+    const bool v2028 = v2026 && v2027;
+    if (v2028) {
+      const float v2029 = v1580.m[0][10].thread_elements()[0];
+      const bool v2030 = v2022 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2031 = v2024 - v78;
+      const bool v2032 = v2031 < v2;
+      const bool v2033 = v2030 && v2032;
+      if (v2033) {
+        const bfloat v2034 = bfloat(v2029);
+        const uint v2035 = v2022 * v2;
+        const uint v2036 = v2035 + v2024;
+        const uint v2037 = v2036 - v78;
+        out[v2037] = v2034;
+      }
+    }
+    const uint v2038 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2039 = v480 + v2038;
+    const uint v2040 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2041 = v1570 + v2040;
+    const bool v2042 = v2039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2043 = v376 && v2042;
+    const bool v2044 = v2041 < v80;
+    const bool v2045 = v2043 && v2044;
+    if (v2045) {
+      const float v2046 = v1580.m[0][10].thread_elements()[1];
+      const bool v2047 = v2039 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2048 = v2041 - v78;
+      const bool v2049 = v2048 < v2;
+      const bool v2050 = v2047 && v2049;
+      if (v2050) {
+        const bfloat v2051 = bfloat(v2046);
+        const uint v2052 = v2039 * v2;
+        const uint v2053 = v2052 + v2041;
+        const uint v2054 = v2053 - v78;
+        out[v2054] = v2051;
+      }
+    }
+    const uint v2055 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2056 = v480 + v2055;
+    const uint v2057 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2058 = v1570 + v2057;
+    const bool v2059 = v2056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2060 = v376 && v2059;
+    const bool v2061 = v2058 < v80;
+    const bool v2062 = v2060 && v2061;
+    if (v2062) {
+      const float v2063 = v1580.m[0][11].thread_elements()[0];
+      const bool v2064 = v2056 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2065 = v2058 - v78;
+      const bool v2066 = v2065 < v2;
+      const bool v2067 = v2064 && v2066;
+      if (v2067) {
+        const bfloat v2068 = bfloat(v2063);
+        const uint v2069 = v2056 * v2;
+        const uint v2070 = v2069 + v2058;
+        const uint v2071 = v2070 - v78;
+        out[v2071] = v2068;
+      }
+    }
+    const uint v2072 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2073 = v480 + v2072;
+    const uint v2074 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2075 = v1570 + v2074;
+    const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2077 = v376 && v2076;
+    const bool v2078 = v2075 < v80;
+    const bool v2079 = v2077 && v2078;
+    if (v2079) {
+      const float v2080 = v1580.m[0][11].thread_elements()[1];
+      const bool v2081 = v2073 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2082 = v2075 - v78;
+      const bool v2083 = v2082 < v2;
+      const bool v2084 = v2081 && v2083;
+      if (v2084) {
+        const bfloat v2085 = bfloat(v2080);
+        const uint v2086 = v2073 * v2;
+        const uint v2087 = v2086 + v2075;
+        const uint v2088 = v2087 - v78;
+        out[v2088] = v2085;
+      }
+    }
+    const uint v2089 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2090 = v480 + v2089;
+    const uint v2091 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2092 = v1570 + v2091;
+    const bool v2093 = v2090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2094 = v376 && v2093;
+    const bool v2095 = v2092 < v80;
+    const bool v2096 = v2094 && v2095;
+    if (v2096) {
+      const float v2097 = v1580.m[0][12].thread_elements()[0];
+      const bool v2098 = v2090 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2099 = v2092 - v78;
+      const bool v2100 = v2099 < v2;
+      const bool v2101 = v2098 && v2100;
+      if (v2101) {
+        const bfloat v2102 = bfloat(v2097);
+        const uint v2103 = v2090 * v2;
+        const uint v2104 = v2103 + v2092;
+        const uint v2105 = v2104 - v78;
+        out[v2105] = v2102;
+      }
+    }
+    const uint v2106 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2107 = v480 + v2106;
+    const uint v2108 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2109 = v1570 + v2108;
+    const bool v2110 = v2107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2111 = v376 && v2110;
+    const bool v2112 = v2109 < v80;
+    const bool v2113 = v2111 && v2112;
+    if (v2113) {
+      const float v2114 = v1580.m[0][12].thread_elements()[1];
+      const bool v2115 = v2107 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2116 = v2109 - v78;
+      const bool v2117 = v2116 < v2;
+      const bool v2118 = v2115 && v2117;
+      if (v2118) {
+        const bfloat v2119 = bfloat(v2114);
+        const uint v2120 = v2107 * v2;
+        const uint v2121 = v2120 + v2109;
+        const uint v2122 = v2121 - v78;
+        out[v2122] = v2119;
+      }
+    }
+    const uint v2123 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2124 = v480 + v2123;
+    const uint v2125 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2126 = v1570 + v2125;
+    const bool v2127 = v2124 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2128 = v376 && v2127;
+    const bool v2129 = v2126 < v80;
+    const bool v2130 = v2128 && v2129;
+    if (v2130) {
+      const float v2131 = v1580.m[0][13].thread_elements()[0];
+      const bool v2132 = v2124 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2133 = v2126 - v78;
+      const bool v2134 = v2133 < v2;
+      const bool v2135 = v2132 && v2134;
+      if (v2135) {
+        const bfloat v2136 = bfloat(v2131);
+        const uint v2137 = v2124 * v2;
+        const uint v2138 = v2137 + v2126;
+        const uint v2139 = v2138 - v78;
+        out[v2139] = v2136;
+      }
+    }
+    const uint v2140 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2141 = v480 + v2140;
+    const uint v2142 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2143 = v1570 + v2142;
+    const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2145 = v376 && v2144;
+    const bool v2146 = v2143 < v80;
+    const bool v2147 = v2145 && v2146;
+    if (v2147) {
+      const float v2148 = v1580.m[0][13].thread_elements()[1];
+      const bool v2149 = v2141 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2150 = v2143 - v78;
+      const bool v2151 = v2150 < v2;
+      const bool v2152 = v2149 && v2151;
+      if (v2152) {
+        const bfloat v2153 = bfloat(v2148);
+        const uint v2154 = v2141 * v2;
+        const uint v2155 = v2154 + v2143;
+        const uint v2156 = v2155 - v78;
+        out[v2156] = v2153;
+      }
+    }
+    const uint v2157 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2158 = v480 + v2157;
+    const uint v2159 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2160 = v1570 + v2159;
+    const bool v2161 = v2158 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2162 = v376 && v2161;
+    const bool v2163 = v2160 < v80;
+    const bool v2164 = v2162 && v2163;
+    if (v2164) {
+      const float v2165 = v1580.m[0][14].thread_elements()[0];
+      const bool v2166 = v2158 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2167 = v2160 - v78;
+      const bool v2168 = v2167 < v2;
+      const bool v2169 = v2166 && v2168;
+      if (v2169) {
+        const bfloat v2170 = bfloat(v2165);
+        const uint v2171 = v2158 * v2;
+        const uint v2172 = v2171 + v2160;
+        const uint v2173 = v2172 - v78;
+        out[v2173] = v2170;
+      }
+    }
+    const uint v2174 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2175 = v480 + v2174;
+    const uint v2176 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2177 = v1570 + v2176;
+    const bool v2178 = v2175 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2179 = v376 && v2178;
+    const bool v2180 = v2177 < v80;
+    const bool v2181 = v2179 && v2180;
+    if (v2181) {
+      const float v2182 = v1580.m[0][14].thread_elements()[1];
+      const bool v2183 = v2175 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2184 = v2177 - v78;
+      const bool v2185 = v2184 < v2;
+      const bool v2186 = v2183 && v2185;
+      if (v2186) {
+        const bfloat v2187 = bfloat(v2182);
+        const uint v2188 = v2175 * v2;
+        const uint v2189 = v2188 + v2177;
+        const uint v2190 = v2189 - v78;
+        out[v2190] = v2187;
+      }
+    }
+    const uint v2191 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2192 = v480 + v2191;
+    const uint v2193 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2194 = v1570 + v2193;
+    const bool v2195 = v2192 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2196 = v376 && v2195;
+    const bool v2197 = v2194 < v80;
+    const bool v2198 = v2196 && v2197;
+    if (v2198) {
+      const float v2199 = v1580.m[0][15].thread_elements()[0];
+      const bool v2200 = v2192 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2201 = v2194 - v78;
+      const bool v2202 = v2201 < v2;
+      const bool v2203 = v2200 && v2202;
+      if (v2203) {
+        const bfloat v2204 = bfloat(v2199);
+        const uint v2205 = v2192 * v2;
+        const uint v2206 = v2205 + v2194;
+        const uint v2207 = v2206 - v78;
+        out[v2207] = v2204;
+      }
+    }
+    const uint v2208 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2209 = v480 + v2208;
+    const uint v2210 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2211 = v1570 + v2210;
+    const bool v2212 = v2209 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2213 = v376 && v2212;
+    const bool v2214 = v2211 < v80;
+    const bool v2215 = v2213 && v2214;
+    if (v2215) {
+      const float v2216 = v1580.m[0][15].thread_elements()[1];
+      const bool v2217 = v2209 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2218 = v2211 - v78;
+      const bool v2219 = v2218 < v2;
+      const bool v2220 = v2217 && v2219;
+      if (v2220) {
+        const bfloat v2221 = bfloat(v2216);
+        const uint v2222 = v2209 * v2;
+        const uint v2223 = v2222 + v2211;
+        const uint v2224 = v2223 - v78;
+        out[v2224] = v2221;
+      }
+    }
+    const uint v2225 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2226 = v480 + v2225;
+    const uint v2227 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2228 = v1570 + v2227;
+    const bool v2229 = v2226 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2230 = v376 && v2229;
+    const bool v2231 = v2228 < v80;
+    const bool v2232 = v2230 && v2231;
+    if (v2232) {
+      const float v2233 = v1580.m[1][0].thread_elements()[0];
+      const bool v2234 = v2226 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2235 = v2228 - v78;
+      const bool v2236 = v2235 < v2;
+      const bool v2237 = v2234 && v2236;
+      if (v2237) {
+        const bfloat v2238 = bfloat(v2233);
+        const uint v2239 = v2226 * v2;
+        const uint v2240 = v2239 + v2228;
+        const uint v2241 = v2240 - v78;
+        out[v2241] = v2238;
+      }
+    }
+    const uint v2242 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2243 = v480 + v2242;
+    const uint v2244 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2245 = v1570 + v2244;
+    const bool v2246 = v2243 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2247 = v376 && v2246;
+    const bool v2248 = v2245 < v80;
+    const bool v2249 = v2247 && v2248;
+    if (v2249) {
+      const float v2250 = v1580.m[1][0].thread_elements()[1];
+      const bool v2251 = v2243 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2252 = v2245 - v78;
+      const bool v2253 = v2252 < v2;
+      const bool v2254 = v2251 && v2253;
+      if (v2254) {
+        const bfloat v2255 = bfloat(v2250);
+        const uint v2256 = v2243 * v2;
+        const uint v2257 = v2256 + v2245;
+        const uint v2258 = v2257 - v78;
+        out[v2258] = v2255;
+      }
+    }
+    const uint v2259 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2260 = v480 + v2259;
+    const uint v2261 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2262 = v1570 + v2261;
+    const bool v2263 = v2260 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2264 = v376 && v2263;
+    const bool v2265 = v2262 < v80;
+    const bool v2266 = v2264 && v2265;
+    if (v2266) {
+      const float v2267 = v1580.m[1][1].thread_elements()[0];
+      const bool v2268 = v2260 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2269 = v2262 - v78;
+      const bool v2270 = v2269 < v2;
+      const bool v2271 = v2268 && v2270;
+      if (v2271) {
+        const bfloat v2272 = bfloat(v2267);
+        const uint v2273 = v2260 * v2;
+        const uint v2274 = v2273 + v2262;
+        const uint v2275 = v2274 - v78;
+        out[v2275] = v2272;
+      }
+    }
+    const uint v2276 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2277 = v480 + v2276;
+    const uint v2278 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2279 = v1570 + v2278;
+    const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2281 = v376 && v2280;
+    const bool v2282 = v2279 < v80;
+    const bool v2283 = v2281 && v2282;
+    if (v2283) {
+      const float v2284 = v1580.m[1][1].thread_elements()[1];
+      const bool v2285 = v2277 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2286 = v2279 - v78;
+      const bool v2287 = v2286 < v2;
+      const bool v2288 = v2285 && v2287;
+      if (v2288) {
+        const bfloat v2289 = bfloat(v2284);
+        const uint v2290 = v2277 * v2;
+        const uint v2291 = v2290 + v2279;
+        const uint v2292 = v2291 - v78;
+        out[v2292] = v2289;
+      }
+    }
+    const uint v2293 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2294 = v480 + v2293;
+    const uint v2295 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2296 = v1570 + v2295;
+    const bool v2297 = v2294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2298 = v376 && v2297;
+    const bool v2299 = v2296 < v80;
+    const bool v2300 = v2298 && v2299;
+    if (v2300) {
+      const float v2301 = v1580.m[1][2].thread_elements()[0];
+      const bool v2302 = v2294 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2303 = v2296 - v78;
+      const bool v2304 = v2303 < v2;
+      const bool v2305 = v2302 && v2304;
+      if (v2305) {
+        const bfloat v2306 = bfloat(v2301);
+        const uint v2307 = v2294 * v2;
+        const uint v2308 = v2307 + v2296;
+        const uint v2309 = v2308 - v78;
+        out[v2309] = v2306;
+      }
+    }
+    const uint v2310 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2311 = v480 + v2310;
+    const uint v2312 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2313 = v1570 + v2312;
+    const bool v2314 = v2311 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2315 = v376 && v2314;
+    const bool v2316 = v2313 < v80;
+    const bool v2317 = v2315 && v2316;
+    if (v2317) {
+      const float v2318 = v1580.m[1][2].thread_elements()[1];
+      const bool v2319 = v2311 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2320 = v2313 - v78;
+      const bool v2321 = v2320 < v2;
+      const bool v2322 = v2319 && v2321;
+      if (v2322) {
+        const bfloat v2323 = bfloat(v2318);
+        const uint v2324 = v2311 * v2;
+        const uint v2325 = v2324 + v2313;
+        const uint v2326 = v2325 - v78;
+        out[v2326] = v2323;
+      }
+    }
+    const uint v2327 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2328 = v480 + v2327;
+    const uint v2329 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2330 = v1570 + v2329;
+    const bool v2331 = v2328 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2332 = v376 && v2331;
+    const bool v2333 = v2330 < v80;
+    const bool v2334 = v2332 && v2333;
+    if (v2334) {
+      const float v2335 = v1580.m[1][3].thread_elements()[0];
+      const bool v2336 = v2328 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2337 = v2330 - v78;
+      const bool v2338 = v2337 < v2;
+      const bool v2339 = v2336 && v2338;
+      if (v2339) {
+        const bfloat v2340 = bfloat(v2335);
+        const uint v2341 = v2328 * v2;
+        const uint v2342 = v2341 + v2330;
+        const uint v2343 = v2342 - v78;
+        out[v2343] = v2340;
+      }
+    }
+    const uint v2344 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2345 = v480 + v2344;
+    const uint v2346 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2347 = v1570 + v2346;
+    const bool v2348 = v2345 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2349 = v376 && v2348;
+    const bool v2350 = v2347 < v80;
+    const bool v2351 = v2349 && v2350;
+    if (v2351) {
+      const float v2352 = v1580.m[1][3].thread_elements()[1];
+      const bool v2353 = v2345 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2354 = v2347 - v78;
+      const bool v2355 = v2354 < v2;
+      const bool v2356 = v2353 && v2355;
+      if (v2356) {
+        const bfloat v2357 = bfloat(v2352);
+        const uint v2358 = v2345 * v2;
+        const uint v2359 = v2358 + v2347;
+        const uint v2360 = v2359 - v78;
+        out[v2360] = v2357;
+      }
+    }
+    const uint v2361 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2362 = v480 + v2361;
+    const uint v2363 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2364 = v1570 + v2363;
+    const bool v2365 = v2362 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2366 = v376 && v2365;
+    const bool v2367 = v2364 < v80;
+    const bool v2368 = v2366 && v2367;
+    if (v2368) {
+      const float v2369 = v1580.m[1][4].thread_elements()[0];
+      const bool v2370 = v2362 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2371 = v2364 - v78;
+      const bool v2372 = v2371 < v2;
+      const bool v2373 = v2370 && v2372;
+      if (v2373) {
+        const bfloat v2374 = bfloat(v2369);
+        const uint v2375 = v2362 * v2;
+        const uint v2376 = v2375 + v2364;
+        const uint v2377 = v2376 - v78;
+        out[v2377] = v2374;
+      }
+    }
+    const uint v2378 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2379 = v480 + v2378;
+    const uint v2380 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2381 = v1570 + v2380;
+    const bool v2382 = v2379 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2383 = v376 && v2382;
+    const bool v2384 = v2381 < v80;
+    const bool v2385 = v2383 && v2384;
+    if (v2385) {
+      const float v2386 = v1580.m[1][4].thread_elements()[1];
+      const bool v2387 = v2379 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2388 = v2381 - v78;
+      const bool v2389 = v2388 < v2;
+      const bool v2390 = v2387 && v2389;
+      if (v2390) {
+        const bfloat v2391 = bfloat(v2386);
+        const uint v2392 = v2379 * v2;
+        const uint v2393 = v2392 + v2381;
+        const uint v2394 = v2393 - v78;
+        out[v2394] = v2391;
+      }
+    }
+    const uint v2395 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2396 = v480 + v2395;
+    const uint v2397 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2398 = v1570 + v2397;
+    const bool v2399 = v2396 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2400 = v376 && v2399;
+    const bool v2401 = v2398 < v80;
+    const bool v2402 = v2400 && v2401;
+    if (v2402) {
+      const float v2403 = v1580.m[1][5].thread_elements()[0];
+      const bool v2404 = v2396 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2405 = v2398 - v78;
+      const bool v2406 = v2405 < v2;
+      const bool v2407 = v2404 && v2406;
+      if (v2407) {
+        const bfloat v2408 = bfloat(v2403);
+        const uint v2409 = v2396 * v2;
+        const uint v2410 = v2409 + v2398;
+        const uint v2411 = v2410 - v78;
+        out[v2411] = v2408;
+      }
+    }
+    const uint v2412 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2413 = v480 + v2412;
+    const uint v2414 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2415 = v1570 + v2414;
+    const bool v2416 = v2413 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2417 = v376 && v2416;
+    const bool v2418 = v2415 < v80;
+    const bool v2419 = v2417 && v2418;
+    if (v2419) {
+      const float v2420 = v1580.m[1][5].thread_elements()[1];
+      const bool v2421 = v2413 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2422 = v2415 - v78;
+      const bool v2423 = v2422 < v2;
+      const bool v2424 = v2421 && v2423;
+      if (v2424) {
+        const bfloat v2425 = bfloat(v2420);
+        const uint v2426 = v2413 * v2;
+        const uint v2427 = v2426 + v2415;
+        const uint v2428 = v2427 - v78;
+        out[v2428] = v2425;
+      }
+    }
+    const uint v2429 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2430 = v480 + v2429;
+    const uint v2431 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2432 = v1570 + v2431;
+    const bool v2433 = v2430 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2434 = v376 && v2433;
+    const bool v2435 = v2432 < v80;
+    const bool v2436 = v2434 && v2435;
+    if (v2436) {
+      const float v2437 = v1580.m[1][6].thread_elements()[0];
+      const bool v2438 = v2430 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2439 = v2432 - v78;
+      const bool v2440 = v2439 < v2;
+      const bool v2441 = v2438 && v2440;
+      if (v2441) {
+        const bfloat v2442 = bfloat(v2437);
+        const uint v2443 = v2430 * v2;
+        const uint v2444 = v2443 + v2432;
+        const uint v2445 = v2444 - v78;
+        out[v2445] = v2442;
+      }
+    }
+    const uint v2446 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2447 = v480 + v2446;
+    const uint v2448 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2449 = v1570 + v2448;
+    const bool v2450 = v2447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2451 = v376 && v2450;
+    const bool v2452 = v2449 < v80;
+    const bool v2453 = v2451 && v2452;
+    if (v2453) {
+      const float v2454 = v1580.m[1][6].thread_elements()[1];
+      const bool v2455 = v2447 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2456 = v2449 - v78;
+      const bool v2457 = v2456 < v2;
+      const bool v2458 = v2455 && v2457;
+      if (v2458) {
+        const bfloat v2459 = bfloat(v2454);
+        const uint v2460 = v2447 * v2;
+        const uint v2461 = v2460 + v2449;
+        const uint v2462 = v2461 - v78;
+        out[v2462] = v2459;
+      }
+    }
+    const uint v2463 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2464 = v480 + v2463;
+    const uint v2465 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2466 = v1570 + v2465;
+    const bool v2467 = v2464 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2468 = v376 && v2467;
+    const bool v2469 = v2466 < v80;
+    const bool v2470 = v2468 && v2469;
+    if (v2470) {
+      const float v2471 = v1580.m[1][7].thread_elements()[0];
+      const bool v2472 = v2464 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2473 = v2466 - v78;
+      const bool v2474 = v2473 < v2;
+      const bool v2475 = v2472 && v2474;
+      if (v2475) {
+        const bfloat v2476 = bfloat(v2471);
+        const uint v2477 = v2464 * v2;
+        const uint v2478 = v2477 + v2466;
+        const uint v2479 = v2478 - v78;
+        out[v2479] = v2476;
+      }
+    }
+    const uint v2480 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2481 = v480 + v2480;
+    const uint v2482 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2483 = v1570 + v2482;
+    const bool v2484 = v2481 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2485 = v376 && v2484;
+    const bool v2486 = v2483 < v80;
+    const bool v2487 = v2485 && v2486;
+    if (v2487) {
+      const float v2488 = v1580.m[1][7].thread_elements()[1];
+      const bool v2489 = v2481 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2490 = v2483 - v78;
+      const bool v2491 = v2490 < v2;
+      const bool v2492 = v2489 && v2491;
+      if (v2492) {
+        const bfloat v2493 = bfloat(v2488);
+        const uint v2494 = v2481 * v2;
+        const uint v2495 = v2494 + v2483;
+        const uint v2496 = v2495 - v78;
+        out[v2496] = v2493;
+      }
+    }
+    const uint v2497 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2498 = v480 + v2497;
+    const uint v2499 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2500 = v1570 + v2499;
+    const bool v2501 = v2498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2502 = v376 && v2501;
+    const bool v2503 = v2500 < v80;
+    const bool v2504 = v2502 && v2503;
+    if (v2504) {
+      const float v2505 = v1580.m[1][8].thread_elements()[0];
+      const bool v2506 = v2498 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2507 = v2500 - v78;
+      const bool v2508 = v2507 < v2;
+      const bool v2509 = v2506 && v2508;
+      if (v2509) {
+        const bfloat v2510 = bfloat(v2505);
+        const uint v2511 = v2498 * v2;
+        const uint v2512 = v2511 + v2500;
+        const uint v2513 = v2512 - v78;
+        out[v2513] = v2510;
+      }
+    }
+    const uint v2514 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2515 = v480 + v2514;
+    const uint v2516 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2517 = v1570 + v2516;
+    const bool v2518 = v2515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2519 = v376 && v2518;
+    const bool v2520 = v2517 < v80;
+    const bool v2521 = v2519 && v2520;
+    if (v2521) {
+      const float v2522 = v1580.m[1][8].thread_elements()[1];
+      const bool v2523 = v2515 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2524 = v2517 - v78;
+      const bool v2525 = v2524 < v2;
+      const bool v2526 = v2523 && v2525;
+      if (v2526) {
+        const bfloat v2527 = bfloat(v2522);
+        const uint v2528 = v2515 * v2;
+        const uint v2529 = v2528 + v2517;
+        const uint v2530 = v2529 - v78;
+        out[v2530] = v2527;
+      }
+    }
+    const uint v2531 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2532 = v480 + v2531;
+    const uint v2533 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2534 = v1570 + v2533;
+    const bool v2535 = v2532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2536 = v376 && v2535;
+    const bool v2537 = v2534 < v80;
+    const bool v2538 = v2536 && v2537;
+    if (v2538) {
+      const float v2539 = v1580.m[1][9].thread_elements()[0];
+      const bool v2540 = v2532 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2541 = v2534 - v78;
+      const bool v2542 = v2541 < v2;
+      const bool v2543 = v2540 && v2542;
+      if (v2543) {
+        const bfloat v2544 = bfloat(v2539);
+        const uint v2545 = v2532 * v2;
+        const uint v2546 = v2545 + v2534;
+        const uint v2547 = v2546 - v78;
+        out[v2547] = v2544;
+      }
+    }
+    const uint v2548 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2549 = v480 + v2548;
+    const uint v2550 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2551 = v1570 + v2550;
+    const bool v2552 = v2549 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2553 = v376 && v2552;
+    const bool v2554 = v2551 < v80;
+    const bool v2555 = v2553 && v2554;
+    if (v2555) {
+      const float v2556 = v1580.m[1][9].thread_elements()[1];
+      const bool v2557 = v2549 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2558 = v2551 - v78;
+      const bool v2559 = v2558 < v2;
+      const bool v2560 = v2557 && v2559;
+      if (v2560) {
+        const bfloat v2561 = bfloat(v2556);
+        const uint v2562 = v2549 * v2;
+        const uint v2563 = v2562 + v2551;
+        const uint v2564 = v2563 - v78;
+        out[v2564] = v2561;
+      }
+    }
+    const uint v2565 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2566 = v480 + v2565;
+    const uint v2567 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2568 = v1570 + v2567;
+    const bool v2569 = v2566 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2570 = v376 && v2569;
+    const bool v2571 = v2568 < v80;
+    const bool v2572 = v2570 && v2571;
+    if (v2572) {
+      const float v2573 = v1580.m[1][10].thread_elements()[0];
+      const bool v2574 = v2566 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2575 = v2568 - v78;
+      const bool v2576 = v2575 < v2;
+      const bool v2577 = v2574 && v2576;
+      if (v2577) {
+        const bfloat v2578 = bfloat(v2573);
+        const uint v2579 = v2566 * v2;
+        const uint v2580 = v2579 + v2568;
+        const uint v2581 = v2580 - v78;
+        out[v2581] = v2578;
+      }
+    }
+    const uint v2582 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2583 = v480 + v2582;
+    const uint v2584 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2585 = v1570 + v2584;
+    const bool v2586 = v2583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2587 = v376 && v2586;
+    const bool v2588 = v2585 < v80;
+    const bool v2589 = v2587 && v2588;
+    if (v2589) {
+      const float v2590 = v1580.m[1][10].thread_elements()[1];
+      const bool v2591 = v2583 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2592 = v2585 - v78;
+      const bool v2593 = v2592 < v2;
+      const bool v2594 = v2591 && v2593;
+      if (v2594) {
+        const bfloat v2595 = bfloat(v2590);
+        const uint v2596 = v2583 * v2;
+        const uint v2597 = v2596 + v2585;
+        const uint v2598 = v2597 - v78;
+        out[v2598] = v2595;
+      }
+    }
+    const uint v2599 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2600 = v480 + v2599;
+    const uint v2601 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2602 = v1570 + v2601;
+    const bool v2603 = v2600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2604 = v376 && v2603;
+    const bool v2605 = v2602 < v80;
+    const bool v2606 = v2604 && v2605;
+    if (v2606) {
+      const float v2607 = v1580.m[1][11].thread_elements()[0];
+      const bool v2608 = v2600 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2609 = v2602 - v78;
+      const bool v2610 = v2609 < v2;
+      const bool v2611 = v2608 && v2610;
+      if (v2611) {
+        const bfloat v2612 = bfloat(v2607);
+        const uint v2613 = v2600 * v2;
+        const uint v2614 = v2613 + v2602;
+        const uint v2615 = v2614 - v78;
+        out[v2615] = v2612;
+      }
+    }
+    const uint v2616 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2617 = v480 + v2616;
+    const uint v2618 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2619 = v1570 + v2618;
+    const bool v2620 = v2617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2621 = v376 && v2620;
+    const bool v2622 = v2619 < v80;
+    const bool v2623 = v2621 && v2622;
+    if (v2623) {
+      const float v2624 = v1580.m[1][11].thread_elements()[1];
+      const bool v2625 = v2617 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2626 = v2619 - v78;
+      const bool v2627 = v2626 < v2;
+      const bool v2628 = v2625 && v2627;
+      if (v2628) {
+        const bfloat v2629 = bfloat(v2624);
+        const uint v2630 = v2617 * v2;
+        const uint v2631 = v2630 + v2619;
+        const uint v2632 = v2631 - v78;
+        out[v2632] = v2629;
+      }
+    }
+    const uint v2633 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2634 = v480 + v2633;
+    const uint v2635 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2636 = v1570 + v2635;
+    const bool v2637 = v2634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2638 = v376 && v2637;
+    const bool v2639 = v2636 < v80;
+    const bool v2640 = v2638 && v2639;
+    if (v2640) {
+      const float v2641 = v1580.m[1][12].thread_elements()[0];
+      const bool v2642 = v2634 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2643 = v2636 - v78;
+      const bool v2644 = v2643 < v2;
+      const bool v2645 = v2642 && v2644;
+      if (v2645) {
+        const bfloat v2646 = bfloat(v2641);
+        const uint v2647 = v2634 * v2;
+        const uint v2648 = v2647 + v2636;
+        const uint v2649 = v2648 - v78;
+        out[v2649] = v2646;
+      }
+    }
+    const uint v2650 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2651 = v480 + v2650;
+    const uint v2652 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2653 = v1570 + v2652;
+    const bool v2654 = v2651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2655 = v376 && v2654;
+    const bool v2656 = v2653 < v80;
+    const bool v2657 = v2655 && v2656;
+    if (v2657) {
+      const float v2658 = v1580.m[1][12].thread_elements()[1];
+      const bool v2659 = v2651 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2660 = v2653 - v78;
+      const bool v2661 = v2660 < v2;
+      const bool v2662 = v2659 && v2661;
+      if (v2662) {
+        const bfloat v2663 = bfloat(v2658);
+        const uint v2664 = v2651 * v2;
+        const uint v2665 = v2664 + v2653;
+        const uint v2666 = v2665 - v78;
+        out[v2666] = v2663;
+      }
+    }
+    const uint v2667 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2668 = v480 + v2667;
+    const uint v2669 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2670 = v1570 + v2669;
+    const bool v2671 = v2668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2672 = v376 && v2671;
+    const bool v2673 = v2670 < v80;
+    const bool v2674 = v2672 && v2673;
+    if (v2674) {
+      const float v2675 = v1580.m[1][13].thread_elements()[0];
+      const bool v2676 = v2668 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2677 = v2670 - v78;
+      const bool v2678 = v2677 < v2;
+      const bool v2679 = v2676 && v2678;
+      if (v2679) {
+        const bfloat v2680 = bfloat(v2675);
+        const uint v2681 = v2668 * v2;
+        const uint v2682 = v2681 + v2670;
+        const uint v2683 = v2682 - v78;
+        out[v2683] = v2680;
+      }
+    }
+    const uint v2684 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2685 = v480 + v2684;
+    const uint v2686 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2687 = v1570 + v2686;
+    const bool v2688 = v2685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2689 = v376 && v2688;
+    const bool v2690 = v2687 < v80;
+    const bool v2691 = v2689 && v2690;
+    if (v2691) {
+      const float v2692 = v1580.m[1][13].thread_elements()[1];
+      const bool v2693 = v2685 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2694 = v2687 - v78;
+      const bool v2695 = v2694 < v2;
+      const bool v2696 = v2693 && v2695;
+      if (v2696) {
+        const bfloat v2697 = bfloat(v2692);
+        const uint v2698 = v2685 * v2;
+        const uint v2699 = v2698 + v2687;
+        const uint v2700 = v2699 - v78;
+        out[v2700] = v2697;
+      }
+    }
+    const uint v2701 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2702 = v480 + v2701;
+    const uint v2703 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2704 = v1570 + v2703;
+    const bool v2705 = v2702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2706 = v376 && v2705;
+    const bool v2707 = v2704 < v80;
+    const bool v2708 = v2706 && v2707;
+    if (v2708) {
+      const float v2709 = v1580.m[1][14].thread_elements()[0];
+      const bool v2710 = v2702 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2711 = v2704 - v78;
+      const bool v2712 = v2711 < v2;
+      const bool v2713 = v2710 && v2712;
+      if (v2713) {
+        const bfloat v2714 = bfloat(v2709);
+        const uint v2715 = v2702 * v2;
+        const uint v2716 = v2715 + v2704;
+        const uint v2717 = v2716 - v78;
+        out[v2717] = v2714;
+      }
+    }
+    const uint v2718 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2719 = v480 + v2718;
+    const uint v2720 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2721 = v1570 + v2720;
+    const bool v2722 = v2719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2723 = v376 && v2722;
+    const bool v2724 = v2721 < v80;
+    const bool v2725 = v2723 && v2724;
+    if (v2725) {
+      const float v2726 = v1580.m[1][14].thread_elements()[1];
+      const bool v2727 = v2719 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2728 = v2721 - v78;
+      const bool v2729 = v2728 < v2;
+      const bool v2730 = v2727 && v2729;
+      if (v2730) {
+        const bfloat v2731 = bfloat(v2726);
+        const uint v2732 = v2719 * v2;
+        const uint v2733 = v2732 + v2721;
+        const uint v2734 = v2733 - v78;
+        out[v2734] = v2731;
+      }
+    }
+    const uint v2735 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2736 = v480 + v2735;
+    const uint v2737 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2738 = v1570 + v2737;
+    const bool v2739 = v2736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2740 = v376 && v2739;
+    const bool v2741 = v2738 < v80;
+    const bool v2742 = v2740 && v2741;
+    if (v2742) {
+      const float v2743 = v1580.m[1][15].thread_elements()[0];
+      const bool v2744 = v2736 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2745 = v2738 - v78;
+      const bool v2746 = v2745 < v2;
+      const bool v2747 = v2744 && v2746;
+      if (v2747) {
+        const bfloat v2748 = bfloat(v2743);
+        const uint v2749 = v2736 * v2;
+        const uint v2750 = v2749 + v2738;
+        const uint v2751 = v2750 - v78;
+        out[v2751] = v2748;
+      }
+    }
+    const uint v2752 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:144
+    const uint v2753 = v480 + v2752;
+    const uint v2754 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:145
+    const uint v2755 = v1570 + v2754;
+    const bool v2756 = v2753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:146
+    const bool v2757 = v376 && v2756;
+    const bool v2758 = v2755 < v80;
+    const bool v2759 = v2757 && v2758;
+    if (v2759) {
+      const float v2760 = v1580.m[1][15].thread_elements()[1];
+      const bool v2761 = v2753 < v76;  // kernels/moe/grouped_gemm.cpp:75
+      const uint v2762 = v2755 - v78;
+      const bool v2763 = v2762 < v2;
+      const bool v2764 = v2761 && v2763;
+      if (v2764) {
+        const bfloat v2765 = bfloat(v2760);
+        const uint v2766 = v2753 * v2;
+        const uint v2767 = v2766 + v2755;
+        const uint v2768 = v2767 - v78;
+        out[v2768] = v2765;
       }
     }
   } else {
-    const uint v2762 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:64
-    const uint v2763 = iron_tid.x;
+    const uint v2769 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:64
+    const uint v2770 = iron_tid.x;
 
-    for (uint v2765 = v2763; v2765 < 32768u; v2765 += v2762) {
-      const uint v2767 = v2765 >> 8u;  // kernels/moe/expert_tiles.hpp:65
-      const uint v2768 = v75 + v2767;
-      const uint v2770 = v2765 & 255u;  // kernels/moe/expert_tiles.hpp:66
-      const uint v2771 = v26 + v2770;
-      const bool v2772 = v2768 < v0;  // kernels/moe/expert_tiles.hpp:67
-      const bool v2773 = v2771 < v2;
-      const bool v2774 = v2772 && v2773;
-      if (v2774) {
-        const uint v2777 = v2768 * v2;
-        const uint v2778 = v2777 + v2771;
-        out[v2778] = bfloat(0.0f);
+    for (uint v2772 = v2770; v2772 < 32768u; v2772 += v2769) {
+      const uint v2774 = v2772 >> 8u;  // kernels/moe/expert_tiles.hpp:65
+      const uint v2775 = v75 + v2774;
+      const uint v2777 = v2772 & 255u;  // kernels/moe/expert_tiles.hpp:66
+      const uint v2778 = v26 + v2777;
+      const bool v2779 = v2775 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v2780 = v2778 < v2;
+      const bool v2781 = v2779 && v2780;
+      if (v2781) {
+        const uint v2784 = v2775 * v2;
+        const uint v2785 = v2784 + v2778;
+        out[v2785] = bfloat(0.0f);
       }
     }
   }
