@@ -50,7 +50,7 @@ bool uses_tensor_cores(const ir::Kernel& kernel) {
 }
 
 /// "N forms, median M ms" of `ms`, or "none".
-std::string summary(std::vector<double> ms) {
+std::string summary(const std::vector<double>& ms) {
   if (ms.empty()) return "none";
   const bench::Spread spread = bench::spread_of(ms);
   return fmt::format("{} forms, median {:.1f} ms, max {:.1f} ms", ms.size(), spread.median,

@@ -304,11 +304,14 @@ std::vector<std::vector<double>> BenchDevice::time_in_turn(
   }
   synchronize(what);
   std::vector<std::vector<double>> ms(turns);
-  for (std::size_t e = 0; e < events.size(); e += 2) {
-    float elapsed = 0.0f;
-    impl_->check(api.event_elapsed_time(&elapsed, events[e], events[e + 1]), "cuEventElapsedTime",
-                 what);
-    ms[(e / 2) % turns].push_back(elapsed);
+  for (int i = 0; i < repeat; ++i) {
+    for (std::size_t j = 0; j < turns; ++j) {
+      const std::size_t first = 2 * (static_cast<std::size_t>(i) * turns + j);
+      float elapsed = 0.0f;
+      impl_->check(api.event_elapsed_time(&elapsed, events[first], events[first + 1]),
+                   "cuEventElapsedTime", what);
+      ms[j].push_back(elapsed);
+    }
   }
   for (CUevent e : events) impl_->check(api.event_destroy(e), "cuEventDestroy", what);
   return ms;
