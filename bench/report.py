@@ -32,7 +32,7 @@ def merge(iron, peers):
     for r in iron["results"]:
         peer = by_case.get((r["bench"], r["dtype"]))
         row = {k: r.get(k) for k in ("bench", "kernel", "dtype", "bytes", "flops", "peer_op",
-                                     "peer_dims", "buffer_sets", "all_written", "error")}
+                                     "peer_dims", "buffer_sets", "all_written", "error", "tuning")}
         row["iron"] = r.get("iron")
         row["reference"] = r.get("reference")
         row["library"] = r.get("library")
@@ -103,6 +103,8 @@ def markdown(report):
         if lib:
             timed.append(f"{lib['name']} in process: {lib['unavailable']}" if "unavailable" in lib
                          else f"{lib['name']} in process {lib['timing']['median_us']:.1f} µs")
+        if r.get("tuning"):
+            timed.append(f"Iron tuned: {r['tuning']}")
         if timed:
             lines.append(f"- {r['bench']} {r['dtype']}: {', '.join(timed)}")
     return "\n".join(lines) + "\n"

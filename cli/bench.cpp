@@ -8,6 +8,7 @@
 #include <ctime>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "commands.hpp"
 #include "iron/bench/runner.hpp"
 #include "iron/core/error.hpp"
+#include "iron/dsl/tuning_table.hpp"
 #include "kernel_selection.hpp"
 
 namespace iron::cli {
@@ -25,6 +27,7 @@ struct BenchOptions {
   std::string filter;
   std::string dtype;
   std::string json;
+  std::string tuning;
   int repeat = 50;
   bool dry_run = false;
   bool no_ceilings = false;
@@ -64,6 +67,15 @@ int dry_run(const std::vector<BenchSelection>& selected) {
   return failed == 0 ? 0 : 1;
 }
 
+/// The tuning file at `path`; a file that cannot be read or parsed is a usage mistake.
+dsl::TuningTable read_tuning_file(const std::string& path) {
+  try {
+    return dsl::TuningTable::read(path);
+  } catch (const Error& e) {
+    throw UsageError(fmt::format("--tuning: {}", e.what()));
+  }
+}
+
 std::string utc_now() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm tm{};
@@ -86,14 +98,18 @@ int measure(const BenchOptions& o, const std::vector<BenchSelection>& selected) 
                run.device);
     run.ceilings = bench::measure_ceilings(device, o.repeat);
   }
+  std::optional<dsl::TuningTable> tuning;
+  if (!o.tuning.empty()) tuning = read_tuning_file(o.tuning);
   int failed = 0;
   for (std::size_t i = 0; i < selected.size(); ++i) {
     const auto& s = selected[i];
     fmt::print(stderr, "[{}/{}] {} {} ", i + 1, selected.size(), s.bench->name,
                dtype_name(s.dtype));
-    bench::BenchResult r = bench::run_bench(*s.bench, s.dtype, device, o.repeat);
+    bench::BenchResult r =
+        bench::run_bench(*s.bench, s.dtype, device, o.repeat, tuning ? &*tuning : nullptr);
     if (r.error.empty()) {
-      fmt::print(stderr, "{:.1f} us, {:.0f} GB/s\n", r.iron.us.median, r.iron.gbps);
+      fmt::print(stderr, "{:.1f} us, {:.0f} GB/s{}\n", r.iron.us.median, r.iron.gbps,
+                 r.tuning.empty() ? "" : " (tuned: " + r.tuning + ")");
     } else {
       fmt::print(stderr, "FAILED: {}\n", r.error);
       ++failed;
@@ -128,6 +144,9 @@ Command add_bench_command(CLI::App& app) {
   cmd->add_option("--json", o->json, "Also write every figure to this JSON file");
   cmd->add_option("--repeat", o->repeat, "Timed runs per kernel (median, min, max reported)")
       ->check(CLI::Range(1, 100000));
+  cmd->add_option("--tuning", o->tuning,
+                  "Run each kernel with tuning knobs under this tuning file's configuration for "
+                  "its shape on this device (written by `iron tune`; docs/tuning.md)");
   cmd->add_flag("--no-ceilings", o->no_ceilings,
                 "Skip measuring the copy, cuBLAS and mma.sync ceilings");
   cmd->add_flag("--dry-run", o->dry_run,

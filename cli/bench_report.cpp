@@ -82,6 +82,7 @@ void print_bench_table(const BenchRun& run) {
     if (r.library && !r.library->unavailable.empty()) {
       fmt::print("    {}: not run: {}\n", r.library->name, r.library->unavailable);
     }
+    if (!r.tuning.empty()) fmt::print("    tuned: {}\n", r.tuning);
   }
 }
 
@@ -115,6 +116,7 @@ nlohmann::json bench_json(const BenchRun& run) {
         {"grid",
          {{"groups", {r.grid.groups.x, r.grid.groups.y, r.grid.groups.z}},
           {"group_size", {r.grid.group_size.x, r.grid.group_size.y, r.grid.group_size.z}}}},
+        {"tuning", r.tuning},
         {"buffer_sets", r.buffer_sets},
         {"working_set_bytes", r.working_set},
         {"all_written", r.all_written}};

@@ -37,5 +37,6 @@ Command add_diff_command(CLI::App& app);
 Command add_run_command(CLI::App& app);
 Command add_bench_command(CLI::App& app);
 Command add_warmup_command(CLI::App& app);
+Command add_tune_command(CLI::App& app);
 
 }  // namespace iron::cli

@@ -11,6 +11,7 @@
 #include "commands.hpp"
 #include "iron/codegen/compile.hpp"
 #include "iron/core/printer.hpp"
+#include "iron/dsl/tuning.hpp"
 #include "iron/runtime/nvrtc.hpp"
 #include "kernel_selection.hpp"
 #include "target_options.hpp"
@@ -30,6 +31,7 @@ struct InspectOptions {
   std::string pass;
   std::string profile;
   std::string mma;
+  std::string config;
   bool stats = false;
   bool resources = false;
 };
@@ -95,7 +97,18 @@ void print_resources(const ir::Kernel& traced, const codegen::TargetProfile& pro
 
 int inspect(const InspectOptions& o) {
   const KernelForm form = resolve_kernel(o.kernel, o.dtype);
-  const ir::Kernel traced = form.info->trace(form.dtype);
+  dsl::TuningConfig config;
+  try {
+    config = dsl::parse_config(o.config);
+    if (!o.config.empty()) {
+      const auto space = dsl::tuning_space(o.kernel);
+      if (!space) throw Error(fmt::format("kernel {} declares no tuning knobs", o.kernel));
+      space->complete(o.kernel, config);
+    }
+  } catch (const Error& e) {
+    throw UsageError(fmt::format("--config: {}", e.what()));
+  }
+  const ir::Kernel traced = dsl::kernel_ir_for(o.kernel, form.dtype, config);
   if (o.resources && o.target != kIr && o.target != kResourcesTarget) {
     throw UsageError(
         fmt::format("--resources reports on the {} source, not on {}", kResourcesTarget, o.target));
@@ -184,6 +197,9 @@ Command add_inspect_command(CLI::App& app) {
   auto* stats =
       cmd->add_flag("--stats", o->stats,
                     "Also print each pass's op count before and after, the delta and its time");
+  cmd->add_option("--config", o->config,
+                  "Trace the kernel under this configuration of its tuning knobs (NAME=VALUE "
+                  "separated by commas; the rest at their defaults; docs/tuning.md)");
   cmd->add_flag("--resources", o->resources,
                 "Compile the CUDA source with NVRTC for the profile and print, instead of the "
                 "source, ptxas's registers, barriers, static shared memory, stack and spill bytes "

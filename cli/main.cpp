@@ -1,4 +1,5 @@
-/// The `iron` command line: list, inspect, build, test, bench, device, cache, snap, diff, run.
+/// The `iron` command line: list, inspect, build, test, bench, device, cache, snap, diff, run,
+/// warmup, tune.
 #include <fmt/format.h>
 
 #include <exception>
@@ -48,7 +49,7 @@ int run_command(int argc, char** argv) {
       iron::cli::add_device_command(app), iron::cli::add_cache_command(app),
       iron::cli::add_snap_command(app),   iron::cli::add_diff_command(app),
       iron::cli::add_run_command(app),    iron::cli::add_bench_command(app),
-      iron::cli::add_warmup_command(app)};
+      iron::cli::add_warmup_command(app), iron::cli::add_tune_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

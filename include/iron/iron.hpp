@@ -13,5 +13,6 @@
 #include "iron/dsl/registers.hpp"
 #include "iron/dsl/target_query.hpp"
 #include "iron/dsl/tile_copy.hpp"
+#include "iron/dsl/tuning.hpp"
 #include "iron/dsl/types.hpp"
 #include "iron/dsl/warpgroup.hpp"

@@ -31,19 +31,23 @@
 ///
 /// ## iron_gemm_warpgroup_nk
 /// The same product for `b` [n, k], written on warpgroup products (kernels/gemm/
-/// gemm_warpgroup.hpp): a group of 384 threads owns a 128×256 tile, two warpgroups multiplying
-/// and the third loading (a specialized pipeline); each 64-column step of a and b lands in a ring
-/// of 128-byte swizzled rows. On sm_90a the loading warpgroup's first thread issues each step as
-/// TMA copies once the multiplying warpgroups have freed its slot, and each of those multiplies
-/// its 64 rows by the 256 columns in one `wgmma` product (a 4-stage ring of 48 KB stages,
-/// products in flight one step), and the tile's sums reach `out` through 33 KB of shared memory
-/// 32 rows at a time, so that each warp stores 32 consecutive columns of a row; every other
+/// gemm_warpgroup.hpp). With its tuning knobs (docs/tuning.md) at their defaults (bm = 128, bn =
+/// 256, stages = 4, lag = 1, band = 8): a group of 384 threads owns a 128×256 tile, two warpgroups
+/// multiplying and the third loading (a specialized pipeline); each 64-column step of a and b lands
+/// in a ring of 128-byte swizzled rows. On sm_90a the loading warpgroup's first thread issues each
+/// step as TMA copies once the multiplying warpgroups have freed its slot, and each of those
+/// multiplies its 64 rows by the 256 columns in one `wgmma` product (a 4-stage ring of 48 KB
+/// stages, products in flight one step), and the tile's sums reach `out` through 33 KB of shared
+/// memory 32 rows at a time, so that each warp stores 32 consecutive columns of a row; every other
 /// target takes the tile's two 128-column halves one after the other through a 3-stage ring of
 /// 32 KB stages, as fragment products (a target query picks the path; both sum in the same
 /// order). f32 takes iron_gemm_nk's path (no warpgroup
 /// instruction reads f32). The error bound is iron_gemm's.
-/// Dispatch: a grid of ceil(n / 256) × ceil(m / 128) groups of exactly 384 threads (for f32,
-/// ceil(n / 128) × ceil(m / 128) groups of 128).
+/// The knobs: bm and bn, the tile's rows (128 or 64: two multiplying warpgroups or one) and
+/// columns (256, 128 or 64): smaller tiles make more groups for a small m · n; stages and lag, the
+/// sm_90a ring; band, the tile rows of the launch order's bands. Dispatch: a grid of ceil(n / bn) ×
+/// ceil(m / bm) groups of exactly 2 · bm + 128 threads (for f32, ceil(n / 128) × ceil(m / 128)
+/// groups of 128).
 #include <iron/iron.hpp>
 
 #include "gemm_tiles.hpp"
@@ -76,8 +80,9 @@ IRON_KERNEL(iron_gemm_warpgroup_nk, (Tensor<T> a, Tensor<T> b, Out<T> out, Const
     store(out[r * n + c], cast<T>(sum * alpha));
   };
   if constexpr (lane_bytes<T>() == 2) {
-    gemm::warpgroup::declare();
-    gemm::warpgroup::tile_product(a, b, m, n, k, write);
+    const gemm::warpgroup::Shape shape = gemm::warpgroup::tuned_shape();
+    gemm::warpgroup::declare(shape.bm, shape.bn);
+    gemm::warpgroup::tile_product(a, b, m, n, k, write, shape);
   } else {
     gemm::declare();
     gemm::product(a, gemm::DenseB<T, col_major>{b, Expr<u32>(0u)}, m, n, k, Expr<u32>(0u), write);
@@ -104,8 +109,10 @@ IRON_KERNEL_VARIANT(iron_gemm_batched, nk, MatrixLayout::ColMajor);
 IRON_GEOMETRY(iron_gemm_kn) { return gemm::geometry(q); }
 IRON_GEOMETRY(iron_gemm_nk) { return gemm::geometry(q); }
 IRON_GEOMETRY(iron_gemm_warpgroup_nk) {
-  return q.dtype == DType::F32 ? gemm::geometry(q) : gemm::warpgroup::geometry(q);
+  return q.dtype == DType::F32 ? gemm::geometry(q)
+                               : gemm::warpgroup::geometry(q, tuned("bm"), tuned("bn"));
 }
+IRON_TUNING(iron_gemm_warpgroup_nk) { return gemm::warpgroup::tuning_space(); }
 IRON_GEOMETRY(iron_gemm_batched_kn) {
   return gemm::geometry(q, static_cast<std::uint32_t>(q.constant("batch")));
 }
@@ -129,13 +136,14 @@ namespace iron::kernels {
 namespace {
 
 testing::TestSetup gemm_setup(bool b_rows, std::size_t m, std::size_t n, std::size_t k, DType dt,
-                              testing::Rng& rng, double alpha = 1.0, const char* kernel = nullptr) {
+                              testing::Rng& rng, double alpha = 1.0, const char* kernel = nullptr,
+                              const dsl::TuningConfig& config = {}) {
   const auto a = testing::round_through(rng.uniform(m * k, -1.0f, 1.0f), dt);
   const auto b = testing::round_through(rng.uniform(k * n, -1.0f, 1.0f), dt);
   testing::TestSetup setup(kernel != nullptr ? kernel
                            : b_rows          ? "iron_gemm_kn"
                                              : "iron_gemm_nk",
-                           dt);
+                           dt, config);
   setup.input("a", a)
       .input("b", b)
       .output("out", m * n)
@@ -304,6 +312,32 @@ IRON_TEST(iron_gemm_warpgroup_nk, primes_37x23x19, F32, F16, BF16) {
 IRON_TEST(iron_gemm_warpgroup_nk, vector_1x130x16, F16, BF16) {
   return gemm_setup(false, 1, 130, 16, dt, rng, 1.0, kWarpgroup);
 }
+// Its tuning knobs away from their defaults (`iron tune` times each configuration): 128-column
+// tiles past the edges; those with a 6-stage ring that wraps and no product in flight; a 3-stage
+// ring of 256-column tiles with a partial last step; 64-column tiles; bands of 4 tile rows over 5
+// rows of tiles.
+IRON_TEST(iron_gemm_warpgroup_nk, tuned_narrow_129x300x136, F16, BF16) {
+  return gemm_setup(false, 129, 300, 136, dt, rng, 1.0, kWarpgroup, {{"bn", 128}});
+}
+IRON_TEST(iron_gemm_warpgroup_nk, tuned_narrow_deep_ring_70x130x520, F16, BF16) {
+  return gemm_setup(false, 70, 130, 520, dt, rng, 1.0, kWarpgroup,
+                    {{"bn", 128}, {"stages", 6}, {"lag", 0}});
+}
+IRON_TEST(iron_gemm_warpgroup_nk, tuned_three_stages_129x260x200, F16, BF16) {
+  return gemm_setup(false, 129, 260, 200, dt, rng, 0.5, kWarpgroup, {{"stages", 3}});
+}
+IRON_TEST(iron_gemm_warpgroup_nk, tuned_quarter_129x200x136, F16, BF16) {
+  return gemm_setup(false, 129, 200, 136, dt, rng, 1.0, kWarpgroup, {{"bn", 64}, {"lag", 0}});
+}
+IRON_TEST(iron_gemm_warpgroup_nk, tuned_one_warpgroup_129x200x136, F16, BF16) {
+  return gemm_setup(false, 129, 200, 136, dt, rng, 1.0, kWarpgroup, {{"bm", 64}, {"bn", 128}});
+}
+IRON_TEST(iron_gemm_warpgroup_nk, tuned_one_warpgroup_wide_70x300x72, F16, BF16) {
+  return gemm_setup(false, 70, 300, 72, dt, rng, 0.5, kWarpgroup, {{"bm", 64}, {"stages", 3}});
+}
+IRON_TEST(iron_gemm_warpgroup_nk, tuned_bands_of_4_640x260x64, F16, BF16) {
+  return gemm_setup(false, 640, 260, 64, dt, rng, 1.0, kWarpgroup, {{"bn", 128}, {"band", 4}});
+}
 
 // Batches: the weight shared by every batch (stride 0), and batches with a gap between them.
 IRON_TEST(iron_gemm_batched_nk, shared_weight_3x70x40x24, F32, F16, BF16) {
@@ -346,6 +380,37 @@ IRON_BENCH(iron_gemm_warpgroup_nk, m8192_n8192_k8192, BF16) {
 }
 IRON_BENCH(iron_gemm_warpgroup_nk, m4096_n14336_k4096, BF16) {
   return gemm_bench(false, 4096, 14336, 4096, dt, kWarpgroup);
+}
+// The linear layers of an 8B model on the warpgroup form, for 128, 4096 and 16384 tokens: the
+// FFN's up (14336 × 4096) and down (4096 × 14336) projections, attention's 4096 × 4096, and the
+// 128256-word output projection (not at 16384 tokens: a 4 GB output). Tuning matters here
+// (docs/tuning.md): at 128 tokens a 128×256 tile leaves most multiprocessors idle.
+IRON_BENCH(iron_gemm_warpgroup_nk, m128_n14336_k4096, BF16) {
+  return gemm_bench(false, 128, 14336, 4096, dt, kWarpgroup);
+}
+IRON_BENCH(iron_gemm_warpgroup_nk, m128_n4096_k14336, BF16) {
+  return gemm_bench(false, 128, 4096, 14336, dt, kWarpgroup);
+}
+IRON_BENCH(iron_gemm_warpgroup_nk, m128_n4096_k4096, BF16) {
+  return gemm_bench(false, 128, 4096, 4096, dt, kWarpgroup);
+}
+IRON_BENCH(iron_gemm_warpgroup_nk, m128_n128256_k4096, BF16) {
+  return gemm_bench(false, 128, 128256, 4096, dt, kWarpgroup);
+}
+IRON_BENCH(iron_gemm_warpgroup_nk, m4096_n4096_k14336, BF16) {
+  return gemm_bench(false, 4096, 4096, 14336, dt, kWarpgroup);
+}
+IRON_BENCH(iron_gemm_warpgroup_nk, m4096_n128256_k4096, BF16) {
+  return gemm_bench(false, 4096, 128256, 4096, dt, kWarpgroup);
+}
+IRON_BENCH(iron_gemm_warpgroup_nk, m16384_n14336_k4096, BF16) {
+  return gemm_bench(false, 16384, 14336, 4096, dt, kWarpgroup);
+}
+IRON_BENCH(iron_gemm_warpgroup_nk, m16384_n4096_k14336, BF16) {
+  return gemm_bench(false, 16384, 4096, 14336, dt, kWarpgroup);
+}
+IRON_BENCH(iron_gemm_warpgroup_nk, m16384_n4096_k4096, BF16) {
+  return gemm_bench(false, 16384, 4096, 4096, dt, kWarpgroup);
 }
 // A linear layer's shapes (weight [n, k]): decode (16 tokens), a small and a large batch.
 IRON_BENCH(iron_gemm_nk, m16_n14336_k4096, BF16) { return gemm_bench(false, 16, 14336, 4096, dt); }

@@ -117,17 +117,18 @@ constexpr std::uint32_t pitch_b() {
 }
 
 /// The first row and column of out that this group's tile covers (tiles of rows × cols). Tiles
-/// run in bands of kBandRows tile rows, column by column within a band, so the groups in flight
+/// run in bands of `band` tile rows, column by column within a band, so the groups in flight
 /// share rows of a and columns of b in L2 (the grid itself stays n-tiles × m-tiles).
-inline std::pair<dsl::Expr<dsl::u32>, dsl::Expr<dsl::u32>> banded_tile(std::uint32_t rows,
-                                                                       std::uint32_t cols) {
+inline std::pair<dsl::Expr<dsl::u32>, dsl::Expr<dsl::u32>> banded_tile(
+    std::uint32_t rows, std::uint32_t cols, std::uint32_t band = kBandRows) {
   using namespace iron::dsl;
   auto tiles_n = grid_groups<0>();
   auto order = program_id<1>() * tiles_n + program_id<0>();
-  auto band = kBandRows * tiles_n;
-  auto first_row = order / band * kBandRows;
-  auto band_rows = min(grid_groups<1>() - first_row, Expr<u32>(kBandRows));
-  return {(first_row + order % band % band_rows) * rows, order % band / band_rows * cols};
+  auto band_tiles = band * tiles_n;
+  auto first_row = order / band_tiles * band;
+  auto band_rows = min(grid_groups<1>() - first_row, Expr<u32>(band));
+  return {(first_row + order % band_tiles % band_rows) * rows,
+          order % band_tiles / band_rows * cols};
 }
 
 /// The b operand read from a dense tensor of T from `base`: [k, n] when B_LAYOUT is row_major,

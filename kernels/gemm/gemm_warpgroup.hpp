@@ -14,61 +14,98 @@
 
 namespace iron::kernels::gemm::warpgroup {
 
-inline constexpr std::uint32_t kBM = 128;         ///< rows of out per group: 64 per warpgroup
-inline constexpr std::uint32_t kBN = 256;         ///< columns of out per group
-inline constexpr std::uint32_t kBK = 64;          ///< k per step: one 128-byte row of 16-bit values
-inline constexpr std::uint32_t kConsumers = 256;  ///< two warpgroups multiply
-inline constexpr std::uint32_t kThreads = 384;    ///< and a third loads
+inline constexpr std::uint32_t kBM = 128;  ///< rows of out per group: 64 per warpgroup
+inline constexpr std::uint32_t kBN = 256;  ///< columns of out per group
+inline constexpr std::uint32_t kBK = 64;   ///< k per step: one 128-byte row of 16-bit values
+
+/// Threads that multiply in a group of `bm` rows: a warpgroup per 64 rows.
+constexpr std::uint32_t consumers_of(std::uint32_t bm) { return bm / 64 * 128; }
+/// Threads of a group of `bm` rows: its consumers and a warpgroup that loads.
+constexpr std::uint32_t threads_of(std::uint32_t bm) { return consumers_of(bm) + 128; }
+
+inline constexpr std::uint32_t kConsumers = consumers_of(kBM);  ///< two warpgroups multiply
+inline constexpr std::uint32_t kThreads = threads_of(kBM);      ///< and a third loads
 /// Stages asked for by the 128×128 halves: 96 KB of shared memory on sm_90 (32 KB a stage, so one
 /// stage fits Metal's threadgroup memory).
 inline constexpr std::uint32_t kStages = 3;
 /// Stages and lag of the 128×256 product on sm_90a: 192 KB, one group a multiprocessor.
 inline constexpr std::uint32_t kWideStages = 4;
 inline constexpr std::uint32_t kWideLag = 1;
-/// The 128×256 product's epilogue goes through shared memory kStagedRows rows at a time (f32,
-/// rows kStagedPitch apart so that a simdgroup's accumulator rows fall in different banks), so
-/// that a warp hands the epilogue 32 consecutive columns of one row: the accumulator's own
-/// layout gives it 8 rows of 8 bytes. 33 KB beside the 192 KB ring.
+/// The warpgroup product's epilogue goes through shared memory kStagedRows rows at a time (f32,
+/// rows BN + 4 apart so that a simdgroup's accumulator rows fall in different banks), so that a
+/// warp hands the epilogue 32 consecutive columns of one row: the accumulator's own layout gives
+/// it 8 rows of 8 bytes. 33 KB beside the 192 KB ring for 256 columns.
 inline constexpr std::uint32_t kStagedRows = 32;
-inline constexpr std::uint32_t kStagedPitch = 260;
 
-/// The shared rings of a product of BN columns: kBM×kBK of a and BN×kBK of b a stage, in
-/// 128-byte swizzled rows.
-template <class T, std::uint32_t BN>
+/// How a group's product runs, each field a tuning knob (docs/tuning.md): `bm` rows (128 or 64:
+/// two warpgroups multiply, or one) and `bn` columns (256, 128 or 64) of out a group; on sm_90a a
+/// ring of `stages` steps whose products stay in flight `lag` more steps; tiles launched in bands
+/// of `band` tile rows (banded_tile).
+struct Shape {
+  std::uint32_t bm = kBM;
+  std::uint32_t bn = kBN;
+  std::uint32_t stages = kWideStages;
+  std::uint32_t lag = kWideLag;
+  std::uint32_t band = kBandRows;
+};
+
+/// The knobs of a kernel whose product is tile_product, each value list's first the default
+/// Shape. A stage is (bm + bn) · 128 bytes: 6 do not fit beside 256 columns, where the compiler
+/// runs as many as fit (`iron tune` reports a configuration that compiles to another's code).
+inline dsl::TuningSpace tuning_space() {
+  return dsl::TuningSpace{}
+      .knob("bm", {kBM, kBM / 2})
+      .knob("bn", {kBN, kBN / 2, kBN / 4})
+      .knob("stages", {kWideStages, 3, 6})
+      .knob("lag", {kWideLag, 0})
+      .knob("band", {kBandRows, 4, 16});
+}
+
+/// The Shape of the knobs in force (dsl::tuned), for a kernel that declares tuning_space().
+inline Shape tuned_shape() {
+  return {dsl::tuned("bm"), dsl::tuned("bn"), dsl::tuned("stages"), dsl::tuned("lag"),
+          dsl::tuned("band")};
+}
+
+/// The shared rings of a product of BM×BN: BM×kBK of a and BN×kBK of b a stage, in 128-byte
+/// swizzled rows.
+template <class T, std::uint32_t BM, std::uint32_t BN>
 struct Rings {
-  static constexpr std::uint32_t kStageA = kBM * kBK;
+  static constexpr std::uint32_t kStageA = BM * kBK;
   static constexpr std::uint32_t kStageB = BN * kBK;
   dsl::Shared<T> a = dsl::ring<T>(kStageA, dsl::Swizzled{kBK});
   dsl::Shared<T> b = dsl::ring<T>(kStageB, dsl::Swizzled{kBK});
 };
 
-/// Calls epilogue(r, c, sum) for every element (r, c) < (m, n) of the kBM×kBN tile at (row0,
+/// Calls epilogue(r, c, sum) for every element (r, c) < (m, n) of the BM×BN tile at (row0,
 /// col0) whose sums the consumers' accumulators hold (simdgroup s: rows 16·s …), kStagedRows
 /// rows at a time through shared memory, each warp's calls on 32 consecutive columns of a row.
 /// WHOLE_TILES: a tile wholly inside (m, n) is copied out with no check an element, which took
 /// the GEMM's epilogue from ~8 to ~4 µs a tile (bench/NOTES.md §36); an epilogue that checks
 /// bounds of its own (the grouped products' expert rows) does better with the checked loop
 /// alone. Every thread of the group reaches its barriers.
-template <bool WHOLE_TILES, class Epilogue>
-void staged_epilogue(const dsl::FragAcc<16, kBN>& acc, const dsl::Expr<dsl::u32>& m,
+template <std::uint32_t BM, std::uint32_t BN, bool WHOLE_TILES, class Epilogue>
+void staged_epilogue(const dsl::FragAcc<16, BN>& acc, const dsl::Expr<dsl::u32>& m,
                      const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& row0,
                      const dsl::Expr<dsl::u32>& col0, Epilogue&& epilogue) {
   using namespace iron::dsl;
   constexpr std::uint32_t kSimdgroupsARound = kStagedRows / 16;
-  auto staged = shared<f32>(kStagedRows * kStagedPitch);
-  auto consumer = simdgroup_id() < kConsumers / 32u;
-  auto whole = row0 + kBM <= m && col0 + kBN <= n;  // no element of the tile outside out
-  for (std::uint32_t round = 0; round < kBM / kStagedRows; ++round) {
+  constexpr std::uint32_t kPitch = BN + 4;
+  auto staged = shared<f32>(kStagedRows * kPitch);
+  constexpr std::uint32_t kConsumerThreads = consumers_of(BM);
+  auto consumer = simdgroup_id() < kConsumerThreads / 32u;
+  auto whole = row0 + BM <= m && col0 + BN <= n;  // no element of the tile outside out
+  for (std::uint32_t round = 0; round < BM / kStagedRows; ++round) {
     IRON_IF(simdgroup_id() / kSimdgroupsARound == round) {
-      acc.store(staged, simdgroup_id() % kSimdgroupsARound * 16u * kStagedPitch, kStagedPitch);
+      acc.store(staged, simdgroup_id() % kSimdgroupsARound * 16u * kPitch, kPitch);
     }
     barrier();
     IRON_IF(consumer) {
       const auto copy_out = [&](bool checked) {
-        for (auto v : range(thread_id<0>(), kStagedRows * kBN, kConsumers)) {
-          auto r = row0 + round * kStagedRows + v / kBN;
-          auto c = col0 + v % kBN;
-          const auto sum = [&] { return load(staged[v / kBN * kStagedPitch + v % kBN]); };
+        for (auto v : range(thread_id<0>(), kStagedRows * BN, kConsumerThreads)) {
+          auto r = row0 + round * kStagedRows + v / BN;
+          auto c = col0 + v % BN;
+          const auto sum = [&] { return load(staged[v / BN * kPitch + v % BN]); };
           if (checked) {
             IRON_IF(r < m && c < n) { epilogue(r, c, sum()); }
           } else {
@@ -87,48 +124,52 @@ void staged_epilogue(const dsl::FragAcc<16, kBN>& acc, const dsl::Expr<dsl::u32>
   }
 }
 
-/// Calls epilogue(r, c, sum) for every element (r, c) of the kBM×BN tile of a · bᵀ at (row0,
+/// Calls epilogue(r, c, sum) for every element (r, c) of the BM×BN tile of a · bᵀ at (row0,
 /// col0) inside out (a [m, k], b [n, k], both T = f16 or bf16), sum the f32 Σ_p a[r, p] · b[c, p],
-/// through `rings`. A ring of STAGES steps; each step's product stays in flight for LAG more
-/// steps (pipelined's lag). WHOLE_TILES as staged_epilogue.
-template <std::uint32_t BN, std::uint32_t STAGES, std::uint32_t LAG, bool WHOLE_TILES, class T,
+/// through `rings`: a ring of `stages` steps, each step's product in flight `lag` more steps
+/// (pipelined's lag). STAGED: the sums reach the epilogue through shared memory
+/// (staged_epilogue), else each lane hands over the elements it holds. WHOLE_TILES as
+/// staged_epilogue.
+template <std::uint32_t BM, std::uint32_t BN, bool STAGED, bool WHOLE_TILES, class T,
           class Epilogue>
-void product(const Rings<T, BN>& rings, const dsl::Tensor<T>& a, const dsl::Tensor<T>& b,
-             const dsl::Expr<dsl::u32>& m, const dsl::Expr<dsl::u32>& n,
-             const dsl::Expr<dsl::u32>& k, const dsl::Expr<dsl::u32>& row0,
-             const dsl::Expr<dsl::u32>& col0, Epilogue&& epilogue) {
+void product(const Rings<T, BM, BN>& rings, std::uint32_t stages, std::uint32_t lag,
+             const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<dsl::u32>& m,
+             const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
+             const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0,
+             Epilogue&& epilogue) {
   using namespace iron::dsl;
-  constexpr std::uint32_t kStageA = Rings<T, BN>::kStageA;
-  constexpr std::uint32_t kStageB = Rings<T, BN>::kStageB;
+  constexpr std::uint32_t kStageA = Rings<T, BM, BN>::kStageA;
+  constexpr std::uint32_t kStageB = Rings<T, BM, BN>::kStageB;
+  constexpr std::uint32_t kConsumerThreads = consumers_of(BM);
   const Shared<T>& tile_a = rings.a;
   const Shared<T>& tile_b = rings.b;
   auto group = simdgroup_id() / 4u;  // the warpgroup: rows 64·group … of the tile
-  auto consumer = simdgroup_id() < kConsumers / 32u;
+  auto consumer = simdgroup_id() < kConsumerThreads / 32u;
   const Matrix<T> ma{a, Expr<u32>(0u), m, k};
   const Matrix<T> mb{b, Expr<u32>(0u), n, k};
 
   FragAcc<16, BN> acc;
-  const auto multiply = [&](const Expr<u32>& a0, const Expr<u32>& b0, std::uint32_t lag) {
+  const auto multiply = [&](const Expr<u32>& a0, const Expr<u32>& b0, std::uint32_t in_flight) {
     warpgroup_mma<kBK>(acc, tile_a, a0 + group * 64u * kBK, kBK, tile_b, b0, kBK);
     warpgroup_commit();
-    warpgroup_wait(lag, acc);
+    warpgroup_wait(in_flight, acc);
   };
   IRON_IF(k % kChunk == 0u) {
     pipelined(
-        0u, k, kBK, STAGES,
+        0u, k, kBK, stages,
         [&](const Expr<u32>& p0, const Expr<u32>& slot) {
-          copy_tile_async<kBM, kBK>(tile_a, slot * kStageA, a, Expr<u32>(0u), m, k, row0, p0);
+          copy_tile_async<BM, kBK>(tile_a, slot * kStageA, a, Expr<u32>(0u), m, k, row0, p0);
           copy_tile_async<BN, kBK>(tile_b, slot * kStageB, b, Expr<u32>(0u), n, k, col0, p0);
         },
         [&](const Expr<u32>&, const Expr<u32>& slot) {
-          multiply(slot * kStageA, slot * kStageB, LAG);
+          multiply(slot * kStageA, slot * kStageB, lag);
         },
-        LAG, Specialized{kConsumers});
-    if constexpr (LAG != 0) warpgroup_wait(0, acc);
+        lag, Specialized{kConsumerThreads});
+    if (lag != 0) warpgroup_wait(0, acc);
   }
   IRON_ELSE {
     for (auto p0 : range(0u, k, kBK)) {
-      copy_tile<T>(ma, tile_a, kBK, row0, p0, kBM, kBK);
+      copy_tile<T>(ma, tile_a, kBK, row0, p0, BM, kBK);
       copy_tile<T>(mb, tile_b, kBK, col0, p0, BN, kBK);
       fence_async_proxy();
       barrier();
@@ -136,8 +177,8 @@ void product(const Rings<T, BN>& rings, const dsl::Tensor<T>& a, const dsl::Tens
       barrier();
     }
   }
-  if constexpr (BN == kBN) {
-    staged_epilogue<WHOLE_TILES>(acc, m, n, row0, col0, epilogue);
+  if constexpr (STAGED) {
+    staged_epilogue<BM, BN, WHOLE_TILES>(acc, m, n, row0, col0, epilogue);
   } else {
     auto rows = row0 + group * 64u + simdgroup_id() % 4u * 16u;
     for (std::uint32_t slot = 0; slot < FragAcc<16, BN>::elements; ++slot) {
@@ -148,52 +189,90 @@ void product(const Rings<T, BN>& rings, const dsl::Tensor<T>& a, const dsl::Tens
   }
 }
 
-/// The kBM×kBN tile of a · bᵀ at (row0, col0), each element handed to epilogue(r, c, sum) (see
-/// product). On a target with warpgroup products (sm_90a) one 128×256 product through a 4-stage
-/// ring of 48 KB stages whose products stay in flight one step; elsewhere the two 128×128 halves
-/// one after the other through one 3-stage ring of 32 KB stages, which Metal's threadgroup memory
-/// holds. Both sum every element in the same k order, so both paths give the same bits. WIDE_STAGES
-/// and WIDE_LAG set the 128×256 product's ring; WHOLE_TILES as staged_epilogue.
-template <bool WHOLE_TILES = true, std::uint32_t WIDE_STAGES = kWideStages,
-          std::uint32_t WIDE_LAG = kWideLag, class T, class Epilogue>
+/// Calls run.template operator()<BN>() with BN = `bn` (256, 128 or 64), the tile widths the
+/// products are instantiated for; Error for another width.
+template <class Run>
+void with_width(std::uint32_t bn, Run&& run) {
+  switch (bn) {
+    case kBN:
+      return run.template operator()<kBN>();
+    case kBN / 2:
+      return run.template operator()<kBN / 2>();
+    case kBN / 4:
+      return run.template operator()<kBN / 4>();
+    default:
+      throw Error("a warpgroup product's tile is 256, 128 or 64 columns wide, not " +
+                  std::to_string(bn));
+  }
+}
+
+/// Calls run.template operator()<BM, BN>() for the tile of `shape` (BM 128 or 64).
+template <class Run>
+void with_tile(const Shape& shape, Run&& run) {
+  if (shape.bm != kBM && shape.bm != kBM / 2) {
+    throw Error("a warpgroup product's tile is 128 or 64 rows high, not " +
+                std::to_string(shape.bm));
+  }
+  with_width(shape.bn, [&]<std::uint32_t BN>() {
+    if (shape.bm == kBM) {
+      run.template operator()<kBM, BN>();
+    } else {
+      run.template operator()<kBM / 2, BN>();
+    }
+  });
+}
+
+/// The shape.bm×shape.bn tile of a · bᵀ at (row0, col0), each element handed to
+/// epilogue(r, c, sum) (see product). On a target with warpgroup products (sm_90a) one product of
+/// the whole tile through a ring of shape.stages steps (48 KB a step for 128×256) whose products
+/// stay in flight shape.lag steps, its sums staged through shared memory; elsewhere the tile in
+/// pieces of at most 128 columns one after the other through one 3-stage ring (32 KB stages for
+/// 128×128), which Metal's threadgroup memory holds. Both sum every element in the same k order,
+/// so both paths give the same bits. WHOLE_TILES as staged_epilogue.
+template <bool WHOLE_TILES = true, class T, class Epilogue>
 void tile_product_at(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<dsl::u32>& m,
                      const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
                      const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0,
-                     Epilogue&& epilogue) {
+                     Epilogue&& epilogue, const Shape& shape = {}) {
   using namespace iron::dsl;
-  IRON_IF(target_has(TargetFeature::WarpgroupProducts)) {
-    const Rings<T, kBN> wide;
-    product<kBN, WIDE_STAGES, WIDE_LAG, WHOLE_TILES>(wide, a, b, m, n, k, row0, col0, epilogue);
-  }
-  IRON_ELSE {
-    const Rings<T, kBN / 2> half;
-    for (std::uint32_t h = 0; h < 2; ++h) {
-      product<kBN / 2, kStages, 0, WHOLE_TILES>(half, a, b, m, n, k, row0, col0 + h * (kBN / 2),
-                                                epilogue);
+  with_tile(shape, [&]<std::uint32_t BM, std::uint32_t BN>() {
+    constexpr std::uint32_t kPiece = BN < kBN / 2 ? BN : kBN / 2;
+    IRON_IF(target_has(TargetFeature::WarpgroupProducts)) {
+      const Rings<T, BM, BN> rings;
+      product<BM, BN, true, WHOLE_TILES>(rings, shape.stages, shape.lag, a, b, m, n, k, row0, col0,
+                                         epilogue);
     }
-  }
+    IRON_ELSE {
+      const Rings<T, BM, kPiece> piece;
+      for (std::uint32_t h = 0; h < BN / kPiece; ++h) {
+        product<BM, kPiece, false, WHOLE_TILES>(piece, kStages, 0, a, b, m, n, k, row0,
+                                                col0 + h * kPiece, epilogue);
+      }
+    }
+  });
 }
 
 /// This group's tile in the banded launch order (banded_tile), as tile_product_at.
-template <std::uint32_t WIDE_STAGES = kWideStages, std::uint32_t WIDE_LAG = kWideLag, class T,
-          class Epilogue>
+template <class T, class Epilogue>
 void tile_product(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<dsl::u32>& m,
-                  const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k, Epilogue&& epilogue) {
-  const auto [row0, col0] = banded_tile(kBM, kBN);
-  tile_product_at<true, WIDE_STAGES, WIDE_LAG>(a, b, m, n, k, row0, col0, epilogue);
+                  const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k, Epilogue&& epilogue,
+                  const Shape& shape = {}) {
+  const auto [row0, col0] = banded_tile(shape.bm, shape.bn, shape.band);
+  tile_product_at<true>(a, b, m, n, k, row0, col0, epilogue, shape);
 }
 
-/// The dispatch and grid: kThreads threads, a group per kBM×kBN tile of out.
-inline void declare() {
+/// The dispatch and grid: a group of threads_of(bm) threads per bm×bn tile of out.
+inline void declare(std::uint32_t bm = kBM, std::uint32_t bn = kBN) {
   using namespace iron::dsl;
-  dispatch(tiled, {exactly(kThreads)});
-  grid("[ceil_div(n, " + std::to_string(kBN) + "), ceil_div(m, " + std::to_string(kBM) + "), 1]");
+  dispatch(tiled, {exactly(threads_of(bm))});
+  grid("[ceil_div(n, " + std::to_string(bn) + "), ceil_div(m, " + std::to_string(bm) + "), 1]");
 }
 
-/// The launch: a group per kBM×kBN tile of out.
-inline dsl::Geometry geometry(const dsl::GeometryQuery& q) {
-  return {{dsl::tile_count(q.constant("n"), kBN), dsl::tile_count(q.constant("m"), kBM), 1},
-          {kThreads, 1, 1}};
+/// The launch: a group per bm×bn tile of out.
+inline dsl::Geometry geometry(const dsl::GeometryQuery& q, std::uint32_t bm = kBM,
+                              std::uint32_t bn = kBN) {
+  return {{dsl::tile_count(q.constant("n"), bn), dsl::tile_count(q.constant("m"), bm), 1},
+          {threads_of(bm), 1, 1}};
 }
 
 }  // namespace iron::kernels::gemm::warpgroup

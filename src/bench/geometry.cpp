@@ -19,7 +19,8 @@ runtime::Grid geometry_grid(const BenchSetup& setup) {
   const ir::Kernel& kernel = setup.kernel();
   const auto grid = testing::geometry_grid(
       kernel,
-      testing::geometry_query(kernel, setup.constants(), elements, testing::device_shape("cuda")));
+      testing::geometry_query(kernel, setup.constants(), elements, testing::device_shape("cuda")),
+      setup.tuning());
   if (!grid) throw Error(fmt::format("kernel {} has no geometry (IRON_GEOMETRY)", kernel.name));
   return *grid;
 }

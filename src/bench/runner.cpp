@@ -9,12 +9,15 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "cublas.hpp"
 #include "iron/bench/peer_ops.hpp"
 #include "iron/codegen/targets.hpp"
 #include "iron/core/error.hpp"
+#include "iron/runtime/device_info.hpp"
 #include "iron/runtime/dispatch_guard.hpp"
 #include "iron/testing/data.hpp"
 #include "iron/testing/runner.hpp"
@@ -139,8 +142,10 @@ std::size_t poisoned_elements(const runtime::HostTensor& t) {
 
 class BenchRun {
  public:
-  BenchRun(const BenchCase& bench, DType dtype, BenchDevice& device, int repeat)
+  BenchRun(const BenchCase& bench, DType dtype, BenchDevice& device, int repeat,
+           const dsl::TuningTable* tuning)
       : setup_(bench.make(dtype)), device_(device), repeat_(repeat) {
+    if (tuning != nullptr) apply(*tuning);
     result_.name = bench.name;
     result_.kernel = bench.kernel;
     result_.dtype = dtype;
@@ -149,6 +154,7 @@ class BenchRun {
     result_.peer_op = setup_.peer_op();
     result_.peer_dims = setup_.peer_dims();
     result_.grid = setup_.launch_grid();
+    result_.tuning = dsl::format_config(setup_.tuning());
   }
 
   BenchResult run() {
@@ -170,6 +176,18 @@ class BenchRun {
   }
 
  private:
+  /// Traces the kernel under `table`'s configuration for this shape on this device, if any.
+  void apply(const dsl::TuningTable& table) {
+    if (!dsl::tuning_space(setup_.kernel().name)) return;
+    std::map<std::string, double, std::less<>> constants;
+    for (const auto& [name, value] : setup_.constants()) constants.emplace(name, value.as_double());
+    const runtime::CudaReport& cuda = runtime::cuda_report();
+    const dsl::TuningEntry* entry = table.find(
+        setup_.kernel().name, setup_.dtype(), dsl::shape_bucket(setup_.kernel(), constants),
+        device_.name(), runtime::cuda_version_text(cuda.driver_version));
+    if (entry != nullptr) setup_.tune(entry->config);
+  }
+
   void allocate_sets() {
     testing::Rng rng(testing::case_seed(kSeed, result_.name, result_.dtype));
     std::map<std::string, runtime::HostTensor> host;
@@ -375,13 +393,14 @@ Ceilings measure_ceilings(BenchDevice& device, int repeat) {
   return c;
 }
 
-BenchResult run_bench(const BenchCase& bench, DType dtype, BenchDevice& device, int repeat) {
+BenchResult run_bench(const BenchCase& bench, DType dtype, BenchDevice& device, int repeat,
+                      const dsl::TuningTable* tuning) {
   BenchResult result;
   result.name = bench.name;
   result.kernel = bench.kernel;
   result.dtype = dtype;
   try {
-    BenchRun run(bench, dtype, device, repeat);
+    BenchRun run(bench, dtype, device, repeat, tuning);
     result = run.run();
   } catch (const std::exception& e) {
     result.error = e.what();

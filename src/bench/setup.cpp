@@ -5,6 +5,7 @@
 
 #include <tuple>
 
+#include "iron/bench/geometry.hpp"
 #include "iron/core/error.hpp"
 #include "iron/dsl/kernel.hpp"
 #include "iron/testing/param_lookup.hpp"
@@ -13,6 +14,13 @@ namespace iron::bench {
 
 BenchSetup::BenchSetup(const std::string& kernel, DType dtype)
     : kernel_(dsl::kernel_ir_for(kernel, dtype)), dtype_(dtype) {}
+
+BenchSetup& BenchSetup::tune(const dsl::TuningConfig& config) {
+  kernel_ = dsl::kernel_ir_for(kernel_.name, dtype_, config);
+  tuning_ = config;
+  if (grid_set_) grid_ = geometry_grid(*this);
+  return *this;
+}
 
 const ir::Param& BenchSetup::param(const std::string& name, ir::ParamKind kind) const {
   return testing::find_param(kernel_, name, kind);

@@ -16,14 +16,20 @@ namespace {
 constexpr std::string_view kPreamble = R"(#pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "iron/core/error.hpp"
 #include "iron/dsl/geometry.hpp"
 #include "iron/dsl/kernel.hpp"
+#include "iron/dsl/tuning.hpp"
+#include "iron/dsl/tuning_table.hpp"
 #include "iron/runtime/backend.hpp"
 #include "iron/runtime/device.hpp"
+#include "iron/runtime/device_info.hpp"
 #include "iron/runtime/launch.hpp"
 
 namespace iron::launch {
@@ -38,15 +44,58 @@ inline void check_dtype(const char* function, const char* param,
                     std::string(iron::dtype_name(dtype)));
 }
 
-/// Launches `kernel` on `stream` with the grid its geometry function plans for `query` (the
-/// constexprs and tensor sizes given, the device's multiprocessors).
-inline void launch_planned(const iron::runtime::DeviceKernel& kernel,
-                           iron::dsl::GeometryQuery query,
+/// One entry point's kernel, traced on first use under each tuning configuration it launches
+/// with: the one the tuning file IRON_TUNING_FILE holds for the launch's shape on this device
+/// (docs/tuning.md), else the kernel's defaults.
+class TunedKernels {
+ public:
+  TunedKernels(const char* name, iron::DType dtype)
+      : name_(name), dtype_(dtype), has_knobs_(iron::dsl::tuning_space(name).has_value()) {}
+
+  iron::DType dtype() const { return dtype_; }
+
+  /// The tuning file's configuration for a launch with these constexprs on the first CUDA
+  /// device, or the empty configuration (the defaults).
+  iron::dsl::TuningConfig config_for(const iron::dsl::GeometryQuery& query) {
+    const iron::dsl::TuningTable& table = iron::dsl::environment_tuning_table();
+    const iron::runtime::CudaReport& cuda = iron::runtime::cuda_report();
+    if (!has_knobs_ || table.entries().empty() || cuda.devices.empty()) return {};
+    const iron::dsl::TuningEntry* entry =
+        table.find(name_, dtype_, iron::dsl::shape_bucket(get({}).ir(), query.constants),
+                   cuda.devices.front().name, iron::runtime::cuda_version_text(cuda.driver_version));
+    return entry == nullptr ? iron::dsl::TuningConfig{} : entry->config;
+  }
+
+  /// The kernel traced under `config`, kept for the next launch.
+  const iron::runtime::DeviceKernel& get(const iron::dsl::TuningConfig& config) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    auto& kept = kernels_[iron::dsl::format_config(config)];
+    if (!kept) {
+      kept = std::make_unique<iron::runtime::DeviceKernel>(
+          iron::dsl::kernel_ir_for(name_, dtype_, config));
+    }
+    return *kept;
+  }
+
+ private:
+  std::string name_;
+  iron::DType dtype_;
+  bool has_knobs_;
+  std::mutex mutex_;
+  std::map<std::string, std::unique_ptr<iron::runtime::DeviceKernel>> kernels_;
+};
+
+/// Launches the kernel of `kernels` on `stream` under its tuning configuration, with the grid
+/// its geometry function plans for `query` (the constexprs and tensor sizes given, the device's
+/// multiprocessors).
+inline void launch_planned(TunedKernels& kernels, iron::dsl::GeometryQuery query,
                            const std::vector<iron::runtime::DeviceArg>& args,
                            const iron::runtime::Stream& stream) {
-  query.dtype = kernel.ir().dtype;
+  query.dtype = kernels.dtype();
   query.device.multiprocessors = iron::runtime::cuda_multiprocessors();
-  const auto planned = iron::dsl::geometry_for(kernel.ir().name, query);
+  const iron::dsl::TuningConfig config = kernels.config_for(query);
+  const iron::runtime::DeviceKernel& kernel = kernels.get(config);
+  const auto planned = iron::dsl::geometry_for(kernel.ir().name, query, config);
   if (!planned) {
     throw iron::Error(kernel.ir().name +
                       ": no geometry function: launch it with launch_async and a grid");
@@ -144,11 +193,12 @@ std::string entry_point(const ir::Kernel& kernel) {
   }
   return fmt::format(
       "\n/// {} ({}) with T = {}, on device tensors: enqueued on `stream` with the grid the\n"
-      "/// kernel's geometry function plans for these sizes.\ninline void {}(\n    {}) {{\n"
-      "  static const iron::runtime::DeviceKernel kernel{{\n"
-      "      iron::dsl::kernel_ir_for(\"{}\", iron::DType::{})}};\n"
+      "/// kernel's geometry function plans for these sizes, under the tuning file's\n"
+      "/// configuration for them (IRON_TUNING_FILE) when it has one.\ninline void {}(\n    {}) "
+      "{{\n"
+      "  static detail::TunedKernels kernels{{\"{}\", iron::DType::{}}};\n"
       "  iron::dsl::GeometryQuery query;\n{}"
-      "  detail::launch_planned(kernel, query, {{\n      {}}}, stream);\n}}\n",
+      "  detail::launch_planned(kernels, query, {{\n      {}}}, stream);\n}}\n",
       kernel.name, format_loc(kernel.loc), dtype_name(kernel.dtype), symbol,
       fmt::join(params, ",\n    "), kernel.name, enumerator(kernel.dtype), query,
       fmt::join(args, ",\n      "));
@@ -179,7 +229,7 @@ std::string emit_launch_wrappers(const std::vector<ir::Kernel>& kernels) {
       "// Device-resident entry points (iron/runtime/device.hpp), one per kernel and dtype.\n"
       "namespace iron::lib {\nnamespace detail = iron::launch::detail;\n";
   for (const ir::Kernel& k : kernels) {
-    c_like::check_names(k, "the device entry points", "stream query kernel detail iron std");
+    c_like::check_names(k, "the device entry points", "stream query kernels detail iron std");
     text += entry_point(k);
   }
   return text + "\n}  // namespace iron::lib\n";

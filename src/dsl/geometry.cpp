@@ -10,6 +10,7 @@
 #include "iron/core/error.hpp"
 #include "iron/dsl/registration.hpp"
 #include "iron/dsl/tracer.hpp"
+#include "iron/dsl/tuning.hpp"
 
 namespace iron::dsl {
 namespace {
@@ -97,13 +98,7 @@ const GeometryInfo* find_geometry(std::string_view name) {
 }
 
 std::optional<Geometry> geometry_for(std::string_view name, const GeometryQuery& query) {
-  const GeometryInfo* info = find_geometry(name);
-  if (info == nullptr) return std::nullopt;
-  try {
-    return info->function(query);
-  } catch (const Error& e) {
-    throw Error(fmt::format("{} (geometry of {} at {})", e.what(), name, format_loc(info->loc)));
-  }
+  return geometry_for(name, query, TuningConfig{});
 }
 
 namespace detail {

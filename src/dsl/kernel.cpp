@@ -8,6 +8,8 @@
 
 #include "iron/core/verifier.hpp"
 #include "iron/dsl/registration.hpp"
+#include "iron/dsl/tuning.hpp"
+#include "tuning_in_force.hpp"
 
 namespace iron::dsl {
 namespace {
@@ -187,12 +189,7 @@ const KernelInfo* find_kernel(std::string_view name) {
 }
 
 ir::Kernel kernel_ir_for(std::string_view name, DType dtype) {
-  const KernelInfo* info = find_kernel(name);
-  if (info == nullptr) throw Error(fmt::format("no kernel named '{}' (see `iron list`)", name));
-  if (std::find(info->dtypes.begin(), info->dtypes.end(), dtype) == info->dtypes.end()) {
-    throw Error(fmt::format("kernel {} has no {} form", name, dtype_name(dtype)));
-  }
-  return info->trace(dtype);
+  return kernel_ir_for(name, dtype, TuningConfig{});
 }
 
 namespace detail {
@@ -237,6 +234,7 @@ std::vector<std::string> parameter_names(std::string_view stringized) {
 
 ir::Kernel trace_kernel(const std::string& name, DType dtype, const ir::SourceLoc& loc,
                         const std::function<void()>& body) {
+  const DefaultTuning tuning(name);
   Tracer tracer(name, dtype, loc);
   try {
     body();

@@ -40,8 +40,9 @@ dsl::GeometryQuery geometry_query(const ir::Kernel& kernel,
 }
 
 std::optional<runtime::Grid> geometry_grid(const ir::Kernel& kernel,
-                                           const dsl::GeometryQuery& query) {
-  const std::optional<dsl::Geometry> geometry = dsl::geometry_for(kernel.name, query);
+                                           const dsl::GeometryQuery& query,
+                                           const dsl::TuningConfig& config) {
+  const std::optional<dsl::Geometry> geometry = dsl::geometry_for(kernel.name, query, config);
   if (!geometry) return std::nullopt;
   return runtime::Grid{runtime_dim3(geometry->groups),
                        runtime_dim3(query.fixed_threads.value_or(geometry->threads))};
@@ -52,7 +53,8 @@ runtime::Grid geometry_grid(const TestSetup& setup) {
   for (const auto& [name, tensor] : setup.inputs()) elements.emplace(name, tensor.count());
   for (const auto& [name, count] : setup.outputs()) elements.emplace(name, count);
   const ir::Kernel& kernel = setup.kernel();
-  const auto grid = geometry_grid(kernel, geometry_query(kernel, setup.constants(), elements, {}));
+  const auto grid = geometry_grid(kernel, geometry_query(kernel, setup.constants(), elements, {}),
+                                  setup.tuning());
   if (!grid) throw Error(fmt::format("kernel {} has no geometry (IRON_GEOMETRY)", kernel.name));
   return *grid;
 }

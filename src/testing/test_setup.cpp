@@ -10,8 +10,8 @@
 
 namespace iron::testing {
 
-TestSetup::TestSetup(const std::string& kernel, DType dtype)
-    : kernel_(dsl::kernel_ir_for(kernel, dtype)) {}
+TestSetup::TestSetup(const std::string& kernel, DType dtype, const dsl::TuningConfig& config)
+    : kernel_(dsl::kernel_ir_for(kernel, dtype, config)), tuning_(config) {}
 
 const ir::Param& TestSetup::param(const std::string& name, ir::ParamKind kind) const {
   return find_param(kernel_, name, kind);

@@ -24,14 +24,20 @@ TEST(EmitLaunchWrappers, OneTypedFunctionPerKernelAndDtype) {
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "iron/core/error.hpp"
 #include "iron/dsl/geometry.hpp"
 #include "iron/dsl/kernel.hpp"
+#include "iron/dsl/tuning.hpp"
+#include "iron/dsl/tuning_table.hpp"
 #include "iron/runtime/backend.hpp"
 #include "iron/runtime/device.hpp"
+#include "iron/runtime/device_info.hpp"
 #include "iron/runtime/launch.hpp"
 
 namespace iron::launch {
@@ -46,15 +52,58 @@ inline void check_dtype(const char* function, const char* param,
                     std::string(iron::dtype_name(dtype)));
 }
 
-/// Launches `kernel` on `stream` with the grid its geometry function plans for `query` (the
-/// constexprs and tensor sizes given, the device's multiprocessors).
-inline void launch_planned(const iron::runtime::DeviceKernel& kernel,
-                           iron::dsl::GeometryQuery query,
+/// One entry point's kernel, traced on first use under each tuning configuration it launches
+/// with: the one the tuning file IRON_TUNING_FILE holds for the launch's shape on this device
+/// (docs/tuning.md), else the kernel's defaults.
+class TunedKernels {
+ public:
+  TunedKernels(const char* name, iron::DType dtype)
+      : name_(name), dtype_(dtype), has_knobs_(iron::dsl::tuning_space(name).has_value()) {}
+
+  iron::DType dtype() const { return dtype_; }
+
+  /// The tuning file's configuration for a launch with these constexprs on the first CUDA
+  /// device, or the empty configuration (the defaults).
+  iron::dsl::TuningConfig config_for(const iron::dsl::GeometryQuery& query) {
+    const iron::dsl::TuningTable& table = iron::dsl::environment_tuning_table();
+    const iron::runtime::CudaReport& cuda = iron::runtime::cuda_report();
+    if (!has_knobs_ || table.entries().empty() || cuda.devices.empty()) return {};
+    const iron::dsl::TuningEntry* entry =
+        table.find(name_, dtype_, iron::dsl::shape_bucket(get({}).ir(), query.constants),
+                   cuda.devices.front().name, iron::runtime::cuda_version_text(cuda.driver_version));
+    return entry == nullptr ? iron::dsl::TuningConfig{} : entry->config;
+  }
+
+  /// The kernel traced under `config`, kept for the next launch.
+  const iron::runtime::DeviceKernel& get(const iron::dsl::TuningConfig& config) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    auto& kept = kernels_[iron::dsl::format_config(config)];
+    if (!kept) {
+      kept = std::make_unique<iron::runtime::DeviceKernel>(
+          iron::dsl::kernel_ir_for(name_, dtype_, config));
+    }
+    return *kept;
+  }
+
+ private:
+  std::string name_;
+  iron::DType dtype_;
+  bool has_knobs_;
+  std::mutex mutex_;
+  std::map<std::string, std::unique_ptr<iron::runtime::DeviceKernel>> kernels_;
+};
+
+/// Launches the kernel of `kernels` on `stream` under its tuning configuration, with the grid
+/// its geometry function plans for `query` (the constexprs and tensor sizes given, the device's
+/// multiprocessors).
+inline void launch_planned(TunedKernels& kernels, iron::dsl::GeometryQuery query,
                            const std::vector<iron::runtime::DeviceArg>& args,
                            const iron::runtime::Stream& stream) {
-  query.dtype = kernel.ir().dtype;
+  query.dtype = kernels.dtype();
   query.device.multiprocessors = iron::runtime::cuda_multiprocessors();
-  const auto planned = iron::dsl::geometry_for(kernel.ir().name, query);
+  const iron::dsl::TuningConfig config = kernels.config_for(query);
+  const iron::runtime::DeviceKernel& kernel = kernels.get(config);
+  const auto planned = iron::dsl::geometry_for(kernel.ir().name, query, config);
   if (!planned) {
     throw iron::Error(kernel.ir().name +
                       ": no geometry function: launch it with launch_async and a grid");
@@ -119,7 +168,8 @@ namespace iron::lib {
 namespace detail = iron::launch::detail;
 
 /// scale_if (kernels/t.cpp:3) with T = f16, on device tensors: enqueued on `stream` with the grid the
-/// kernel's geometry function plans for these sizes.
+/// kernel's geometry function plans for these sizes, under the tuning file's
+/// configuration for them (IRON_TUNING_FILE) when it has one.
 inline void scale_if_f16(
     const iron::runtime::Stream& stream,
     const iron::runtime::DeviceTensor& x,
@@ -128,8 +178,7 @@ inline void scale_if_f16(
     std::uint32_t n,
     std::int32_t shift,
     bool flag) {
-  static const iron::runtime::DeviceKernel kernel{
-      iron::dsl::kernel_ir_for("scale_if", iron::DType::F16)};
+  static detail::TunedKernels kernels{"scale_if", iron::DType::F16};
   iron::dsl::GeometryQuery query;
   query.elements["x"] = x.count();
   query.elements["y"] = y.count();
@@ -137,7 +186,7 @@ inline void scale_if_f16(
   query.constants["n"] = static_cast<double>(n);
   query.constants["shift"] = static_cast<double>(shift);
   query.constants["flag"] = static_cast<double>(flag);
-  detail::launch_planned(kernel, query, {
+  detail::launch_planned(kernels, query, {
       &x,
       &y,
       iron::runtime::Scalar{iron::DType::F32, alpha, 0},
@@ -147,17 +196,17 @@ inline void scale_if_f16(
 }
 
 /// prefix (<unknown location>) with T = f32, on device tensors: enqueued on `stream` with the grid the
-/// kernel's geometry function plans for these sizes.
+/// kernel's geometry function plans for these sizes, under the tuning file's
+/// configuration for them (IRON_TUNING_FILE) when it has one.
 inline void prefix_f32(
     const iron::runtime::Stream& stream,
     const iron::runtime::DeviceTensor& x,
     iron::runtime::DeviceTensor& y) {
-  static const iron::runtime::DeviceKernel kernel{
-      iron::dsl::kernel_ir_for("prefix", iron::DType::F32)};
+  static detail::TunedKernels kernels{"prefix", iron::DType::F32};
   iron::dsl::GeometryQuery query;
   query.elements["x"] = x.count();
   query.elements["y"] = y.count();
-  detail::launch_planned(kernel, query, {
+  detail::launch_planned(kernels, query, {
       &x,
       &y}, stream);
 }

@@ -7,7 +7,8 @@
 
 namespace iron::bench {
 
-/// The grid the kernel's geometry gives for the bench's constexprs and buffers; Error when the
+/// The grid the kernel's geometry gives for the bench's constexprs, buffers and tuning
+/// configuration; Error when the
 /// kernel registered no geometry. Give the constexprs and buffers first:
 ///   bench::BenchSetup setup("iron_copy", dt);
 ///   setup.random("inp", n).output("out", n).constant("n", n);

@@ -11,6 +11,7 @@
 
 #include "iron/bench/device.hpp"
 #include "iron/bench/registry.hpp"
+#include "iron/dsl/tuning_table.hpp"
 
 namespace iron::bench {
 
@@ -40,7 +41,8 @@ struct BenchResult {
   std::string peer_op;
   std::map<std::string, double> peer_dims;
   runtime::Grid grid;
-  int buffer_sets = 1;            ///< rotated copies of the buffers (working set ≥ 4 × L2)
+  std::string tuning;   ///< the tuning file's configuration it ran under ("" for the defaults)
+  int buffer_sets = 1;  ///< rotated copies of the buffers (working set ≥ 4 × L2)
   std::uint64_t working_set = 0;  ///< bytes of one set of buffers
   BenchTiming iron;
   std::optional<ReferenceResult> reference;
@@ -60,8 +62,10 @@ struct Ceilings {
 
 Ceilings measure_ceilings(BenchDevice& device, int repeat);
 
-/// Runs one bench in one dtype; never throws (failures land in `error`).
-BenchResult run_bench(const BenchCase& bench, DType dtype, BenchDevice& device, int repeat);
+/// Runs one bench in one dtype; never throws (failures land in `error`). With `tuning`, a kernel
+/// with tuning knobs runs under the table's entry for its shape on this device, if any.
+BenchResult run_bench(const BenchCase& bench, DType dtype, BenchDevice& device, int repeat,
+                      const dsl::TuningTable* tuning = nullptr);
 
 /// Builds the setup and checks it without a device: a grid, bytes or FLOPs, a peer case, the
 /// dispatch guard on placeholder arguments, and the library reference's sizes against the

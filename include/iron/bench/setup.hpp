@@ -67,8 +67,12 @@ struct LibraryReference {
 
 class BenchSetup {
  public:
-  /// Traces kernel `kernel` with T = dtype.
+  /// Traces kernel `kernel` with T = dtype, its tuning knobs at their defaults.
   BenchSetup(const std::string& kernel, DType dtype);
+  /// Traces the kernel again under tuning configuration `config` (iron/dsl/tuning.hpp; knobs it
+  /// leaves out at their defaults) and, when a grid was set, plans it again from the kernel's
+  /// geometry under `config`: what `iron bench --tuning` does with a tuning file's entry.
+  BenchSetup& tune(const dsl::TuningConfig& config);
 
   /// An input of `count` values uniform in [lo, hi), in the parameter's dtype.
   BenchSetup& random(const std::string& name, std::size_t count, float lo = -1.0f, float hi = 1.0f);
@@ -102,6 +106,8 @@ class BenchSetup {
   BenchSetup& library_reference(LibraryReference ref);
 
   const ir::Kernel& kernel() const { return kernel_; }
+  /// The tuning configuration the kernel was traced under.
+  const dsl::TuningConfig& tuning() const { return tuning_; }
   DType dtype() const { return dtype_; }
   const std::map<std::string, BenchFill>& inputs() const { return inputs_; }
   const std::map<std::string, std::size_t>& outputs() const { return outputs_; }
@@ -120,6 +126,7 @@ class BenchSetup {
   const ir::Param& param(const std::string& name, ir::ParamKind kind) const;
   BenchSetup& fill(const std::string& name, BenchFill f);
   ir::Kernel kernel_;
+  dsl::TuningConfig tuning_;
   DType dtype_;
   std::map<std::string, BenchFill> inputs_;
   std::map<std::string, std::size_t> outputs_;

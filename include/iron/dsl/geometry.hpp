@@ -88,8 +88,9 @@ struct GeometryInfo {
 const std::vector<GeometryInfo>& registered_geometries();
 /// The geometry of kernel `name`, or nullptr when it registered none.
 const GeometryInfo* find_geometry(std::string_view name);
-/// The geometry kernel `name` wants for `query`, or nullopt when it registered none. An Error
-/// the function throws (a constexpr or tensor it needs is not given) names the kernel.
+/// The geometry kernel `name` wants for `query` (its tuning knobs at their defaults), or nullopt
+/// when it registered none. An Error the function throws (a constexpr or tensor it needs is not
+/// given) names the kernel.
 std::optional<Geometry> geometry_for(std::string_view name, const GeometryQuery& query);
 
 namespace detail {

@@ -111,7 +111,8 @@ struct KernelInfo {
 /// All kernels linked into the program, registered by static initialisers, sorted by name.
 const std::vector<KernelInfo>& registered_kernels();
 const KernelInfo* find_kernel(std::string_view name);
-/// Traces kernel `name` with T bound to `dtype`; Error for an unknown name or dtype.
+/// Traces kernel `name` with T bound to `dtype`, its tuning knobs (iron/dsl/tuning.hpp) at their
+/// defaults; Error for an unknown name or dtype.
 ir::Kernel kernel_ir_for(std::string_view name, DType dtype);
 
 namespace detail {

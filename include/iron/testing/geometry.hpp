@@ -26,13 +26,15 @@ dsl::GeometryQuery geometry_query(const ir::Kernel& kernel,
                                   const std::map<std::string, std::uint64_t>& elements,
                                   const dsl::DeviceShape& device);
 
-/// The grid the kernel's geometry gives for `query`, with the threads per group the query fixed
-/// (if any) in place of the geometry's; nullopt when the kernel registered no geometry.
+/// The grid the kernel's geometry gives for `query` under tuning configuration `config`, with the
+/// threads per group the query fixed (if any) in place of the geometry's; nullopt when the
+/// kernel registered no geometry.
 std::optional<runtime::Grid> geometry_grid(const ir::Kernel& kernel,
-                                           const dsl::GeometryQuery& query);
+                                           const dsl::GeometryQuery& query,
+                                           const dsl::TuningConfig& config = {});
 
-/// The grid the kernel's geometry gives for a test's constexprs and tensors, on the default
-/// device; Error when the kernel registered no geometry.
+/// The grid the kernel's geometry gives for a test's constexprs, tensors and tuning
+/// configuration, on the default device; Error when the kernel registered no geometry.
 runtime::Grid geometry_grid(const TestSetup& setup);
 
 }  // namespace iron::testing

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "iron/core/ir.hpp"
+#include "iron/dsl/tuning.hpp"
 #include "iron/runtime/launch.hpp"
 
 namespace iron::testing {
@@ -21,8 +22,9 @@ struct Tolerance {
 
 class TestSetup {
  public:
-  /// Traces kernel `kernel` with T = dtype.
-  TestSetup(const std::string& kernel, DType dtype);
+  /// Traces kernel `kernel` with T = dtype, under tuning configuration `config` (the kernel's
+  /// knobs it leaves out at their defaults; iron/dsl/tuning.hpp).
+  TestSetup(const std::string& kernel, DType dtype, const dsl::TuningConfig& config = {});
 
   /// An input tensor; values are converted to the parameter's dtype (rounding floats).
   TestSetup& input(const std::string& name, const std::vector<float>& values);
@@ -53,6 +55,8 @@ class TestSetup {
   TestSetup& grid_rows(std::uint32_t rows, std::uint32_t tpg);
 
   const ir::Kernel& kernel() const { return kernel_; }
+  /// The tuning configuration the kernel was traced under (its geometry plans with it).
+  const dsl::TuningConfig& tuning() const { return tuning_; }
   const runtime::Grid& launch_grid() const { return grid_; }
   /// Whether grid(), grid_1d() or grid_rows() was called.
   bool has_grid() const { return grid_set_; }
@@ -70,6 +74,7 @@ class TestSetup {
  private:
   const ir::Param& param(const std::string& name, ir::ParamKind kind) const;
   ir::Kernel kernel_;
+  dsl::TuningConfig tuning_;
   std::map<std::string, runtime::HostTensor> inputs_;
   std::map<std::string, std::size_t> outputs_;
   std::map<std::string, runtime::HostTensor> initial_;

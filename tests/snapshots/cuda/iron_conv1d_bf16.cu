@@ -308,7 +308,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
   const unsigned int v58 = v57 % v55;
   const unsigned int v59 = v51 + v58;
   const unsigned int v60 = v59 << 7u;
-  const unsigned int v63 = v57 / v55;
+  const unsigned int v63 = v57 / v55;  // kernels/gemm/gemm_tiles.hpp:131
   const unsigned int v64 = v63 << 7u;
   const unsigned int v65 = v11 * v12;  // kernels/convolution/conv_tiles.hpp:140
   const unsigned int v66 = v65 * v15;
@@ -418,34 +418,34 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
   const unsigned int v256 = v255 * v5;
   const unsigned int v257 = v249 ? v256 : v10;
   const unsigned int v260 = v249 ? v245 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v261 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:229
-  const unsigned int v264 = v261 >> 1u;  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v261 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v264 = v261 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v265 = v264 << 6u;
-  const unsigned int v268 = v261 & 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v268 = v261 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
   const unsigned int v269 = v268 << 6u;
-  iron_frag<float, 2, 64, 64> v271;  // kernels/gemm/gemm_tiles.hpp:233
+  iron_frag<float, 2, 64, 64> v271;  // kernels/gemm/gemm_tiles.hpp:234
   iron_frag_fill(v271, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v273;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<iron_bf16, 0, 64, 16> v273;  // kernels/gemm/gemm_tiles.hpp:235
   iron_frag_fill(v273, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v275;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<iron_bf16, 1, 16, 64> v275;  // kernels/gemm/gemm_tiles.hpp:236
   iron_frag_fill(v275, iron_f32_to_bf16(0.0f));
   const unsigned int v278 = v2 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v279 = v278 == v10;
   const unsigned int v283 = v13 & 7u;
   const bool v284 = v283 == v10;
   const bool v285 = v279 && v284;
-  const unsigned int v288 = v15 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
+  const unsigned int v288 = v15 & 7u;  // kernels/gemm/gemm_tiles.hpp:150
   const bool v289 = v288 == v10;
   const unsigned int v292 = v66 & 7u;
   const bool v293 = v292 == v10;
   const bool v294 = v289 && v293;
-  const bool v295 = v285 && v294;  // kernels/gemm/gemm_tiles.hpp:248
+  const bool v295 = v285 && v294;  // kernels/gemm/gemm_tiles.hpp:249
   if (v295) {
-    for (unsigned int v6385 = v10; v6385 < 2u; v6385 += 1u) {  // kernels/gemm/gemm_tiles.hpp:255
+    for (unsigned int v6385 = v10; v6385 < 2u; v6385 += 1u) {  // kernels/gemm/gemm_tiles.hpp:256
       const unsigned int v6386 = v6385 << 6u;
       const bool v6388 = v6386 < v15;
       if (v6388) {
-        const unsigned int v6390 = v6385 << 13u;  // kernels/gemm/gemm_tiles.hpp:252
+        const unsigned int v6390 = v6385 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
         if (v87) {  // kernels/convolution/im2col_a.hpp:89
           const unsigned int v6399 = v114 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
           const unsigned int v6400 = v6399 << 3u;
@@ -907,43 +907,43 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
         const unsigned int v6995 = v6994 + v6980;
         iron_copy_async<16>(shm1 + (v6995 ^ (((v6995 >> 6u) & 7u) << 3u)), weight + v6991, v6985);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:255
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
     }
-    const unsigned int v7008 = v265 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
-    const unsigned int v7014 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:243
+    const unsigned int v7008 = v265 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const unsigned int v7014 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
 
-    for (unsigned int v6996 = v10; v6996 < v15; v6996 += 64u) {  // kernels/gemm/gemm_tiles.hpp:255
+    for (unsigned int v6996 = v10; v6996 < v15; v6996 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
       const unsigned int v6998 = v6996 >> 6u;
       const unsigned int v7000 = v6998 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v7002 = v7000 << 13u;  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v7009 = v7002 + v7008;  // kernels/gemm/gemm_tiles.hpp:239
+      const unsigned int v7002 = v7000 << 13u;  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v7009 = v7002 + v7008;  // kernels/gemm/gemm_tiles.hpp:240
       iron_frag_load_shared<false, 6, 3>(v273, shm0, v7009, 64u);
-      const unsigned int v7015 = v7002 + v7014;  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v7015 = v7002 + v7014;  // kernels/gemm/gemm_tiles.hpp:244
       iron_frag_load_shared<true, 6, 3>(v275, shm1, v7015, 64u);
-      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:245
-      const unsigned int v7022 = v7009 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
+      const unsigned int v7022 = v7009 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
       iron_frag_load_shared<false, 6, 3>(v273, shm0, v7022, 64u);
-      const unsigned int v7028 = v7015 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v7028 = v7015 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
       iron_frag_load_shared<true, 6, 3>(v275, shm1, v7028, 64u);
-      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:245
-      const unsigned int v7034 = v7009 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
+      const unsigned int v7034 = v7009 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
       iron_frag_load_shared<false, 6, 3>(v273, shm0, v7034, 64u);
-      const unsigned int v7040 = v7015 + 32u;  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v7040 = v7015 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
       iron_frag_load_shared<true, 6, 3>(v275, shm1, v7040, 64u);
-      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:245
-      const unsigned int v7046 = v7009 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
+      const unsigned int v7046 = v7009 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
       iron_frag_load_shared<false, 6, 3>(v273, shm0, v7046, 64u);
-      const unsigned int v7052 = v7015 + 48u;  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v7052 = v7015 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
       iron_frag_load_shared<true, 6, 3>(v275, shm1, v7052, 64u);
-      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:245
-      const unsigned int v7055 = v6996 + 128u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
+      const unsigned int v7055 = v6996 + 128u;  // kernels/gemm/gemm_tiles.hpp:256
       const unsigned int v7057 = v6998 + 2u;
       const unsigned int v7058 = v7057 % 3u;
       const bool v7059 = v7055 < v15;
       if (v7059) {
-        const unsigned int v7061 = v7058 << 13u;  // kernels/gemm/gemm_tiles.hpp:252
+        const unsigned int v7061 = v7058 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
         if (v87) {  // kernels/convolution/im2col_a.hpp:89
           const unsigned int v7070 = v114 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
           const unsigned int v7071 = v7070 << 3u;
@@ -1405,22 +1405,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
         const unsigned int v7666 = v7665 + v7651;
         iron_copy_async<16>(shm1 + (v7666 ^ (((v7666 >> 6u) & 7u) << 3u)), weight + v7662, v7656);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:255
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
     }
     __syncthreads();
   } else {
     const unsigned int v964 = blockDim.x;  // kernels/convolution/im2col_a.hpp:155
     const unsigned int v1023 = v1 + v6;  // kernels/convolution/im2col_a.hpp:71
-    const unsigned int v1077 = v265 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
-    const unsigned int v1083 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:243
-    const unsigned int v1091 = v1077 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
-    const unsigned int v1097 = v1083 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
-    const unsigned int v1103 = v1077 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
-    const unsigned int v1109 = v1083 + 32u;  // kernels/gemm/gemm_tiles.hpp:243
-    const unsigned int v1115 = v1077 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
-    const unsigned int v1121 = v1083 + 48u;  // kernels/gemm/gemm_tiles.hpp:243
+    const unsigned int v1077 = v265 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const unsigned int v1083 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v1091 = v1077 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+    const unsigned int v1097 = v1083 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v1103 = v1077 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+    const unsigned int v1109 = v1083 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v1115 = v1077 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+    const unsigned int v1121 = v1083 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
 
-    for (unsigned int v963 = v10; v963 < v15; v963 += 64u) {  // kernels/gemm/gemm_tiles.hpp:260
+    for (unsigned int v963 = v10; v963 < v15; v963 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
       for (unsigned int v967 = v114; v967 < 8192u; v967 += v964) {  // kernels/convolution/im2col_a.hpp:155
         const unsigned int v969 = v967 >> 6u;  // kernels/convolution/im2col_a.hpp:156
         const unsigned int v971 = v967 & 63u;  // kernels/convolution/im2col_a.hpp:157
@@ -1493,23 +1493,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
           shm1[(v1070 ^ (((v1070 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:263
-      iron_frag_load_shared<false, 6, 3>(v273, shm0, v1077, 64u);  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load_shared<true, 6, 3>(v275, shm1, v1083, 64u);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:245
-      iron_frag_load_shared<false, 6, 3>(v273, shm0, v1091, 64u);  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load_shared<true, 6, 3>(v275, shm1, v1097, 64u);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:245
-      iron_frag_load_shared<false, 6, 3>(v273, shm0, v1103, 64u);  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load_shared<true, 6, 3>(v275, shm1, v1109, 64u);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:245
-      iron_frag_load_shared<false, 6, 3>(v273, shm0, v1115, 64u);  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load_shared<true, 6, 3>(v275, shm1, v1121, 64u);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:245
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:265
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:264
+      iron_frag_load_shared<false, 6, 3>(v273, shm0, v1077, 64u);  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_load_shared<true, 6, 3>(v275, shm1, v1083, 64u);  // kernels/gemm/gemm_tiles.hpp:244
+      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_load_shared<false, 6, 3>(v273, shm0, v1091, 64u);  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_load_shared<true, 6, 3>(v275, shm1, v1097, 64u);  // kernels/gemm/gemm_tiles.hpp:244
+      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_load_shared<false, 6, 3>(v273, shm0, v1103, 64u);  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_load_shared<true, 6, 3>(v275, shm1, v1109, 64u);  // kernels/gemm/gemm_tiles.hpp:244
+      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_load_shared<false, 6, 3>(v273, shm0, v1115, 64u);  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_load_shared<true, 6, 3>(v275, shm1, v1121, 64u);  // kernels/gemm/gemm_tiles.hpp:244
+      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:266
     }
   }
-  const unsigned int v1122 = v64 + v269;  // kernels/gemm/gemm_tiles.hpp:268
+  const unsigned int v1122 = v64 + v269;  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1123 = v60 + v265;
   const unsigned int v1127 = v3 & 1u;  // kernels/convolution/conv_tiles.hpp:83
   const bool v1128 = v1127 == v10;

@@ -334,7 +334,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
   const unsigned int v61 = v60 % v58;
   const unsigned int v62 = v54 + v61;
   const unsigned int v63 = v62 << 7u;
-  const unsigned int v66 = v60 / v58;
+  const unsigned int v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:131
   const unsigned int v67 = v66 << 7u;
   const unsigned int v68 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:125
   const bool v70 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:175
@@ -408,26 +408,26 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
   const unsigned int v186 = v178 ? v185 : 0u;
   const unsigned int v188 = v174 * v1;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v189 = v178 ? v188 : 0u;
-  const unsigned int v190 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:229
-  const unsigned int v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v190 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v194 = v193 << 6u;
-  const unsigned int v197 = v190 & 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v197 = v190 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
   const unsigned int v198 = v197 << 6u;
-  iron_frag<float, 2, 64, 64> v200;  // kernels/gemm/gemm_tiles.hpp:233
+  iron_frag<float, 2, 64, 64> v200;  // kernels/gemm/gemm_tiles.hpp:234
   iron_frag_fill(v200, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v202;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<iron_bf16, 0, 64, 16> v202;  // kernels/gemm/gemm_tiles.hpp:235
   iron_frag_fill(v202, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v204;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<iron_bf16, 1, 16, 64> v204;  // kernels/gemm/gemm_tiles.hpp:236
   iron_frag_fill(v204, iron_f32_to_bf16(0.0f));
   const unsigned int v207 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v208 = v207 == 0u;
   const bool v214 = v208 && v208;
-  if (v214) {  // kernels/gemm/gemm_tiles.hpp:248
-    for (unsigned int v7185 = 0u; v7185 < 2u; v7185 += 1u) {  // kernels/gemm/gemm_tiles.hpp:255
+  if (v214) {  // kernels/gemm/gemm_tiles.hpp:249
+    for (unsigned int v7185 = 0u; v7185 < 2u; v7185 += 1u) {  // kernels/gemm/gemm_tiles.hpp:256
       const unsigned int v7186 = v7185 << 5u;
       const bool v7188 = v7186 < v18;
       if (v7188) {
-        const unsigned int v7190 = v7185 * 5120u;  // kernels/gemm/gemm_tiles.hpp:252
+        const unsigned int v7190 = v7185 * 5120u;  // kernels/gemm/gemm_tiles.hpp:253
         if (v85) {  // kernels/convolution/im2col_a.hpp:89
           const unsigned int v7199 = v115 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
           const unsigned int v7200 = v7199 << 3u;
@@ -962,33 +962,33 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
         const unsigned int v8078 = v8077 + v7921;
         *reinterpret_cast<iron_bf16x8*>(shm1 + v8078) = iron_bf16x8{{v8052, v8055, v8058, v8061, v8064, v8067, v8070, v8073}};
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:255
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
     }
-    const unsigned int v8092 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:239
-    const unsigned int v8098 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:243
+    const unsigned int v8092 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
+    const unsigned int v8098 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
 
-    for (unsigned int v8080 = 0u; v8080 < v18; v8080 += 32u) {  // kernels/gemm/gemm_tiles.hpp:255
+    for (unsigned int v8080 = 0u; v8080 < v18; v8080 += 32u) {  // kernels/gemm/gemm_tiles.hpp:256
       const unsigned int v8082 = v8080 >> 5u;
       const unsigned int v8084 = v8082 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v8086 = v8084 * 5120u;  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v8093 = v8086 + v8092;  // kernels/gemm/gemm_tiles.hpp:239
+      const unsigned int v8086 = v8084 * 5120u;  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v8093 = v8086 + v8092;  // kernels/gemm/gemm_tiles.hpp:240
       iron_frag_load_shared<false>(v202, shm0, v8093, 40u);
-      const unsigned int v8099 = v8086 + v8098;  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v8099 = v8086 + v8098;  // kernels/gemm/gemm_tiles.hpp:244
       iron_frag_load_shared<true>(v204, shm1, v8099, 40u);
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:245
-      const unsigned int v8106 = v8093 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:246
+      const unsigned int v8106 = v8093 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
       iron_frag_load_shared<false>(v202, shm0, v8106, 40u);
-      const unsigned int v8112 = v8099 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v8112 = v8099 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
       iron_frag_load_shared<true>(v204, shm1, v8112, 40u);
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:245
-      const unsigned int v8115 = v8080 + 64u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:246
+      const unsigned int v8115 = v8080 + 64u;  // kernels/gemm/gemm_tiles.hpp:256
       const unsigned int v8117 = v8082 + 2u;
       const unsigned int v8118 = v8117 % 3u;
       const bool v8119 = v8115 < v18;
       if (v8119) {
-        const unsigned int v8121 = v8118 * 5120u;  // kernels/gemm/gemm_tiles.hpp:252
+        const unsigned int v8121 = v8118 * 5120u;  // kernels/gemm/gemm_tiles.hpp:253
         if (v85) {  // kernels/convolution/im2col_a.hpp:89
           const unsigned int v8130 = v115 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
           const unsigned int v8131 = v8130 << 3u;
@@ -1523,7 +1523,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
         const unsigned int v9009 = v9008 + v8852;
         *reinterpret_cast<iron_bf16x8*>(shm1 + v9009) = iron_bf16x8{{v8983, v8986, v8989, v8992, v8995, v8998, v9001, v9004}};
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:255
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
     }
     __syncthreads();
   } else {
@@ -1575,12 +1575,12 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
     const unsigned int v1764 = v1750 * v1262;  // kernels/gemm/quant_b.hpp:38
     const unsigned int v1892 = v1733 * 40u;  // kernels/gemm/quant_b.hpp:146
     const unsigned int v1894 = v1892 + v1737;
-    const unsigned int v1901 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:239
-    const unsigned int v1907 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:243
-    const unsigned int v1915 = v1901 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
-    const unsigned int v1921 = v1907 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
+    const unsigned int v1901 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
+    const unsigned int v1907 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v1915 = v1901 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+    const unsigned int v1921 = v1907 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
 
-    for (unsigned int v1144 = 0u; v1144 < v18; v1144 += 32u) {  // kernels/gemm/gemm_tiles.hpp:260
+    for (unsigned int v1144 = 0u; v1144 < v18; v1144 += 32u) {  // kernels/gemm/gemm_tiles.hpp:261
       for (unsigned int v1148 = v115; v1148 < 4096u; v1148 += v1145) {  // kernels/convolution/im2col_a.hpp:155
         const unsigned int v1150 = v1148 >> 5u;  // kernels/convolution/im2col_a.hpp:156
         const unsigned int v1152 = v1148 & 31u;  // kernels/convolution/im2col_a.hpp:157
@@ -1945,17 +1945,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
       const float v1888 = v1742 ? v1865 : 0.0f;
       const iron_bf16 v1889 = iron_f32_to_bf16(v1888);
       *reinterpret_cast<iron_bf16x8*>(shm1 + v1894) = iron_bf16x8{{v1868, v1871, v1874, v1877, v1880, v1883, v1886, v1889}};  // kernels/gemm/quant_b.hpp:146
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:263
-      iron_frag_load_shared<false>(v202, shm0, v1901, 40u);  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load_shared<true>(v204, shm1, v1907, 40u);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:245
-      iron_frag_load_shared<false>(v202, shm0, v1915, 40u);  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load_shared<true>(v204, shm1, v1921, 40u);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:245
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:265
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:264
+      iron_frag_load_shared<false>(v202, shm0, v1901, 40u);  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_load_shared<true>(v204, shm1, v1907, 40u);  // kernels/gemm/gemm_tiles.hpp:244
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_load_shared<false>(v202, shm0, v1915, 40u);  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_load_shared<true>(v204, shm1, v1921, 40u);  // kernels/gemm/gemm_tiles.hpp:244
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:246
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:266
     }
   }
-  const unsigned int v1922 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:268
+  const unsigned int v1922 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1923 = v63 + v194;
   const unsigned int v1924 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:127
   const unsigned int v1927 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83

@@ -332,7 +332,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
   const unsigned int v61 = v60 % v58;
   const unsigned int v62 = v54 + v61;
   const unsigned int v63 = v62 << 7u;
-  const unsigned int v66 = v60 / v58;
+  const unsigned int v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:131
   const unsigned int v67 = v66 << 7u;
   const unsigned int v68 = v14 * v15;  // kernels/convolution/conv_tiles.hpp:140
   const unsigned int v69 = v68 * v18;
@@ -466,34 +466,34 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
   const unsigned int v260 = v252 ? v259 : 0u;
   const unsigned int v262 = v248 * v1;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v263 = v252 ? v262 : 0u;
-  const unsigned int v264 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:229
-  const unsigned int v267 = v264 >> 1u;  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v264 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v267 = v264 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v268 = v267 << 6u;
-  const unsigned int v271 = v264 & 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v271 = v264 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
   const unsigned int v272 = v271 << 6u;
-  iron_frag<float, 2, 64, 64> v274;  // kernels/gemm/gemm_tiles.hpp:233
+  iron_frag<float, 2, 64, 64> v274;  // kernels/gemm/gemm_tiles.hpp:234
   iron_frag_fill(v274, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v276;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<iron_bf16, 0, 64, 16> v276;  // kernels/gemm/gemm_tiles.hpp:235
   iron_frag_fill(v276, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v278;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<iron_bf16, 1, 16, 64> v278;  // kernels/gemm/gemm_tiles.hpp:236
   iron_frag_fill(v278, iron_f32_to_bf16(0.0f));
   const unsigned int v281 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v282 = v281 == 0u;
   const unsigned int v286 = v16 & 7u;
   const bool v287 = v286 == 0u;
   const bool v288 = v282 && v287;
-  const unsigned int v291 = v18 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
+  const unsigned int v291 = v18 & 7u;  // kernels/gemm/gemm_tiles.hpp:150
   const bool v292 = v291 == 0u;
   const unsigned int v295 = v69 & 7u;
   const bool v296 = v295 == 0u;
   const bool v297 = v292 && v296;
-  const bool v298 = v288 && v297;  // kernels/gemm/gemm_tiles.hpp:248
+  const bool v298 = v288 && v297;  // kernels/gemm/gemm_tiles.hpp:249
   if (v298) {
-    for (unsigned int v6388 = 0u; v6388 < 2u; v6388 += 1u) {  // kernels/gemm/gemm_tiles.hpp:255
+    for (unsigned int v6388 = 0u; v6388 < 2u; v6388 += 1u) {  // kernels/gemm/gemm_tiles.hpp:256
       const unsigned int v6389 = v6388 << 6u;
       const bool v6391 = v6389 < v18;
       if (v6391) {
-        const unsigned int v6393 = v6388 << 13u;  // kernels/gemm/gemm_tiles.hpp:252
+        const unsigned int v6393 = v6388 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
         if (v90) {  // kernels/convolution/im2col_a.hpp:89
           const unsigned int v6402 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
           const unsigned int v6403 = v6402 << 3u;
@@ -964,43 +964,43 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
         const unsigned int v6998 = v6997 + v6983;
         iron_copy_async<16>(shm1 + (v6998 ^ (((v6998 >> 6u) & 7u) << 3u)), weight + v6994, v6988);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:255
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
     }
-    const unsigned int v7011 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
-    const unsigned int v7017 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:243
+    const unsigned int v7011 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const unsigned int v7017 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
 
-    for (unsigned int v6999 = 0u; v6999 < v18; v6999 += 64u) {  // kernels/gemm/gemm_tiles.hpp:255
+    for (unsigned int v6999 = 0u; v6999 < v18; v6999 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
       const unsigned int v7001 = v6999 >> 6u;
       const unsigned int v7003 = v7001 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v7005 = v7003 << 13u;  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v7012 = v7005 + v7011;  // kernels/gemm/gemm_tiles.hpp:239
+      const unsigned int v7005 = v7003 << 13u;  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v7012 = v7005 + v7011;  // kernels/gemm/gemm_tiles.hpp:240
       iron_frag_load_shared<false, 6, 3>(v276, shm0, v7012, 64u);
-      const unsigned int v7018 = v7005 + v7017;  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v7018 = v7005 + v7017;  // kernels/gemm/gemm_tiles.hpp:244
       iron_frag_load_shared<true, 6, 3>(v278, shm1, v7018, 64u);
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:245
-      const unsigned int v7025 = v7012 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
+      const unsigned int v7025 = v7012 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
       iron_frag_load_shared<false, 6, 3>(v276, shm0, v7025, 64u);
-      const unsigned int v7031 = v7018 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v7031 = v7018 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
       iron_frag_load_shared<true, 6, 3>(v278, shm1, v7031, 64u);
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:245
-      const unsigned int v7037 = v7012 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
+      const unsigned int v7037 = v7012 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
       iron_frag_load_shared<false, 6, 3>(v276, shm0, v7037, 64u);
-      const unsigned int v7043 = v7018 + 32u;  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v7043 = v7018 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
       iron_frag_load_shared<true, 6, 3>(v278, shm1, v7043, 64u);
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:245
-      const unsigned int v7049 = v7012 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
+      const unsigned int v7049 = v7012 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
       iron_frag_load_shared<false, 6, 3>(v276, shm0, v7049, 64u);
-      const unsigned int v7055 = v7018 + 48u;  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v7055 = v7018 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
       iron_frag_load_shared<true, 6, 3>(v278, shm1, v7055, 64u);
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:245
-      const unsigned int v7058 = v6999 + 128u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
+      const unsigned int v7058 = v6999 + 128u;  // kernels/gemm/gemm_tiles.hpp:256
       const unsigned int v7060 = v7001 + 2u;
       const unsigned int v7061 = v7060 % 3u;
       const bool v7062 = v7058 < v18;
       if (v7062) {
-        const unsigned int v7064 = v7061 << 13u;  // kernels/gemm/gemm_tiles.hpp:252
+        const unsigned int v7064 = v7061 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
         if (v90) {  // kernels/convolution/im2col_a.hpp:89
           const unsigned int v7073 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
           const unsigned int v7074 = v7073 << 3u;
@@ -1471,22 +1471,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
         const unsigned int v7669 = v7668 + v7654;
         iron_copy_async<16>(shm1 + (v7669 ^ (((v7669 >> 6u) & 7u) << 3u)), weight + v7665, v7659);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:255
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
     }
     __syncthreads();
   } else {
     const unsigned int v967 = blockDim.x;  // kernels/convolution/im2col_a.hpp:155
     const unsigned int v1026 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const unsigned int v1080 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
-    const unsigned int v1086 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:243
-    const unsigned int v1094 = v1080 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
-    const unsigned int v1100 = v1086 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
-    const unsigned int v1106 = v1080 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
-    const unsigned int v1112 = v1086 + 32u;  // kernels/gemm/gemm_tiles.hpp:243
-    const unsigned int v1118 = v1080 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
-    const unsigned int v1124 = v1086 + 48u;  // kernels/gemm/gemm_tiles.hpp:243
+    const unsigned int v1080 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const unsigned int v1086 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v1094 = v1080 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+    const unsigned int v1100 = v1086 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v1106 = v1080 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+    const unsigned int v1112 = v1086 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v1118 = v1080 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+    const unsigned int v1124 = v1086 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
 
-    for (unsigned int v966 = 0u; v966 < v18; v966 += 64u) {  // kernels/gemm/gemm_tiles.hpp:260
+    for (unsigned int v966 = 0u; v966 < v18; v966 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
       for (unsigned int v970 = v117; v970 < 8192u; v970 += v967) {  // kernels/convolution/im2col_a.hpp:155
         const unsigned int v972 = v970 >> 6u;  // kernels/convolution/im2col_a.hpp:156
         const unsigned int v974 = v970 & 63u;  // kernels/convolution/im2col_a.hpp:157
@@ -1563,23 +1563,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
           shm1[(v1073 ^ (((v1073 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:263
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1080, 64u);  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1086, 64u);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:245
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1094, 64u);  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1100, 64u);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:245
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1106, 64u);  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1112, 64u);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:245
-      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1118, 64u);  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1124, 64u);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:245
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:265
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:264
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1080, 64u);  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1086, 64u);  // kernels/gemm/gemm_tiles.hpp:244
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1094, 64u);  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1100, 64u);  // kernels/gemm/gemm_tiles.hpp:244
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1106, 64u);  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1112, 64u);  // kernels/gemm/gemm_tiles.hpp:244
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_load_shared<false, 6, 3>(v276, shm0, v1118, 64u);  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_load_shared<true, 6, 3>(v278, shm1, v1124, 64u);  // kernels/gemm/gemm_tiles.hpp:244
+      iron_frag_mma_sync(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:266
     }
   }
-  const unsigned int v1125 = v67 + v272;  // kernels/gemm/gemm_tiles.hpp:268
+  const unsigned int v1125 = v67 + v272;  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1126 = v63 + v268;
   const unsigned int v1130 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
   const bool v1131 = v1130 == 0u;

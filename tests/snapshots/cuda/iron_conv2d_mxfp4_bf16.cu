@@ -332,7 +332,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
   const unsigned int v61 = v60 % v58;
   const unsigned int v62 = v54 + v61;
   const unsigned int v63 = v62 << 7u;
-  const unsigned int v66 = v60 / v58;
+  const unsigned int v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:131
   const unsigned int v67 = v66 << 7u;
   const unsigned int v68 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:125
   const bool v70 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:175
@@ -406,26 +406,26 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
   const unsigned int v186 = v178 ? v185 : 0u;
   const unsigned int v188 = v174 * v1;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v189 = v178 ? v188 : 0u;
-  const unsigned int v190 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:229
-  const unsigned int v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v190 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v194 = v193 << 6u;
-  const unsigned int v197 = v190 & 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v197 = v190 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
   const unsigned int v198 = v197 << 6u;
-  iron_frag<float, 2, 64, 64> v200;  // kernels/gemm/gemm_tiles.hpp:233
+  iron_frag<float, 2, 64, 64> v200;  // kernels/gemm/gemm_tiles.hpp:234
   iron_frag_fill(v200, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v202;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<iron_bf16, 0, 64, 16> v202;  // kernels/gemm/gemm_tiles.hpp:235
   iron_frag_fill(v202, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v204;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<iron_bf16, 1, 16, 64> v204;  // kernels/gemm/gemm_tiles.hpp:236
   iron_frag_fill(v204, iron_f32_to_bf16(0.0f));
   const unsigned int v207 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v208 = v207 == 0u;
   const bool v214 = v208 && v208;
-  if (v214) {  // kernels/gemm/gemm_tiles.hpp:248
-    for (unsigned int v7753 = 0u; v7753 < 2u; v7753 += 1u) {  // kernels/gemm/gemm_tiles.hpp:255
+  if (v214) {  // kernels/gemm/gemm_tiles.hpp:249
+    for (unsigned int v7753 = 0u; v7753 < 2u; v7753 += 1u) {  // kernels/gemm/gemm_tiles.hpp:256
       const unsigned int v7754 = v7753 << 5u;
       const bool v7756 = v7754 < v18;
       if (v7756) {
-        const unsigned int v7758 = v7753 * 5120u;  // kernels/gemm/gemm_tiles.hpp:252
+        const unsigned int v7758 = v7753 * 5120u;  // kernels/gemm/gemm_tiles.hpp:253
         if (v85) {  // kernels/convolution/im2col_a.hpp:89
           const unsigned int v7767 = v115 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
           const unsigned int v7768 = v7767 << 3u;
@@ -1168,33 +1168,33 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
         const unsigned int v8930 = v8929 + v8702;
         *reinterpret_cast<iron_bf16x8*>(shm1 + v8930) = iron_bf16x8{{v8904, v8907, v8910, v8913, v8916, v8919, v8922, v8925}};
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:255
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
     }
-    const unsigned int v8944 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:239
-    const unsigned int v8950 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:243
+    const unsigned int v8944 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
+    const unsigned int v8950 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
 
-    for (unsigned int v8932 = 0u; v8932 < v18; v8932 += 32u) {  // kernels/gemm/gemm_tiles.hpp:255
+    for (unsigned int v8932 = 0u; v8932 < v18; v8932 += 32u) {  // kernels/gemm/gemm_tiles.hpp:256
       const unsigned int v8934 = v8932 >> 5u;
       const unsigned int v8936 = v8934 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v8938 = v8936 * 5120u;  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v8945 = v8938 + v8944;  // kernels/gemm/gemm_tiles.hpp:239
+      const unsigned int v8938 = v8936 * 5120u;  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v8945 = v8938 + v8944;  // kernels/gemm/gemm_tiles.hpp:240
       iron_frag_load_shared<false>(v202, shm0, v8945, 40u);
-      const unsigned int v8951 = v8938 + v8950;  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v8951 = v8938 + v8950;  // kernels/gemm/gemm_tiles.hpp:244
       iron_frag_load_shared<true>(v204, shm1, v8951, 40u);
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:245
-      const unsigned int v8958 = v8945 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:246
+      const unsigned int v8958 = v8945 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
       iron_frag_load_shared<false>(v202, shm0, v8958, 40u);
-      const unsigned int v8964 = v8951 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v8964 = v8951 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
       iron_frag_load_shared<true>(v204, shm1, v8964, 40u);
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:245
-      const unsigned int v8967 = v8932 + 64u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:246
+      const unsigned int v8967 = v8932 + 64u;  // kernels/gemm/gemm_tiles.hpp:256
       const unsigned int v8969 = v8934 + 2u;
       const unsigned int v8970 = v8969 % 3u;
       const bool v8971 = v8967 < v18;
       if (v8971) {
-        const unsigned int v8973 = v8970 * 5120u;  // kernels/gemm/gemm_tiles.hpp:252
+        const unsigned int v8973 = v8970 * 5120u;  // kernels/gemm/gemm_tiles.hpp:253
         if (v85) {  // kernels/convolution/im2col_a.hpp:89
           const unsigned int v8982 = v115 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
           const unsigned int v8983 = v8982 << 3u;
@@ -1937,7 +1937,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
         const unsigned int v10145 = v10144 + v9917;
         *reinterpret_cast<iron_bf16x8*>(shm1 + v10145) = iron_bf16x8{{v10119, v10122, v10125, v10128, v10131, v10134, v10137, v10140}};
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:255
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
     }
     __syncthreads();
   } else {
@@ -1989,12 +1989,12 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
     const unsigned int v2259 = v2247 * v1544;  // kernels/gemm/quant_b.hpp:72
     const unsigned int v2460 = v2230 * 40u;  // kernels/gemm/quant_b.hpp:146
     const unsigned int v2462 = v2460 + v2234;
-    const unsigned int v2469 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:239
-    const unsigned int v2475 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:243
-    const unsigned int v2483 = v2469 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
-    const unsigned int v2489 = v2475 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
+    const unsigned int v2469 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
+    const unsigned int v2475 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
+    const unsigned int v2483 = v2469 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+    const unsigned int v2489 = v2475 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
 
-    for (unsigned int v1428 = 0u; v1428 < v18; v1428 += 32u) {  // kernels/gemm/gemm_tiles.hpp:260
+    for (unsigned int v1428 = 0u; v1428 < v18; v1428 += 32u) {  // kernels/gemm/gemm_tiles.hpp:261
       for (unsigned int v1432 = v115; v1432 < 4096u; v1432 += v1429) {  // kernels/convolution/im2col_a.hpp:155
         const unsigned int v1434 = v1432 >> 5u;  // kernels/convolution/im2col_a.hpp:156
         const unsigned int v1436 = v1432 & 31u;  // kernels/convolution/im2col_a.hpp:157
@@ -2567,17 +2567,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
       const float v2456 = v2239 ? v2433 : 0.0f;
       const iron_bf16 v2457 = iron_f32_to_bf16(v2456);
       *reinterpret_cast<iron_bf16x8*>(shm1 + v2462) = iron_bf16x8{{v2436, v2439, v2442, v2445, v2448, v2451, v2454, v2457}};  // kernels/gemm/quant_b.hpp:146
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:263
-      iron_frag_load_shared<false>(v202, shm0, v2469, 40u);  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load_shared<true>(v204, shm1, v2475, 40u);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:245
-      iron_frag_load_shared<false>(v202, shm0, v2483, 40u);  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load_shared<true>(v204, shm1, v2489, 40u);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:245
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:265
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:264
+      iron_frag_load_shared<false>(v202, shm0, v2469, 40u);  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_load_shared<true>(v204, shm1, v2475, 40u);  // kernels/gemm/gemm_tiles.hpp:244
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_load_shared<false>(v202, shm0, v2483, 40u);  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_load_shared<true>(v204, shm1, v2489, 40u);  // kernels/gemm/gemm_tiles.hpp:244
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:246
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:266
     }
   }
-  const unsigned int v2490 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:268
+  const unsigned int v2490 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2491 = v63 + v194;
   const unsigned int v2492 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:127
   const unsigned int v2495 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83

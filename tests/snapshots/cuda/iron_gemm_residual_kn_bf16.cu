@@ -276,30 +276,30 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
   const unsigned int v22 = v21 % v19;
   const unsigned int v23 = v15 + v22;
   const unsigned int v24 = v23 << 7u;
-  const unsigned int v27 = v21 / v19;
+  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:131
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:229
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:230
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:233
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:234
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:235
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:236
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:192
   const bool v47 = v46 == 0u;
-  const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
+  const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:150
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:248
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:249
   if (v62) {
-    for (unsigned int v2395 = 0u; v2395 < 2u; v2395 += 1u) {  // kernels/gemm/gemm_tiles.hpp:255
+    for (unsigned int v2395 = 0u; v2395 < 2u; v2395 += 1u) {  // kernels/gemm/gemm_tiles.hpp:256
       const unsigned int v2396 = v2395 << 6u;
       const bool v2398 = v2396 < v2;
       if (v2398) {
-        const unsigned int v2400 = v2395 << 13u;  // kernels/gemm/gemm_tiles.hpp:252
+        const unsigned int v2400 = v2395 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
         const unsigned int v2402 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2405 = v2402 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2408 = v2402 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -565,45 +565,45 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
         const unsigned int v2786 = v2785 + v2771;
         iron_copy_async<16>(shm1 + (v2786 ^ (((v2786 >> 7u) & 7u) << 3u)), b + v2782, v2776);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:255
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
     }
-    const unsigned int v2799 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v2799 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
 
-    for (unsigned int v2787 = 0u; v2787 < v2; v2787 += 64u) {  // kernels/gemm/gemm_tiles.hpp:255
+    for (unsigned int v2787 = 0u; v2787 < v2; v2787 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
       const unsigned int v2789 = v2787 >> 6u;
       const unsigned int v2791 = v2789 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2793 = v2791 << 13u;  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v2800 = v2793 + v2799;  // kernels/gemm/gemm_tiles.hpp:239
+      const unsigned int v2793 = v2791 << 13u;  // kernels/gemm/gemm_tiles.hpp:258
+      const unsigned int v2800 = v2793 + v2799;  // kernels/gemm/gemm_tiles.hpp:240
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2800, 64u);
-      const unsigned int v2805 = v2793 + v37;  // kernels/gemm/gemm_tiles.hpp:241
+      const unsigned int v2805 = v2793 + v37;  // kernels/gemm/gemm_tiles.hpp:242
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v2805, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
-      const unsigned int v2811 = v2800 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
+      const unsigned int v2811 = v2800 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2811, 64u);
-      const unsigned int v2814 = v2793 + 2048u;  // kernels/gemm/gemm_tiles.hpp:241
+      const unsigned int v2814 = v2793 + 2048u;  // kernels/gemm/gemm_tiles.hpp:242
       const unsigned int v2815 = v2814 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v2815, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
-      const unsigned int v2821 = v2800 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
+      const unsigned int v2821 = v2800 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2821, 64u);
-      const unsigned int v2824 = v2793 + 4096u;  // kernels/gemm/gemm_tiles.hpp:241
+      const unsigned int v2824 = v2793 + 4096u;  // kernels/gemm/gemm_tiles.hpp:242
       const unsigned int v2825 = v2824 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v2825, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
-      const unsigned int v2831 = v2800 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
+      const unsigned int v2831 = v2800 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2831, 64u);
-      const unsigned int v2834 = v2793 + 6144u;  // kernels/gemm/gemm_tiles.hpp:241
+      const unsigned int v2834 = v2793 + 6144u;  // kernels/gemm/gemm_tiles.hpp:242
       const unsigned int v2835 = v2834 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v2835, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
-      const unsigned int v2838 = v2787 + 128u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
+      const unsigned int v2838 = v2787 + 128u;  // kernels/gemm/gemm_tiles.hpp:256
       const unsigned int v2840 = v2789 + 2u;
       const unsigned int v2841 = v2840 % 3u;
       const bool v2842 = v2838 < v2;
       if (v2842) {
-        const unsigned int v2844 = v2841 << 13u;  // kernels/gemm/gemm_tiles.hpp:252
+        const unsigned int v2844 = v2841 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
         const unsigned int v2846 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2849 = v2846 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2852 = v2846 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -869,21 +869,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
         const unsigned int v3230 = v3229 + v3215;
         iron_copy_async<16>(shm1 + (v3230 ^ (((v3230 >> 7u) & 7u) << 3u)), b + v3226, v3220);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:255
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:256
     }
     __syncthreads();
   } else {
     const unsigned int v504 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v505 = threadIdx.x;
-    const unsigned int v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
     const unsigned int v573 = v561 + 16u;
-    const unsigned int v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:241
-    const unsigned int v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
-    const unsigned int v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:241
-    const unsigned int v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
-    const unsigned int v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:242
+    const unsigned int v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+    const unsigned int v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:242
+    const unsigned int v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+    const unsigned int v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:242
 
-    for (unsigned int v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:260
+    for (unsigned int v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
       for (unsigned int v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
         const unsigned int v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const unsigned int v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -929,29 +929,29 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
           shm1[(v554 ^ (((v554 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:263
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v561, 64u);  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v573, 64u);  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v577, 128u);  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v587, 128u);  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v593, 64u);  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v597, 128u);  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:265
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:264
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v561, 64u);  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:242
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v573, 64u);  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v577, 128u);  // kernels/gemm/gemm_tiles.hpp:242
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v587, 128u);  // kernels/gemm/gemm_tiles.hpp:242
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v593, 64u);  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v597, 128u);  // kernels/gemm/gemm_tiles.hpp:242
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:246
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:266
     }
   }
-  const unsigned int v598 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:268
+  const unsigned int v598 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v599 = v24 + v33;
-  const unsigned int v600 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v600 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v601 = v599 + v600;
-  const unsigned int v602 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v602 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v603 = v598 + v602;
-  const bool v604 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v604 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v605 = v603 < v1;
   const bool v606 = v604 && v605;
   if (v606) {
@@ -964,11 +964,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v613 = iron_f32_to_bf16(v612);
     out[v609] = v613;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v614 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v614 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v615 = v599 + v614;
-  const unsigned int v616 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v616 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v617 = v598 + v616;
-  const bool v618 = v615 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v618 = v615 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v619 = v617 < v1;
   const bool v620 = v618 && v619;
   if (v620) {
@@ -981,11 +981,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v627 = iron_f32_to_bf16(v626);
     out[v623] = v627;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v628 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v628 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v629 = v599 + v628;
-  const unsigned int v630 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v630 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v631 = v598 + v630;
-  const bool v632 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v632 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v633 = v631 < v1;
   const bool v634 = v632 && v633;
   if (v634) {
@@ -998,11 +998,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v641 = iron_f32_to_bf16(v640);
     out[v637] = v641;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v642 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v642 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v643 = v599 + v642;
-  const unsigned int v644 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v644 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v645 = v598 + v644;
-  const bool v646 = v643 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v646 = v643 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v647 = v645 < v1;
   const bool v648 = v646 && v647;
   if (v648) {
@@ -1015,11 +1015,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v655 = iron_f32_to_bf16(v654);
     out[v651] = v655;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v656 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v656 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v657 = v599 + v656;
-  const unsigned int v658 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v658 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v659 = v598 + v658;
-  const bool v660 = v657 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v660 = v657 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v661 = v659 < v1;
   const bool v662 = v660 && v661;
   if (v662) {
@@ -1032,11 +1032,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v669 = iron_f32_to_bf16(v668);
     out[v665] = v669;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v670 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v670 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v671 = v599 + v670;
-  const unsigned int v672 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v672 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v673 = v598 + v672;
-  const bool v674 = v671 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v674 = v671 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v675 = v673 < v1;
   const bool v676 = v674 && v675;
   if (v676) {
@@ -1049,11 +1049,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v683 = iron_f32_to_bf16(v682);
     out[v679] = v683;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v684 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v684 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v685 = v599 + v684;
-  const unsigned int v686 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v686 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v687 = v598 + v686;
-  const bool v688 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v688 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v689 = v687 < v1;
   const bool v690 = v688 && v689;
   if (v690) {
@@ -1066,11 +1066,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v697 = iron_f32_to_bf16(v696);
     out[v693] = v697;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v698 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v698 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v699 = v599 + v698;
-  const unsigned int v700 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v700 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v701 = v598 + v700;
-  const bool v702 = v699 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v702 = v699 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v703 = v701 < v1;
   const bool v704 = v702 && v703;
   if (v704) {
@@ -1083,11 +1083,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v711 = iron_f32_to_bf16(v710);
     out[v707] = v711;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v712 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v712 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v713 = v599 + v712;
-  const unsigned int v714 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v714 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v715 = v598 + v714;
-  const bool v716 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v716 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v717 = v715 < v1;
   const bool v718 = v716 && v717;
   if (v718) {
@@ -1100,11 +1100,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v725 = iron_f32_to_bf16(v724);
     out[v721] = v725;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v726 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v726 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v727 = v599 + v726;
-  const unsigned int v728 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v728 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v729 = v598 + v728;
-  const bool v730 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v730 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v731 = v729 < v1;
   const bool v732 = v730 && v731;
   if (v732) {
@@ -1117,11 +1117,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v739 = iron_f32_to_bf16(v738);
     out[v735] = v739;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v740 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v740 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v741 = v599 + v740;
-  const unsigned int v742 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v742 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v743 = v598 + v742;
-  const bool v744 = v741 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v744 = v741 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v745 = v743 < v1;
   const bool v746 = v744 && v745;
   if (v746) {
@@ -1134,11 +1134,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v753 = iron_f32_to_bf16(v752);
     out[v749] = v753;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v754 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v754 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v755 = v599 + v754;
-  const unsigned int v756 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v756 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v757 = v598 + v756;
-  const bool v758 = v755 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v758 = v755 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v759 = v757 < v1;
   const bool v760 = v758 && v759;
   if (v760) {
@@ -1151,11 +1151,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v767 = iron_f32_to_bf16(v766);
     out[v763] = v767;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v768 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v768 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v769 = v599 + v768;
-  const unsigned int v770 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v770 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v771 = v598 + v770;
-  const bool v772 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v772 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v773 = v771 < v1;
   const bool v774 = v772 && v773;
   if (v774) {
@@ -1168,11 +1168,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v781 = iron_f32_to_bf16(v780);
     out[v777] = v781;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v782 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v782 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v783 = v599 + v782;
-  const unsigned int v784 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v784 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v785 = v598 + v784;
-  const bool v786 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v786 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v787 = v785 < v1;
   const bool v788 = v786 && v787;
   if (v788) {
@@ -1185,11 +1185,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v795 = iron_f32_to_bf16(v794);
     out[v791] = v795;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v796 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v796 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v797 = v599 + v796;
-  const unsigned int v798 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v798 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v799 = v598 + v798;
-  const bool v800 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v800 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v801 = v799 < v1;
   const bool v802 = v800 && v801;
   if (v802) {
@@ -1202,11 +1202,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v809 = iron_f32_to_bf16(v808);
     out[v805] = v809;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v810 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v810 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v811 = v599 + v810;
-  const unsigned int v812 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v812 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v813 = v598 + v812;
-  const bool v814 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v814 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v815 = v813 < v1;
   const bool v816 = v814 && v815;
   if (v816) {
@@ -1219,11 +1219,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v823 = iron_f32_to_bf16(v822);
     out[v819] = v823;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v824 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v824 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v825 = v599 + v824;
-  const unsigned int v826 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v826 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v827 = v598 + v826;
-  const bool v828 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v828 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v829 = v827 < v1;
   const bool v830 = v828 && v829;
   if (v830) {
@@ -1236,11 +1236,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v837 = iron_f32_to_bf16(v836);
     out[v833] = v837;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v838 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v838 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v839 = v599 + v838;
-  const unsigned int v840 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v840 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v841 = v598 + v840;
-  const bool v842 = v839 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v842 = v839 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v843 = v841 < v1;
   const bool v844 = v842 && v843;
   if (v844) {
@@ -1253,11 +1253,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v851 = iron_f32_to_bf16(v850);
     out[v847] = v851;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v852 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v852 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v853 = v599 + v852;
-  const unsigned int v854 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v854 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v855 = v598 + v854;
-  const bool v856 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v856 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v857 = v855 < v1;
   const bool v858 = v856 && v857;
   if (v858) {
@@ -1270,11 +1270,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v865 = iron_f32_to_bf16(v864);
     out[v861] = v865;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v866 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v866 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v867 = v599 + v866;
-  const unsigned int v868 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v868 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v869 = v598 + v868;
-  const bool v870 = v867 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v870 = v867 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v871 = v869 < v1;
   const bool v872 = v870 && v871;
   if (v872) {
@@ -1287,11 +1287,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v879 = iron_f32_to_bf16(v878);
     out[v875] = v879;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v880 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v880 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v881 = v599 + v880;
-  const unsigned int v882 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v882 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v883 = v598 + v882;
-  const bool v884 = v881 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v884 = v881 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v885 = v883 < v1;
   const bool v886 = v884 && v885;
   if (v886) {
@@ -1304,11 +1304,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v893 = iron_f32_to_bf16(v892);
     out[v889] = v893;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v894 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v894 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v895 = v599 + v894;
-  const unsigned int v896 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v896 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v897 = v598 + v896;
-  const bool v898 = v895 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v898 = v895 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v899 = v897 < v1;
   const bool v900 = v898 && v899;
   if (v900) {
@@ -1321,11 +1321,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v907 = iron_f32_to_bf16(v906);
     out[v903] = v907;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v908 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v908 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v909 = v599 + v908;
-  const unsigned int v910 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v910 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v911 = v598 + v910;
-  const bool v912 = v909 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v912 = v909 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v913 = v911 < v1;
   const bool v914 = v912 && v913;
   if (v914) {
@@ -1338,11 +1338,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v921 = iron_f32_to_bf16(v920);
     out[v917] = v921;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v922 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v922 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v923 = v599 + v922;
-  const unsigned int v924 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v924 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v925 = v598 + v924;
-  const bool v926 = v923 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v926 = v923 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v927 = v925 < v1;
   const bool v928 = v926 && v927;
   if (v928) {
@@ -1355,11 +1355,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v935 = iron_f32_to_bf16(v934);
     out[v931] = v935;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v936 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v936 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v937 = v599 + v936;
-  const unsigned int v938 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v938 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v939 = v598 + v938;
-  const bool v940 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v940 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v941 = v939 < v1;
   const bool v942 = v940 && v941;
   if (v942) {
@@ -1372,11 +1372,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v949 = iron_f32_to_bf16(v948);
     out[v945] = v949;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v950 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v950 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v951 = v599 + v950;
-  const unsigned int v952 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v952 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v953 = v598 + v952;
-  const bool v954 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v954 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v955 = v953 < v1;
   const bool v956 = v954 && v955;
   if (v956) {
@@ -1389,11 +1389,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v963 = iron_f32_to_bf16(v962);
     out[v959] = v963;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v964 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v964 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v965 = v599 + v964;
-  const unsigned int v966 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v966 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v967 = v598 + v966;
-  const bool v968 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v968 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v969 = v967 < v1;
   const bool v970 = v968 && v969;
   if (v970) {
@@ -1406,11 +1406,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v977 = iron_f32_to_bf16(v976);
     out[v973] = v977;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v978 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v978 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v979 = v599 + v978;
-  const unsigned int v980 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v980 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v981 = v598 + v980;
-  const bool v982 = v979 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v982 = v979 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v983 = v981 < v1;
   const bool v984 = v982 && v983;
   if (v984) {
@@ -1423,11 +1423,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v991 = iron_f32_to_bf16(v990);
     out[v987] = v991;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v992 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v992 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v993 = v599 + v992;
-  const unsigned int v994 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v994 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v995 = v598 + v994;
-  const bool v996 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v996 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v997 = v995 < v1;
   const bool v998 = v996 && v997;
   if (v998) {
@@ -1440,11 +1440,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1005 = iron_f32_to_bf16(v1004);
     out[v1001] = v1005;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1006 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1006 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1007 = v599 + v1006;
-  const unsigned int v1008 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1008 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1009 = v598 + v1008;
-  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1011 = v1009 < v1;
   const bool v1012 = v1010 && v1011;
   if (v1012) {
@@ -1457,11 +1457,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1019 = iron_f32_to_bf16(v1018);
     out[v1015] = v1019;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1020 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1020 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1021 = v599 + v1020;
-  const unsigned int v1022 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1022 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1023 = v598 + v1022;
-  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1025 = v1023 < v1;
   const bool v1026 = v1024 && v1025;
   if (v1026) {
@@ -1474,11 +1474,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1033 = iron_f32_to_bf16(v1032);
     out[v1029] = v1033;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1034 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1034 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1035 = v599 + v1034;
-  const unsigned int v1036 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1036 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1037 = v598 + v1036;
-  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1039 = v1037 < v1;
   const bool v1040 = v1038 && v1039;
   if (v1040) {
@@ -1491,11 +1491,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1047 = iron_f32_to_bf16(v1046);
     out[v1043] = v1047;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1048 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1048 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1049 = v599 + v1048;
-  const unsigned int v1050 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1050 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1051 = v598 + v1050;
-  const bool v1052 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1052 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1053 = v1051 < v1;
   const bool v1054 = v1052 && v1053;
   if (v1054) {
@@ -1508,11 +1508,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1061 = iron_f32_to_bf16(v1060);
     out[v1057] = v1061;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1062 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1062 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1063 = v599 + v1062;
-  const unsigned int v1064 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1064 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1065 = v598 + v1064;
-  const bool v1066 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1066 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1067 = v1065 < v1;
   const bool v1068 = v1066 && v1067;
   if (v1068) {
@@ -1525,11 +1525,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1075 = iron_f32_to_bf16(v1074);
     out[v1071] = v1075;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1076 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1076 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1077 = v599 + v1076;
-  const unsigned int v1078 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1078 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1079 = v598 + v1078;
-  const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1081 = v1079 < v1;
   const bool v1082 = v1080 && v1081;
   if (v1082) {
@@ -1542,11 +1542,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1089 = iron_f32_to_bf16(v1088);
     out[v1085] = v1089;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1090 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1090 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1091 = v599 + v1090;
-  const unsigned int v1092 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1092 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1093 = v598 + v1092;
-  const bool v1094 = v1091 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1094 = v1091 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1095 = v1093 < v1;
   const bool v1096 = v1094 && v1095;
   if (v1096) {
@@ -1559,11 +1559,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1103 = iron_f32_to_bf16(v1102);
     out[v1099] = v1103;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1104 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1104 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1105 = v599 + v1104;
-  const unsigned int v1106 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1106 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1107 = v598 + v1106;
-  const bool v1108 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1108 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1109 = v1107 < v1;
   const bool v1110 = v1108 && v1109;
   if (v1110) {
@@ -1576,11 +1576,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1117 = iron_f32_to_bf16(v1116);
     out[v1113] = v1117;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1118 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1118 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1119 = v599 + v1118;
-  const unsigned int v1120 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1120 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1121 = v598 + v1120;
-  const bool v1122 = v1119 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1122 = v1119 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1123 = v1121 < v1;
   const bool v1124 = v1122 && v1123;
   if (v1124) {
@@ -1593,11 +1593,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1131 = iron_f32_to_bf16(v1130);
     out[v1127] = v1131;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1132 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1132 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1133 = v599 + v1132;
-  const unsigned int v1134 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1134 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1135 = v598 + v1134;
-  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1137 = v1135 < v1;
   const bool v1138 = v1136 && v1137;
   if (v1138) {
@@ -1610,11 +1610,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1145 = iron_f32_to_bf16(v1144);
     out[v1141] = v1145;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1146 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1146 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1147 = v599 + v1146;
-  const unsigned int v1148 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1148 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1149 = v598 + v1148;
-  const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1151 = v1149 < v1;
   const bool v1152 = v1150 && v1151;
   if (v1152) {
@@ -1627,11 +1627,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1159 = iron_f32_to_bf16(v1158);
     out[v1155] = v1159;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1160 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1160 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1161 = v599 + v1160;
-  const unsigned int v1162 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1162 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1163 = v598 + v1162;
-  const bool v1164 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1164 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1165 = v1163 < v1;
   const bool v1166 = v1164 && v1165;
   if (v1166) {
@@ -1644,11 +1644,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1173 = iron_f32_to_bf16(v1172);
     out[v1169] = v1173;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1174 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1174 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1175 = v599 + v1174;
-  const unsigned int v1176 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1176 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1177 = v598 + v1176;
-  const bool v1178 = v1175 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1178 = v1175 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1179 = v1177 < v1;
   const bool v1180 = v1178 && v1179;
   if (v1180) {
@@ -1661,11 +1661,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1187 = iron_f32_to_bf16(v1186);
     out[v1183] = v1187;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1188 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1188 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1189 = v599 + v1188;
-  const unsigned int v1190 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1190 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1191 = v598 + v1190;
-  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1193 = v1191 < v1;
   const bool v1194 = v1192 && v1193;
   if (v1194) {
@@ -1678,11 +1678,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1201 = iron_f32_to_bf16(v1200);
     out[v1197] = v1201;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1202 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1202 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1203 = v599 + v1202;
-  const unsigned int v1204 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1204 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1205 = v598 + v1204;
-  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1207 = v1205 < v1;
   const bool v1208 = v1206 && v1207;
   if (v1208) {
@@ -1695,11 +1695,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1215 = iron_f32_to_bf16(v1214);
     out[v1211] = v1215;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1216 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1216 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1217 = v599 + v1216;
-  const unsigned int v1218 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1218 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1219 = v598 + v1218;
-  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1221 = v1219 < v1;
   const bool v1222 = v1220 && v1221;
   if (v1222) {
@@ -1712,11 +1712,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1229 = iron_f32_to_bf16(v1228);
     out[v1225] = v1229;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1230 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1230 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1231 = v599 + v1230;
-  const unsigned int v1232 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1232 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1233 = v598 + v1232;
-  const bool v1234 = v1231 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1234 = v1231 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1235 = v1233 < v1;
   const bool v1236 = v1234 && v1235;
   if (v1236) {
@@ -1729,11 +1729,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1243 = iron_f32_to_bf16(v1242);
     out[v1239] = v1243;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1244 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1244 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1245 = v599 + v1244;
-  const unsigned int v1246 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1246 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1247 = v598 + v1246;
-  const bool v1248 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1248 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1249 = v1247 < v1;
   const bool v1250 = v1248 && v1249;
   if (v1250) {
@@ -1746,11 +1746,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1257 = iron_f32_to_bf16(v1256);
     out[v1253] = v1257;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1258 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1258 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1259 = v599 + v1258;
-  const unsigned int v1260 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1260 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1261 = v598 + v1260;
-  const bool v1262 = v1259 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1262 = v1259 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1263 = v1261 < v1;
   const bool v1264 = v1262 && v1263;
   if (v1264) {
@@ -1763,11 +1763,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1271 = iron_f32_to_bf16(v1270);
     out[v1267] = v1271;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1272 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1272 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1273 = v599 + v1272;
-  const unsigned int v1274 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1274 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1275 = v598 + v1274;
-  const bool v1276 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1276 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1277 = v1275 < v1;
   const bool v1278 = v1276 && v1277;
   if (v1278) {
@@ -1780,11 +1780,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1285 = iron_f32_to_bf16(v1284);
     out[v1281] = v1285;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1286 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1286 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1287 = v599 + v1286;
-  const unsigned int v1288 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1288 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1289 = v598 + v1288;
-  const bool v1290 = v1287 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1290 = v1287 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1291 = v1289 < v1;
   const bool v1292 = v1290 && v1291;
   if (v1292) {
@@ -1797,11 +1797,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1299 = iron_f32_to_bf16(v1298);
     out[v1295] = v1299;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1300 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1300 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1301 = v599 + v1300;
-  const unsigned int v1302 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1302 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1303 = v598 + v1302;
-  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1305 = v1303 < v1;
   const bool v1306 = v1304 && v1305;
   if (v1306) {
@@ -1814,11 +1814,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1313 = iron_f32_to_bf16(v1312);
     out[v1309] = v1313;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1314 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1314 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1315 = v599 + v1314;
-  const unsigned int v1316 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1316 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1317 = v598 + v1316;
-  const bool v1318 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1318 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1319 = v1317 < v1;
   const bool v1320 = v1318 && v1319;
   if (v1320) {
@@ -1831,11 +1831,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1327 = iron_f32_to_bf16(v1326);
     out[v1323] = v1327;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1328 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1328 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1329 = v599 + v1328;
-  const unsigned int v1330 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1330 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1331 = v598 + v1330;
-  const bool v1332 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1332 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1333 = v1331 < v1;
   const bool v1334 = v1332 && v1333;
   if (v1334) {
@@ -1848,11 +1848,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1341 = iron_f32_to_bf16(v1340);
     out[v1337] = v1341;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1342 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1342 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1343 = v599 + v1342;
-  const unsigned int v1344 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1344 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1345 = v598 + v1344;
-  const bool v1346 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1346 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1347 = v1345 < v1;
   const bool v1348 = v1346 && v1347;
   if (v1348) {
@@ -1865,11 +1865,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1355 = iron_f32_to_bf16(v1354);
     out[v1351] = v1355;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1356 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1356 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1357 = v599 + v1356;
-  const unsigned int v1358 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1358 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1359 = v598 + v1358;
-  const bool v1360 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1360 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1361 = v1359 < v1;
   const bool v1362 = v1360 && v1361;
   if (v1362) {
@@ -1882,11 +1882,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1369 = iron_f32_to_bf16(v1368);
     out[v1365] = v1369;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1370 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1370 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1371 = v599 + v1370;
-  const unsigned int v1372 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1372 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1373 = v598 + v1372;
-  const bool v1374 = v1371 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1374 = v1371 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1375 = v1373 < v1;
   const bool v1376 = v1374 && v1375;
   if (v1376) {
@@ -1899,11 +1899,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1383 = iron_f32_to_bf16(v1382);
     out[v1379] = v1383;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1384 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1384 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1385 = v599 + v1384;
-  const unsigned int v1386 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1386 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1387 = v598 + v1386;
-  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1389 = v1387 < v1;
   const bool v1390 = v1388 && v1389;
   if (v1390) {
@@ -1916,11 +1916,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1397 = iron_f32_to_bf16(v1396);
     out[v1393] = v1397;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1398 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1398 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1399 = v599 + v1398;
-  const unsigned int v1400 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1400 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1401 = v598 + v1400;
-  const bool v1402 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1402 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1403 = v1401 < v1;
   const bool v1404 = v1402 && v1403;
   if (v1404) {
@@ -1933,11 +1933,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1411 = iron_f32_to_bf16(v1410);
     out[v1407] = v1411;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1412 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1412 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1413 = v599 + v1412;
-  const unsigned int v1414 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1414 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1415 = v598 + v1414;
-  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1417 = v1415 < v1;
   const bool v1418 = v1416 && v1417;
   if (v1418) {
@@ -1950,11 +1950,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1425 = iron_f32_to_bf16(v1424);
     out[v1421] = v1425;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1426 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1426 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1427 = v599 + v1426;
-  const unsigned int v1428 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1428 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1429 = v598 + v1428;
-  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1431 = v1429 < v1;
   const bool v1432 = v1430 && v1431;
   if (v1432) {
@@ -1967,11 +1967,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1439 = iron_f32_to_bf16(v1438);
     out[v1435] = v1439;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1440 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1440 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1441 = v599 + v1440;
-  const unsigned int v1442 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1442 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1443 = v598 + v1442;
-  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1445 = v1443 < v1;
   const bool v1446 = v1444 && v1445;
   if (v1446) {
@@ -1984,11 +1984,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1453 = iron_f32_to_bf16(v1452);
     out[v1449] = v1453;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1454 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1454 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1455 = v599 + v1454;
-  const unsigned int v1456 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1456 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1457 = v598 + v1456;
-  const bool v1458 = v1455 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1458 = v1455 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1459 = v1457 < v1;
   const bool v1460 = v1458 && v1459;
   if (v1460) {
@@ -2001,11 +2001,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1467 = iron_f32_to_bf16(v1466);
     out[v1463] = v1467;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1468 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1468 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1469 = v599 + v1468;
-  const unsigned int v1470 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1470 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1471 = v598 + v1470;
-  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1473 = v1471 < v1;
   const bool v1474 = v1472 && v1473;
   if (v1474) {
@@ -2018,11 +2018,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1481 = iron_f32_to_bf16(v1480);
     out[v1477] = v1481;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1482 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1482 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1483 = v599 + v1482;
-  const unsigned int v1484 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1484 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1485 = v598 + v1484;
-  const bool v1486 = v1483 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1486 = v1483 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1487 = v1485 < v1;
   const bool v1488 = v1486 && v1487;
   if (v1488) {
@@ -2035,11 +2035,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1495 = iron_f32_to_bf16(v1494);
     out[v1491] = v1495;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1496 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1496 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1497 = v599 + v1496;
-  const unsigned int v1498 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1498 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1499 = v598 + v1498;
-  const bool v1500 = v1497 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1500 = v1497 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1501 = v1499 < v1;
   const bool v1502 = v1500 && v1501;
   if (v1502) {
@@ -2052,11 +2052,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1509 = iron_f32_to_bf16(v1508);
     out[v1505] = v1509;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1510 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1510 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1511 = v599 + v1510;
-  const unsigned int v1512 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1512 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1513 = v598 + v1512;
-  const bool v1514 = v1511 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1514 = v1511 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1515 = v1513 < v1;
   const bool v1516 = v1514 && v1515;
   if (v1516) {
@@ -2069,11 +2069,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1523 = iron_f32_to_bf16(v1522);
     out[v1519] = v1523;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1524 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1524 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1525 = v599 + v1524;
-  const unsigned int v1526 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1526 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1527 = v598 + v1526;
-  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1529 = v1527 < v1;
   const bool v1530 = v1528 && v1529;
   if (v1530) {
@@ -2086,11 +2086,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1537 = iron_f32_to_bf16(v1536);
     out[v1533] = v1537;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1538 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1538 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1539 = v599 + v1538;
-  const unsigned int v1540 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1540 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1541 = v598 + v1540;
-  const bool v1542 = v1539 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1542 = v1539 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1543 = v1541 < v1;
   const bool v1544 = v1542 && v1543;
   if (v1544) {
@@ -2103,11 +2103,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1551 = iron_f32_to_bf16(v1550);
     out[v1547] = v1551;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1552 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1552 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1553 = v599 + v1552;
-  const unsigned int v1554 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1554 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1555 = v598 + v1554;
-  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1557 = v1555 < v1;
   const bool v1558 = v1556 && v1557;
   if (v1558) {
@@ -2120,11 +2120,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1565 = iron_f32_to_bf16(v1564);
     out[v1561] = v1565;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1566 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1566 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1567 = v599 + v1566;
-  const unsigned int v1568 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1568 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1569 = v598 + v1568;
-  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1571 = v1569 < v1;
   const bool v1572 = v1570 && v1571;
   if (v1572) {
@@ -2137,11 +2137,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1579 = iron_f32_to_bf16(v1578);
     out[v1575] = v1579;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1580 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1580 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1581 = v599 + v1580;
-  const unsigned int v1582 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1582 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1583 = v598 + v1582;
-  const bool v1584 = v1581 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1584 = v1581 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1585 = v1583 < v1;
   const bool v1586 = v1584 && v1585;
   if (v1586) {
@@ -2154,11 +2154,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1593 = iron_f32_to_bf16(v1592);
     out[v1589] = v1593;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1594 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1594 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1595 = v599 + v1594;
-  const unsigned int v1596 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1596 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1597 = v598 + v1596;
-  const bool v1598 = v1595 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1598 = v1595 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1599 = v1597 < v1;
   const bool v1600 = v1598 && v1599;
   if (v1600) {
@@ -2171,11 +2171,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1607 = iron_f32_to_bf16(v1606);
     out[v1603] = v1607;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1608 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1608 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1609 = v599 + v1608;
-  const unsigned int v1610 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1610 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1611 = v598 + v1610;
-  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1613 = v1611 < v1;
   const bool v1614 = v1612 && v1613;
   if (v1614) {
@@ -2188,11 +2188,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1621 = iron_f32_to_bf16(v1620);
     out[v1617] = v1621;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1622 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1622 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1623 = v599 + v1622;
-  const unsigned int v1624 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1624 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1625 = v598 + v1624;
-  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1627 = v1625 < v1;
   const bool v1628 = v1626 && v1627;
   if (v1628) {
@@ -2205,11 +2205,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1635 = iron_f32_to_bf16(v1634);
     out[v1631] = v1635;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1636 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1636 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1637 = v599 + v1636;
-  const unsigned int v1638 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1638 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1639 = v598 + v1638;
-  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1641 = v1639 < v1;
   const bool v1642 = v1640 && v1641;
   if (v1642) {
@@ -2222,11 +2222,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1649 = iron_f32_to_bf16(v1648);
     out[v1645] = v1649;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1650 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1650 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1651 = v599 + v1650;
-  const unsigned int v1652 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1652 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1653 = v598 + v1652;
-  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1655 = v1653 < v1;
   const bool v1656 = v1654 && v1655;
   if (v1656) {
@@ -2239,11 +2239,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1663 = iron_f32_to_bf16(v1662);
     out[v1659] = v1663;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1664 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1664 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1665 = v599 + v1664;
-  const unsigned int v1666 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1666 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1667 = v598 + v1666;
-  const bool v1668 = v1665 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1668 = v1665 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1669 = v1667 < v1;
   const bool v1670 = v1668 && v1669;
   if (v1670) {
@@ -2256,11 +2256,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1677 = iron_f32_to_bf16(v1676);
     out[v1673] = v1677;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1678 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1678 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1679 = v599 + v1678;
-  const unsigned int v1680 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1680 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1681 = v598 + v1680;
-  const bool v1682 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1682 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1683 = v1681 < v1;
   const bool v1684 = v1682 && v1683;
   if (v1684) {
@@ -2273,11 +2273,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1691 = iron_f32_to_bf16(v1690);
     out[v1687] = v1691;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1692 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1692 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1693 = v599 + v1692;
-  const unsigned int v1694 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1694 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1695 = v598 + v1694;
-  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1697 = v1695 < v1;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
@@ -2290,11 +2290,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1705 = iron_f32_to_bf16(v1704);
     out[v1701] = v1705;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1706 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1706 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1707 = v599 + v1706;
-  const unsigned int v1708 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1708 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1709 = v598 + v1708;
-  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1711 = v1709 < v1;
   const bool v1712 = v1710 && v1711;
   if (v1712) {
@@ -2307,11 +2307,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1719 = iron_f32_to_bf16(v1718);
     out[v1715] = v1719;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1720 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1720 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1721 = v599 + v1720;
-  const unsigned int v1722 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1722 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1723 = v598 + v1722;
-  const bool v1724 = v1721 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1724 = v1721 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1725 = v1723 < v1;
   const bool v1726 = v1724 && v1725;
   if (v1726) {
@@ -2324,11 +2324,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1733 = iron_f32_to_bf16(v1732);
     out[v1729] = v1733;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1734 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1734 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1735 = v599 + v1734;
-  const unsigned int v1736 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1736 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1737 = v598 + v1736;
-  const bool v1738 = v1735 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1738 = v1735 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1739 = v1737 < v1;
   const bool v1740 = v1738 && v1739;
   if (v1740) {
@@ -2341,11 +2341,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1747 = iron_f32_to_bf16(v1746);
     out[v1743] = v1747;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1748 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1748 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1749 = v599 + v1748;
-  const unsigned int v1750 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1750 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1751 = v598 + v1750;
-  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1753 = v1751 < v1;
   const bool v1754 = v1752 && v1753;
   if (v1754) {
@@ -2358,11 +2358,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1761 = iron_f32_to_bf16(v1760);
     out[v1757] = v1761;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1762 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1762 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1763 = v599 + v1762;
-  const unsigned int v1764 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1764 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1765 = v598 + v1764;
-  const bool v1766 = v1763 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1766 = v1763 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1767 = v1765 < v1;
   const bool v1768 = v1766 && v1767;
   if (v1768) {
@@ -2375,11 +2375,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1775 = iron_f32_to_bf16(v1774);
     out[v1771] = v1775;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1776 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1776 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1777 = v599 + v1776;
-  const unsigned int v1778 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1778 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1779 = v598 + v1778;
-  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1781 = v1779 < v1;
   const bool v1782 = v1780 && v1781;
   if (v1782) {
@@ -2392,11 +2392,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1789 = iron_f32_to_bf16(v1788);
     out[v1785] = v1789;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1790 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1790 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1791 = v599 + v1790;
-  const unsigned int v1792 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1792 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1793 = v598 + v1792;
-  const bool v1794 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1794 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1795 = v1793 < v1;
   const bool v1796 = v1794 && v1795;
   if (v1796) {
@@ -2409,11 +2409,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1803 = iron_f32_to_bf16(v1802);
     out[v1799] = v1803;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1804 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1804 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1805 = v599 + v1804;
-  const unsigned int v1806 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1806 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1807 = v598 + v1806;
-  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1809 = v1807 < v1;
   const bool v1810 = v1808 && v1809;
   if (v1810) {
@@ -2426,11 +2426,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1817 = iron_f32_to_bf16(v1816);
     out[v1813] = v1817;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1818 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1818 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1819 = v599 + v1818;
-  const unsigned int v1820 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1820 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1821 = v598 + v1820;
-  const bool v1822 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1822 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1823 = v1821 < v1;
   const bool v1824 = v1822 && v1823;
   if (v1824) {
@@ -2443,11 +2443,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1831 = iron_f32_to_bf16(v1830);
     out[v1827] = v1831;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1832 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1832 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1833 = v599 + v1832;
-  const unsigned int v1834 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1834 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1835 = v598 + v1834;
-  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1837 = v1835 < v1;
   const bool v1838 = v1836 && v1837;
   if (v1838) {
@@ -2460,11 +2460,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1845 = iron_f32_to_bf16(v1844);
     out[v1841] = v1845;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1846 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1846 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1847 = v599 + v1846;
-  const unsigned int v1848 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1848 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1849 = v598 + v1848;
-  const bool v1850 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1850 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1851 = v1849 < v1;
   const bool v1852 = v1850 && v1851;
   if (v1852) {
@@ -2477,11 +2477,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1859 = iron_f32_to_bf16(v1858);
     out[v1855] = v1859;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1860 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1860 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1861 = v599 + v1860;
-  const unsigned int v1862 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1862 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1863 = v598 + v1862;
-  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1865 = v1863 < v1;
   const bool v1866 = v1864 && v1865;
   if (v1866) {
@@ -2494,11 +2494,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1873 = iron_f32_to_bf16(v1872);
     out[v1869] = v1873;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1874 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1874 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1875 = v599 + v1874;
-  const unsigned int v1876 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1876 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1877 = v598 + v1876;
-  const bool v1878 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1878 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1879 = v1877 < v1;
   const bool v1880 = v1878 && v1879;
   if (v1880) {
@@ -2511,11 +2511,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1887 = iron_f32_to_bf16(v1886);
     out[v1883] = v1887;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1888 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1888 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1889 = v599 + v1888;
-  const unsigned int v1890 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1890 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1891 = v598 + v1890;
-  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1893 = v1891 < v1;
   const bool v1894 = v1892 && v1893;
   if (v1894) {
@@ -2528,11 +2528,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1901 = iron_f32_to_bf16(v1900);
     out[v1897] = v1901;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1902 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1902 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1903 = v599 + v1902;
-  const unsigned int v1904 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1904 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1905 = v598 + v1904;
-  const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1907 = v1905 < v1;
   const bool v1908 = v1906 && v1907;
   if (v1908) {
@@ -2545,11 +2545,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1915 = iron_f32_to_bf16(v1914);
     out[v1911] = v1915;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1916 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1916 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1917 = v599 + v1916;
-  const unsigned int v1918 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1918 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1919 = v598 + v1918;
-  const bool v1920 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1920 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1921 = v1919 < v1;
   const bool v1922 = v1920 && v1921;
   if (v1922) {
@@ -2562,11 +2562,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1929 = iron_f32_to_bf16(v1928);
     out[v1925] = v1929;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1930 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1930 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1931 = v599 + v1930;
-  const unsigned int v1932 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1932 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1933 = v598 + v1932;
-  const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1935 = v1933 < v1;
   const bool v1936 = v1934 && v1935;
   if (v1936) {
@@ -2579,11 +2579,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1943 = iron_f32_to_bf16(v1942);
     out[v1939] = v1943;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1944 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1944 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1945 = v599 + v1944;
-  const unsigned int v1946 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1946 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1947 = v598 + v1946;
-  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1949 = v1947 < v1;
   const bool v1950 = v1948 && v1949;
   if (v1950) {
@@ -2596,11 +2596,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1957 = iron_f32_to_bf16(v1956);
     out[v1953] = v1957;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1958 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1958 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1959 = v599 + v1958;
-  const unsigned int v1960 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1960 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1961 = v598 + v1960;
-  const bool v1962 = v1959 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1962 = v1959 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1963 = v1961 < v1;
   const bool v1964 = v1962 && v1963;
   if (v1964) {
@@ -2613,11 +2613,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1971 = iron_f32_to_bf16(v1970);
     out[v1967] = v1971;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1972 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1972 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1973 = v599 + v1972;
-  const unsigned int v1974 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1974 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1975 = v598 + v1974;
-  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1977 = v1975 < v1;
   const bool v1978 = v1976 && v1977;
   if (v1978) {
@@ -2630,11 +2630,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1985 = iron_f32_to_bf16(v1984);
     out[v1981] = v1985;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1986 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1986 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v1987 = v599 + v1986;
-  const unsigned int v1988 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1988 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v1989 = v598 + v1988;
-  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v1991 = v1989 < v1;
   const bool v1992 = v1990 && v1991;
   if (v1992) {
@@ -2647,11 +2647,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v1999 = iron_f32_to_bf16(v1998);
     out[v1995] = v1999;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2000 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2000 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v2001 = v599 + v2000;
-  const unsigned int v2002 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2002 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v2003 = v598 + v2002;
-  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v2005 = v2003 < v1;
   const bool v2006 = v2004 && v2005;
   if (v2006) {
@@ -2664,11 +2664,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v2013 = iron_f32_to_bf16(v2012);
     out[v2009] = v2013;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2014 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2014 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v2015 = v599 + v2014;
-  const unsigned int v2016 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2016 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v2017 = v598 + v2016;
-  const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v2019 = v2017 < v1;
   const bool v2020 = v2018 && v2019;
   if (v2020) {
@@ -2681,11 +2681,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v2027 = iron_f32_to_bf16(v2026);
     out[v2023] = v2027;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2028 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2028 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v2029 = v599 + v2028;
-  const unsigned int v2030 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2030 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v2031 = v598 + v2030;
-  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v2033 = v2031 < v1;
   const bool v2034 = v2032 && v2033;
   if (v2034) {
@@ -2698,11 +2698,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v2041 = iron_f32_to_bf16(v2040);
     out[v2037] = v2041;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2042 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2042 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v2043 = v599 + v2042;
-  const unsigned int v2044 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2044 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v2045 = v598 + v2044;
-  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v2047 = v2045 < v1;
   const bool v2048 = v2046 && v2047;
   if (v2048) {
@@ -2715,11 +2715,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v2055 = iron_f32_to_bf16(v2054);
     out[v2051] = v2055;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2056 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2056 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v2057 = v599 + v2056;
-  const unsigned int v2058 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2058 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v2059 = v598 + v2058;
-  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v2061 = v2059 < v1;
   const bool v2062 = v2060 && v2061;
   if (v2062) {
@@ -2732,11 +2732,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v2069 = iron_f32_to_bf16(v2068);
     out[v2065] = v2069;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2070 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2070 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v2071 = v599 + v2070;
-  const unsigned int v2072 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2072 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v2073 = v598 + v2072;
-  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v2075 = v2073 < v1;
   const bool v2076 = v2074 && v2075;
   if (v2076) {
@@ -2749,11 +2749,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v2083 = iron_f32_to_bf16(v2082);
     out[v2079] = v2083;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2084 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2084 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v2085 = v599 + v2084;
-  const unsigned int v2086 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2086 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v2087 = v598 + v2086;
-  const bool v2088 = v2085 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2088 = v2085 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v2089 = v2087 < v1;
   const bool v2090 = v2088 && v2089;
   if (v2090) {
@@ -2766,11 +2766,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v2097 = iron_f32_to_bf16(v2096);
     out[v2093] = v2097;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2098 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2098 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v2099 = v599 + v2098;
-  const unsigned int v2100 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2100 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v2101 = v598 + v2100;
-  const bool v2102 = v2099 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2102 = v2099 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v2103 = v2101 < v1;
   const bool v2104 = v2102 && v2103;
   if (v2104) {
@@ -2783,11 +2783,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v2111 = iron_f32_to_bf16(v2110);
     out[v2107] = v2111;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2112 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2112 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v2113 = v599 + v2112;
-  const unsigned int v2114 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2114 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v2115 = v598 + v2114;
-  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v2117 = v2115 < v1;
   const bool v2118 = v2116 && v2117;
   if (v2118) {
@@ -2800,11 +2800,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v2125 = iron_f32_to_bf16(v2124);
     out[v2121] = v2125;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2126 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2126 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v2127 = v599 + v2126;
-  const unsigned int v2128 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2128 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v2129 = v598 + v2128;
-  const bool v2130 = v2127 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2130 = v2127 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v2131 = v2129 < v1;
   const bool v2132 = v2130 && v2131;
   if (v2132) {
@@ -2817,11 +2817,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v2139 = iron_f32_to_bf16(v2138);
     out[v2135] = v2139;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2140 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2140 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v2141 = v599 + v2140;
-  const unsigned int v2142 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2142 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v2143 = v598 + v2142;
-  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v2145 = v2143 < v1;
   const bool v2146 = v2144 && v2145;
   if (v2146) {
@@ -2834,11 +2834,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v2153 = iron_f32_to_bf16(v2152);
     out[v2149] = v2153;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2154 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2154 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v2155 = v599 + v2154;
-  const unsigned int v2156 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2156 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v2157 = v598 + v2156;
-  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v2159 = v2157 < v1;
   const bool v2160 = v2158 && v2159;
   if (v2160) {
@@ -2851,11 +2851,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v2167 = iron_f32_to_bf16(v2166);
     out[v2163] = v2167;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2168 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2168 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v2169 = v599 + v2168;
-  const unsigned int v2170 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2170 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v2171 = v598 + v2170;
-  const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v2173 = v2171 < v1;
   const bool v2174 = v2172 && v2173;
   if (v2174) {
@@ -2868,11 +2868,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v2181 = iron_f32_to_bf16(v2180);
     out[v2177] = v2181;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2182 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2182 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v2183 = v599 + v2182;
-  const unsigned int v2184 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2184 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v2185 = v598 + v2184;
-  const bool v2186 = v2183 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2186 = v2183 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v2187 = v2185 < v1;
   const bool v2188 = v2186 && v2187;
   if (v2188) {
@@ -2885,11 +2885,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v2195 = iron_f32_to_bf16(v2194);
     out[v2191] = v2195;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2196 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2196 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v2197 = v599 + v2196;
-  const unsigned int v2198 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2198 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v2199 = v598 + v2198;
-  const bool v2200 = v2197 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2200 = v2197 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v2201 = v2199 < v1;
   const bool v2202 = v2200 && v2201;
   if (v2202) {
@@ -2902,11 +2902,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v2209 = iron_f32_to_bf16(v2208);
     out[v2205] = v2209;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2210 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2210 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v2211 = v599 + v2210;
-  const unsigned int v2212 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2212 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v2213 = v598 + v2212;
-  const bool v2214 = v2211 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2214 = v2211 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v2215 = v2213 < v1;
   const bool v2216 = v2214 && v2215;
   if (v2216) {
@@ -2919,11 +2919,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v2223 = iron_f32_to_bf16(v2222);
     out[v2219] = v2223;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2224 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2224 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v2225 = v599 + v2224;
-  const unsigned int v2226 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2226 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v2227 = v598 + v2226;
-  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v2229 = v2227 < v1;
   const bool v2230 = v2228 && v2229;
   if (v2230) {
@@ -2936,11 +2936,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v2237 = iron_f32_to_bf16(v2236);
     out[v2233] = v2237;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2238 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2238 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v2239 = v599 + v2238;
-  const unsigned int v2240 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2240 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v2241 = v598 + v2240;
-  const bool v2242 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2242 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v2243 = v2241 < v1;
   const bool v2244 = v2242 && v2243;
   if (v2244) {
@@ -2953,11 +2953,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v2251 = iron_f32_to_bf16(v2250);
     out[v2247] = v2251;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2252 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2252 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v2253 = v599 + v2252;
-  const unsigned int v2254 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2254 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v2255 = v598 + v2254;
-  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v2257 = v2255 < v1;
   const bool v2258 = v2256 && v2257;
   if (v2258) {
@@ -2970,11 +2970,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v2265 = iron_f32_to_bf16(v2264);
     out[v2261] = v2265;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2266 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2266 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v2267 = v599 + v2266;
-  const unsigned int v2268 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2268 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v2269 = v598 + v2268;
-  const bool v2270 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2270 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v2271 = v2269 < v1;
   const bool v2272 = v2270 && v2271;
   if (v2272) {
@@ -2987,11 +2987,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v2279 = iron_f32_to_bf16(v2278);
     out[v2275] = v2279;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2280 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2280 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v2281 = v599 + v2280;
-  const unsigned int v2282 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2282 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v2283 = v598 + v2282;
-  const bool v2284 = v2281 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2284 = v2281 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v2285 = v2283 < v1;
   const bool v2286 = v2284 && v2285;
   if (v2286) {
@@ -3004,11 +3004,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v2293 = iron_f32_to_bf16(v2292);
     out[v2289] = v2293;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2294 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2294 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v2295 = v599 + v2294;
-  const unsigned int v2296 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2296 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v2297 = v598 + v2296;
-  const bool v2298 = v2295 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2298 = v2295 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v2299 = v2297 < v1;
   const bool v2300 = v2298 && v2299;
   if (v2300) {
@@ -3021,11 +3021,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v2307 = iron_f32_to_bf16(v2306);
     out[v2303] = v2307;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2308 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2308 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v2309 = v599 + v2308;
-  const unsigned int v2310 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2310 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v2311 = v598 + v2310;
-  const bool v2312 = v2309 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2312 = v2309 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v2313 = v2311 < v1;
   const bool v2314 = v2312 && v2313;
   if (v2314) {
@@ -3038,11 +3038,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v2321 = iron_f32_to_bf16(v2320);
     out[v2317] = v2321;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2322 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2322 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v2323 = v599 + v2322;
-  const unsigned int v2324 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2324 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v2325 = v598 + v2324;
-  const bool v2326 = v2323 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2326 = v2323 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v2327 = v2325 < v1;
   const bool v2328 = v2326 && v2327;
   if (v2328) {
@@ -3055,11 +3055,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v2335 = iron_f32_to_bf16(v2334);
     out[v2331] = v2335;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2336 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2336 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v2337 = v599 + v2336;
-  const unsigned int v2338 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2338 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v2339 = v598 + v2338;
-  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v2341 = v2339 < v1;
   const bool v2342 = v2340 && v2341;
   if (v2342) {
@@ -3072,11 +3072,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v2349 = iron_f32_to_bf16(v2348);
     out[v2345] = v2349;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2350 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2350 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v2351 = v599 + v2350;
-  const unsigned int v2352 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2352 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v2353 = v598 + v2352;
-  const bool v2354 = v2351 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2354 = v2351 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v2355 = v2353 < v1;
   const bool v2356 = v2354 && v2355;
   if (v2356) {
@@ -3089,11 +3089,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v2363 = iron_f32_to_bf16(v2362);
     out[v2359] = v2363;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2364 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2364 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v2365 = v599 + v2364;
-  const unsigned int v2366 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2366 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v2367 = v598 + v2366;
-  const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v2369 = v2367 < v1;
   const bool v2370 = v2368 && v2369;
   if (v2370) {
@@ -3106,11 +3106,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_kn_bf16(
     const iron_bf16 v2377 = iron_f32_to_bf16(v2376);
     out[v2373] = v2377;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2378 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2378 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
   const unsigned int v2379 = v599 + v2378;
-  const unsigned int v2380 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2380 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:286
   const unsigned int v2381 = v598 + v2380;
-  const bool v2382 = v2379 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2382 = v2379 < v0;  // kernels/gemm/gemm_tiles.hpp:287
   const bool v2383 = v2381 < v1;
   const bool v2384 = v2382 && v2383;
   if (v2384) {

@@ -128,7 +128,7 @@ kernel void iron_conv1d_bf16(
   const uint v58 = v57 % v55;
   const uint v59 = v51 + v58;
   const uint v60 = v59 << 7u;
-  const uint v63 = v57 / v55;
+  const uint v63 = v57 / v55;  // kernels/gemm/gemm_tiles.hpp:131
   const uint v64 = v63 << 7u;
   const uint v65 = v11 * v12;  // kernels/convolution/conv_tiles.hpp:140
   const uint v66 = v65 * v15;
@@ -238,28 +238,28 @@ kernel void iron_conv1d_bf16(
   const uint v256 = v255 * v5;
   const uint v257 = v249 ? v256 : v10;
   const uint v260 = v249 ? v245 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const uint v261 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:229
-  const uint v264 = v261 >> 1u;  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v261 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v264 = v261 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
   const uint v265 = v264 << 6u;
-  const uint v268 = v261 & 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v268 = v261 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
   const uint v269 = v268 << 6u;
-  iron_frag<float, 64, 64> v271;  // kernels/gemm/gemm_tiles.hpp:233
+  iron_frag<float, 64, 64> v271;  // kernels/gemm/gemm_tiles.hpp:234
   iron_frag_fill(v271, float(0.0f));
-  iron_frag<bfloat, 64, 16> v273;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<bfloat, 64, 16> v273;  // kernels/gemm/gemm_tiles.hpp:235
   iron_frag_fill(v273, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v275;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<bfloat, 16, 64> v275;  // kernels/gemm/gemm_tiles.hpp:236
   iron_frag_fill(v275, bfloat(bfloat(0.0f)));
   const uint v278 = v2 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v279 = v278 == v10;
   const uint v283 = v13 & 7u;
   const bool v284 = v283 == v10;
   const bool v285 = v279 && v284;
-  const uint v288 = v15 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
+  const uint v288 = v15 & 7u;  // kernels/gemm/gemm_tiles.hpp:150
   const bool v289 = v288 == v10;
   const uint v292 = v66 & 7u;
   const bool v293 = v292 == v10;
   const bool v294 = v289 && v293;
-  const bool v295 = v285 && v294;  // kernels/gemm/gemm_tiles.hpp:248
+  const bool v295 = v285 && v294;  // kernels/gemm/gemm_tiles.hpp:249
   if (v295) {
     const uint v6809 = v114 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v6810 = v6809 << 3u;
@@ -331,14 +331,14 @@ kernel void iron_conv1d_bf16(
     const uint v6985 = v6979 * v15;  // kernels/gemm/gemm_tiles.hpp:81
     const uint v6986 = v66 + v6985;
     const uint v6991 = v6974 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v7001 = v265 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
-    const uint v7007 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:243
+    const uint v7001 = v265 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const uint v7007 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
 
-    for (uint v6382 = v10; v6382 < v15; v6382 += 64u) {  // kernels/gemm/gemm_tiles.hpp:255
+    for (uint v6382 = v10; v6382 < v15; v6382 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
       const uint v6384 = v6382 >> 6u;
       const uint v6386 = v6384 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v6388 = v6386 << 13u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v6388 = v6386 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
       if (v87) {  // kernels/convolution/im2col_a.hpp:89
         const uint v6401 = v6382 + v6810;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v6402 = v6401 < v15;
@@ -736,44 +736,44 @@ kernel void iron_conv1d_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm1[v6993 + e] = v6983 ? weight[v6989 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:255
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:256
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v7002 = v6388 + v7001;  // kernels/gemm/gemm_tiles.hpp:239
+      const uint v7002 = v6388 + v7001;  // kernels/gemm/gemm_tiles.hpp:240
       iron_frag_load<false>(v273, shm0, long(v7002), long(64u));
-      const uint v7008 = v6388 + v7007;  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v7008 = v6388 + v7007;  // kernels/gemm/gemm_tiles.hpp:244
       iron_frag_load<true>(v275, shm1, long(v7008), long(64u));
-      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:245
-      const uint v7015 = v7002 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
+      const uint v7015 = v7002 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
       iron_frag_load<false>(v273, shm0, long(v7015), long(64u));
-      const uint v7021 = v7008 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v7021 = v7008 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
       iron_frag_load<true>(v275, shm1, long(v7021), long(64u));
-      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:245
-      const uint v7027 = v7002 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
+      const uint v7027 = v7002 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
       iron_frag_load<false>(v273, shm0, long(v7027), long(64u));
-      const uint v7033 = v7008 + 32u;  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v7033 = v7008 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
       iron_frag_load<true>(v275, shm1, long(v7033), long(64u));
-      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:245
-      const uint v7039 = v7002 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
+      const uint v7039 = v7002 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
       iron_frag_load<false>(v273, shm0, long(v7039), long(64u));
-      const uint v7045 = v7008 + 48u;  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v7045 = v7008 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
       iron_frag_load<true>(v275, shm1, long(v7045), long(64u));
-      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:255
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:256
   } else {
     const uint v964 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
     const uint v1023 = v1 + v6;  // kernels/convolution/im2col_a.hpp:71
-    const uint v1077 = v265 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
-    const uint v1083 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:243
-    const uint v1091 = v1077 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
-    const uint v1097 = v1083 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
-    const uint v1103 = v1077 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
-    const uint v1109 = v1083 + 32u;  // kernels/gemm/gemm_tiles.hpp:243
-    const uint v1115 = v1077 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
-    const uint v1121 = v1083 + 48u;  // kernels/gemm/gemm_tiles.hpp:243
+    const uint v1077 = v265 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const uint v1083 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v1091 = v1077 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+    const uint v1097 = v1083 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v1103 = v1077 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+    const uint v1109 = v1083 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v1115 = v1077 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+    const uint v1121 = v1083 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
 
-    for (uint v963 = v10; v963 < v15; v963 += 64u) {  // kernels/gemm/gemm_tiles.hpp:260
+    for (uint v963 = v10; v963 < v15; v963 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
       for (uint v967 = v114; v967 < 8192u; v967 += v964) {  // kernels/convolution/im2col_a.hpp:155
         const uint v969 = v967 >> 6u;  // kernels/convolution/im2col_a.hpp:156
         const uint v971 = v967 & 63u;  // kernels/convolution/im2col_a.hpp:157
@@ -846,23 +846,23 @@ kernel void iron_conv1d_bf16(
           shm1[v1070] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
-      iron_frag_load<false>(v273, shm0, long(v1077), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load<true>(v275, shm1, long(v1083), long(64u));  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:245
-      iron_frag_load<false>(v273, shm0, long(v1091), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load<true>(v275, shm1, long(v1097), long(64u));  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:245
-      iron_frag_load<false>(v273, shm0, long(v1103), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load<true>(v275, shm1, long(v1109), long(64u));  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:245
-      iron_frag_load<false>(v273, shm0, long(v1115), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load<true>(v275, shm1, long(v1121), long(64u));  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:245
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:265
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:264
+      iron_frag_load<false>(v273, shm0, long(v1077), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_load<true>(v275, shm1, long(v1083), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
+      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_load<false>(v273, shm0, long(v1091), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_load<true>(v275, shm1, long(v1097), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
+      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_load<false>(v273, shm0, long(v1103), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_load<true>(v275, shm1, long(v1109), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
+      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_load<false>(v273, shm0, long(v1115), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_load<true>(v275, shm1, long(v1121), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
+      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:246
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
     }
   }
-  const uint v1122 = v64 + v269;  // kernels/gemm/gemm_tiles.hpp:268
+  const uint v1122 = v64 + v269;  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1123 = v60 + v265;
   const uint v1127 = v3 & 1u;  // kernels/convolution/conv_tiles.hpp:83
   const bool v1128 = v1127 == v10;

@@ -154,7 +154,7 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
   const uint v61 = v60 % v58;
   const uint v62 = v54 + v61;
   const uint v63 = v62 << 7u;
-  const uint v66 = v60 / v58;
+  const uint v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:131
   const uint v67 = v66 << 7u;
   const uint v68 = v14 * v15;  // kernels/convolution/conv_tiles.hpp:140
   const uint v69 = v68 * v18;
@@ -288,28 +288,28 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
   const uint v260 = v252 ? v259 : 0u;
   const uint v262 = v248 * v1;  // kernels/convolution/im2col_a.hpp:190
   const uint v263 = v252 ? v262 : 0u;
-  const uint v264 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:229
-  const uint v267 = v264 >> 1u;  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v264 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v267 = v264 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
   const uint v268 = v267 << 6u;
-  const uint v271 = v264 & 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v271 = v264 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
   const uint v272 = v271 << 6u;
-  iron_frag<float, 64, 64> v274;  // kernels/gemm/gemm_tiles.hpp:233
+  iron_frag<float, 64, 64> v274;  // kernels/gemm/gemm_tiles.hpp:234
   iron_frag_fill(v274, float(0.0f));
-  iron_frag<bfloat, 64, 16> v276;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<bfloat, 64, 16> v276;  // kernels/gemm/gemm_tiles.hpp:235
   iron_frag_fill(v276, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v278;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<bfloat, 16, 64> v278;  // kernels/gemm/gemm_tiles.hpp:236
   iron_frag_fill(v278, bfloat(bfloat(0.0f)));
   const uint v281 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v282 = v281 == 0u;
   const uint v286 = v16 & 7u;
   const bool v287 = v286 == 0u;
   const bool v288 = v282 && v287;
-  const uint v291 = v18 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
+  const uint v291 = v18 & 7u;  // kernels/gemm/gemm_tiles.hpp:150
   const bool v292 = v291 == 0u;
   const uint v295 = v69 & 7u;
   const bool v296 = v295 == 0u;
   const bool v297 = v292 && v296;
-  const bool v298 = v288 && v297;  // kernels/gemm/gemm_tiles.hpp:248
+  const bool v298 = v288 && v297;  // kernels/gemm/gemm_tiles.hpp:249
   if (v298) {
     const uint v8732 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v8733 = v8732 << 3u;
@@ -381,14 +381,14 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
     const uint v8908 = v8902 * v18;  // kernels/gemm/gemm_tiles.hpp:81
     const uint v8909 = v69 + v8908;
     const uint v8914 = v8897 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8924 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
-    const uint v8930 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:243
+    const uint v8924 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const uint v8930 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
 
-    for (uint v8305 = 0u; v8305 < v18; v8305 += 64u) {  // kernels/gemm/gemm_tiles.hpp:255
+    for (uint v8305 = 0u; v8305 < v18; v8305 += 64u) {  // kernels/gemm/gemm_tiles.hpp:256
       const uint v8307 = v8305 >> 6u;
       const uint v8309 = v8307 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v8311 = v8309 << 13u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v8311 = v8309 << 13u;  // kernels/gemm/gemm_tiles.hpp:253
       if (v90) {  // kernels/convolution/im2col_a.hpp:89
         const uint v8324 = v8305 + v8733;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v8325 = v8324 < v18;
@@ -795,44 +795,44 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm1[v8916 + e] = v8906 ? weight[v8912 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:255
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:256
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v8925 = v8311 + v8924;  // kernels/gemm/gemm_tiles.hpp:239
+      const uint v8925 = v8311 + v8924;  // kernels/gemm/gemm_tiles.hpp:240
       iron_frag_load<false>(v276, shm0, long(v8925), long(64u));
-      const uint v8931 = v8311 + v8930;  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v8931 = v8311 + v8930;  // kernels/gemm/gemm_tiles.hpp:244
       iron_frag_load<true>(v278, shm1, long(v8931), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:245
-      const uint v8938 = v8925 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
+      const uint v8938 = v8925 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
       iron_frag_load<false>(v276, shm0, long(v8938), long(64u));
-      const uint v8944 = v8931 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v8944 = v8931 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
       iron_frag_load<true>(v278, shm1, long(v8944), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:245
-      const uint v8950 = v8925 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
+      const uint v8950 = v8925 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
       iron_frag_load<false>(v276, shm0, long(v8950), long(64u));
-      const uint v8956 = v8931 + 32u;  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v8956 = v8931 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
       iron_frag_load<true>(v278, shm1, long(v8956), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:245
-      const uint v8962 = v8925 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
+      const uint v8962 = v8925 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
       iron_frag_load<false>(v276, shm0, long(v8962), long(64u));
-      const uint v8968 = v8931 + 48u;  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v8968 = v8931 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
       iron_frag_load<true>(v278, shm1, long(v8968), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:255
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:256
   } else {
     const uint v967 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
     const uint v1026 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const uint v1080 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
-    const uint v1086 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:243
-    const uint v1094 = v1080 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
-    const uint v1100 = v1086 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
-    const uint v1106 = v1080 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
-    const uint v1112 = v1086 + 32u;  // kernels/gemm/gemm_tiles.hpp:243
-    const uint v1118 = v1080 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
-    const uint v1124 = v1086 + 48u;  // kernels/gemm/gemm_tiles.hpp:243
+    const uint v1080 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:240
+    const uint v1086 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v1094 = v1080 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+    const uint v1100 = v1086 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v1106 = v1080 + 32u;  // kernels/gemm/gemm_tiles.hpp:240
+    const uint v1112 = v1086 + 32u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v1118 = v1080 + 48u;  // kernels/gemm/gemm_tiles.hpp:240
+    const uint v1124 = v1086 + 48u;  // kernels/gemm/gemm_tiles.hpp:244
 
-    for (uint v966 = 0u; v966 < v18; v966 += 64u) {  // kernels/gemm/gemm_tiles.hpp:260
+    for (uint v966 = 0u; v966 < v18; v966 += 64u) {  // kernels/gemm/gemm_tiles.hpp:261
       for (uint v970 = v117; v970 < 8192u; v970 += v967) {  // kernels/convolution/im2col_a.hpp:155
         const uint v972 = v970 >> 6u;  // kernels/convolution/im2col_a.hpp:156
         const uint v974 = v970 & 63u;  // kernels/convolution/im2col_a.hpp:157
@@ -909,23 +909,23 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
           shm1[v1073] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
-      iron_frag_load<false>(v276, shm0, long(v1080), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load<true>(v278, shm1, long(v1086), long(64u));  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:245
-      iron_frag_load<false>(v276, shm0, long(v1094), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load<true>(v278, shm1, long(v1100), long(64u));  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:245
-      iron_frag_load<false>(v276, shm0, long(v1106), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load<true>(v278, shm1, long(v1112), long(64u));  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:245
-      iron_frag_load<false>(v276, shm0, long(v1118), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load<true>(v278, shm1, long(v1124), long(64u));  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:245
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:265
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:264
+      iron_frag_load<false>(v276, shm0, long(v1080), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_load<true>(v278, shm1, long(v1086), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_load<false>(v276, shm0, long(v1094), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_load<true>(v278, shm1, long(v1100), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_load<false>(v276, shm0, long(v1106), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_load<true>(v278, shm1, long(v1112), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_load<false>(v276, shm0, long(v1118), long(64u));  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_load<true>(v278, shm1, long(v1124), long(64u));  // kernels/gemm/gemm_tiles.hpp:244
+      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:246
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
     }
   }
-  const uint v1125 = v67 + v272;  // kernels/gemm/gemm_tiles.hpp:268
+  const uint v1125 = v67 + v272;  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1126 = v63 + v268;
   const uint v1130 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
   const bool v1131 = v1130 == 0u;

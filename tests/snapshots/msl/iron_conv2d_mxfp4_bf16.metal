@@ -154,7 +154,7 @@ kernel void iron_conv2d_mxfp4_bf16(
   const uint v61 = v60 % v58;
   const uint v62 = v54 + v61;
   const uint v63 = v62 << 7u;
-  const uint v66 = v60 / v58;
+  const uint v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:131
   const uint v67 = v66 << 7u;
   const uint v68 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:125
   const bool v70 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:175
@@ -228,21 +228,21 @@ kernel void iron_conv2d_mxfp4_bf16(
   const uint v186 = v178 ? v185 : 0u;
   const uint v188 = v174 * v1;  // kernels/convolution/im2col_a.hpp:190
   const uint v189 = v178 ? v188 : 0u;
-  const uint v190 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:229
-  const uint v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v190 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:230
+  const uint v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:231
   const uint v194 = v193 << 6u;
-  const uint v197 = v190 & 1u;  // kernels/gemm/gemm_tiles.hpp:231
+  const uint v197 = v190 & 1u;  // kernels/gemm/gemm_tiles.hpp:232
   const uint v198 = v197 << 6u;
-  iron_frag<float, 64, 64> v200;  // kernels/gemm/gemm_tiles.hpp:233
+  iron_frag<float, 64, 64> v200;  // kernels/gemm/gemm_tiles.hpp:234
   iron_frag_fill(v200, float(0.0f));
-  iron_frag<bfloat, 64, 16> v202;  // kernels/gemm/gemm_tiles.hpp:234
+  iron_frag<bfloat, 64, 16> v202;  // kernels/gemm/gemm_tiles.hpp:235
   iron_frag_fill(v202, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v204;  // kernels/gemm/gemm_tiles.hpp:235
+  iron_frag<bfloat, 16, 64> v204;  // kernels/gemm/gemm_tiles.hpp:236
   iron_frag_fill(v204, bfloat(bfloat(0.0f)));
   const uint v207 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v208 = v207 == 0u;
   const bool v214 = v208 && v208;
-  if (v214) {  // kernels/gemm/gemm_tiles.hpp:248
+  if (v214) {  // kernels/gemm/gemm_tiles.hpp:249
     const uint v7985 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
     const uint v7986 = v7985 << 3u;
     const uint v7987 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
@@ -285,14 +285,14 @@ kernel void iron_conv2d_mxfp4_bf16(
     const uint v8718 = v8713 * v8003;  // kernels/gemm/quant_b.hpp:71
     const uint v8725 = v8713 * v8010;  // kernels/gemm/quant_b.hpp:72
     const uint v8926 = v8696 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v8937 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:239
-    const uint v8943 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:243
+    const uint v8937 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
+    const uint v8943 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
 
-    for (uint v7750 = 0u; v7750 < v18; v7750 += 32u) {  // kernels/gemm/gemm_tiles.hpp:255
+    for (uint v7750 = 0u; v7750 < v18; v7750 += 32u) {  // kernels/gemm/gemm_tiles.hpp:256
       const uint v7752 = v7750 >> 5u;
       const uint v7754 = v7752 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v7756 = v7754 * 5120u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v7756 = v7754 * 5120u;  // kernels/gemm/gemm_tiles.hpp:253
       if (v85) {  // kernels/convolution/im2col_a.hpp:89
         const uint v7769 = v7750 + v7986;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v7770 = v7769 < v18;
@@ -987,21 +987,21 @@ kernel void iron_conv2d_mxfp4_bf16(
       const uint v8927 = v7756 + v8926;  // kernels/gemm/quant_b.hpp:146
       const uint v8928 = v8927 + v8700;
       *(threadgroup iron_bf16x8*)(shm1 + v8928) = iron_bf16x8{{bfloat4(v8902, v8905, v8908, v8911), bfloat4(v8914, v8917, v8920, v8923)}};
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:255
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:256
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v8938 = v7756 + v8937;  // kernels/gemm/gemm_tiles.hpp:239
+      const uint v8938 = v7756 + v8937;  // kernels/gemm/gemm_tiles.hpp:240
       iron_frag_load<false>(v202, shm0, long(v8938), long(40u));
-      const uint v8944 = v7756 + v8943;  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v8944 = v7756 + v8943;  // kernels/gemm/gemm_tiles.hpp:244
       iron_frag_load<true>(v204, shm1, long(v8944), long(40u));
-      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:245
-      const uint v8951 = v8938 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:246
+      const uint v8951 = v8938 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
       iron_frag_load<false>(v202, shm0, long(v8951), long(40u));
-      const uint v8957 = v8944 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v8957 = v8944 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
       iron_frag_load<true>(v204, shm1, long(v8957), long(40u));
-      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:246
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:255
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:256
   } else {
     const uint v1429 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
     const uint v1488 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
@@ -1051,12 +1051,12 @@ kernel void iron_conv2d_mxfp4_bf16(
     const uint v2259 = v2247 * v1544;  // kernels/gemm/quant_b.hpp:72
     const uint v2460 = v2230 * 40u;  // kernels/gemm/quant_b.hpp:146
     const uint v2462 = v2460 + v2234;
-    const uint v2469 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:239
-    const uint v2475 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:243
-    const uint v2483 = v2469 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
-    const uint v2489 = v2475 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
+    const uint v2469 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:240
+    const uint v2475 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:244
+    const uint v2483 = v2469 + 16u;  // kernels/gemm/gemm_tiles.hpp:240
+    const uint v2489 = v2475 + 16u;  // kernels/gemm/gemm_tiles.hpp:244
 
-    for (uint v1428 = 0u; v1428 < v18; v1428 += 32u) {  // kernels/gemm/gemm_tiles.hpp:260
+    for (uint v1428 = 0u; v1428 < v18; v1428 += 32u) {  // kernels/gemm/gemm_tiles.hpp:261
       for (uint v1432 = v115; v1432 < 4096u; v1432 += v1429) {  // kernels/convolution/im2col_a.hpp:155
         const uint v1434 = v1432 >> 5u;  // kernels/convolution/im2col_a.hpp:156
         const uint v1436 = v1432 & 31u;  // kernels/convolution/im2col_a.hpp:157
@@ -1629,17 +1629,17 @@ kernel void iron_conv2d_mxfp4_bf16(
       const float v2456 = v2239 ? v2433 : 0.0f;
       const bfloat v2457 = bfloat(v2456);
       *(threadgroup iron_bf16x8*)(shm1 + v2462) = iron_bf16x8{{bfloat4(v2436, v2439, v2442, v2445), bfloat4(v2448, v2451, v2454, v2457)}};  // kernels/gemm/quant_b.hpp:146
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
-      iron_frag_load<false>(v202, shm0, long(v2469), long(40u));  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load<true>(v204, shm1, long(v2475), long(40u));  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:245
-      iron_frag_load<false>(v202, shm0, long(v2483), long(40u));  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load<true>(v204, shm1, long(v2489), long(40u));  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:245
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:265
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:264
+      iron_frag_load<false>(v202, shm0, long(v2469), long(40u));  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_load<true>(v204, shm1, long(v2475), long(40u));  // kernels/gemm/gemm_tiles.hpp:244
+      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:246
+      iron_frag_load<false>(v202, shm0, long(v2483), long(40u));  // kernels/gemm/gemm_tiles.hpp:240
+      iron_frag_load<true>(v204, shm1, long(v2489), long(40u));  // kernels/gemm/gemm_tiles.hpp:244
+      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:246
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
     }
   }
-  const uint v2490 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:268
+  const uint v2490 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2491 = v63 + v194;
   const uint v2492 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:127
   const uint v2495 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83

@@ -1,0 +1,52 @@
+"""`iron tune --dry-run` without a GPU: the defaults and a 64×128 tile compile for sm_90a with
+their grids, a 6-stage ring of 128×256 tiles is the defaults' code (the compiler cuts a ring to
+the 4 stages that fit), and mistakes on the command line are usage errors (exit 2) that name what
+is wrong.
+Usage: tune_dry_run_test.py IRON_BINARY. Exits 77 (skipped) where NVRTC cannot be loaded."""
+import subprocess
+import sys
+
+iron = sys.argv[1]
+kernel = "iron_gemm_warpgroup_nk"
+shape = "m=256,n=512,k=128,alpha=1"
+
+
+def run(*args):
+    r = subprocess.run([iron, "tune", *args], capture_output=True, text=True)
+    return r.returncode, r.stdout + r.stderr
+
+
+code, out = run(kernel, "--list")
+assert code == 0, out
+assert "bn         256, 128, 64 (default 256)" in out, out
+assert "bm         128, 64 (default 128)" in out, out
+assert "108 configurations" in out, out
+
+code, out = run(kernel, "--dtype", "bf16", "--shape", shape, "--dry-run", "--config", "bm=64,bn=128",
+                "--config", "bn=256,stages=6")
+if code != 0 and "NVRTC" in out:
+    print("skipped: " + out.strip())
+    sys.exit(77)
+assert code == 0, out
+lines = {l.split()[0]: l for l in out.splitlines() if l.startswith("  band=")}
+assert len(lines) == 3, out
+assert "grid 2x2x1" in lines["band=8,bm=128,bn=256,lag=1,stages=4"], out
+assert "grid 4x4x1" in lines["band=8,bm=64,bn=128,lag=1,stages=4"], out
+assert "registers" in lines["band=8,bm=64,bn=128,lag=1,stages=4"], out
+assert ("same code and grid as band=8,bm=128,bn=256,lag=1,stages=4"
+        in lines["band=8,bm=128,bn=256,lag=1,stages=6"]), out
+
+for args, says in [
+    (["--dtype", "bf16", "--shape", "m=256,n=512", "--dry-run"], "needs constexpr k, alpha"),
+    (["--dtype", "bf16", "--shape", shape + ",depth=2", "--dry-run"], "has no constexpr 'depth'"),
+    (["--dtype", "bf16", "--shape", "m=256,,k=1", "--dry-run"], "NAME=VALUE pairs"),
+    (["--dtype", "bf16", "--shape", shape, "--config", "tile=3", "--dry-run"], "no tuning knob 'tile'"),
+    (["--dtype", "bf16", "--shape", shape, "--config", "bn=32", "--dry-run"], "takes 256, 128, 64, not 32"),
+    (["--dtype", "bf16", "--shape", shape, "--dry-run", "--tuning", "t.txt"], "writes no --tuning"),
+    (["--dtype", "bf16", "--dry-run"], "at least one --shape"),
+]:
+    code, out = run(kernel, *args)
+    assert code == 2 and says in out, (args, code, out)
+code, out = run("iron_softmax", "--list")
+assert code == 2 and "declares no tuning knobs" in out, out
+print("ok")
