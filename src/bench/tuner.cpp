@@ -389,9 +389,12 @@ TuneResult tune(BenchDevice& device, const TuneRequest& request,
   }
   if (!handles.empty()) {
     std::vector<std::function<void(int)>> enqueues;
-    for (const std::vector<int>& h : handles) {
-      enqueues.emplace_back(
-          [&device, &h](int run) { device.launch(h[static_cast<std::size_t>(run) % h.size()]); });
+    // Configuration j runs on set run + j: the configurations taken in one turn read different
+    // sets, so none finds its inputs in L2 from the one before it.
+    for (std::size_t j = 0; j < handles.size(); ++j) {
+      enqueues.emplace_back([&device, &h = handles[j], j](int run) {
+        device.launch(h[(static_cast<std::size_t>(run) + j) % h.size()]);
+      });
     }
     progress(fmt::format("timing {} configurations in turn, {} runs each, over {} sets of buffers",
                          handles.size(), request.repeat, sets.size()));

@@ -59,9 +59,9 @@ std::vector<dsl::TuningConfig> requested_configs(const TuneRequest& request);
 /// Times each configuration on `device`: inputs uniform in [-1, 1) (integer ones zero), outputs
 /// poisoned and then compared with the first configuration that runs (the defaults, when they
 /// do), within 4 units in the last place of the dtype plus 10⁻³ of the largest output; then
-/// every configuration that matched timed in turn, `repeat` runs each, run i on the i-th of
-/// enough sets of buffers that its inputs are not in L2 (as `iron bench`). `progress` hears one
-/// line a configuration.
+/// every configuration that matched timed in turn, `repeat` runs each, run i of the j-th on set
+/// i + j of enough sets of buffers that its inputs are not in L2 (as `iron bench`). `progress`
+/// hears one line a configuration.
 TuneResult tune(BenchDevice& device, const TuneRequest& request,
                 const std::function<void(const std::string&)>& progress);
 
