@@ -99,7 +99,11 @@ int measure(const BenchOptions& o, const std::vector<BenchSelection>& selected) 
     run.ceilings = bench::measure_ceilings(device, o.repeat);
   }
   std::optional<dsl::TuningTable> tuning;
-  if (!o.tuning.empty()) tuning = read_tuning_file(o.tuning);
+  if (!o.tuning.empty()) {
+    tuning = read_tuning_file(o.tuning);
+  } else if (const char* named = std::getenv("IRON_TUNING_FILE"); named != nullptr && *named) {
+    tuning = dsl::environment_tuning_table();
+  }
   int failed = 0;
   for (std::size_t i = 0; i < selected.size(); ++i) {
     const auto& s = selected[i];
@@ -144,9 +148,11 @@ Command add_bench_command(CLI::App& app) {
   cmd->add_option("--json", o->json, "Also write every figure to this JSON file");
   cmd->add_option("--repeat", o->repeat, "Timed runs per kernel (median, min, max reported)")
       ->check(CLI::Range(1, 100000));
-  cmd->add_option("--tuning", o->tuning,
-                  "Run each kernel with tuning knobs under this tuning file's configuration for "
-                  "its shape on this device (written by `iron tune`; docs/tuning.md)");
+  cmd->add_option(
+      "--tuning", o->tuning,
+      "Run each kernel with tuning knobs under this tuning file's configuration for "
+      "its shape on this device (written by `iron tune`; docs/tuning.md; default: the file "
+      "IRON_TUNING_FILE names, if any)");
   cmd->add_flag("--no-ceilings", o->no_ceilings,
                 "Skip measuring the copy, cuBLAS and mma.sync ceilings");
   cmd->add_flag("--dry-run", o->dry_run,

@@ -237,7 +237,7 @@ void precompile(const TuneRequest& request, const std::vector<dsl::TuningConfig>
     const auto compiled = std::count_if(warmed.begin(), warmed.end(),
                                         [](const runtime::WarmupResult& w) { return w.compiled; });
     progress(fmt::format(
-        "compiled {} configurations ({} were cached) in {:.1f} s, {} at a time", compiled,
+        "compiled {} configurations ({} already in the cache) in {:.1f} s, {} at a time", compiled,
         warmed.size() - static_cast<std::size_t>(compiled),
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), jobs));
   } catch (const Error& e) {
@@ -266,12 +266,13 @@ void check_shape(const ir::Kernel& kernel, const TuneRequest& request) {
           kernel.name, p.name));
     }
   }
-  for (const auto& [name, value] : request.constants) {
-    const auto at = std::find_if(
-        kernel.params.begin(), kernel.params.end(),
-        [&](const ir::Param& p) { return p.name == name && p.kind == ir::ParamKind::Constexpr; });
+  for (const auto& given : request.constants) {
+    const auto at =
+        std::find_if(kernel.params.begin(), kernel.params.end(), [&](const ir::Param& p) {
+          return p.name == given.first && p.kind == ir::ParamKind::Constexpr;
+        });
     if (at == kernel.params.end()) {
-      throw Error(fmt::format("kernel {} has no constexpr '{}'", kernel.name, name));
+      throw Error(fmt::format("kernel {} has no constexpr '{}'", kernel.name, given.first));
     }
   }
 }
@@ -355,6 +356,7 @@ TuneResult tune(BenchDevice& device, const TuneRequest& request,
         continue;
       }
       std::vector<int> on_sets;
+      on_sets.reserve(sets.size());
       for (const Buffers& set : sets) {
         on_sets.push_back(device.prepare(kernel, args_of(kernel, request, set), grid));
       }

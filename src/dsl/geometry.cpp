@@ -106,14 +106,7 @@ namespace detail {
 GeometryRegistrar::GeometryRegistrar(const char* name, GeometryFunction function,
                                      SourceLocation where) {
   GeometryInfo info{name, to_loc(where), function};
-  auto& all = registry();
-  const auto same = std::find_if(all.begin(), all.end(), [&](const GeometryInfo& g) {
-    return g.name == info.name && g.loc == info.loc;
-  });
-  if (same != all.end()) return;
-  if (auto problem = insert_unique(all, std::move(info), "geometry")) {
-    record_registration_problem(std::move(*problem));
-  }
+  register_once(registry(), std::move(info), "geometry");
 }
 
 }  // namespace detail

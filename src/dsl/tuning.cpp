@@ -93,8 +93,9 @@ std::vector<TuningConfig> TuningSpace::configs() const {
 TuningConfig TuningSpace::complete(std::string_view kernel, const TuningConfig& config) const {
   TuningConfig full = defaults();
   for (const auto& [name, value] : config) {
+    const std::string_view wanted = name;
     const auto knob = std::find_if(knobs_.begin(), knobs_.end(),
-                                   [&](const TuningKnob& k) { return k.name == name; });
+                                   [wanted](const TuningKnob& k) { return k.name == wanted; });
     if (knob == knobs_.end()) {
       std::string names;
       for (const TuningKnob& k : knobs_) names += (names.empty() ? "" : ", ") + k.name;
@@ -217,14 +218,7 @@ DefaultTuning::~DefaultTuning() {
 
 TuningRegistrar::TuningRegistrar(const char* name, TuningSpace (*space)(), SourceLocation where) {
   TuningInfo info{name, to_loc(where), space};
-  auto& all = registry();
-  const auto same = std::find_if(all.begin(), all.end(), [&](const TuningInfo& t) {
-    return t.name == info.name && t.loc == info.loc;
-  });
-  if (same != all.end()) return;
-  if (auto problem = insert_unique(all, std::move(info), "tuning space")) {
-    record_registration_problem(std::move(*problem));
-  }
+  register_once(registry(), std::move(info), "tuning space");
 }
 
 }  // namespace detail

@@ -1235,7 +1235,7 @@ TEST(PassVectorize, LibraryKernelsAgreeOnTheSimulator) {
       SCOPED_TRACE(test.name + " " + std::string(dtype_name(d.dtype)));
       testing::Rng rng(20240611);
       const testing::TestSetup setup = test.make(d.dtype, rng);
-      const ir::Kernel scalar = before_vectorize(dsl::kernel_ir_for(test.kernel, d.dtype), target);
+      const ir::Kernel scalar = before_vectorize(setup.kernel(), target);
       ir::Kernel vector = scalar;
       codegen::vectorize(vector, target);
       ASSERT_EQ(problems_of(vector), "");

@@ -101,11 +101,14 @@ std::optional<Shapes> one_row(const ir::Kernel& kernel, const Shapes& shapes) {
   return cut;
 }
 
-/// "" when the guard accepts the geometry's grid for `shapes`, else why not.
-std::string guard_verdict(const ir::Kernel& kernel, const Shapes& shapes) {
+/// "" when the guard accepts the geometry's grid for `shapes` (under the tuning configuration
+/// the kernel was traced with), else why not.
+std::string guard_verdict(const ir::Kernel& kernel, const Shapes& shapes,
+                          const dsl::TuningConfig& tuning) {
   try {
     const auto grid = geometry_grid(
-        kernel, geometry_query(kernel, shapes.constants, shapes.elements, dsl::DeviceShape{}));
+        kernel, geometry_query(kernel, shapes.constants, shapes.elements, dsl::DeviceShape{}),
+        tuning);
     if (!grid) return "no geometry";
     std::vector<runtime::GuardArg> args;
     for (const ir::Param& p : kernel.params) {
@@ -162,10 +165,10 @@ TEST(KernelGeometry, GeometriesPassTheGuardOnEveryTestShape) {
       Rng rng(1);
       const TestSetup setup = test.make(d.dtype, rng);
       const Shapes shapes = shapes_of(setup);
-      EXPECT_EQ(guard_verdict(setup.kernel(), shapes), "")
+      EXPECT_EQ(guard_verdict(setup.kernel(), shapes, setup.tuning()), "")
           << test.name << " [" << dtype_name(d.dtype) << "]";
       if (const auto cut = one_row(setup.kernel(), shapes)) {
-        EXPECT_EQ(guard_verdict(setup.kernel(), *cut), "")
+        EXPECT_EQ(guard_verdict(setup.kernel(), *cut, setup.tuning()), "")
             << test.name << " [" << dtype_name(d.dtype) << "] cut to one row";
       }
       ++checked;
@@ -179,7 +182,7 @@ TEST(KernelGeometry, GeometriesPassTheGuardOnEveryBenchShape) {
     if (!library_kernel_with_geometry(b.kernel)) continue;
     for (const DType dt : b.dtypes) {
       const bench::BenchSetup setup = b.make(dt);
-      EXPECT_EQ(guard_verdict(setup.kernel(), shapes_of(setup)), "")
+      EXPECT_EQ(guard_verdict(setup.kernel(), shapes_of(setup), setup.tuning()), "")
           << b.name << " [" << dtype_name(dt) << "]";
     }
   }

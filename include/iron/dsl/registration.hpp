@@ -42,5 +42,19 @@ std::optional<std::string> insert_unique(std::vector<Entry>& entries, Entry entr
   return std::nullopt;
 }
 
+/// Inserts `entry` as insert_unique does and records the problem it finds, except that an entry
+/// of the same name and place is already there and counts once: a kernel file is compiled into
+/// both the kernel library and its tests, so its registrations may arrive twice.
+template <class Entry>
+void register_once(std::vector<Entry>& entries, Entry entry, std::string_view what) {
+  const auto same = std::find_if(entries.begin(), entries.end(), [&](const Entry& e) {
+    return e.name == entry.name && e.loc == entry.loc;
+  });
+  if (same != entries.end()) return;
+  if (auto problem = insert_unique(entries, std::move(entry), what)) {
+    record_registration_problem(std::move(*problem));
+  }
+}
+
 }  // namespace detail
 }  // namespace iron::dsl
