@@ -12,14 +12,18 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "iron/core/error.hpp"
 #include "iron/dsl/geometry.hpp"
 #include "iron/dsl/kernel.hpp"
+#include "iron/dsl/tuning.hpp"
+#include "iron/dsl/tuning_table.hpp"
 #include "iron/runtime/backend.hpp"
 #include "iron/runtime/device.hpp"
+#include "iron/runtime/device_info.hpp"
 
 namespace {
 
@@ -47,18 +51,21 @@ const char* keep(std::string text) {
   return last_text.c_str();
 }
 
-/// Each traced form, kept for the process: launches point into it, and it keeps its compiled
-/// function (DeviceKernel), so a launch does not hash the IR again.
-const runtime::DeviceKernel& form(const std::string& name, const std::string& dtype_name) {
+/// Each traced form, under each tuning configuration it launched with, kept for the process:
+/// launches point into it, and it keeps its compiled function (DeviceKernel), so a launch does
+/// not hash the IR again.
+const runtime::DeviceKernel& form(const std::string& name, const std::string& dtype_name,
+                                  const iron::dsl::TuningConfig& config = {}) {
   static std::mutex mutex;
-  static std::map<std::pair<std::string, std::string>, std::unique_ptr<runtime::DeviceKernel>>
+  static std::map<std::tuple<std::string, std::string, std::string>,
+                  std::unique_ptr<runtime::DeviceKernel>>
       forms;
   const std::lock_guard lock(mutex);
-  auto& slot = forms[{name, dtype_name}];
+  auto& slot = forms[{name, dtype_name, iron::dsl::format_config(config)}];
   if (slot == nullptr) {
     const std::optional<DType> dtype = iron::parse_dtype(dtype_name);
     if (!dtype) throw iron::Error(fmt::format("{}: no dtype named '{}'", name, dtype_name));
-    slot = std::make_unique<runtime::DeviceKernel>(iron::dsl::kernel_ir_for(name, *dtype));
+    slot = std::make_unique<runtime::DeviceKernel>(iron::dsl::kernel_ir_for(name, *dtype, config));
   }
   return *slot;
 }
@@ -90,9 +97,9 @@ runtime::Scalar scalar(const ir::Param& p, const IronPyArg& a) {
                                  : runtime::Scalar{.dtype = p.dtype, .i = a.integer};
 }
 
-/// The kernel's own launch for these sizes and constexprs, on a device of `multiprocessors`.
-runtime::Grid planned_grid(const ir::Kernel& kernel, const IronPyArg* args,
-                           std::uint32_t multiprocessors) {
+/// The geometry query of a launch with these arguments on a device of `multiprocessors`.
+iron::dsl::GeometryQuery query_of(const ir::Kernel& kernel, const IronPyArg* args,
+                                  std::uint32_t multiprocessors) {
   iron::dsl::GeometryQuery query;
   query.dtype = kernel.dtype;
   query.device.multiprocessors = multiprocessors;
@@ -104,16 +111,36 @@ runtime::Grid planned_grid(const ir::Kernel& kernel, const IronPyArg* args,
       query.elements[p.name] = args[i].count;
     }
   }
-  const auto g = iron::dsl::geometry_for(kernel.name, query);
+  return query;
+}
+
+/// The kernel's own launch for these sizes and constexprs, on a device of `multiprocessors`,
+/// under tuning configuration `config`.
+runtime::Grid planned_grid(const ir::Kernel& kernel, const IronPyArg* args,
+                           std::uint32_t multiprocessors,
+                           const iron::dsl::TuningConfig& config = {}) {
+  const auto g =
+      iron::dsl::geometry_for(kernel.name, query_of(kernel, args, multiprocessors), config);
   if (!g) throw iron::Error(kernel.name + ": the kernel has no geometry function (IRON_GEOMETRY)");
   return {{g->groups.x, g->groups.y, g->groups.z}, {g->threads.x, g->threads.y, g->threads.z}};
 }
 
-void launch_on_device(const runtime::DeviceKernel& form, const IronPyArg* args, void* stream) {
-  const ir::Kernel& kernel = form.ir();
+/// Launches the form on `stream` under the configuration the tuning file IRON_TUNING_FILE holds
+/// for these constexprs on the first CUDA device (docs/tuning.md), else its defaults.
+void launch_on_device(const runtime::DeviceKernel& defaults, const std::string& dtype_name,
+                      const IronPyArg* args, void* stream) {
   if (!runtime::cuda_available()) {
-    throw iron::Error(kernel.name + ": CUDA is unavailable: " + runtime::cuda_unavailable_reason());
+    throw iron::Error(defaults.ir().name +
+                      ": CUDA is unavailable: " + runtime::cuda_unavailable_reason());
   }
+  const runtime::CudaReport& cuda = runtime::cuda_report();
+  const std::uint32_t multiprocessors = runtime::cuda_multiprocessors();
+  const iron::dsl::TuningConfig config = iron::dsl::environment_tuning_for(
+      defaults.ir(), query_of(defaults.ir(), args, multiprocessors).constants,
+      cuda.devices.front().name, runtime::cuda_version_text(cuda.driver_version));
+  const runtime::DeviceKernel& tuned =
+      config.empty() ? defaults : form(defaults.ir().name, dtype_name, config);
+  const ir::Kernel& kernel = tuned.ir();
   std::vector<runtime::DeviceTensor> tensors;
   tensors.reserve(kernel.params.size());
   for (std::size_t i = 0; i < kernel.params.size(); ++i) {
@@ -131,8 +158,8 @@ void launch_on_device(const runtime::DeviceKernel& form, const IronPyArg* args, 
       launch_args.emplace_back(scalar(kernel.params[i], args[i]));
     }
   }
-  const runtime::Grid grid = planned_grid(kernel, args, runtime::cuda_multiprocessors());
-  runtime::launch_async(form, launch_args, grid, runtime::Stream::borrow(stream));
+  const runtime::Grid grid = planned_grid(kernel, args, multiprocessors, config);
+  runtime::launch_async(tuned, launch_args, grid, runtime::Stream::borrow(stream));
 }
 
 /// Host memory through the simulator: inputs copied in, outputs copied back after the run.
@@ -221,7 +248,7 @@ __attribute__((visibility("default"))) int iron_py_launch(const char* kernel, co
     const runtime::DeviceKernel& k = form(kernel, dtype);
     check_arguments(k.ir(), args, n);
     if (on_device != 0) {
-      launch_on_device(k, args, stream);
+      launch_on_device(k, dtype, args, stream);
     } else {
       run_on_simulator(k.ir(), args);
     }

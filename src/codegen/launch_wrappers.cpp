@@ -57,13 +57,11 @@ class TunedKernels {
   /// The tuning file's configuration for a launch with these constexprs on the first CUDA
   /// device, or the empty configuration (the defaults).
   iron::dsl::TuningConfig config_for(const iron::dsl::GeometryQuery& query) {
-    const iron::dsl::TuningTable& table = iron::dsl::environment_tuning_table();
     const iron::runtime::CudaReport& cuda = iron::runtime::cuda_report();
-    if (!has_knobs_ || table.entries().empty() || cuda.devices.empty()) return {};
-    const iron::dsl::TuningEntry* entry =
-        table.find(name_, dtype_, iron::dsl::shape_bucket(get({}).ir(), query.constants),
-                   cuda.devices.front().name, iron::runtime::cuda_version_text(cuda.driver_version));
-    return entry == nullptr ? iron::dsl::TuningConfig{} : entry->config;
+    if (!has_knobs_ || cuda.devices.empty()) return {};
+    return iron::dsl::environment_tuning_for(get({}).ir(), query.constants,
+                                             cuda.devices.front().name,
+                                             iron::runtime::cuda_version_text(cuda.driver_version));
   }
 
   /// The kernel traced under `config`, kept for the next launch.

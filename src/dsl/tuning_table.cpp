@@ -251,4 +251,14 @@ const TuningTable& environment_tuning_table() {
   return loaded.table;
 }
 
+TuningConfig environment_tuning_for(const ir::Kernel& kernel,
+                                    const std::map<std::string, double, std::less<>>& constants,
+                                    std::string_view device, std::string_view driver) {
+  const TuningTable& table = environment_tuning_table();
+  if (table.entries().empty() || !tuning_space(kernel.name)) return {};
+  const TuningEntry* entry =
+      table.find(kernel.name, kernel.dtype, shape_bucket(kernel, constants), device, driver);
+  return entry == nullptr ? TuningConfig{} : entry->config;
+}
+
 }  // namespace iron::dsl
