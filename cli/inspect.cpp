@@ -11,7 +11,6 @@
 #include "commands.hpp"
 #include "iron/codegen/compile.hpp"
 #include "iron/core/printer.hpp"
-#include "iron/dsl/tuning.hpp"
 #include "iron/runtime/nvrtc.hpp"
 #include "kernel_selection.hpp"
 #include "target_options.hpp"
@@ -97,18 +96,8 @@ void print_resources(const ir::Kernel& traced, const codegen::TargetProfile& pro
 
 int inspect(const InspectOptions& o) {
   const KernelForm form = resolve_kernel(o.kernel, o.dtype);
-  dsl::TuningConfig config;
-  try {
-    config = dsl::parse_config(o.config);
-    if (!o.config.empty()) {
-      const auto space = dsl::tuning_space(o.kernel);
-      if (!space) throw Error(fmt::format("kernel {} declares no tuning knobs", o.kernel));
-      space->complete(o.kernel, config);
-    }
-  } catch (const Error& e) {
-    throw UsageError(fmt::format("--config: {}", e.what()));
-  }
-  const ir::Kernel traced = dsl::kernel_ir_for(o.kernel, form.dtype, config);
+  const ir::Kernel traced = dsl::kernel_ir_for(
+      o.kernel, form.dtype, tuning_config_option(o.kernel, o.config, "--config"));
   if (o.resources && o.target != kIr && o.target != kResourcesTarget) {
     throw UsageError(
         fmt::format("--resources reports on the {} source, not on {}", kResourcesTarget, o.target));

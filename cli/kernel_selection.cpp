@@ -48,4 +48,18 @@ std::vector<KernelForm> select_kernels(const std::string& filter, const std::str
   return forms;
 }
 
+dsl::TuningConfig tuning_config_option(const std::string& kernel, const std::string& text,
+                                       const char* option) {
+  try {
+    dsl::TuningConfig config = dsl::parse_config(text);
+    if (config.empty()) return config;
+    const auto space = dsl::tuning_space(kernel);
+    if (!space) throw Error(fmt::format("kernel {} declares no tuning knobs", kernel));
+    space->complete(kernel, config);
+    return config;
+  } catch (const Error& e) {
+    throw UsageError(fmt::format("{}: {}", option, e.what()));
+  }
+}
+
 }  // namespace iron::cli

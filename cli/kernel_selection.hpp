@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "iron/dsl/kernel.hpp"
+#include "iron/dsl/tuning.hpp"
 
 namespace iron::cli {
 
@@ -23,5 +24,11 @@ std::regex filter_regex(const std::string& filter);
 /// Every registered kernel × dtype whose name matches `filter` (ECMAScript regex search; empty
 /// matches all) and whose dtype is `dtype` (empty: all); UsageError when nothing matches.
 std::vector<KernelForm> select_kernels(const std::string& filter, const std::string& dtype);
+
+/// The tuning configuration `text` ("NAME=VALUE,…") of kernel `kernel`, given by option `option`;
+/// empty for "". UsageError naming the option when it is malformed, the kernel has no knobs, or
+/// a knob or value is not the kernel's.
+dsl::TuningConfig tuning_config_option(const std::string& kernel, const std::string& text,
+                                       const char* option);
 
 }  // namespace iron::cli

@@ -35,6 +35,7 @@ struct RunOptions {
   std::string backend = "auto";
   std::vector<std::string> inputs, outputs, constants, out_shapes;
   std::string grid, tpg;
+  std::string config;
 };
 
 /// "NAME=VALUE" pairs into a map; UsageError naming the option for a malformed one.
@@ -152,7 +153,8 @@ std::string dim3_text(const runtime::Dim3& d) {
 
 /// The launch grid: --grid and --tpg as given; what either leaves out comes from the kernel's
 /// geometry for these arguments on the device of `backend`, planned for the --tpg given.
-runtime::Grid launch_grid(const ir::Kernel& kernel, const std::vector<runtime::Arg>& args,
+runtime::Grid launch_grid(const ir::Kernel& kernel, const dsl::TuningConfig& config,
+                          const std::vector<runtime::Arg>& args,
                           const std::optional<runtime::Dim3>& groups,
                           const std::optional<runtime::Dim3>& tpg, std::string_view backend) {
   if (groups && tpg) return {*groups, *tpg};
@@ -169,7 +171,7 @@ runtime::Grid launch_grid(const ir::Kernel& kernel, const std::vector<runtime::A
   dsl::GeometryQuery query =
       testing::geometry_query(kernel, constants, elements, testing::device_shape(backend));
   if (tpg) query.fixed_threads = dsl::Dim3{tpg->x, tpg->y, tpg->z};
-  std::optional<runtime::Grid> grid = testing::geometry_grid(kernel, query);
+  std::optional<runtime::Grid> grid = testing::geometry_grid(kernel, query, config);
   IRON_INTERNAL_ASSERT(grid, "a kernel without a geometry reached the launch without a grid");
   if (groups) grid->groups = *groups;
   return *grid;
@@ -204,7 +206,8 @@ runtime::Scalar parse_constant(const ir::Param& p, const std::string& text) {
 
 int run(const RunOptions& o) {
   const KernelForm form = resolve_kernel(o.kernel, o.dtype);
-  const ir::Kernel kernel = form.info->trace(form.dtype);
+  const dsl::TuningConfig config = tuning_config_option(o.kernel, o.config, "--config");
+  const ir::Kernel kernel = dsl::kernel_ir_for(o.kernel, form.dtype, config);
   auto ins = pairs(o.inputs, "--in");
   auto outs = pairs(o.outputs, "--out");
   auto consts = pairs(o.constants, "--const");
@@ -287,7 +290,8 @@ int run(const RunOptions& o) {
   }
   const std::string_view backend_name =
       o.backend == "auto" ? runtime::auto_backend().name : std::string_view(o.backend);
-  const runtime::Grid grid = launch_grid(kernel, args, given_groups, given_tpg, backend_name);
+  const runtime::Grid grid =
+      launch_grid(kernel, config, args, given_groups, given_tpg, backend_name);
   auto backend = runtime::make_backend(o.backend);
   backend->run({&kernel, args, grid});
   for (std::size_t i = 0; i < kernel.params.size(); ++i) {
@@ -333,6 +337,10 @@ Command add_run_command(CLI::App& app) {
   cmd->add_option("--out-shape", o->out_shapes,
                   "NAME=D0[,D1…]: an output's shape (default: the first input's shape)");
   cmd->add_option("--const", o->constants, "NAME=VALUE for each constexpr");
+  cmd->add_option("--config", o->config,
+                  "Trace the kernel, and plan its grid, under this configuration of its tuning "
+                  "knobs (NAME=VALUE separated by commas; the rest at their defaults; "
+                  "docs/tuning.md)");
   cmd->add_option("--grid", o->grid,
                   "Threadgroups (not threads) per axis: X[,Y[,Z]] (default: the kernel's "
                   "geometry chooses; given, it is used as is)");

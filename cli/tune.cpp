@@ -93,11 +93,7 @@ ShapeOutcome run_shape(const TuneOptions& o, const KernelForm& form, const std::
   request.constants = parse_shape(shape_text);
   request.repeat = o.repeat;
   for (const std::string& c : o.configs) {
-    try {
-      request.configs.push_back(dsl::parse_config(c));
-    } catch (const Error& e) {
-      throw UsageError(fmt::format("--config: {}", e.what()));
-    }
+    request.configs.push_back(tuning_config_option(o.kernel, c, "--config"));
   }
   try {
     bench::check_shape(dsl::kernel_ir_for(o.kernel, form.dtype), request);

@@ -1,10 +1,13 @@
 """`iron tune --dry-run` without a GPU: the defaults and a 64×128 tile compile for sm_90a with
 their grids, a 6-stage ring of 128×256 tiles is the defaults' code (the compiler cuts a ring to
 the 4 stages that fit), and mistakes on the command line are usage errors (exit 2) that name what
-is wrong.
+is wrong; `iron run --config` launches the kernel traced and planned under a configuration.
 Usage: tune_dry_run_test.py IRON_BINARY. Exits 77 (skipped) where NVRTC cannot be loaded."""
+import os
+import struct
 import subprocess
 import sys
+import tempfile
 
 iron = sys.argv[1]
 kernel = "iron_gemm_warpgroup_nk"
@@ -49,4 +52,32 @@ for args, says in [
     assert code == 2 and says in out, (args, code, out)
 code, out = run("iron_softmax", "--list")
 assert code == 2 and "declares no tuning knobs" in out, out
+
+# `iron run --config` runs the kernel traced under the configuration, on the grid its geometry plans
+# under it: a 64×64-tile product of ones on the simulator sums k = 16 ones everywhere.
+
+def write_npy(path, shape, values):
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % (
+        "".join(f"{d}, " for d in shape))
+    header += " " * (63 - (10 + len(header)) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+        f.write(struct.pack(f"<{len(values)}f", *values))
+
+
+with tempfile.TemporaryDirectory() as d:
+    a, b, out = (os.path.join(d, n) for n in ("a.npy", "b.npy", "out.npy"))
+    write_npy(a, (70, 16), [1.0] * 70 * 16)
+    write_npy(b, (130, 16), [1.0] * 130 * 16)
+    r = subprocess.run([iron, "run", kernel, "--dtype", "bf16", "--backend", "sim", "--in",
+                        f"a={a}", "--in", f"b={b}", "--out", f"out={out}", "--out-shape",
+                        "out=70,130", "--const", "m=70", "--const", "n=130", "--const", "k=16",
+                        "--const", "alpha=1", "--config", "bm=64,bn=64"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "3,2 --tpg 256" in r.stdout + r.stderr, r.stdout + r.stderr
+    with open(out, "rb") as f:
+        data = f.read()
+    values = struct.unpack(f"<{70 * 130}f", data[-70 * 130 * 4:])
+    assert all(v == 16.0 for v in values), values[:8]
 print("ok")
