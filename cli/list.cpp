@@ -13,6 +13,7 @@
 #include "iron/codegen/targets.hpp"
 #include "iron/core/error.hpp"
 #include "iron/dsl/kernel.hpp"
+#include "iron/dsl/tuning.hpp"
 #include "iron/testing/registry.hpp"
 #include "kernel_params.hpp"
 
@@ -46,12 +47,28 @@ void print_rows(const std::string& title, const std::vector<Row>& rows) {
   }
 }
 
-/// With `params`, each kernel's parameters follow on an indented line of their own.
+/// "tuning knobs: bm 128|64, bn 256|128|64" (each knob's values, the default first), or "" for a
+/// kernel without knobs.
+std::string knob_summary(const std::string& kernel) {
+  const auto space = dsl::tuning_space(kernel);
+  if (!space) return "";
+  std::vector<std::string> knobs;
+  for (const dsl::TuningKnob& k : space->knobs()) {
+    knobs.push_back(fmt::format("{} {}", k.name, fmt::join(k.values, "|")));
+  }
+  return fmt::format("tuning knobs: {}", fmt::join(knobs, ", "));
+}
+
+/// With `params`, each kernel's parameters follow on an indented line of their own; a kernel
+/// with tuning knobs has a line naming them.
 void list_kernels(bool params) {
   std::vector<Row> rows;
   for (const auto& k : dsl::registered_kernels()) {
+    std::vector<std::string> details;
+    if (params) details.push_back(param_summary(k));
+    if (std::string knobs = knob_summary(k.name); !knobs.empty()) details.push_back(knobs);
     rows.push_back({k.name, dtype_names(k.dtypes), format_loc(k.loc),
-                    params ? param_summary(k) : std::string()});
+                    fmt::format("{}", fmt::join(details, "\n      "))});
   }
   print_rows("kernels", rows);
 }
