@@ -178,14 +178,12 @@ class BenchRun {
  private:
   /// Traces the kernel under `table`'s configuration for this shape on this device, if any.
   void apply(const dsl::TuningTable& table) {
-    if (!dsl::tuning_space(setup_.kernel().name)) return;
     std::map<std::string, double, std::less<>> constants;
     for (const auto& [name, value] : setup_.constants()) constants.emplace(name, value.as_double());
-    const runtime::CudaReport& cuda = runtime::cuda_report();
-    const dsl::TuningEntry* entry = table.find(
-        setup_.kernel().name, setup_.dtype(), dsl::shape_bucket(setup_.kernel(), constants),
-        device_.name(), runtime::cuda_version_text(cuda.driver_version));
-    if (entry != nullptr) setup_.tune(entry->config);
+    const dsl::TuningConfig config =
+        table.config_for(setup_.kernel(), constants, device_.name(),
+                         runtime::cuda_version_text(runtime::cuda_report().driver_version));
+    if (!config.empty()) setup_.tune(config);
   }
 
   void allocate_sets() {

@@ -3,6 +3,7 @@
 #include "iron/dsl/tuning.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <charconv>
@@ -28,12 +29,6 @@ struct Active {
   bool has_space = false;
 };
 thread_local std::vector<Active> active;
-
-std::string values_text(const std::vector<std::uint32_t>& values) {
-  std::string text;
-  for (const std::uint32_t v : values) text += (text.empty() ? "" : ", ") + std::to_string(v);
-  return text;
-}
 
 /// The configuration kernel `name` is traced or planned under: `config` completed with its
 /// defaults; Error for a configuration it cannot take.
@@ -104,7 +99,7 @@ TuningConfig TuningSpace::complete(std::string_view kernel, const TuningConfig& 
     }
     if (std::find(knob->values.begin(), knob->values.end(), value) == knob->values.end()) {
       throw Error(fmt::format("kernel {}: knob '{}' takes {}, not {}", kernel, name,
-                              values_text(knob->values), value));
+                              fmt::join(knob->values, ", "), value));
     }
     full[name] = value;
   }

@@ -213,6 +213,15 @@ const TuningEntry* TuningTable::find(std::string_view kernel, DType dtype,
   return nullptr;
 }
 
+TuningConfig TuningTable::config_for(const ir::Kernel& kernel,
+                                     const std::map<std::string, double, std::less<>>& constants,
+                                     std::string_view device, std::string_view driver) const {
+  if (entries_.empty() || !tuning_space(kernel.name)) return {};
+  const TuningEntry* entry =
+      find(kernel.name, kernel.dtype, shape_bucket(kernel, constants), device, driver);
+  return entry == nullptr ? TuningConfig{} : entry->config;
+}
+
 void TuningTable::put(TuningEntry entry) {
   if (entry.measured.find(kSeparator) != std::string::npos ||
       entry.measured.find('\n') != std::string::npos ||
@@ -254,11 +263,7 @@ const TuningTable& environment_tuning_table() {
 TuningConfig environment_tuning_for(const ir::Kernel& kernel,
                                     const std::map<std::string, double, std::less<>>& constants,
                                     std::string_view device, std::string_view driver) {
-  const TuningTable& table = environment_tuning_table();
-  if (table.entries().empty() || !tuning_space(kernel.name)) return {};
-  const TuningEntry* entry =
-      table.find(kernel.name, kernel.dtype, shape_bucket(kernel, constants), device, driver);
-  return entry == nullptr ? TuningConfig{} : entry->config;
+  return environment_tuning_table().config_for(kernel, constants, device, driver);
 }
 
 }  // namespace iron::dsl

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <string>
 
 #include "iron/core/error.hpp"
@@ -76,6 +77,18 @@ TEST(TuningTable, TextRoundTripsSortedWithOneEntryAKey) {
   EXPECT_EQ(
       back.find("iron_gemm_warpgroup_nk", DType::F16, entry(8192, 0).bucket, "NVIDIA H200", "13.0"),
       nullptr);
+}
+
+TEST(TuningTable, ConfigForALaunchIsItsBucketsEntryOrTheDefaults) {
+  TuningTable t;
+  t.put(entry(128, 64));
+  const iron::ir::Kernel gemm = kernel_ir_for("iron_gemm_warpgroup_nk", DType::BF16);
+  const std::map<std::string, double, std::less<>> shape{
+      {"m", 100}, {"n", 4000}, {"k", 4096}, {"alpha", 1}};
+  EXPECT_EQ(t.config_for(gemm, shape, "NVIDIA H200", "13.0"), (TuningConfig{{"bn", 64}}));
+  EXPECT_EQ(t.config_for(gemm, shape, "NVIDIA H100", "13.0"), TuningConfig{});
+  EXPECT_EQ(t.config_for(kernel_ir_for("iron_softmax", DType::BF16), {}, "NVIDIA H200", "13.0"),
+            TuningConfig{});  // no knobs: no lookup
 }
 
 TEST(TuningTable, MalformedLinesAreNamed) {

@@ -51,6 +51,12 @@ class TuningTable {
   /// The entry of this key, or nullptr.
   const TuningEntry* find(std::string_view kernel, DType dtype, const ShapeBucket& bucket,
                           std::string_view device, std::string_view driver) const;
+  /// The configuration of the entry for a launch of `kernel` with these constexprs on the device
+  /// named `device` under CUDA driver `driver` ("13.0"); the empty configuration (the kernel's
+  /// defaults) when the kernel has no knobs or the table no entry.
+  TuningConfig config_for(const ir::Kernel& kernel,
+                          const std::map<std::string, double, std::less<>>& constants,
+                          std::string_view device, std::string_view driver) const;
   /// Adds `entry`, replacing the one with the same key.
   void put(TuningEntry entry);
   const std::vector<TuningEntry>& entries() const { return entries_; }
@@ -66,10 +72,8 @@ std::string format_bucket(const ShapeBucket& bucket);
 /// is unset or empty. Error (every call) when the file cannot be read or is malformed.
 const TuningTable& environment_tuning_table();
 
-/// The configuration environment_tuning_table() holds for a launch of `kernel` with these
-/// constexprs on the device named `device` under CUDA driver `driver` ("13.0"); the empty
-/// configuration (the kernel's defaults) when the table is empty, the kernel has no knobs or the
-/// table no entry. What launches through the host entry points and iron_torch run under.
+/// environment_tuning_table().config_for(…): what launches through the host entry points and
+/// iron_torch run under.
 TuningConfig environment_tuning_for(const ir::Kernel& kernel,
                                     const std::map<std::string, double, std::less<>>& constants,
                                     std::string_view device, std::string_view driver);
